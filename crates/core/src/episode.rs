@@ -1,0 +1,57 @@
+//! Episodes: the stories epimem remembers.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{BoundaryReason, ConversationKey, Timestamp};
+
+/// A deterministic episode id (see [`crate::episode_id`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct EpisodeId(pub String);
+
+impl fmt::Display for EpisodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Memory-strength state (FSRS). Reserved: filled in once episodes are scheduled for review.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct FsrsState {
+    pub stability: Option<f64>,
+    pub difficulty: Option<f64>,
+    pub last_review: Option<Timestamp>,
+    pub due: Option<Timestamp>,
+}
+
+/// One closed episode of a conversation: messages `first_seq..=last_seq`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Episode {
+    pub id: EpisodeId,
+    pub conversation: ConversationKey,
+    pub user: Option<String>,
+    pub agent: Option<String>,
+    pub first_seq: u64,
+    pub last_seq: u64,
+    /// First message carried over from before `first_seq` as context (overlap). Those messages
+    /// belong to the previous episode; they are referenced here, never copied.
+    pub context_first_seq: Option<u64>,
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub title: String,
+    pub summary: String,
+    pub keywords: Vec<String>,
+    /// How unexpected the episode was, in `0.0..=1.0`.
+    pub surprise: f64,
+    /// Why the episode ended where it did.
+    pub boundary_reason: BoundaryReason,
+    pub fsrs: FsrsState,
+}
+
+impl Episode {
+    pub fn message_count(&self) -> u64 {
+        self.last_seq - self.first_seq + 1
+    }
+}

@@ -1,0 +1,29 @@
+//! Background work: a closed set of jobs, persisted in the store and claimed with leases.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ConversationKey, TriggerKind};
+
+/// A job's row id in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JobId(pub i64);
+
+/// What a job does. Serialized into the store, so variants only grow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum JobKind {
+    /// Segment the pending messages of a conversation up to `upto_seq`, under the fence
+    /// `fence` that was set when the job was enqueued.
+    Segment { conversation: ConversationKey, upto_seq: u64, fence: String, trigger: TriggerKind },
+}
+
+/// A job claimed by a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub id: JobId,
+    pub kind: JobKind,
+    /// How many times the job has been claimed, this claim included.
+    pub attempts: u32,
+}

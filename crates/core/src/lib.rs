@@ -1,0 +1,30 @@
+//! epimem's pure core: domain types and the algorithms that decide what an episode is.
+//!
+//! Nothing in this crate performs I/O or reads a clock: `now`, seeds and configuration are
+//! always parameters, so every function here is deterministic and testable in isolation.
+
+mod episode;
+mod ids;
+mod job;
+mod keywords;
+mod message;
+mod plan;
+mod scope;
+pub mod segment;
+mod summary;
+mod time;
+mod tokens;
+mod trigger;
+
+pub use episode::{Episode, EpisodeId, FsrsState};
+pub use ids::{episode_id, message_key};
+pub use job::{Job, JobId, JobKind};
+pub use keywords::{KeywordBag, jaccard, keyword_list};
+pub use message::{Message, NewMessage, Role, RoleParseError};
+pub use plan::{ClosedSegment, Plan, plan_segmentation};
+pub use scope::{ConversationKey, Scope};
+pub use segment::{Boundary, BoundaryReason, SegmentMessage, SegmentationPolicy, Strength};
+pub use summary::{Summary, SummaryConfig, summarize};
+pub use time::{Timestamp, TimestampParseError};
+pub use tokens::TokenCounter;
+pub use trigger::{QueueSnapshot, Trigger, TriggerConfig, TriggerKind, evaluate_trigger};

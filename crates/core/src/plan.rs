@@ -1,0 +1,156 @@
+//! What a segmentation run does with a batch: which segments close, and what stays open.
+
+use std::ops::Range;
+
+use crate::{
+    BoundaryReason, SegmentMessage, SegmentationPolicy, TriggerKind, segment::segment_ranges,
+};
+
+/// A segment that becomes an episode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClosedSegment {
+    /// Indices into the batch.
+    pub range: Range<usize>,
+    /// Why it ended where it did.
+    pub reason: BoundaryReason,
+    /// Novelty of its opening boundary (0 for the first segment of a batch).
+    pub novelty: f64,
+}
+
+/// The outcome of one segmentation run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Segments to close, in order; they always start at the beginning of the batch.
+    pub close: Vec<ClosedSegment>,
+    /// Whether the conversation's window is doubled after this run.
+    pub window_doubled: bool,
+}
+
+impl Plan {
+    /// Messages of the batch that close (a prefix of it).
+    pub fn closed_len(&self) -> usize {
+        self.close.last().map_or(0, |s| s.range.end)
+    }
+}
+
+/// Segments `batch` with `policy` and applies the trigger's rule for the last segment:
+/// - `Count`: N segments close N−1 (the last stays open as the start of the next episode);
+///   a lone segment doubles the window the first time and closes once it is doubled.
+/// - `Age`: as `Count`, but a lone segment closes at once.
+/// - `Idle`, `Flush`: everything closes.
+pub fn plan_segmentation(
+    batch: &[SegmentMessage<'_>],
+    trigger: TriggerKind,
+    window_doubled: bool,
+    policy: &SegmentationPolicy,
+) -> Plan {
+    let boundaries = policy.boundaries(batch);
+    let ranges = segment_ranges(batch.len(), &boundaries);
+    let closed = |n: usize, last_reason: BoundaryReason| -> Vec<ClosedSegment> {
+        (0..n)
+            .map(|i| ClosedSegment {
+                range: ranges[i].clone(),
+                reason: boundaries.get(i).map_or(last_reason, |b| b.reason),
+                novelty: if i == 0 { 0.0 } else { boundaries[i - 1].novelty },
+            })
+            .collect()
+    };
+    let n = ranges.len();
+    match trigger {
+        _ if n == 0 => Plan { close: Vec::new(), window_doubled },
+        TriggerKind::Flush => Plan { close: closed(n, BoundaryReason::Flush), window_doubled: false },
+        TriggerKind::Idle => Plan { close: closed(n, BoundaryReason::Idle), window_doubled: false },
+        TriggerKind::Age if n == 1 => {
+            Plan { close: closed(1, BoundaryReason::Age), window_doubled: false }
+        }
+        TriggerKind::Count if n == 1 && !window_doubled => {
+            Plan { close: Vec::new(), window_doubled: true }
+        }
+        TriggerKind::Count if n == 1 => {
+            Plan { close: closed(1, BoundaryReason::WindowFull), window_doubled: false }
+        }
+        TriggerKind::Count | TriggerKind::Age => {
+            // The reason for the last closed one is its boundary; the argument is unused.
+            Plan { close: closed(n - 1, BoundaryReason::Flush), window_doubled: false }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::{Role, Timestamp, segment::test_support::*};
+
+    fn minutes(ms: &[i64]) -> Vec<OwnedMessage> {
+        ms.iter()
+            .map(|&m| OwnedMessage {
+                role: Role::User,
+                content: String::from("ok"),
+                timestamp: Timestamp(m * Timestamp::MINUTE_MS),
+                tokens: 5,
+            })
+            .collect()
+    }
+
+    fn plan(msgs: &[OwnedMessage], trigger: TriggerKind, doubled: bool) -> Plan {
+        let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+        plan_segmentation(&views, trigger, doubled, &SegmentationPolicy::default())
+    }
+
+    #[test]
+    fn one_segment_doubles_then_closes() {
+        let msgs = minutes(&(0..20).collect::<Vec<_>>());
+        let first = plan(&msgs, TriggerKind::Count, false);
+        assert_eq!(first, Plan { close: vec![], window_doubled: true });
+        let second = plan(&msgs, TriggerKind::Count, true);
+        assert_eq!(second.close.len(), 1);
+        assert_eq!(second.close[0].reason, BoundaryReason::WindowFull);
+        assert!(!second.window_doubled);
+    }
+
+    #[test]
+    fn last_segment_stays_open_on_count() {
+        // Two gaps of an hour: three segments, two close.
+        let msgs = minutes(&[0, 1, 2, 62, 63, 64, 124, 125]);
+        let p = plan(&msgs, TriggerKind::Count, false);
+        let ranges: Vec<_> = p.close.iter().map(|s| s.range.clone()).collect();
+        assert_eq!(ranges, [0..3, 3..6]);
+        assert!(p.close.iter().all(|s| s.reason == BoundaryReason::TimeGap));
+        assert_eq!(p.closed_len(), 6);
+    }
+
+    #[test]
+    fn flush_closes_everything() {
+        let msgs = minutes(&[0, 1, 2, 62, 63]);
+        let p = plan(&msgs, TriggerKind::Flush, true);
+        assert_eq!(p.closed_len(), 5);
+        assert_eq!(p.close.last().unwrap().reason, BoundaryReason::Flush);
+        assert!(!p.window_doubled);
+    }
+
+    proptest! {
+        #[test]
+        fn closed_segments_tile_a_prefix(
+            msgs in conversation(100),
+            trigger in prop_oneof![
+                Just(TriggerKind::Count), Just(TriggerKind::Age),
+                Just(TriggerKind::Idle), Just(TriggerKind::Flush),
+            ],
+            doubled in any::<bool>(),
+        ) {
+            let p = plan(&msgs, trigger, doubled);
+            let mut next = 0;
+            for s in &p.close {
+                prop_assert_eq!(s.range.start, next);
+                prop_assert!(s.range.end > s.range.start);
+                next = s.range.end;
+            }
+            prop_assert!(next <= msgs.len());
+            if matches!(trigger, TriggerKind::Flush | TriggerKind::Idle) {
+                prop_assert_eq!(next, msgs.len());
+            }
+        }
+    }
+}

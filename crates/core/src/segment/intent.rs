@@ -1,0 +1,149 @@
+//! Intent-keyword segmentation: a user prompt that shares too few keywords with the episode so
+//! far starts a new episode. Terse prompts ("ok push", "5,6") answer the agent and continue.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Boundary, BoundaryReason, SegmentMessage, Strength};
+use crate::{KeywordBag, Role, Timestamp, jaccard, keywords::word_count};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IntentConfig {
+    pub enabled: bool,
+    /// A prompt whose Jaccard similarity to the episode's keyword bag is below this starts a
+    /// new episode.
+    pub threshold: f64,
+    /// Prompts with fewer words than this continue the episode whatever they say.
+    pub min_words: usize,
+    /// After a silence of at least this long the bar for a shift is lowered...
+    pub long_gap_minutes: i64,
+    /// ...by cutting below this similarity instead of `threshold`: after sleeping on it, a
+    /// user is more likely to have moved on than after thirty seconds.
+    pub threshold_after_gap: f64,
+}
+
+impl Default for IntentConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            threshold: 0.15,
+            min_words: 5,
+            long_gap_minutes: 30,
+            threshold_after_gap: 0.30,
+        }
+    }
+}
+
+/// Boundaries at user prompts whose keywords drift from the growing episode bag.
+pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig) -> Vec<Boundary> {
+    let long_gap = config.long_gap_minutes * Timestamp::MINUTE_MS;
+    let mut out = Vec::new();
+    let mut bag = KeywordBag::default();
+    for (i, m) in messages.iter().enumerate() {
+        if m.role != Role::User || word_count(m.content) < config.min_words {
+            continue;
+        }
+        let prompt = KeywordBag::from_text(m.content);
+        if prompt.is_empty() {
+            continue;
+        }
+        if i == 0 || bag.is_empty() {
+            bag = prompt;
+            continue;
+        }
+        let gap = m.timestamp.since(messages[i - 1].timestamp);
+        let threshold =
+            if gap >= long_gap { config.threshold_after_gap } else { config.threshold };
+        let similarity = jaccard(&prompt, &bag);
+        if similarity < threshold {
+            out.push(Boundary {
+                index: i,
+                reason: BoundaryReason::IntentShift,
+                strength: Strength::Soft,
+                novelty: 1.0 - similarity,
+            });
+            bag = prompt;
+        } else {
+            bag.merge(&prompt);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::segment::test_support::*;
+
+    fn dialogue(lines: &[(Role, &str, i64)]) -> Vec<OwnedMessage> {
+        lines
+            .iter()
+            .map(|&(role, content, seconds)| OwnedMessage {
+                role,
+                content: content.to_owned(),
+                timestamp: Timestamp(seconds * 1000),
+                tokens: 10,
+            })
+            .collect()
+    }
+
+    fn cuts(msgs: &[OwnedMessage]) -> Vec<usize> {
+        let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+        intent_boundaries(&views, &IntentConfig::default()).iter().map(|b| b.index).collect()
+    }
+
+    #[test]
+    fn ok_push_continues_and_a_new_question_opens_an_episode() {
+        // From the nmem work-unit ADR: "ok push" answers the agent; 74 s later the user
+        // asks about something else entirely.
+        let msgs = dialogue(&[
+            (Role::User, "please add the cargo test failures to the workspace claude.md", 0),
+            (Role::Assistant, "Added the failing cargo tests to the workspace notes.", 20),
+            (Role::User, "ok push", 60),
+            (Role::Assistant, "Pushed.", 70),
+            (Role::User, "so what signals are we trying to detect again, this list will probably grow", 144),
+        ]);
+        assert_eq!(cuts(&msgs), [4]);
+    }
+
+    #[test]
+    fn terse_selection_continues_the_episode() {
+        // "5,6" picks options the agent offered: a continuation by definition.
+        let msgs = dialogue(&[
+            (Role::User, "list the extractor improvements we could make for tool failures", 0),
+            (Role::Assistant, "1. retries 2. timeouts 3. logging 4. metrics 5. responses 6. errors", 30),
+            (Role::User, "5,6", 90),
+            (Role::User, "yes", 95),
+            (Role::User, "do it", 100),
+        ]);
+        assert!(cuts(&msgs).is_empty());
+    }
+
+    #[test]
+    fn a_long_gap_lowers_the_bar_for_a_shift() {
+        // Similarity 2/8 = 0.25: above the normal cut-off, below the after-gap one.
+        let base = "garden tomato watering schedule plan";
+        let next = "tomato garden recipe dinner party";
+        let quick = dialogue(&[(Role::User, base, 0), (Role::User, next, 60)]);
+        let after_gap = dialogue(&[(Role::User, base, 0), (Role::User, next, 3_600)]);
+        assert!(cuts(&quick).is_empty());
+        assert_eq!(cuts(&after_gap), [1]);
+    }
+
+    proptest! {
+        #[test]
+        fn boundaries_are_valid_and_only_at_long_user_prompts(msgs in conversation(60)) {
+            let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+            let config = IntentConfig::default();
+            let b = intent_boundaries(&views, &config);
+            check_boundaries(views.len(), &b)?;
+            for b in &b {
+                let m = views[b.index];
+                prop_assert_eq!(m.role, Role::User);
+                prop_assert!(word_count(m.content) >= config.min_words);
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The default way the LLM-free segmenters are combined.
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Boundary, BudgetConfig, IntentConfig, OverlapConfig, SegmentMessage, Strength, TimeGapConfig,
+    budget_boundaries, intent_boundaries, segment_ranges, time_gap_boundaries,
+};
+
+/// Which segmenters run and how their proposals are merged.
+///
+/// Time-gap and intent boundaries are merged first (at one position the stronger wins); a soft
+/// boundary that would leave fewer than `min_segment_messages` messages since the previous
+/// boundary is dropped. Every resulting segment is then cut to the budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SegmentationPolicy {
+    pub min_segment_messages: usize,
+    pub time_gap: TimeGapConfig,
+    pub intent: IntentConfig,
+    pub budget: BudgetConfig,
+    pub overlap: OverlapConfig,
+}
+
+impl Default for SegmentationPolicy {
+    fn default() -> Self {
+        Self {
+            min_segment_messages: 2,
+            time_gap: TimeGapConfig::default(),
+            intent: IntentConfig::default(),
+            budget: BudgetConfig::default(),
+            overlap: OverlapConfig::default(),
+        }
+    }
+}
+
+impl SegmentationPolicy {
+    /// Where new episodes begin within `messages`: sorted, distinct, in `1..len`.
+    pub fn boundaries(&self, messages: &[SegmentMessage<'_>]) -> Vec<Boundary> {
+        let mut proposed = Vec::new();
+        if self.time_gap.enabled {
+            proposed.extend(time_gap_boundaries(messages, &self.time_gap));
+        }
+        if self.intent.enabled {
+            proposed.extend(intent_boundaries(messages, &self.intent));
+        }
+        // Stronger first at each index, so de-duplication keeps it.
+        proposed.sort_by(|a, b| a.index.cmp(&b.index).then(b.strength.cmp(&a.strength)));
+        proposed.dedup_by_key(|b| b.index);
+
+        let mut kept: Vec<Boundary> = Vec::with_capacity(proposed.len());
+        let mut last = 0;
+        for b in proposed {
+            if b.strength == Strength::Hard || b.index - last >= self.min_segment_messages {
+                last = b.index;
+                kept.push(b);
+            }
+        }
+        if !self.budget.enabled {
+            return kept;
+        }
+        let mut out = Vec::with_capacity(kept.len());
+        for (range, opening) in segment_ranges(messages.len(), &kept).into_iter().zip(
+            std::iter::once(None).chain(kept.iter().copied().map(Some)),
+        ) {
+            out.extend(opening);
+            let offset = range.start;
+            out.extend(
+                budget_boundaries(&messages[range], &self.budget)
+                    .into_iter()
+                    .map(|b| Boundary { index: b.index + offset, ..b }),
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::{BoundaryReason, segment::test_support::*};
+
+    proptest! {
+        #[test]
+        fn composed_boundaries_are_valid(msgs in conversation(150)) {
+            let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+            let policy = SegmentationPolicy::default();
+            let b = policy.boundaries(&views);
+            check_boundaries(views.len(), &b)?;
+            // Every hard time gap survives composition.
+            for hard in time_gap_boundaries(&views, &policy.time_gap)
+                .into_iter()
+                .filter(|b| b.strength == Strength::Hard)
+            {
+                prop_assert!(b.iter().any(|k| k.index == hard.index));
+            }
+            // And the budget holds in every segment.
+            for r in segment_ranges(views.len(), &b) {
+                prop_assert!(r.len() <= policy.budget.max_messages);
+            }
+        }
+
+        #[test]
+        fn soft_boundaries_keep_minimum_length(msgs in conversation(150)) {
+            let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+            let policy = SegmentationPolicy { min_segment_messages: 3, ..Default::default() };
+            let b = policy.boundaries(&views);
+            // Budget cuts come after the merge, so distance counts from the merged boundaries.
+            let mut last = 0;
+            for b in b.iter().filter(|b| !matches!(b.reason, BoundaryReason::TokenBudget | BoundaryReason::MessageCap)) {
+                if b.strength == Strength::Soft {
+                    prop_assert!(b.index - last >= 3, "soft boundary {} too close to {}", b.index, last);
+                }
+                last = b.index;
+            }
+        }
+    }
+
+    #[test]
+    fn disabled_segmenters_propose_nothing() {
+        let msgs: Vec<OwnedMessage> = (0..10)
+            .map(|i| OwnedMessage {
+                role: crate::Role::User,
+                content: format!("completely different topic number {i} here today"),
+                timestamp: crate::Timestamp(i * 86_400_000),
+                tokens: 1,
+            })
+            .collect();
+        let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+        let all = SegmentationPolicy::default().boundaries(&views);
+        assert!(all.iter().any(|b| b.reason == BoundaryReason::TimeGap));
+        let none = SegmentationPolicy {
+            time_gap: TimeGapConfig { enabled: false, ..Default::default() },
+            intent: IntentConfig { enabled: false, ..Default::default() },
+            budget: BudgetConfig { enabled: false, ..Default::default() },
+            ..Default::default()
+        };
+        assert!(none.boundaries(&views).is_empty());
+    }
+}

@@ -1,0 +1,229 @@
+//! The extractive summarizer: a title and a short summary made of the episode's own most
+//! salient sentences, with no model. Deterministic: equal input, equal output.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Message, Role, keywords::for_each_keyword};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SummaryConfig {
+    pub max_title_words: usize,
+    pub max_summary_words: usize,
+    pub max_keywords: usize,
+}
+
+impl Default for SummaryConfig {
+    fn default() -> Self {
+        Self { max_title_words: 12, max_summary_words: 50, max_keywords: 8 }
+    }
+}
+
+/// What a summarizer says about an episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub title: String,
+    pub summary: String,
+    pub keywords: Vec<String>,
+}
+
+struct Sentence<'a> {
+    message: usize,
+    author: &'a str,
+    text: &'a str,
+    words: usize,
+    from_user: bool,
+    score: f64,
+}
+
+/// Summarizes `messages` (in conversation order).
+///
+/// Keywords are the most frequent content words. Sentences score by the summed frequency of
+/// their keywords over their length; the title is the best sentence written by a user, the
+/// summary the best sentences (authors named) that fit the word limit, in conversation order.
+pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
+    let mut freq: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut order = 0;
+    for m in messages {
+        for_each_keyword(&m.content, |w| {
+            let entry = freq.entry(w.to_owned()).or_insert((0, order));
+            entry.0 += 1;
+            order += 1;
+        });
+    }
+    let mut ranked: Vec<(&String, &(usize, usize))> = freq.iter().collect();
+    ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+    let keywords: Vec<String> =
+        ranked.iter().take(config.max_keywords).map(|(w, _)| (*w).clone()).collect();
+
+    // The opening prompt states the episode's intent: its sentences weigh more.
+    let opening = messages.iter().position(|m| m.role == Role::User);
+    let mut sentences: Vec<Sentence<'_>> = Vec::new();
+    for (index, m) in messages.iter().enumerate() {
+        for text in split_sentences(&m.content) {
+            let mut score = 0.0;
+            let mut seen: Vec<String> = Vec::new();
+            for_each_keyword(text, |w| {
+                if !seen.iter().any(|s| s == w) {
+                    score += freq.get(w).map_or(0.0, |f| f.0 as f64);
+                    seen.push(w.to_owned());
+                }
+            });
+            let words = text.split_whitespace().count();
+            let boost = if Some(index) == opening { 1.5 } else { 1.0 };
+            let score = boost * score / (1.0 + (words as f64).ln());
+            sentences.push(Sentence {
+                message: index,
+                author: m.author(),
+                text,
+                words,
+                from_user: m.role == Role::User,
+                score,
+            });
+        }
+    }
+
+    let mut by_score: Vec<usize> = (0..sentences.len()).collect();
+    by_score.sort_by(|&a, &b| sentences[b].score.total_cmp(&sentences[a].score).then(a.cmp(&b)));
+
+    let title = by_score
+        .iter()
+        .map(|&i| &sentences[i])
+        .find(|s| s.from_user && s.words >= 3)
+        .or_else(|| by_score.first().map(|&i| &sentences[i]))
+        .map(|s| title_case(&truncate_words(s.text, config.max_title_words, false)))
+        .unwrap_or_else(|| "Untitled episode".to_owned());
+
+    let summary = pick_summary(&sentences, &by_score, config.max_summary_words);
+    Summary { title, summary, keywords }
+}
+
+fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize) -> String {
+    let mut chosen: Vec<usize> = Vec::new();
+    let mut used = 0;
+    for &i in by_score {
+        let s = &sentences[i];
+        let cost = s.words + 1; // the author's name
+        if used + cost <= max_words {
+            chosen.push(i);
+            used += cost;
+        }
+    }
+    if chosen.is_empty() {
+        return by_score.first().map_or_else(String::new, |&i| {
+            let s = &sentences[i];
+            format!("{}: {}", s.author, truncate_words(s.text, max_words.saturating_sub(1), true))
+        });
+    }
+    chosen.sort_unstable();
+    let mut out = String::new();
+    let mut previous = None;
+    for &i in &chosen {
+        let s = &sentences[i];
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        // Consecutive sentences of one message name their author once.
+        if previous != Some(s.message) {
+            out.push_str(s.author);
+            out.push_str(": ");
+        }
+        out.push_str(s.text);
+        previous = Some(s.message);
+    }
+    out
+}
+
+/// Sentences of `text`: split after `.`, `!`, `?` followed by whitespace, and at line breaks.
+fn split_sentences(text: &str) -> impl Iterator<Item = &str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut start = 0;
+        let bytes = line.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            if matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_some_and(u8::is_ascii_whitespace)
+            {
+                out.push(&line[start..=i]);
+                start = i + 1;
+            }
+        }
+        out.push(&line[start..]);
+    }
+    out.into_iter().map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn truncate_words(text: &str, max: usize, ellipsis: bool) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() <= max {
+        let t = words.join(" ");
+        return if ellipsis { t } else { t.trim_end_matches(['.', '!', '?', ',', ';', ':']).to_owned() };
+    }
+    let t = words[..max].join(" ");
+    let t = t.trim_end_matches(['.', '!', '?', ',', ';', ':']);
+    if ellipsis { format!("{t}…") } else { t.to_owned() }
+}
+
+fn title_case(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Timestamp;
+
+    fn msg(role: Role, speaker: Option<&str>, content: &str) -> Message {
+        Message {
+            seq: 1,
+            key: String::new(),
+            role,
+            speaker: speaker.map(str::to_owned),
+            content: content.to_owned(),
+            timestamp: Timestamp(0),
+            metadata: serde_json::Value::Null,
+            tokens: 1,
+        }
+    }
+
+    fn sample() -> Vec<Message> {
+        vec![
+            msg(Role::User, Some("Caroline"), "I want to plant tomatoes in my garden this spring. Which tomato varieties grow well in pots?"),
+            msg(Role::Assistant, None, "Cherry tomatoes and patio tomato varieties grow well in pots. Give them six hours of sun!"),
+            msg(Role::User, Some("Caroline"), "Great, I will buy cherry tomato seedlings and a big pot."),
+        ]
+    }
+
+    #[test]
+    fn summary_snapshot() {
+        insta::assert_json_snapshot!(summarize(&sample(), &SummaryConfig::default()));
+    }
+
+    #[test]
+    fn respects_word_limits_and_is_deterministic() {
+        let config = SummaryConfig { max_title_words: 4, max_summary_words: 20, max_keywords: 3 };
+        let a = summarize(&sample(), &config);
+        assert_eq!(a, summarize(&sample(), &config));
+        assert!(a.title.split_whitespace().count() <= 4, "{}", a.title);
+        assert!(a.summary.split_whitespace().count() <= 20, "{}", a.summary);
+        assert_eq!(a.keywords.len(), 3);
+        assert_eq!(a.keywords[0], "tomato");
+    }
+
+    #[test]
+    fn a_long_single_sentence_is_truncated_not_dropped() {
+        let long = "word ".repeat(80);
+        let s = summarize(&[msg(Role::User, None, &long)], &SummaryConfig::default());
+        assert!(s.summary.ends_with('…'));
+        assert!(s.summary.split_whitespace().count() <= 50);
+    }
+
+    #[test]
+    fn empty_episode_gets_a_placeholder_title() {
+        let s = summarize(&[msg(Role::Tool, None, "   ")], &SummaryConfig::default());
+        assert_eq!(s.title, "Untitled episode");
+        assert_eq!(s.summary, "");
+    }
+}
