@@ -14,9 +14,9 @@ pub struct JobId(pub i64);
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum JobKind {
-    /// Segment the pending messages of a conversation up to `upto_seq`, under the fence
-    /// `fence` that was set when the job was enqueued.
-    Segment { conversation: ConversationKey, upto_seq: u64, fence: String, trigger: TriggerKind },
+    /// Segment the pending messages of a conversation up to `upto_seq`. The job's id is the
+    /// conversation's fence: only the job that set the fence may commit.
+    Segment { conversation: ConversationKey, upto_seq: u64, trigger: TriggerKind },
 }
 
 /// A job claimed by a worker.

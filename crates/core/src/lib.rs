@@ -4,6 +4,7 @@
 //! always parameters, so every function here is deterministic and testable in isolation.
 
 mod episode;
+mod error;
 mod ids;
 mod job;
 mod keywords;
@@ -17,6 +18,7 @@ mod tokens;
 mod trigger;
 
 pub use episode::{Episode, EpisodeId, FsrsState};
+pub use error::ErrorKind;
 pub use ids::{episode_id, message_key};
 pub use job::{Job, JobId, JobKind};
 pub use keywords::{KeywordBag, jaccard, keyword_list};

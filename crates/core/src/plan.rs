@@ -58,7 +58,9 @@ pub fn plan_segmentation(
     let n = ranges.len();
     match trigger {
         _ if n == 0 => Plan { close: Vec::new(), window_doubled },
-        TriggerKind::Flush => Plan { close: closed(n, BoundaryReason::Flush), window_doubled: false },
+        TriggerKind::Flush => {
+            Plan { close: closed(n, BoundaryReason::Flush), window_doubled: false }
+        }
         TriggerKind::Idle => Plan { close: closed(n, BoundaryReason::Idle), window_doubled: false },
         TriggerKind::Age if n == 1 => {
             Plan { close: closed(1, BoundaryReason::Age), window_doubled: false }

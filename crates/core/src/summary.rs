@@ -143,7 +143,8 @@ fn split_sentences(text: &str) -> impl Iterator<Item = &str> {
         let mut start = 0;
         let bytes = line.as_bytes();
         for (i, &b) in bytes.iter().enumerate() {
-            if matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_some_and(u8::is_ascii_whitespace)
+            if matches!(b, b'.' | b'!' | b'?')
+                && bytes.get(i + 1).is_some_and(u8::is_ascii_whitespace)
             {
                 out.push(&line[start..=i]);
                 start = i + 1;
@@ -158,7 +159,11 @@ fn truncate_words(text: &str, max: usize, ellipsis: bool) -> String {
     let words: Vec<&str> = text.split_whitespace().collect();
     if words.len() <= max {
         let t = words.join(" ");
-        return if ellipsis { t } else { t.trim_end_matches(['.', '!', '?', ',', ';', ':']).to_owned() };
+        return if ellipsis {
+            t
+        } else {
+            t.trim_end_matches(['.', '!', '?', ',', ';', ':']).to_owned()
+        };
     }
     let t = words[..max].join(" ");
     let t = t.trim_end_matches(['.', '!', '?', ',', ';', ':']);
@@ -190,9 +195,21 @@ mod tests {
 
     fn sample() -> Vec<Message> {
         vec![
-            msg(Role::User, Some("Caroline"), "I want to plant tomatoes in my garden this spring. Which tomato varieties grow well in pots?"),
-            msg(Role::Assistant, None, "Cherry tomatoes and patio tomato varieties grow well in pots. Give them six hours of sun!"),
-            msg(Role::User, Some("Caroline"), "Great, I will buy cherry tomato seedlings and a big pot."),
+            msg(
+                Role::User,
+                Some("Caroline"),
+                "I want to plant tomatoes in my garden this spring. Which tomato varieties grow well in pots?",
+            ),
+            msg(
+                Role::Assistant,
+                None,
+                "Cherry tomatoes and patio tomato varieties grow well in pots. Give them six hours of sun!",
+            ),
+            msg(
+                Role::User,
+                Some("Caroline"),
+                "Great, I will buy cherry tomato seedlings and a big pot.",
+            ),
         ]
     }
 

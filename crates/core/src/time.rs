@@ -45,8 +45,7 @@ impl Timestamp {
 
     /// Renders as RFC 3339 in UTC, to the second unless milliseconds are present.
     pub fn to_rfc3339(self) -> String {
-        let format =
-            if self.0 % 1000 == 0 { SecondsFormat::Secs } else { SecondsFormat::Millis };
+        let format = if self.0 % 1000 == 0 { SecondsFormat::Secs } else { SecondsFormat::Millis };
         self.to_datetime().to_rfc3339_opts(format, true)
     }
 

@@ -1,1 +1,198 @@
-//! placeholder
+//! The embedded SQLite backend: one file, WAL, FTS5 for lexical recall.
+//!
+//! This is the only crate that knows SQL for SQLite. Writes take the database lock up front
+//! (`BEGIN IMMEDIATE`) so concurrent processes queue on the busy timeout instead of failing
+//! halfway through a transaction.
+
+mod episodes;
+mod ingest;
+mod jobs;
+mod rows;
+mod schema;
+mod search;
+mod segmentation;
+
+use std::{path::Path, sync::Mutex, time::Duration};
+
+use epimem_core::{
+    ConversationKey, Episode, EpisodeId, Job, JobId, NewMessage, QueueSnapshot, Scope, Timestamp,
+    Trigger,
+};
+use epimem_store::{
+    EpisodeDetail, LexicalHit, PushOutcome, SegmentationBatch, SegmentationCommit, Stats, Store,
+    StoreError,
+};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+/// A [`Store`] in one SQLite file.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::Unavailable(format!("cannot open {}: {e}", path.display())))?;
+        Self::init(conn)
+    }
+
+    /// A private in-memory database, for tests.
+    pub fn open_in_memory() -> Result<Self, StoreError> {
+        Self::init(Connection::open_in_memory().map_err(map_err)?)
+    }
+
+    fn init(mut conn: Connection) -> Result<Self, StoreError> {
+        conn.busy_timeout(Duration::from_secs(30)).map_err(map_err)?;
+        // journal_mode answers with a row, so it is read rather than executed.
+        let _mode: String =
+            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(map_err)?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(map_err)?;
+        schema::migrate(&mut conn)?;
+        Ok(Self { conn: Mutex::new(conn) })
+    }
+
+    fn with_conn<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn.lock().map_err(|_| {
+            StoreError::Internal("a previous operation panicked holding the connection".into())
+        })?;
+        f(&mut conn)
+    }
+
+    /// Runs `f` in a write transaction, committed only if `f` succeeds.
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.with_conn(|conn| {
+            let tx =
+                conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(map_err)?;
+            let out = f(&tx)?;
+            tx.commit().map_err(map_err)?;
+            Ok(out)
+        })
+    }
+}
+
+/// Maps SQLite failures onto the storage error kinds.
+pub(crate) fn map_err(e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StoreError::Unavailable(e.to_string())
+        }
+        Some(
+            ErrorCode::CannotOpen
+            | ErrorCode::ReadOnly
+            | ErrorCode::DiskFull
+            | ErrorCode::SystemIoFailure
+            | ErrorCode::PermissionDenied,
+        ) => StoreError::Unavailable(e.to_string()),
+        Some(ErrorCode::ConstraintViolation) => StoreError::Conflict(e.to_string()),
+        _ => StoreError::Internal(e.to_string()),
+    }
+}
+
+impl Store for SqliteStore {
+    fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError> {
+        if messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.write(|tx| ingest::push(tx, messages))
+    }
+
+    fn queue(&self, conversation: &ConversationKey) -> Result<Option<QueueSnapshot>, StoreError> {
+        self.with_conn(|conn| ingest::queue(conn, conversation))
+    }
+
+    fn pending_queues(
+        &self,
+        tenant: Option<&str>,
+    ) -> Result<Vec<(ConversationKey, QueueSnapshot)>, StoreError> {
+        self.with_conn(|conn| ingest::pending_queues(conn, tenant))
+    }
+
+    fn open_segmentation(
+        &self,
+        conversation: &ConversationKey,
+        trigger: Trigger,
+        now: Timestamp,
+        fence_ttl_ms: i64,
+    ) -> Result<Option<JobId>, StoreError> {
+        self.write(|tx| segmentation::open(tx, conversation, trigger, now, fence_ttl_ms))
+    }
+
+    fn segmentation_batch(
+        &self,
+        conversation: &ConversationKey,
+        upto_seq: u64,
+        context: usize,
+    ) -> Result<SegmentationBatch, StoreError> {
+        self.with_conn(|conn| {
+            let tx = conn.transaction().map_err(map_err)?;
+            segmentation::batch(&tx, conversation, upto_seq, context)
+        })
+    }
+
+    fn commit_segmentation(&self, commit: &SegmentationCommit) -> Result<(), StoreError> {
+        self.write(|tx| segmentation::commit(tx, commit))
+    }
+
+    fn abandon_job(
+        &self,
+        job: JobId,
+        conversation: Option<&ConversationKey>,
+        error: &str,
+        retry: bool,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| jobs::abandon(tx, job, conversation, error, retry))
+    }
+
+    fn claim_job(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        lease_ms: i64,
+    ) -> Result<Option<Job>, StoreError> {
+        self.write(|tx| jobs::claim(tx, worker, now, lease_ms))
+    }
+
+    fn episodes(&self, scope: &Scope, limit: Option<usize>) -> Result<Vec<Episode>, StoreError> {
+        self.with_conn(|conn| episodes::list(conn, scope, limit))
+    }
+
+    fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<Option<EpisodeDetail>, StoreError> {
+        self.with_conn(|conn| {
+            let tx = conn.transaction().map_err(map_err)?;
+            episodes::detail(&tx, scope, id)
+        })
+    }
+
+    fn search_lexical(
+        &self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>, StoreError> {
+        self.with_conn(|conn| search::lexical(conn, scope, query, limit))
+    }
+
+    fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {
+        self.with_conn(|conn| search::stats(conn, tenant))
+    }
+}

@@ -1,1 +1,106 @@
-//! placeholder
+//! The storage port of epimem.
+//!
+//! [`Store`] is shaped by what the engine does ("push these messages", "open a segmentation",
+//! "commit these episodes and advance the watermark"), not by tables. Every backend passes the
+//! same conformance suite (feature `conformance`).
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+mod error;
+mod types;
+
+pub use error::StoreError;
+pub use types::{
+    EpisodeDetail, LexicalHit, PushOutcome, SegmentationBatch, SegmentationCommit, Stats,
+};
+
+use epimem_core::{
+    ConversationKey, Episode, EpisodeId, Job, JobId, NewMessage, QueueSnapshot, Scope, Timestamp,
+    Trigger,
+};
+
+/// Durable state of epimem. Methods are synchronous and safe to call from many threads and
+/// processes at once; each is atomic.
+///
+/// Two clocks appear here. Conversation time lives in the data. `now` arguments are wall-clock
+/// time, used only for fences and leases, and are passed in so tests control them.
+pub trait Store: Send + Sync {
+    /// Appends messages to their conversations, creating conversations on first sight.
+    /// A message whose key its conversation already holds is skipped. Returns, per conversation
+    /// touched and in order of first appearance, the queue as it stood right after the push:
+    /// its pending count pins the batch a trigger may segment.
+    fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError>;
+
+    /// The queue of one conversation, or `None` if it was never seen.
+    fn queue(&self, conversation: &ConversationKey) -> Result<Option<QueueSnapshot>, StoreError>;
+
+    /// Every conversation with pending messages (within `tenant`, if given).
+    fn pending_queues(
+        &self,
+        tenant: Option<&str>,
+    ) -> Result<Vec<(ConversationKey, QueueSnapshot)>, StoreError>;
+
+    /// Compare-and-set: unless another live fence holds the conversation, fences it at
+    /// `trigger.upto_seq` and enqueues the segmentation job, in one transaction. A fence older
+    /// than `fence_ttl_ms` is stale and cleared. Returns the job (whose id is the fence), or
+    /// `None` when someone else holds the conversation.
+    fn open_segmentation(
+        &self,
+        conversation: &ConversationKey,
+        trigger: Trigger,
+        now: Timestamp,
+        fence_ttl_ms: i64,
+    ) -> Result<Option<JobId>, StoreError>;
+
+    /// The pending messages up to `upto_seq`, and up to `context` messages just before them.
+    fn segmentation_batch(
+        &self,
+        conversation: &ConversationKey,
+        upto_seq: u64,
+        context: usize,
+    ) -> Result<SegmentationBatch, StoreError>;
+
+    /// In one transaction: checks that `commit.job` still holds the fence and that the episodes
+    /// tile the queue from the watermark on, stores the episodes (and their searchable text),
+    /// advances the watermark, sets the window flag, releases the fence and retires the job.
+    /// Fails with a conflict, changing nothing, if the fence was lost.
+    fn commit_segmentation(&self, commit: &SegmentationCommit) -> Result<(), StoreError>;
+
+    /// Records that `job` failed with `error`. With `retry` it is queued again and keeps its
+    /// fence; without, it is kept as failed and releases its fence on `conversation` (if it
+    /// still holds it), so the messages can be segmented by a later job.
+    fn abandon_job(
+        &self,
+        job: JobId,
+        conversation: Option<&ConversationKey>,
+        error: &str,
+        retry: bool,
+    ) -> Result<(), StoreError>;
+
+    /// Leases the oldest runnable job to `worker` until `now + lease_ms`. A job whose lease ran
+    /// out is runnable again (its worker died).
+    fn claim_job(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        lease_ms: i64,
+    ) -> Result<Option<Job>, StoreError>;
+
+    /// Episodes visible in `scope`, in conversation order, at most `limit`.
+    fn episodes(&self, scope: &Scope, limit: Option<usize>) -> Result<Vec<Episode>, StoreError>;
+
+    /// One episode with its messages, if `scope` may see it.
+    fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<Option<EpisodeDetail>, StoreError>;
+
+    /// Full-text candidates for `query` (BM25 over title, summary and the raw messages with
+    /// their speakers), best first, filtered by `scope` inside the query.
+    fn search_lexical(
+        &self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>, StoreError>;
+
+    /// Counts (within `tenant`, if given).
+    fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;
+}

@@ -52,8 +52,7 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
             continue;
         }
         let gap = m.timestamp.since(messages[i - 1].timestamp);
-        let threshold =
-            if gap >= long_gap { config.threshold_after_gap } else { config.threshold };
+        let threshold = if gap >= long_gap { config.threshold_after_gap } else { config.threshold };
         let similarity = jaccard(&prompt, &bag);
         if similarity < threshold {
             out.push(Boundary {
@@ -103,7 +102,11 @@ mod tests {
             (Role::Assistant, "Added the failing cargo tests to the workspace notes.", 20),
             (Role::User, "ok push", 60),
             (Role::Assistant, "Pushed.", 70),
-            (Role::User, "so what signals are we trying to detect again, this list will probably grow", 144),
+            (
+                Role::User,
+                "so what signals are we trying to detect again, this list will probably grow",
+                144,
+            ),
         ]);
         assert_eq!(cuts(&msgs), [4]);
     }
@@ -113,7 +116,11 @@ mod tests {
         // "5,6" picks options the agent offered: a continuation by definition.
         let msgs = dialogue(&[
             (Role::User, "list the extractor improvements we could make for tool failures", 0),
-            (Role::Assistant, "1. retries 2. timeouts 3. logging 4. metrics 5. responses 6. errors", 30),
+            (
+                Role::Assistant,
+                "1. retries 2. timeouts 3. logging 4. metrics 5. responses 6. errors",
+                30,
+            ),
             (Role::User, "5,6", 90),
             (Role::User, "yes", 95),
             (Role::User, "do it", 100),

@@ -172,7 +172,10 @@ pub(crate) mod test_support {
     }
 
     /// The invariants every segmenter's output must satisfy.
-    pub(crate) fn check_boundaries(len: usize, boundaries: &[Boundary]) -> Result<(), TestCaseError> {
+    pub(crate) fn check_boundaries(
+        len: usize,
+        boundaries: &[Boundary],
+    ) -> Result<(), TestCaseError> {
         for pair in boundaries.windows(2) {
             prop_assert!(pair[0].index < pair[1].index, "boundaries sorted and distinct");
         }

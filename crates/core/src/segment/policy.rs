@@ -60,9 +60,10 @@ impl SegmentationPolicy {
             return kept;
         }
         let mut out = Vec::with_capacity(kept.len());
-        for (range, opening) in segment_ranges(messages.len(), &kept).into_iter().zip(
-            std::iter::once(None).chain(kept.iter().copied().map(Some)),
-        ) {
+        for (range, opening) in segment_ranges(messages.len(), &kept)
+            .into_iter()
+            .zip(std::iter::once(None).chain(kept.iter().copied().map(Some)))
+        {
             out.extend(opening);
             let offset = range.start;
             out.extend(

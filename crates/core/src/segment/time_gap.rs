@@ -23,7 +23,10 @@ impl Default for TimeGapConfig {
 
 /// Boundaries before every message that follows a gap of at least `soft_minutes`.
 /// Out-of-order timestamps (negative gaps) never make a boundary.
-pub fn time_gap_boundaries(messages: &[SegmentMessage<'_>], config: &TimeGapConfig) -> Vec<Boundary> {
+pub fn time_gap_boundaries(
+    messages: &[SegmentMessage<'_>],
+    config: &TimeGapConfig,
+) -> Vec<Boundary> {
     let soft = config.soft_minutes * Timestamp::MINUTE_MS;
     let hard = config.hard_minutes * Timestamp::MINUTE_MS;
     let mut out = Vec::new();
@@ -36,7 +39,12 @@ pub fn time_gap_boundaries(messages: &[SegmentMessage<'_>], config: &TimeGapConf
         } else {
             continue;
         };
-        out.push(Boundary { index: i + 1, reason: BoundaryReason::TimeGap, strength, novelty: 0.0 });
+        out.push(Boundary {
+            index: i + 1,
+            reason: BoundaryReason::TimeGap,
+            strength,
+            novelty: 0.0,
+        });
     }
     out
 }

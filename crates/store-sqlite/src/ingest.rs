@@ -1,0 +1,145 @@
+//! Appending messages and reading queue state.
+
+use std::collections::HashMap;
+
+use epimem_core::{ConversationKey, NewMessage, QueueSnapshot, Timestamp};
+use epimem_store::{PushOutcome, StoreError};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::map_err;
+
+struct Touched {
+    id: i64,
+    last_seq: u64,
+    newest: Option<i64>,
+    inserted: u64,
+}
+
+pub(crate) fn push(
+    tx: &Transaction<'_>,
+    messages: &[NewMessage],
+) -> Result<Vec<PushOutcome>, StoreError> {
+    let mut order: Vec<ConversationKey> = Vec::new();
+    let mut touched: HashMap<ConversationKey, Touched> = HashMap::new();
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO messages
+                 (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT DO NOTHING",
+        )
+        .map_err(map_err)?;
+    for m in messages {
+        if !touched.contains_key(&m.conversation) {
+            let state = ensure_conversation(tx, m)?;
+            order.push(m.conversation.clone());
+            touched.insert(m.conversation.clone(), state);
+        }
+        let t = touched.get_mut(&m.conversation).expect("inserted above");
+        let metadata = (!m.metadata.is_null()).then(|| m.metadata.to_string());
+        let added = insert
+            .execute(params![
+                t.id,
+                t.last_seq + 1,
+                m.key,
+                m.role.as_str(),
+                m.speaker,
+                m.content,
+                m.timestamp.millis(),
+                metadata,
+                m.tokens,
+            ])
+            .map_err(map_err)?;
+        if added == 1 {
+            t.last_seq += 1;
+            t.inserted += 1;
+            t.newest = Some(t.newest.map_or(m.timestamp.millis(), |n| n.max(m.timestamp.millis())));
+        }
+    }
+    let mut update = tx
+        .prepare_cached("UPDATE conversations SET last_seq = ?2, newest_ts = ?3 WHERE id = ?1")
+        .map_err(map_err)?;
+    let mut out = Vec::with_capacity(order.len());
+    for key in order {
+        let t = &touched[&key];
+        update.execute(params![t.id, t.last_seq, t.newest]).map_err(map_err)?;
+        let queue = snapshot(tx, t.id)?;
+        out.push(PushOutcome { conversation: key, inserted: t.inserted, queue });
+    }
+    Ok(out)
+}
+
+fn ensure_conversation(tx: &Transaction<'_>, m: &NewMessage) -> Result<Touched, StoreError> {
+    let existing = tx
+        .prepare_cached(
+            "SELECT id, last_seq, newest_ts FROM conversations WHERE tenant = ?1 AND external_id = ?2",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![m.conversation.tenant, m.conversation.conversation], |r| {
+                Ok(Touched { id: r.get(0)?, last_seq: r.get(1)?, newest: r.get(2)?, inserted: 0 })
+            })
+            .optional()
+        })
+        .map_err(map_err)?;
+    if let Some(t) = existing {
+        return Ok(t);
+    }
+    tx.prepare_cached(
+        "INSERT INTO conversations (tenant, external_id, user_id, agent_id) VALUES (?1, ?2, ?3, ?4)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![m.conversation.tenant, m.conversation.conversation, m.user, m.agent])
+    })
+    .map_err(map_err)?;
+    Ok(Touched { id: tx.last_insert_rowid(), last_seq: 0, newest: None, inserted: 0 })
+}
+
+/// The queue of the conversation with internal id `id`.
+pub(crate) fn snapshot(conn: &Connection, id: i64) -> Result<QueueSnapshot, StoreError> {
+    conn.prepare_cached(
+        "SELECT c.last_seq, c.watermark, c.newest_ts, c.window_doubled,
+                (SELECT ts FROM messages m WHERE m.conversation_id = c.id AND m.seq = c.watermark + 1)
+         FROM conversations c WHERE c.id = ?1",
+    )
+    .and_then(|mut s| {
+        s.query_row([id], |r| {
+            Ok(QueueSnapshot {
+                last_seq: r.get(0)?,
+                watermark: r.get(1)?,
+                newest: r.get::<_, Option<i64>>(2)?.map(Timestamp),
+                window_doubled: r.get(3)?,
+                oldest_pending: r.get::<_, Option<i64>>(4)?.map(Timestamp),
+            })
+        })
+    })
+    .map_err(map_err)
+}
+
+pub(crate) fn queue(
+    conn: &Connection,
+    key: &ConversationKey,
+) -> Result<Option<QueueSnapshot>, StoreError> {
+    match crate::rows::conversation_id(conn, key)? {
+        Some(id) => snapshot(conn, id).map(Some),
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn pending_queues(
+    conn: &Connection,
+    tenant: Option<&str>,
+) -> Result<Vec<(ConversationKey, QueueSnapshot)>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id, tenant, external_id FROM conversations
+             WHERE last_seq > watermark AND (?1 IS NULL OR tenant = ?1) ORDER BY id",
+        )
+        .map_err(map_err)?;
+    let rows: Vec<(i64, String, String)> = stmt
+        .query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .and_then(Iterator::collect)
+        .map_err(map_err)?;
+    rows.into_iter()
+        .map(|(id, t, c)| Ok((ConversationKey::new(t, c), snapshot(conn, id)?)))
+        .collect()
+}

@@ -1,0 +1,120 @@
+//! Versioned migrations, tracked in `PRAGMA user_version`.
+
+use rusqlite::Connection;
+
+use crate::map_err;
+use epimem_store::StoreError;
+
+/// Each entry moves the schema one version up. Never edit a released entry: append one.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE conversations (
+    id             INTEGER PRIMARY KEY,
+    tenant         TEXT NOT NULL,
+    external_id    TEXT NOT NULL,
+    user_id        TEXT,
+    agent_id       TEXT,
+    last_seq       INTEGER NOT NULL DEFAULT 0,
+    watermark      INTEGER NOT NULL DEFAULT 0,
+    newest_ts      INTEGER,
+    window_doubled INTEGER NOT NULL DEFAULT 0,
+    fence_job      INTEGER,
+    fence_upto     INTEGER,
+    fence_since    INTEGER,
+    UNIQUE (tenant, external_id)
+);
+
+CREATE TABLE messages (
+    conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+    seq             INTEGER NOT NULL,
+    key             TEXT NOT NULL,
+    role            TEXT NOT NULL,
+    speaker         TEXT,
+    content         TEXT NOT NULL,
+    ts              INTEGER NOT NULL,
+    metadata        TEXT,
+    tokens          INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, seq),
+    UNIQUE (conversation_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE episodes (
+    rowid             INTEGER PRIMARY KEY,
+    id                TEXT NOT NULL UNIQUE,
+    conversation_id   INTEGER NOT NULL REFERENCES conversations (id),
+    first_seq         INTEGER NOT NULL,
+    last_seq          INTEGER NOT NULL,
+    context_first_seq INTEGER,
+    start_ts          INTEGER NOT NULL,
+    end_ts            INTEGER NOT NULL,
+    title             TEXT NOT NULL,
+    summary           TEXT NOT NULL,
+    keywords          TEXT NOT NULL,
+    surprise          REAL NOT NULL,
+    boundary_reason   TEXT NOT NULL,
+    stability         REAL,
+    difficulty        REAL,
+    last_review       INTEGER,
+    due               INTEGER
+);
+CREATE INDEX episodes_by_conversation ON episodes (conversation_id, first_seq);
+
+CREATE VIRTUAL TABLE episodes_fts USING fts5 (
+    title, summary, body,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE jobs (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    payload     TEXT NOT NULL,
+    state       TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'failed')),
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    lease_until INTEGER,
+    last_error  TEXT
+);
+CREATE INDEX jobs_runnable ON jobs (state, id);
+"#];
+
+/// Brings the schema to the newest version, one transaction per step.
+pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let current: usize =
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(map_err)?;
+    if current > MIGRATIONS.len() {
+        return Err(StoreError::Internal(format!(
+            "database schema version {current} is newer than this epimem understands ({}); \
+             upgrade epimem",
+            MIGRATIONS.len()
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(map_err)?;
+        // Another process may have migrated while we waited for the lock.
+        let now: usize = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(map_err)?;
+        if now > i {
+            continue;
+        }
+        tx.execute_batch(sql).map_err(map_err)?;
+        tx.pragma_update(None, "user_version", i + 1).map_err(map_err)?;
+        tx.commit().map_err(map_err)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrating_twice_is_a_no_op_and_future_schemas_are_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        migrate(&mut conn).unwrap();
+        let v: usize = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(v, MIGRATIONS.len());
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        let err = migrate(&mut conn).unwrap_err();
+        assert!(err.to_string().contains("newer"), "{err}");
+    }
+}

@@ -1,0 +1,97 @@
+//! Lexical recall (FTS5 BM25) and counts.
+
+use epimem_core::Scope;
+use epimem_store::{LexicalHit, Stats, StoreError};
+use rusqlite::{Connection, params};
+
+use crate::{episodes::SCOPE_FILTER, map_err, rows};
+
+/// BM25 column weights: title, summary, raw messages.
+const WEIGHTS: &str = "10.0, 5.0, 1.0";
+
+/// Turns free text into an FTS5 query: every word quoted (so FTS syntax in user input is
+/// inert), any of them may match, BM25 ranks. `None` if the text has no word.
+pub(crate) fn fts_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
+}
+
+pub(crate) fn lexical(
+    conn: &Connection,
+    scope: &Scope,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<LexicalHit>, StoreError> {
+    let Some(fts) = fts_query(query) else {
+        return Err(StoreError::Invalid(format!("query {query:?} has no words to search for")));
+    };
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {}, bm25(episodes_fts, {WEIGHTS}) AS rank
+             FROM episodes_fts f
+             JOIN episodes e ON e.rowid = f.rowid
+             JOIN conversations c ON c.id = e.conversation_id
+             WHERE episodes_fts MATCH ?5 AND {SCOPE_FILTER}
+             ORDER BY rank LIMIT ?6",
+            rows::EPISODE_COLUMNS
+        ))
+        .map_err(map_err)?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt
+        .query_map(
+            params![scope.tenant, scope.user, scope.agent, scope.conversation, fts, limit],
+            |r| Ok((rows::episode(r)?, r.get::<_, f64>(19)?)),
+        )
+        .map_err(map_err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (episode, rank) = row.map_err(map_err)?;
+        // FTS5's bm25() is lower-is-better; hits carry higher-is-better scores.
+        out.push(LexicalHit { episode: episode?, score: -rank });
+    }
+    Ok(out)
+}
+
+pub(crate) fn stats(conn: &Connection, tenant: Option<&str>) -> Result<Stats, StoreError> {
+    conn.query_row(
+        "SELECT
+             (SELECT count(*) FROM conversations c WHERE ?1 IS NULL OR c.tenant = ?1),
+             (SELECT coalesce(sum(last_seq), 0) FROM conversations c WHERE ?1 IS NULL OR c.tenant = ?1),
+             (SELECT coalesce(sum(last_seq - watermark), 0) FROM conversations c
+                 WHERE ?1 IS NULL OR c.tenant = ?1),
+             (SELECT count(*) FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+                 WHERE ?1 IS NULL OR c.tenant = ?1),
+             (SELECT count(*) FROM jobs WHERE state = 'queued'),
+             (SELECT count(*) FROM jobs WHERE state = 'failed')",
+        params![tenant],
+        |r| {
+            Ok(Stats {
+                conversations: r.get(0)?,
+                messages: r.get(1)?,
+                pending_messages: r.get(2)?,
+                episodes: r.get(3)?,
+                queued_jobs: r.get(4)?,
+                failed_jobs: r.get(5)?,
+            })
+        },
+    )
+    .map_err(map_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_text_cannot_inject_fts_syntax() {
+        assert_eq!(
+            fts_query("tomato NEAR(\"x\" y) -z*").unwrap(),
+            r#""tomato" OR "NEAR" OR "x" OR "y" OR "z""#
+        );
+        assert_eq!(fts_query("  ?! "), None);
+    }
+}

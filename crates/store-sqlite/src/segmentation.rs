@@ -1,0 +1,175 @@
+//! Fences, segmentation batches and the one-transaction commit.
+
+use epimem_core::{ConversationKey, JobId, JobKind, Timestamp, Trigger};
+use epimem_store::{SegmentationBatch, SegmentationCommit, StoreError};
+use rusqlite::{Transaction, params};
+
+use crate::{map_err, rows};
+
+fn conversation_id(tx: &Transaction<'_>, key: &ConversationKey) -> Result<i64, StoreError> {
+    rows::conversation_id(tx, key)?
+        .ok_or_else(|| StoreError::NotFound(format!("conversation {key}")))
+}
+
+pub(crate) fn open(
+    tx: &Transaction<'_>,
+    key: &ConversationKey,
+    trigger: Trigger,
+    now: Timestamp,
+    fence_ttl_ms: i64,
+) -> Result<Option<JobId>, StoreError> {
+    let id = conversation_id(tx, key)?;
+    let (last_seq, watermark, fence_job, fence_since): (u64, u64, Option<i64>, Option<i64>) = tx
+        .query_row(
+            "SELECT last_seq, watermark, fence_job, fence_since FROM conversations WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .map_err(map_err)?;
+    if trigger.upto_seq > last_seq {
+        return Err(StoreError::Invalid(format!(
+            "cannot segment {key} up to message {} of {last_seq}",
+            trigger.upto_seq
+        )));
+    }
+    if trigger.upto_seq <= watermark {
+        return Ok(None);
+    }
+    if let Some(old) = fence_job {
+        let since = fence_since.unwrap_or(i64::MIN);
+        if now.since(Timestamp(since)) < fence_ttl_ms {
+            return Ok(None);
+        }
+        // A stale fence: its job is presumed dead and may no longer commit.
+        tx.execute(
+            "UPDATE jobs SET state = 'failed', last_error = 'fence expired' WHERE id = ?1",
+            [old],
+        )
+        .map_err(map_err)?;
+    }
+    let kind = JobKind::Segment {
+        conversation: key.clone(),
+        upto_seq: trigger.upto_seq,
+        trigger: trigger.kind,
+    };
+    let payload = serde_json::to_string(&kind)
+        .map_err(|e| StoreError::Internal(format!("encoding job: {e}")))?;
+    tx.execute("INSERT INTO jobs (payload) VALUES (?1)", [payload]).map_err(map_err)?;
+    let job = tx.last_insert_rowid();
+    tx.execute(
+        "UPDATE conversations SET fence_job = ?2, fence_upto = ?3, fence_since = ?4 WHERE id = ?1",
+        params![id, job, trigger.upto_seq, now.millis()],
+    )
+    .map_err(map_err)?;
+    Ok(Some(JobId(job)))
+}
+
+pub(crate) fn batch(
+    tx: &Transaction<'_>,
+    key: &ConversationKey,
+    upto_seq: u64,
+    context: usize,
+) -> Result<SegmentationBatch, StoreError> {
+    let id = conversation_id(tx, key)?;
+    let (watermark, window_doubled, user, agent): (u64, bool, Option<String>, Option<String>) = tx
+        .query_row(
+            "SELECT watermark, window_doubled, user_id, agent_id FROM conversations WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .map_err(map_err)?;
+    let pending = rows::messages(tx, id, watermark + 1, upto_seq)?;
+    let from = watermark.saturating_sub(context as u64) + 1;
+    let context =
+        if watermark == 0 { Vec::new() } else { rows::messages(tx, id, from, watermark)? };
+    Ok(SegmentationBatch { user, agent, watermark, window_doubled, context, pending })
+}
+
+pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Result<(), StoreError> {
+    let key = &commit.conversation;
+    let id = conversation_id(tx, key)?;
+    let (watermark, fence_job, fence_upto): (u64, Option<i64>, Option<u64>) = tx
+        .query_row(
+            "SELECT watermark, fence_job, fence_upto FROM conversations WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(map_err)?;
+    if fence_job != Some(commit.job.0) {
+        return Err(StoreError::Conflict(format!(
+            "job {} no longer holds the segmentation fence of {key}",
+            commit.job.0
+        )));
+    }
+    let mut next = watermark + 1;
+    for e in &commit.episodes {
+        if e.conversation != *key || e.first_seq != next || e.last_seq < e.first_seq {
+            return Err(StoreError::Invalid(format!(
+                "episode {} ({}..={}) does not continue {key} at message {next}",
+                e.id, e.first_seq, e.last_seq
+            )));
+        }
+        next = e.last_seq + 1;
+    }
+    let new_watermark = next - 1;
+    if fence_upto.is_some_and(|upto| new_watermark > upto) {
+        return Err(StoreError::Invalid(format!(
+            "episodes reach past the fenced batch of {key} (message {new_watermark})"
+        )));
+    }
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO episodes (id, conversation_id, first_seq, last_seq, context_first_seq,
+                 start_ts, end_ts, title, summary, keywords, surprise, boundary_reason,
+                 stability, difficulty, last_review, due)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        )
+        .map_err(map_err)?;
+    let mut fts = tx
+        .prepare_cached(
+            "INSERT INTO episodes_fts (rowid, title, summary, body) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(map_err)?;
+    for e in &commit.episodes {
+        let keywords = serde_json::to_string(&e.keywords)
+            .map_err(|err| StoreError::Internal(format!("encoding keywords: {err}")))?;
+        insert
+            .execute(params![
+                e.id.0,
+                id,
+                e.first_seq,
+                e.last_seq,
+                e.context_first_seq,
+                e.start.millis(),
+                e.end.millis(),
+                e.title,
+                e.summary,
+                keywords,
+                e.surprise,
+                e.boundary_reason.as_str(),
+                e.fsrs.stability,
+                e.fsrs.difficulty,
+                e.fsrs.last_review.map(Timestamp::millis),
+                e.fsrs.due.map(Timestamp::millis),
+            ])
+            .map_err(map_err)?;
+        let rowid = tx.last_insert_rowid();
+        let mut body = String::new();
+        for m in rows::messages(tx, id, e.first_seq, e.last_seq)? {
+            body.push_str(m.author());
+            body.push_str(": ");
+            body.push_str(&m.content);
+            body.push('\n');
+        }
+        fts.execute(params![rowid, e.title, e.summary, body]).map_err(map_err)?;
+    }
+    tx.execute(
+        "UPDATE conversations SET watermark = ?2, window_doubled = ?3,
+             fence_job = NULL, fence_upto = NULL, fence_since = NULL
+         WHERE id = ?1",
+        params![id, new_watermark, commit.window_doubled],
+    )
+    .map_err(map_err)?;
+    tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
+    Ok(())
+}

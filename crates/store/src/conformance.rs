@@ -1,0 +1,411 @@
+//! The storage conformance suite: every backend must pass every case.
+//!
+//! A backend's tests invoke `epimem_store::conformance_tests!(make_store())`, which expands to
+//! one `#[test]` per case, each on a fresh, empty store. `make_store()` returns anything that
+//! dereferences to the store (a `Box`, or a fixture that also owns a temporary directory).
+
+use epimem_core::{
+    BoundaryReason, ConversationKey, Episode, FsrsState, JobId, JobKind, NewMessage, Role, Scope,
+    Timestamp, Trigger, TriggerKind, episode_id,
+};
+use serde_json::json;
+
+use crate::{SegmentationCommit, Store, StoreError};
+
+/// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($make:expr) => {
+        $crate::conformance_tests!(@cases $make;
+            push_assigns_gap_free_sequences_and_skips_duplicates,
+            push_reports_each_conversation,
+            fences_are_exclusive_until_released_or_stale,
+            commit_advances_watermark_and_retires_job,
+            commit_without_the_fence_changes_nothing,
+            commit_rejects_episodes_that_skip_messages,
+            doubling_the_window_is_remembered,
+            abandoned_jobs_retry_or_release_their_fence,
+            leases_expire,
+            batches_carry_context,
+            lexical_search_covers_titles_and_raw_text,
+            tenants_never_see_each_other,
+            episodes_list_and_detail,
+            stats_count_everything
+        );
+    };
+    (@cases $make:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                let fixture = $make;
+                $crate::conformance::$case(&*fixture);
+            }
+        )*
+    };
+}
+
+const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+
+fn key(tenant: &str, conversation: &str) -> ConversationKey {
+    ConversationKey::new(tenant, conversation)
+}
+
+fn message(conv: &ConversationKey, n: u64, content: &str) -> NewMessage {
+    NewMessage {
+        conversation: conv.clone(),
+        user: Some("u1".into()),
+        agent: None,
+        key: format!("k{n}"),
+        role: if n % 2 == 1 { Role::User } else { Role::Assistant },
+        speaker: (n % 2 == 1).then(|| "Caroline".to_owned()),
+        content: content.to_owned(),
+        timestamp: Timestamp(T0 + n as i64 * 60_000),
+        metadata: if n == 1 { json!({"source": "test"}) } else { serde_json::Value::Null },
+        tokens: 3,
+    }
+}
+
+fn push_n(store: &dyn Store, conv: &ConversationKey, n: u64) {
+    let msgs: Vec<_> =
+        (1..=n).map(|i| message(conv, i, &format!("message number {i} about gardening"))).collect();
+    store.push_messages(&msgs).unwrap();
+}
+
+fn episode(conv: &ConversationKey, first: u64, last: u64, title: &str, summary: &str) -> Episode {
+    Episode {
+        id: episode_id(conv, first, last),
+        conversation: conv.clone(),
+        user: Some("u1".into()),
+        agent: None,
+        first_seq: first,
+        last_seq: last,
+        context_first_seq: (first > 1).then_some(first - 1),
+        start: Timestamp(T0 + first as i64 * 60_000),
+        end: Timestamp(T0 + last as i64 * 60_000),
+        title: title.into(),
+        summary: summary.into(),
+        keywords: vec!["garden".into()],
+        surprise: 0.25,
+        boundary_reason: BoundaryReason::IntentShift,
+        fsrs: FsrsState::default(),
+    }
+}
+
+fn fence(store: &dyn Store, conv: &ConversationKey, upto: u64) -> JobId {
+    store
+        .open_segmentation(
+            conv,
+            Trigger { kind: TriggerKind::Flush, upto_seq: upto },
+            Timestamp(T0),
+            60_000,
+        )
+        .unwrap()
+        .expect("fence is free")
+}
+
+/// Fences, then commits `episodes` with the fence.
+fn segment(store: &dyn Store, conv: &ConversationKey, upto: u64, episodes: Vec<Episode>) {
+    let job = fence(store, conv, upto);
+    store
+        .commit_segmentation(&SegmentationCommit {
+            job,
+            conversation: conv.clone(),
+            episodes,
+            window_doubled: false,
+        })
+        .unwrap();
+}
+
+pub fn push_assigns_gap_free_sequences_and_skips_duplicates(store: &dyn Store) {
+    let conv = key("t", "c");
+    let first: Vec<_> = (1..=3).map(|i| message(&conv, i, "hello")).collect();
+    let out = store.push_messages(&first).unwrap();
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].inserted, out[0].queue.pending(), out[0].queue.last_seq), (3, 3, 3));
+    assert_eq!(out[0].queue.oldest_pending, Some(Timestamp(T0 + 60_000)));
+    assert_eq!(out[0].queue.newest, Some(Timestamp(T0 + 180_000)));
+
+    // Messages 2 and 3 again, plus a new 4: only 4 is added, as seq 4.
+    let again: Vec<_> = (2..=4).map(|i| message(&conv, i, "hello")).collect();
+    let out = store.push_messages(&again).unwrap();
+    assert_eq!((out[0].inserted, out[0].queue.pending(), out[0].queue.last_seq), (1, 4, 4));
+
+    let batch = store.segmentation_batch(&conv, 4, 0).unwrap();
+    let seqs: Vec<_> = batch.pending.iter().map(|m| m.seq).collect();
+    assert_eq!(seqs, [1, 2, 3, 4]);
+    assert_eq!(batch.pending[0].metadata, json!({"source": "test"}));
+    assert_eq!(batch.pending[0].speaker.as_deref(), Some("Caroline"));
+    assert_eq!(batch.pending[3].key, "k4");
+    assert!(store.push_messages(&[]).unwrap().is_empty());
+}
+
+pub fn push_reports_each_conversation(store: &dyn Store) {
+    let (a, b) = (key("t", "a"), key("t", "b"));
+    let msgs = vec![message(&a, 1, "x"), message(&b, 1, "y"), message(&a, 2, "z")];
+    let out = store.push_messages(&msgs).unwrap();
+    let summary: Vec<_> =
+        out.iter().map(|o| (o.conversation.conversation.as_str(), o.queue.pending())).collect();
+    assert_eq!(summary, [("a", 2), ("b", 1)]);
+    assert_eq!(store.queue(&a).unwrap().unwrap().pending(), 2);
+    assert_eq!(store.queue(&key("t", "missing")).unwrap(), None);
+    let pending = store.pending_queues(Some("t")).unwrap();
+    assert_eq!(pending.len(), 2);
+    assert!(store.pending_queues(Some("other")).unwrap().is_empty());
+}
+
+pub fn fences_are_exclusive_until_released_or_stale(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 6);
+    let trigger = Trigger { kind: TriggerKind::Count, upto_seq: 6 };
+    let ttl = 120 * 60_000;
+    let job = store.open_segmentation(&conv, trigger, Timestamp(T0), ttl).unwrap().unwrap();
+    assert_eq!(store.open_segmentation(&conv, trigger, Timestamp(T0 + 1000), ttl).unwrap(), None);
+    // A fence past its TTL is stale: the next caller takes over with a new job.
+    let late = Timestamp(T0 + ttl + 1);
+    let takeover = store.open_segmentation(&conv, trigger, late, ttl).unwrap().unwrap();
+    assert_ne!(takeover, job);
+    // The stale job may no longer commit.
+    let stale = SegmentationCommit {
+        job,
+        conversation: conv.clone(),
+        episodes: vec![episode(&conv, 1, 6, "t", "s")],
+        window_doubled: false,
+    };
+    assert!(matches!(store.commit_segmentation(&stale), Err(StoreError::Conflict(_))));
+    // Fencing past the end of the conversation is refused.
+    let beyond = Trigger { kind: TriggerKind::Count, upto_seq: 7 };
+    assert!(matches!(
+        store.open_segmentation(&key("t", "c"), beyond, late, ttl),
+        Err(StoreError::Invalid(_))
+    ));
+    assert!(matches!(
+        store.open_segmentation(&key("t", "nope"), trigger, late, ttl),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+pub fn commit_advances_watermark_and_retires_job(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 10);
+    let job = fence(store, &conv, 10);
+    assert_eq!(store.stats(None).unwrap().queued_jobs, 1);
+    let claimed = store.claim_job("w", Timestamp(T0), 30_000).unwrap().unwrap();
+    assert_eq!(claimed.id, job);
+    assert_eq!(
+        claimed.kind,
+        JobKind::Segment { conversation: conv.clone(), upto_seq: 10, trigger: TriggerKind::Flush }
+    );
+    store
+        .commit_segmentation(&SegmentationCommit {
+            job,
+            conversation: conv.clone(),
+            episodes: vec![episode(&conv, 1, 4, "a", "s"), episode(&conv, 5, 7, "b", "s")],
+            window_doubled: false,
+        })
+        .unwrap();
+    let q = store.queue(&conv).unwrap().unwrap();
+    assert_eq!((q.watermark, q.pending()), (7, 3));
+    assert_eq!(q.oldest_pending, Some(Timestamp(T0 + 8 * 60_000)));
+    let stats = store.stats(None).unwrap();
+    assert_eq!((stats.episodes, stats.queued_jobs, stats.pending_messages), (2, 0, 3));
+    // The fence is free again.
+    fence(store, &conv, 10);
+}
+
+pub fn commit_without_the_fence_changes_nothing(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 5);
+    let commit = SegmentationCommit {
+        job: JobId(12345),
+        conversation: conv.clone(),
+        episodes: vec![episode(&conv, 1, 5, "a", "s")],
+        window_doubled: false,
+    };
+    assert!(matches!(store.commit_segmentation(&commit), Err(StoreError::Conflict(_))));
+    let job = fence(store, &conv, 5);
+    store.commit_segmentation(&SegmentationCommit { job, ..commit.clone() }).unwrap();
+    // Replaying the same commit (a retried job) is refused and duplicates nothing.
+    assert!(matches!(
+        store.commit_segmentation(&SegmentationCommit { job, ..commit }),
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(store.stats(None).unwrap().episodes, 1);
+}
+
+pub fn commit_rejects_episodes_that_skip_messages(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 8);
+    let job = fence(store, &conv, 6);
+    for episodes in [
+        vec![episode(&conv, 2, 4, "gap at start", "s")],
+        vec![episode(&conv, 1, 3, "a", "s"), episode(&conv, 5, 6, "gap", "s")],
+        vec![episode(&conv, 1, 7, "past the fence", "s")],
+        vec![episode(&key("t", "other"), 1, 3, "wrong conversation", "s")],
+    ] {
+        let commit =
+            SegmentationCommit { job, conversation: conv.clone(), episodes, window_doubled: false };
+        assert!(matches!(store.commit_segmentation(&commit), Err(StoreError::Invalid(_))));
+    }
+    assert_eq!(store.stats(None).unwrap().episodes, 0);
+    assert_eq!(store.queue(&conv).unwrap().unwrap().watermark, 0);
+}
+
+pub fn doubling_the_window_is_remembered(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 20);
+    let job = fence(store, &conv, 20);
+    store
+        .commit_segmentation(&SegmentationCommit {
+            job,
+            conversation: conv.clone(),
+            episodes: vec![],
+            window_doubled: true,
+        })
+        .unwrap();
+    let q = store.queue(&conv).unwrap().unwrap();
+    assert!(q.window_doubled);
+    assert_eq!(q.pending(), 20);
+    segment(store, &conv, 20, vec![episode(&conv, 1, 20, "a", "s")]);
+    assert!(!store.queue(&conv).unwrap().unwrap().window_doubled);
+}
+
+pub fn abandoned_jobs_retry_or_release_their_fence(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 6);
+    let job = fence(store, &conv, 6);
+    store.claim_job("w", Timestamp(T0), 30_000).unwrap().unwrap();
+    store.abandon_job(job, Some(&conv), "model timed out", true).unwrap();
+    // Retried: claimable again at once, and it still holds the fence.
+    let again = store.claim_job("w", Timestamp(T0), 30_000).unwrap().unwrap();
+    assert_eq!((again.id, again.attempts), (job, 2));
+    assert_eq!(
+        store
+            .open_segmentation(
+                &conv,
+                Trigger { kind: TriggerKind::Flush, upto_seq: 6 },
+                Timestamp(T0),
+                60_000
+            )
+            .unwrap(),
+        None
+    );
+    store.abandon_job(job, Some(&conv), "gave up", false).unwrap();
+    assert_eq!(store.stats(None).unwrap().failed_jobs, 1);
+    assert_eq!(store.claim_job("w", Timestamp(T0 + 10_000_000), 30_000).unwrap(), None);
+    // The fence is free for a new job.
+    fence(store, &conv, 6);
+}
+
+pub fn leases_expire(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 6);
+    let job = fence(store, &conv, 6);
+    let first = store.claim_job("w1", Timestamp(T0), 30_000).unwrap().unwrap();
+    assert_eq!((first.id, first.attempts), (job, 1));
+    assert_eq!(store.claim_job("w2", Timestamp(T0 + 29_999), 30_000).unwrap(), None);
+    let second = store.claim_job("w2", Timestamp(T0 + 30_000), 30_000).unwrap().unwrap();
+    assert_eq!((second.id, second.attempts), (job, 2));
+}
+
+pub fn batches_carry_context(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 10);
+    segment(store, &conv, 10, vec![episode(&conv, 1, 6, "a", "s")]);
+    let batch = store.segmentation_batch(&conv, 9, 2).unwrap();
+    let ctx: Vec<_> = batch.context.iter().map(|m| m.seq).collect();
+    let pending: Vec<_> = batch.pending.iter().map(|m| m.seq).collect();
+    assert_eq!((ctx, pending), (vec![5, 6], vec![7, 8, 9]));
+    assert_eq!((batch.watermark, batch.user.as_deref()), (6, Some("u1")));
+    let all = store.segmentation_batch(&conv, 10, 100).unwrap();
+    assert_eq!(all.context.len(), 6);
+}
+
+pub fn lexical_search_covers_titles_and_raw_text(store: &dyn Store) {
+    let conv = key("t", "c");
+    let msgs = vec![
+        message(&conv, 1, "I planted tomatoes in the garden"),
+        message(&conv, 2, "They need sun"),
+        message(&conv, 3, "My guitar needs new strings"),
+        message(&conv, 4, "Try nylon strings"),
+    ];
+    store.push_messages(&msgs).unwrap();
+    segment(
+        store,
+        &conv,
+        4,
+        vec![
+            episode(&conv, 1, 2, "Planting tomatoes", "Caroline planted tomatoes."),
+            episode(&conv, 3, 4, "Guitar repair", "Caroline restrings her guitar."),
+        ],
+    );
+    let scope = Scope::tenant("t");
+    let hits = store.search_lexical(&scope, "guitar strings", 10).unwrap();
+    assert_eq!(hits[0].episode.first_seq, 3);
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    // Raw message words ("sun") and speaker names are searchable too.
+    assert_eq!(store.search_lexical(&scope, "sun", 10).unwrap()[0].episode.first_seq, 1);
+    assert_eq!(store.search_lexical(&scope, "caroline", 10).unwrap().len(), 2);
+    // Stemming: "planting" finds "planted".
+    assert_eq!(store.search_lexical(&scope, "planting", 10).unwrap()[0].episode.first_seq, 1);
+    assert!(store.search_lexical(&scope, "submarine", 10).unwrap().is_empty());
+    assert!(matches!(store.search_lexical(&scope, "?!", 10), Err(StoreError::Invalid(_))));
+    let other_conv = scope.with_conversation(Some("elsewhere".into()));
+    assert!(store.search_lexical(&other_conv, "guitar", 10).unwrap().is_empty());
+}
+
+pub fn tenants_never_see_each_other(store: &dyn Store) {
+    let (mine, theirs) = (key("mine", "c"), key("theirs", "c"));
+    store
+        .push_messages(&[message(&mine, 1, "weekly budget review"), message(&mine, 2, "ok")])
+        .unwrap();
+    store
+        .push_messages(&[
+            message(&theirs, 1, "secret merger plans merger merger"),
+            message(&theirs, 2, "ok"),
+        ])
+        .unwrap();
+    segment(store, &mine, 2, vec![episode(&mine, 1, 2, "Budget review", "A budget review.")]);
+    segment(store, &theirs, 2, vec![episode(&theirs, 1, 2, "Merger plans", "Merger merger.")]);
+    let scope = Scope::tenant("mine");
+    let hits = store.search_lexical(&scope, "merger budget", 10).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].episode.conversation, mine);
+    assert_eq!(store.episodes(&scope, None).unwrap().len(), 1);
+    let their_id = episode_id(&theirs, 1, 2);
+    assert_eq!(store.episode(&scope, &their_id).unwrap(), None);
+    assert_eq!(store.stats(Some("mine")).unwrap().episodes, 1);
+    assert_eq!(store.stats(None).unwrap().episodes, 2);
+}
+
+pub fn episodes_list_and_detail(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 6);
+    segment(
+        store,
+        &conv,
+        6,
+        vec![episode(&conv, 1, 3, "first", "s1"), episode(&conv, 4, 6, "second", "s2")],
+    );
+    let scope = Scope::tenant("t");
+    let list = store.episodes(&scope, None).unwrap();
+    assert_eq!(list.iter().map(|e| e.title.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+    assert_eq!(list[1], episode(&conv, 4, 6, "second", "s2"));
+    assert_eq!(store.episodes(&scope, Some(1)).unwrap().len(), 1);
+    let detail = store.episode(&scope, &list[1].id).unwrap().unwrap();
+    assert_eq!(detail.messages.iter().map(|m| m.seq).collect::<Vec<_>>(), [4, 5, 6]);
+    assert_eq!(detail.context.iter().map(|m| m.seq).collect::<Vec<_>>(), [3]);
+    let user_scope = Scope { user: Some("someone-else".into()), ..Scope::tenant("t") };
+    assert!(store.episodes(&user_scope, None).unwrap().is_empty());
+}
+
+pub fn stats_count_everything(store: &dyn Store) {
+    push_n(store, &key("t", "a"), 7);
+    push_n(store, &key("t", "b"), 3);
+    let conv = key("t", "a");
+    segment(store, &conv, 7, vec![episode(&conv, 1, 5, "a", "s")]);
+    let s = store.stats(None).unwrap();
+    assert_eq!(
+        (s.conversations, s.messages, s.pending_messages, s.episodes, s.queued_jobs),
+        (2, 10, 5, 1, 0)
+    );
+}

@@ -1,0 +1,63 @@
+//! Values that cross the storage port.
+
+use epimem_core::{ConversationKey, Episode, JobId, Message, QueueSnapshot};
+use serde::Serialize;
+
+/// The state of one conversation right after a push.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushOutcome {
+    pub conversation: ConversationKey,
+    /// Messages actually added (duplicates by key are skipped).
+    pub inserted: u64,
+    pub queue: QueueSnapshot,
+}
+
+/// What a segmentation job works on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentationBatch {
+    pub user: Option<String>,
+    pub agent: Option<String>,
+    pub watermark: u64,
+    pub window_doubled: bool,
+    /// Messages at or before the watermark, oldest first (for overlap).
+    pub context: Vec<Message>,
+    /// Messages after the watermark up to the job's `upto_seq`, oldest first.
+    pub pending: Vec<Message>,
+}
+
+/// The result of a segmentation job, to be committed atomically.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegmentationCommit {
+    pub job: JobId,
+    pub conversation: ConversationKey,
+    /// Consecutive episodes starting right after the watermark (possibly none).
+    pub episodes: Vec<Episode>,
+    pub window_doubled: bool,
+}
+
+/// An episode with the messages it covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeDetail {
+    pub episode: Episode,
+    /// Overlap carried in from the previous episode, for context only.
+    pub context: Vec<Message>,
+    pub messages: Vec<Message>,
+}
+
+/// A full-text candidate: higher scores are better.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LexicalHit {
+    pub episode: Episode,
+    pub score: f64,
+}
+
+/// Counts over the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Stats {
+    pub conversations: u64,
+    pub messages: u64,
+    pub pending_messages: u64,
+    pub episodes: u64,
+    pub queued_jobs: u64,
+    pub failed_jobs: u64,
+}
