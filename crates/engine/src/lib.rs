@@ -1,1 +1,173 @@
-//! placeholder
+//! epimem's use cases over any [`Store`]: ingest messages, segment them into episodes,
+//! recall episodes. The engine owns the order of operations; the pure decisions come from
+//! `epimem-core`, the durable state from the store.
+
+mod clock;
+mod config;
+mod error;
+mod recall;
+mod segmentation;
+
+use epimem_core::{
+    ConversationKey, Episode, EpisodeId, NewMessage, Role, Scope, Timestamp, TokenCounter,
+    evaluate_trigger,
+};
+use epimem_store::{EpisodeDetail, PushOutcome, Stats, Store};
+
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use config::EngineConfig;
+pub use error::EngineError;
+pub use recall::RecallHit;
+pub use segmentation::RunReport;
+
+/// A message as a caller hands it in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageInput {
+    pub conversation: ConversationKey,
+    pub user: Option<String>,
+    pub agent: Option<String>,
+    /// Idempotency key, unique within the conversation.
+    pub key: String,
+    pub role: Role,
+    pub speaker: Option<String>,
+    pub content: String,
+    /// Conversation time; the clock's `now` when absent.
+    pub timestamp: Option<Timestamp>,
+    pub metadata: serde_json::Value,
+}
+
+/// What one call to [`Engine::ingest`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IngestReport {
+    /// Messages stored (duplicates by key are not).
+    pub inserted: u64,
+    /// Messages skipped because their conversation already held their key.
+    pub duplicates: u64,
+    pub segmentation: RunReport,
+}
+
+/// The engine: a store, a configuration and a clock.
+pub struct Engine<S> {
+    store: S,
+    config: EngineConfig,
+    clock: Box<dyn Clock>,
+    tokens: TokenCounter,
+    worker: String,
+}
+
+impl<S> std::fmt::Debug for Engine<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("worker", &self.worker).finish_non_exhaustive()
+    }
+}
+
+impl<S: Store> Engine<S> {
+    /// `worker` names this process in job leases (say, `host:pid`).
+    pub fn new(store: S, config: EngineConfig, clock: Box<dyn Clock>, worker: String) -> Self {
+        Self { store, config, clock, tokens: TokenCounter::cl100k(), worker }
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub fn tokens(&self) -> &TokenCounter {
+        &self.tokens
+    }
+
+    /// Stores `messages` durably, then segments every conversation whose queue triggers
+    /// (count or age, judged in conversation time), and runs the queued jobs.
+    pub fn ingest(&self, messages: Vec<MessageInput>) -> Result<IngestReport, EngineError> {
+        let now = self.clock.now();
+        let mut batch = Vec::with_capacity(messages.len());
+        for m in messages {
+            if m.conversation.tenant.trim().is_empty() {
+                return Err(EngineError::Invalid("tenant must not be empty".into()));
+            }
+            if m.conversation.conversation.trim().is_empty() {
+                return Err(EngineError::Invalid("conversation must not be empty".into()));
+            }
+            let tokens = self.tokens.count(&m.content);
+            batch.push(NewMessage {
+                conversation: m.conversation,
+                user: m.user,
+                agent: m.agent,
+                key: m.key,
+                role: m.role,
+                speaker: m.speaker,
+                content: m.content,
+                timestamp: m.timestamp.unwrap_or(now),
+                metadata: m.metadata,
+                tokens,
+            });
+        }
+        let received = batch.len() as u64;
+        let outcomes = self.store.push_messages(&batch)?;
+        let inserted: u64 = outcomes.iter().map(|o| o.inserted).sum();
+        self.open_triggered(&outcomes)?;
+        let segmentation = self.run_jobs()?;
+        Ok(IngestReport { inserted, duplicates: received - inserted, segmentation })
+    }
+
+    /// Fences and enqueues segmentation for each pushed conversation whose queue triggers.
+    /// The batch is pinned to the queue as the push left it.
+    fn open_triggered(&self, outcomes: &[PushOutcome]) -> Result<(), EngineError> {
+        for o in outcomes {
+            let Some(conversation_now) = o.queue.newest else { continue };
+            if let Some(trigger) =
+                evaluate_trigger(&o.queue, conversation_now, &self.config.triggers, false)
+            {
+                self.open(&o.conversation, trigger)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes everything pending (in one conversation, or all of the tenant's), as at the end
+    /// of a session or an import.
+    pub fn flush(&self, scope: &Scope) -> Result<RunReport, EngineError> {
+        for (key, queue) in self.store.pending_queues(Some(&scope.tenant))? {
+            if scope.conversation.as_ref().is_some_and(|c| *c != key.conversation) {
+                continue;
+            }
+            if let Some(trigger) =
+                evaluate_trigger(&queue, self.clock.now(), &self.config.triggers, true)
+            {
+                self.open(&key, trigger)?;
+            }
+        }
+        self.run_jobs()
+    }
+
+    /// The scheduler's heartbeat: segments conversations that fell silent or waited too long
+    /// (judged against the clock), and runs queued jobs, including those whose worker died.
+    pub fn tick(&self) -> Result<RunReport, EngineError> {
+        let now = self.clock.now();
+        for (key, queue) in self.store.pending_queues(None)? {
+            if let Some(trigger) = evaluate_trigger(&queue, now, &self.config.triggers, false) {
+                self.open(&key, trigger)?;
+            }
+        }
+        self.run_jobs()
+    }
+
+    pub fn episodes(
+        &self,
+        scope: &Scope,
+        limit: Option<usize>,
+    ) -> Result<Vec<Episode>, EngineError> {
+        Ok(self.store.episodes(scope, limit)?)
+    }
+
+    pub fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<EpisodeDetail, EngineError> {
+        self.store.episode(scope, id)?.ok_or_else(|| EngineError::NotFound(format!("episode {id}")))
+    }
+
+    pub fn stats(&self, tenant: Option<&str>) -> Result<Stats, EngineError> {
+        Ok(self.store.stats(tenant)?)
+    }
+}

@@ -1,0 +1,25 @@
+//! Engine errors.
+
+use epimem_core::ErrorKind;
+use epimem_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    #[error("invalid input: {0}")]
+    Invalid(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl EngineError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Invalid(_) => ErrorKind::BadInput,
+            Self::NotFound(_) => ErrorKind::NotFound,
+            Self::Store(e) => e.kind(),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Running segmentation jobs: load the fenced batch, plan, summarize, commit atomically.
+
+use epimem_core::{
+    ConversationKey, Episode, FsrsState, Job, JobKind, Message, SegmentMessage, Trigger,
+    TriggerKind, episode_id, plan_segmentation, segment::overlap_start, summarize,
+};
+use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
+
+use crate::{Engine, EngineError};
+
+/// What a run of the job queue did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RunReport {
+    pub jobs_run: u64,
+    pub episodes_closed: u64,
+    pub messages_closed: u64,
+    /// Jobs that lost their fence to another worker (nothing was written).
+    pub jobs_superseded: u64,
+}
+
+impl RunReport {
+    pub(crate) fn add(&mut self, other: RunReport) {
+        self.jobs_run += other.jobs_run;
+        self.episodes_closed += other.episodes_closed;
+        self.messages_closed += other.messages_closed;
+        self.jobs_superseded += other.jobs_superseded;
+    }
+}
+
+impl<S: Store> Engine<S> {
+    /// Fences `conversation` and enqueues its segmentation, unless another worker holds it.
+    pub(crate) fn open(
+        &self,
+        conversation: &ConversationKey,
+        trigger: Trigger,
+    ) -> Result<(), EngineError> {
+        let ttl = self.config.jobs.fence_ttl_minutes * 60_000;
+        self.store.open_segmentation(conversation, trigger, self.clock.now(), ttl)?;
+        Ok(())
+    }
+
+    /// Claims and runs queued jobs until none is runnable.
+    pub fn run_jobs(&self) -> Result<RunReport, EngineError> {
+        let mut report = RunReport::default();
+        let lease = self.config.jobs.lease_seconds * 1000;
+        while let Some(job) = self.store.claim_job(&self.worker, self.clock.now(), lease)? {
+            report.add(self.run_job(&job)?);
+        }
+        Ok(report)
+    }
+
+    fn run_job(&self, job: &Job) -> Result<RunReport, EngineError> {
+        let JobKind::Segment { conversation, upto_seq, trigger } = &job.kind else {
+            let error = "this version of epimem cannot run this job";
+            self.store.abandon_job(job.id, None, error, false)?;
+            return Ok(RunReport::default());
+        };
+        let result = self.segment(job, conversation, *upto_seq, *trigger);
+        match result {
+            Ok(report) => Ok(report),
+            // Another worker took the fence over: our work is void, and nothing was written.
+            Err(EngineError::Store(StoreError::Conflict(e))) => {
+                self.store.abandon_job(job.id, None, &e, false)?;
+                Ok(RunReport { jobs_superseded: 1, ..RunReport::default() })
+            }
+            Err(e) => {
+                let retry = job.attempts < self.config.jobs.max_attempts;
+                self.store.abandon_job(job.id, Some(conversation), &e.to_string(), retry)?;
+                Err(e)
+            }
+        }
+    }
+
+    fn segment(
+        &self,
+        job: &Job,
+        conversation: &ConversationKey,
+        upto_seq: u64,
+        trigger: TriggerKind,
+    ) -> Result<RunReport, EngineError> {
+        let policy = &self.config.segmentation;
+        let batch =
+            self.store.segmentation_batch(conversation, upto_seq, policy.overlap.max_messages)?;
+        let views: Vec<SegmentMessage<'_>> =
+            batch.context.iter().chain(&batch.pending).map(view).collect();
+        let pending_views = &views[batch.context.len()..];
+        let plan = plan_segmentation(pending_views, trigger, batch.window_doubled, policy);
+        let episodes: Vec<Episode> = plan
+            .close
+            .iter()
+            .map(|segment| {
+                let start = batch.context.len() + segment.range.start;
+                let context_first_seq = overlap_start(&views, start, &policy.overlap)
+                    .map(|i| all_messages(&batch, i).seq);
+                self.build_episode(
+                    conversation,
+                    &batch,
+                    &batch.pending[segment.range.clone()],
+                    context_first_seq,
+                    segment,
+                )
+            })
+            .collect();
+        let report = RunReport {
+            jobs_run: 1,
+            episodes_closed: episodes.len() as u64,
+            messages_closed: plan.closed_len() as u64,
+            jobs_superseded: 0,
+        };
+        self.store.commit_segmentation(&SegmentationCommit {
+            job: job.id,
+            conversation: conversation.clone(),
+            episodes,
+            window_doubled: plan.window_doubled,
+        })?;
+        Ok(report)
+    }
+
+    fn build_episode(
+        &self,
+        conversation: &ConversationKey,
+        batch: &SegmentationBatch,
+        messages: &[Message],
+        context_first_seq: Option<u64>,
+        segment: &epimem_core::ClosedSegment,
+    ) -> Episode {
+        let summary = summarize(messages, &self.config.summary);
+        let (first, last) = (&messages[0], &messages[messages.len() - 1]);
+        Episode {
+            id: episode_id(conversation, first.seq, last.seq),
+            conversation: conversation.clone(),
+            user: batch.user.clone(),
+            agent: batch.agent.clone(),
+            first_seq: first.seq,
+            last_seq: last.seq,
+            context_first_seq,
+            start: messages.iter().map(|m| m.timestamp).min().unwrap_or(first.timestamp),
+            end: messages.iter().map(|m| m.timestamp).max().unwrap_or(last.timestamp),
+            title: summary.title,
+            summary: summary.summary,
+            keywords: summary.keywords,
+            surprise: segment.novelty,
+            boundary_reason: segment.reason,
+            fsrs: FsrsState::default(),
+        }
+    }
+}
+
+fn view(m: &Message) -> SegmentMessage<'_> {
+    SegmentMessage { role: m.role, content: &m.content, timestamp: m.timestamp, tokens: m.tokens }
+}
+
+fn all_messages(batch: &SegmentationBatch, i: usize) -> &Message {
+    batch.context.get(i).unwrap_or_else(|| &batch.pending[i - batch.context.len()])
+}
