@@ -1,1 +1,96 @@
-fn main() {}
+//! `epimem`: the command line of the epimem episodic memory engine.
+
+mod commands;
+mod config;
+mod input;
+mod output;
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{AppConfig, Overrides};
+
+/// Episodic memory for LLM agents: stream conversations in, get episodes out.
+///
+/// Messages are ingested from JSONL, cut into episodes (by time gaps, topic shifts in user
+/// prompts, and token budgets), summarized, and made searchable. Everything lives in one
+/// SQLite file.
+#[derive(Debug, Parser)]
+#[command(name = "epimem", version, max_term_width = 100)]
+struct Cli {
+    /// The database file [default: epimem.db under the user's data directory].
+    #[arg(long, global = true, env = "EPIMEM_DB", value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// A configuration file (TOML); see `epimem config` for every setting.
+    #[arg(long, global = true, env = "EPIMEM_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The tenant whose records to read and write.
+    #[arg(long, global = true, env = "EPIMEM_TENANT", value_name = "NAME")]
+    tenant: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ingest messages from a JSONL file (or - for standard input).
+    ///
+    /// One JSON object per line: "conversation", "role" (user, assistant, system, tool),
+    /// "content", and optionally "speaker", "timestamp" (RFC 3339), "metadata" (an object),
+    /// "id" (idempotency key), "user", "agent". Re-ingesting a file adds nothing twice: lines
+    /// without an "id" are keyed by their position and content.
+    Ingest(commands::ingest::IngestArgs),
+    /// Close everything pending into episodes (all conversations, or one).
+    Flush(commands::ingest::FlushArgs),
+    /// Segment conversations that fell silent or waited too long, by the wall clock, and run
+    /// queued jobs (including those of crashed workers). Run it from a scheduler.
+    Tick,
+    /// List episodes.
+    Episodes(commands::query::EpisodesArgs),
+    /// Show one episode with its messages.
+    Show(commands::query::ShowArgs),
+    /// Find the episodes that best match a query.
+    Recall(commands::query::RecallArgs),
+    /// Count conversations, messages, episodes and jobs.
+    Stats(commands::query::StatsArgs),
+    /// Print the reference configuration (every setting, its default, and what it does).
+    Config,
+    /// Ingest a built-in multi-topic conversation and show its episodes and a recall.
+    Demo(commands::demo::DemoArgs),
+    /// Measure throughput.
+    #[command(subcommand)]
+    Bench(commands::bench::BenchCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("epimem: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let explicit_db = cli.db.is_some();
+    let overrides = Overrides { config: cli.config, db: cli.db, tenant: cli.tenant };
+    let config = AppConfig::load(&overrides)?;
+    match cli.command {
+        Command::Ingest(args) => commands::ingest::ingest(&config, &args),
+        Command::Flush(args) => commands::ingest::flush(&config, &args),
+        Command::Tick => commands::ingest::tick(&config),
+        Command::Episodes(args) => commands::query::episodes(&config, &args),
+        Command::Show(args) => commands::query::show(&config, &args),
+        Command::Recall(args) => commands::query::recall(&config, &args),
+        Command::Stats(args) => commands::query::stats(&config, &args),
+        Command::Config => {
+            print!("{}", config::REFERENCE);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo(args) => commands::demo::demo(&config, explicit_db, &args),
+        Command::Bench(command) => commands::bench::bench(&config, &command),
+    }
+}

@@ -135,7 +135,8 @@ fn singular(word: &str, out: &mut String) {
     out.push_str(stem);
 }
 
-fn is_stopword(word: &str) -> bool {
+/// Whether `word` (lower-case) is an English function word or chat filler.
+pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 

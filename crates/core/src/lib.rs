@@ -21,7 +21,7 @@ pub use episode::{Episode, EpisodeId, FsrsState};
 pub use error::ErrorKind;
 pub use ids::{episode_id, message_key};
 pub use job::{Job, JobId, JobKind};
-pub use keywords::{KeywordBag, jaccard, keyword_list};
+pub use keywords::{KeywordBag, is_stopword, jaccard, keyword_list};
 pub use message::{Message, NewMessage, Role, RoleParseError};
 pub use plan::{ClosedSegment, Plan, plan_segmentation};
 pub use scope::{ConversationKey, Scope};

@@ -114,8 +114,8 @@ mod tests {
 
     #[test]
     fn last_segment_stays_open_on_count() {
-        // Two gaps of an hour: three segments, two close.
-        let msgs = minutes(&[0, 1, 2, 62, 63, 64, 124, 125]);
+        // Two gaps of four hours: three segments, two close.
+        let msgs = minutes(&[0, 1, 2, 242, 243, 244, 484, 485]);
         let p = plan(&msgs, TriggerKind::Count, false);
         let ranges: Vec<_> = p.close.iter().map(|s| s.range.clone()).collect();
         assert_eq!(ranges, [0..3, 3..6]);

@@ -15,7 +15,7 @@ use epimem_core::{
 use epimem_store::{EpisodeDetail, PushOutcome, Stats, Store};
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use config::EngineConfig;
+pub use config::{EngineConfig, JobsConfig};
 pub use error::EngineError;
 pub use recall::RecallHit;
 pub use segmentation::RunReport;
@@ -44,6 +44,14 @@ pub struct IngestReport {
     /// Messages skipped because their conversation already held their key.
     pub duplicates: u64,
     pub segmentation: RunReport,
+}
+
+impl IngestReport {
+    pub fn add(&mut self, other: IngestReport) {
+        self.inserted += other.inserted;
+        self.duplicates += other.duplicates;
+        self.segmentation.add(other.segmentation);
+    }
 }
 
 /// The engine: a store, a configuration and a clock.
@@ -130,10 +138,14 @@ impl<S: Store> Engine<S> {
     /// Closes everything pending (in one conversation, or all of the tenant's), as at the end
     /// of a session or an import.
     pub fn flush(&self, scope: &Scope) -> Result<RunReport, EngineError> {
-        for (key, queue) in self.store.pending_queues(Some(&scope.tenant))? {
-            if scope.conversation.as_ref().is_some_and(|c| *c != key.conversation) {
-                continue;
+        let queues = match &scope.conversation {
+            Some(c) => {
+                let key = ConversationKey::new(scope.tenant.clone(), c.clone());
+                self.store.queue(&key)?.map(|q| (key, q)).into_iter().collect()
             }
+            None => self.store.pending_queues(Some(&scope.tenant))?,
+        };
+        for (key, queue) in queues {
             if let Some(trigger) =
                 evaluate_trigger(&queue, self.clock.now(), &self.config.triggers, true)
             {

@@ -19,7 +19,7 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    pub(crate) fn add(&mut self, other: RunReport) {
+    pub fn add(&mut self, other: RunReport) {
         self.jobs_run += other.jobs_run;
         self.episodes_closed += other.episodes_closed;
         self.messages_closed += other.messages_closed;

@@ -1,6 +1,6 @@
 //! Lexical recall (FTS5 BM25) and counts.
 
-use epimem_core::Scope;
+use epimem_core::{Scope, is_stopword};
 use epimem_store::{LexicalHit, Stats, StoreError};
 use rusqlite::{Connection, params};
 
@@ -10,14 +10,16 @@ use crate::{episodes::SCOPE_FILTER, map_err, rows};
 const WEIGHTS: &str = "10.0, 5.0, 1.0";
 
 /// Turns free text into an FTS5 query: every word quoted (so FTS syntax in user input is
-/// inert), any of them may match, BM25 ranks. `None` if the text has no word.
+/// inert), any of them may match, BM25 ranks. Stopwords are left out unless nothing else is
+/// left. `None` if the text has no word.
 pub(crate) fn fts_query(text: &str) -> Option<String> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{w}\""))
-        .collect();
-    (!words.is_empty()).then(|| words.join(" OR "))
+    let words: Vec<&str> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let content: Vec<&str> =
+        words.iter().copied().filter(|w| !is_stopword(&w.to_lowercase())).collect();
+    let chosen = if content.is_empty() { words } else { content };
+    (!chosen.is_empty())
+        .then(|| chosen.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR "))
 }
 
 pub(crate) fn lexical(
@@ -93,5 +95,7 @@ mod tests {
             r#""tomato" OR "NEAR" OR "x" OR "y" OR "z""#
         );
         assert_eq!(fts_query("  ?! "), None);
+        assert_eq!(fts_query("why did the CI fail").unwrap(), r#""CI" OR "fail""#);
+        assert_eq!(fts_query("what was that").unwrap(), r#""what" OR "was" OR "that""#);
     }
 }

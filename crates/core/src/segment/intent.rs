@@ -20,6 +20,10 @@ pub struct IntentConfig {
     /// ...by cutting below this similarity instead of `threshold`: after sleeping on it, a
     /// user is more likely to have moved on than after thirty seconds.
     pub threshold_after_gap: f64,
+    /// Whether the other messages of the episode (the agent's replies, terse prompts) add
+    /// their keywords to the episode's bag. Prompts often pick up the reply's words
+    /// ("which test fails?" → "test_refund_webhook fails"), not the previous prompt's.
+    pub bag_includes_replies: bool,
 }
 
 impl Default for IntentConfig {
@@ -30,6 +34,7 @@ impl Default for IntentConfig {
             min_words: 5,
             long_gap_minutes: 30,
             threshold_after_gap: 0.30,
+            bag_includes_replies: true,
         }
     }
 }
@@ -41,6 +46,9 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
     let mut bag = KeywordBag::default();
     for (i, m) in messages.iter().enumerate() {
         if m.role != Role::User || word_count(m.content) < config.min_words {
+            if config.bag_includes_replies && !bag.is_empty() {
+                bag.merge(&KeywordBag::from_text(m.content));
+            }
             continue;
         }
         let prompt = KeywordBag::from_text(m.content);

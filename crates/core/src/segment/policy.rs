@@ -25,7 +25,7 @@ pub struct SegmentationPolicy {
 impl Default for SegmentationPolicy {
     fn default() -> Self {
         Self {
-            min_segment_messages: 2,
+            min_segment_messages: 4,
             time_gap: TimeGapConfig::default(),
             intent: IntentConfig::default(),
             budget: BudgetConfig::default(),

@@ -1,0 +1,249 @@
+//! `bench`: throughput of ingest and segmentation on synthetic conversations.
+
+use std::{
+    process::ExitCode,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use epimem_core::{
+    ConversationKey, NewMessage, Role, Scope, SegmentMessage, Timestamp, TokenCounter,
+};
+use epimem_engine::MessageInput;
+use epimem_store::Store;
+use epimem_store_sqlite::SqliteStore;
+use indicatif::ProgressBar;
+
+use super::open_engine_at;
+use crate::config::AppConfig;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum BenchCommand {
+    /// Messages per second for token counting, batched SQLite ingest, the full ingest
+    /// pipeline (tokens, store, triggers, segmentation, summaries, full-text index) and
+    /// segmentation alone. Build with --release for meaningful numbers.
+    Ingest(IngestBenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct IngestBenchArgs {
+    /// Messages to generate.
+    #[arg(long, default_value_t = 100_000)]
+    messages: usize,
+    /// Messages per transaction.
+    #[arg(long, default_value_t = 1_000)]
+    batch: usize,
+    /// Conversations the messages are spread over.
+    #[arg(long, default_value_t = 10)]
+    conversations: usize,
+    /// Seed of the synthetic conversations.
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+}
+
+pub(crate) fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
+    let BenchCommand::Ingest(args) = command;
+    anyhow::ensure!(
+        args.messages > 0 && args.batch > 0 && args.conversations > 0,
+        "counts must be positive"
+    );
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "note: this is a debug build; use `cargo run --release -p epimem -- bench ingest`"
+        );
+    }
+    let inputs = synthetic(args);
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let mut rows = Vec::new();
+
+    let counter = TokenCounter::cl100k();
+    let (tokens, took) =
+        timed(|| inputs.iter().map(|m| counter.count(&m.content)).collect::<Vec<_>>());
+    rows.push(Row::new("token counting (cl100k)", inputs.len(), took, None));
+
+    let messages: Vec<NewMessage> =
+        inputs.iter().zip(&tokens).map(|(m, &t)| new_message(m, t)).collect();
+    let store = SqliteStore::open(&dir.path().join("push.db"))?;
+    let bar = ProgressBar::new(messages.len() as u64);
+    let (pushed, took) = timed(|| -> Result<()> {
+        for chunk in messages.chunks(args.batch) {
+            store.push_messages(chunk)?;
+            bar.inc(chunk.len() as u64);
+        }
+        Ok(())
+    });
+    pushed?;
+    bar.finish_and_clear();
+    rows.push(Row::new("store push, batched (SQLite, WAL)", messages.len(), took, Some(50_000.0)));
+
+    let engine = open_engine_at(config, &dir.path().join("full.db"))?;
+    let bar = ProgressBar::new(inputs.len() as u64);
+    let (ingested, took) = timed(|| -> Result<u64> {
+        let mut episodes = 0;
+        for chunk in inputs.chunks(args.batch) {
+            episodes += engine.ingest(chunk.to_vec())?.segmentation.episodes_closed;
+            bar.inc(chunk.len() as u64);
+        }
+        Ok(episodes + engine.flush(&Scope::tenant("bench"))?.episodes_closed)
+    });
+    let episodes = ingested?;
+    bar.finish_and_clear();
+    rows.push(Row::new(
+        "full ingest (tokens, store, segment, summarize, index)",
+        inputs.len(),
+        took,
+        None,
+    ));
+
+    let policy = &config.engine().segmentation;
+    let by_conversation = group(&messages, args.conversations);
+    let reps = 5;
+    let (boundaries, took) = timed(|| {
+        let mut n = 0;
+        for _ in 0..reps {
+            for conv in &by_conversation {
+                n += std::hint::black_box(policy.boundaries(conv)).len();
+            }
+        }
+        n / reps
+    });
+    rows.push(Row::new(
+        "segmentation alone (default policy, pure)",
+        messages.len() * reps,
+        took,
+        Some(1_000_000.0),
+    ));
+
+    println!(
+        "{:<56} {:>10} {:>9} {:>12} {:>12}",
+        "stage", "messages", "seconds", "msg/s", "target"
+    );
+    for r in &rows {
+        let target = r.target.map_or(String::new(), |t| format!("≥ {t:.0}"));
+        let mark = match r.target {
+            Some(t) if r.rate() >= t => " ok",
+            Some(_) => " MISSED",
+            None => "",
+        };
+        println!(
+            "{:<56} {:>10} {:>9.3} {:>12.0} {:>12}{mark}",
+            r.stage,
+            r.messages,
+            r.seconds,
+            r.rate(),
+            target
+        );
+    }
+    println!(
+        "\n{} conversations; {} episodes from the full ingest; {} boundaries per segmentation pass",
+        args.conversations, episodes, boundaries
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Row {
+    stage: &'static str,
+    messages: usize,
+    seconds: f64,
+    target: Option<f64>,
+}
+
+impl Row {
+    fn new(stage: &'static str, messages: usize, took: Duration, target: Option<f64>) -> Self {
+        Self { stage, messages, seconds: took.as_secs_f64(), target }
+    }
+
+    fn rate(&self) -> f64 {
+        self.messages as f64 / self.seconds.max(1e-9)
+    }
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let out = f();
+    (out, start.elapsed())
+}
+
+fn new_message(m: &MessageInput, tokens: u32) -> NewMessage {
+    NewMessage {
+        conversation: m.conversation.clone(),
+        user: None,
+        agent: None,
+        key: m.key.clone(),
+        role: m.role,
+        speaker: m.speaker.clone(),
+        content: m.content.clone(),
+        timestamp: m.timestamp.unwrap_or(Timestamp(0)),
+        metadata: serde_json::Value::Null,
+        tokens,
+    }
+}
+
+fn group(messages: &[NewMessage], conversations: usize) -> Vec<Vec<SegmentMessage<'_>>> {
+    let mut out = vec![Vec::new(); conversations];
+    for (i, m) in messages.iter().enumerate() {
+        out[i % conversations].push(SegmentMessage {
+            role: m.role,
+            content: &m.content,
+            timestamp: m.timestamp,
+            tokens: m.tokens,
+        });
+    }
+    out
+}
+
+const TOPICS: &[&[&str]] = &[
+    &["trip", "lisbon", "hotel", "tram", "museum", "flight", "booking", "castle", "beach"],
+    &["build", "pipeline", "test", "flaky", "deploy", "merge", "timeout", "server", "logs"],
+    &["recipe", "dinner", "tomato", "garlic", "oven", "pasta", "sauce", "spice", "bake"],
+    &["garden", "seedling", "water", "soil", "balcony", "sunlight", "compost", "harvest", "pot"],
+    &["budget", "invoice", "salary", "savings", "rent", "taxes", "expense", "loan", "bank"],
+];
+const FILLER: &[&str] =
+    &["the", "we", "should", "maybe", "about", "and", "then", "with", "for", "it"];
+
+/// Deterministic conversations: topics that change every dozen or so messages, gaps from
+/// seconds to hours, user prompts and longer assistant answers.
+fn synthetic(args: &IngestBenchArgs) -> Vec<MessageInput> {
+    let mut rng = args.seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut next = move |n: u64| {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (rng >> 33) % n
+    };
+    let mut clocks = vec![1_767_225_600_000i64; args.conversations];
+    let mut topics = vec![0usize; args.conversations];
+    (0..args.messages)
+        .map(|i| {
+            let c = i % args.conversations;
+            if next(14) == 0 {
+                topics[c] = next(TOPICS.len() as u64) as usize;
+            }
+            clocks[c] += if next(40) == 0 { 3_600_000 } else { 20_000 + next(100_000) as i64 };
+            let user = (i / args.conversations) % 2 == 0;
+            let words = if user { 6 + next(10) } else { 15 + next(25) };
+            let vocab = TOPICS[topics[c]];
+            let content = (0..words)
+                .map(|_| {
+                    if next(3) == 0 {
+                        FILLER[next(FILLER.len() as u64) as usize]
+                    } else {
+                        vocab[next(vocab.len() as u64) as usize]
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            MessageInput {
+                conversation: ConversationKey::new("bench", format!("c{c}")),
+                user: None,
+                agent: None,
+                key: format!("m{i}"),
+                role: if user { Role::User } else { Role::Assistant },
+                speaker: None,
+                content,
+                timestamp: Some(Timestamp(clocks[c])),
+                metadata: serde_json::Value::Null,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,143 @@
+//! Loading the configuration once, at the entry point: defaults < file < env < flags.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use epimem_core::{SegmentationPolicy, SummaryConfig, TriggerConfig};
+use epimem_engine::{EngineConfig, JobsConfig};
+use serde::Deserialize;
+
+/// The reference configuration, which is also the compiled-in default.
+pub(crate) const REFERENCE: &str = include_str!("epimem.toml");
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AppConfig {
+    pub(crate) db: Option<PathBuf>,
+    pub(crate) tenant: String,
+    #[serde(default)]
+    triggers: TriggerConfig,
+    #[serde(default)]
+    segmentation: SegmentationPolicy,
+    #[serde(default)]
+    summary: SummaryConfig,
+    #[serde(default)]
+    jobs: JobsConfig,
+}
+
+/// What the command line (flags, with their environment fallbacks) says.
+#[derive(Debug, Default)]
+pub(crate) struct Overrides {
+    pub(crate) config: Option<PathBuf>,
+    pub(crate) db: Option<PathBuf>,
+    pub(crate) tenant: Option<String>,
+}
+
+impl AppConfig {
+    pub(crate) fn load(overrides: &Overrides) -> Result<Self> {
+        let explicit = overrides.config.clone();
+        let file = explicit.clone().or_else(|| {
+            dirs::config_dir().map(|d| d.join("epimem/config.toml")).filter(|p| p.exists())
+        });
+        let mut config = match &file {
+            Some(path) => Self::from_file(path, explicit.is_some())?,
+            None => Self::parse(REFERENCE).context("the built-in reference configuration")?,
+        };
+        if let Some(db) = &overrides.db {
+            config.db = Some(db.clone());
+        }
+        if let Some(tenant) = &overrides.tenant {
+            config.tenant = tenant.clone();
+        }
+        anyhow::ensure!(!config.tenant.trim().is_empty(), "the tenant must not be empty");
+        Ok(config)
+    }
+
+    fn from_file(path: &Path, explicit: bool) -> Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| {
+            let origin = if explicit { "--config" } else { "the default config file" };
+            format!("cannot read {} ({origin})", path.display())
+        })?;
+        // The file overrides the reference: start from it and lay the file's keys over.
+        let mut base: toml::Table = toml::from_str(REFERENCE).context("reference config")?;
+        let over: toml::Table = toml::from_str(&text)
+            .with_context(|| format!("{} is not valid TOML", path.display()))?;
+        merge(&mut base, over);
+        Self::deserialize(base)
+            .with_context(|| format!("invalid configuration in {}", path.display()))
+    }
+
+    fn parse(text: &str) -> Result<Self> {
+        Ok(toml::from_str(text)?)
+    }
+
+    pub(crate) fn engine(&self) -> EngineConfig {
+        EngineConfig {
+            triggers: self.triggers.clone(),
+            segmentation: self.segmentation.clone(),
+            summary: self.summary.clone(),
+            jobs: self.jobs.clone(),
+        }
+    }
+
+    /// The database path: configured, or under the user's data directory.
+    pub(crate) fn db_path(&self) -> Result<PathBuf> {
+        if let Some(db) = &self.db {
+            return Ok(db.clone());
+        }
+        let dir = dirs::data_dir()
+            .context("no data directory is known for this user: pass --db PATH or set EPIMEM_DB")?;
+        Ok(dir.join("epimem").join("epimem.db"))
+    }
+}
+
+/// Lays `over` onto `base`, table by table.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_file_is_the_default() {
+        let reference = AppConfig::parse(REFERENCE).unwrap();
+        assert_eq!(reference.engine(), EngineConfig::default());
+        assert_eq!((reference.db, reference.tenant.as_str()), (None, "default"));
+    }
+
+    #[test]
+    fn file_overrides_defaults_and_flags_override_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "tenant = \"acme\"\n[triggers]\nwindow = 8\n").unwrap();
+        let c = AppConfig::load(&Overrides { config: Some(path.clone()), ..Default::default() })
+            .unwrap();
+        assert_eq!((c.tenant.as_str(), c.triggers.window, c.triggers.window_max), ("acme", 8, 40));
+        let c = AppConfig::load(&Overrides {
+            config: Some(path),
+            tenant: Some("flag".into()),
+            db: Some("x.db".into()),
+        })
+        .unwrap();
+        assert_eq!((c.tenant.as_str(), c.db_path().unwrap()), ("flag", PathBuf::from("x.db")));
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[triggers]\nwindw = 8\n").unwrap();
+        let err =
+            AppConfig::load(&Overrides { config: Some(path), ..Default::default() }).unwrap_err();
+        assert!(format!("{err:#}").contains("windw"), "{err:#}");
+    }
+}
