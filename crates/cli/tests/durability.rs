@@ -32,7 +32,7 @@ fn write_file(
         let c = i % conversations;
         let turn = i / conversations;
         let topic = TOPICS[(turn / 12 + c) % TOPICS.len()];
-        let role = if turn % 2 == 0 { "user" } else { "assistant" };
+        let role = if turn.is_multiple_of(2) { "user" } else { "assistant" };
         let minute = turn as i64 * 2 + if turn % 50 == 49 { 90 } else { 0 };
         let ts = 1_767_225_600 + minute * 60 + (turn as i64 / 50) * 5400;
         let time = chrono_like(ts);

@@ -4,6 +4,11 @@
 //! stopwords, with a light plural strip. Bags hold 64-bit hashes so that comparing two prompts
 //! allocates nothing per word; [`keyword_list`] gives the readable words for summaries.
 
+use std::{
+    collections::HashSet,
+    hash::{BuildHasherDefault, Hasher},
+};
+
 use xxhash_rust::xxh3::xxh3_64;
 
 /// A set of keyword hashes, sorted and de-duplicated.
@@ -13,7 +18,7 @@ pub struct KeywordBag(Vec<u64>);
 impl KeywordBag {
     pub fn from_text(text: &str) -> Self {
         let mut hashes = Vec::new();
-        for_each_keyword(text, |word| hashes.push(xxh3_64(word.as_bytes())));
+        for_each_keyword(text, |_, hash| hashes.push(hash));
         hashes.sort_unstable();
         hashes.dedup();
         Self(hashes)
@@ -57,6 +62,59 @@ impl KeywordBag {
     }
 }
 
+/// The growing vocabulary of an episode: a hash set, so adding a message costs its own words,
+/// not the size of the episode.
+#[derive(Debug, Default)]
+pub(crate) struct GrowingBag(HashSet<u64, BuildHasherDefault<PreHashed>>);
+
+impl GrowingBag {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn add_text(&mut self, text: &str) {
+        for_each_keyword(text, |_, hash| {
+            self.0.insert(hash);
+        });
+    }
+
+    pub(crate) fn add(&mut self, bag: &KeywordBag) {
+        self.0.extend(bag.0.iter().copied());
+    }
+
+    pub(crate) fn reset_to(&mut self, bag: &KeywordBag) {
+        self.0.clear();
+        self.add(bag);
+    }
+
+    /// Jaccard similarity of `bag` and this set (see [`jaccard`]).
+    pub(crate) fn jaccard(&self, bag: &KeywordBag) -> f64 {
+        let inter = bag.0.iter().filter(|h| self.0.contains(h)).count();
+        let union = self.0.len() + bag.len() - inter;
+        if union == 0 { 1.0 } else { inter as f64 / union as f64 }
+    }
+}
+
+/// A hasher for keys that already are well-mixed 64-bit hashes.
+#[derive(Debug, Default)]
+pub(crate) struct PreHashed(u64);
+
+impl Hasher for PreHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
 /// Jaccard similarity `|a ∩ b| / |a ∪ b|`; two empty bags count as identical (1.0).
 pub fn jaccard(a: &KeywordBag, b: &KeywordBag) -> f64 {
     let inter = a.intersection_len(b);
@@ -67,7 +125,7 @@ pub fn jaccard(a: &KeywordBag, b: &KeywordBag) -> f64 {
 /// The keywords of `text`, normalized, in order of first appearance.
 pub fn keyword_list(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for_each_keyword(text, |word| {
+    for_each_keyword(text, |word, _| {
         if !out.iter().any(|w| w == word) {
             out.push(word.to_owned());
         }
@@ -75,17 +133,20 @@ pub fn keyword_list(text: &str) -> Vec<String> {
     out
 }
 
-/// Calls `f` with every normalized keyword of `text`, duplicates included.
-pub(crate) fn for_each_keyword(text: &str, mut f: impl FnMut(&str)) {
+/// Calls `f` with every normalized keyword of `text` and its hash, duplicates included.
+pub(crate) fn for_each_keyword(text: &str, mut f: impl FnMut(&str, u64)) {
     let mut word = String::with_capacity(32);
+    let mut chars = 0usize;
     let mut stem = String::with_capacity(32);
-    let mut emit = |word: &mut String| {
-        if word.chars().count() >= 3
-            && !word.bytes().all(|b| b.is_ascii_digit())
-            && !is_stopword(word)
-        {
-            singular(word, &mut stem);
-            f(&stem);
+    let mut emit = |word: &mut String, chars: usize| {
+        if chars >= 3 && !word.bytes().all(|b| b.is_ascii_digit()) {
+            let raw = xxh3_64(word.as_bytes());
+            if !stopword_hashes().contains(&raw) {
+                match singular(word, &mut stem) {
+                    Some(s) => f(s, xxh3_64(s.as_bytes())),
+                    None => f(word, raw),
+                }
+            }
         }
         word.clear();
     };
@@ -96,12 +157,14 @@ pub(crate) fn for_each_keyword(text: &str, mut f: impl FnMut(&str)) {
             } else {
                 word.extend(ch.to_lowercase());
             }
+            chars += 1;
         } else if !word.is_empty() {
-            emit(&mut word);
+            emit(&mut word, chars);
+            chars = 0;
         }
     }
     if !word.is_empty() {
-        emit(&mut word);
+        emit(&mut word, chars);
     }
 }
 
@@ -111,14 +174,17 @@ pub(crate) fn word_count(text: &str) -> usize {
 }
 
 /// A light English plural strip: "varieties" → "variety", "tomatoes" → "tomato",
-/// "boxes" → "box", "pots" → "pot"; "class", "status", "analysis" stay.
-fn singular(word: &str, out: &mut String) {
-    out.clear();
+/// "boxes" → "box", "pots" → "pot"; "class", "status", "analysis" stay (`None`: unchanged).
+fn singular<'a>(word: &str, out: &'a mut String) -> Option<&'a str> {
+    if !word.ends_with('s') {
+        return None;
+    }
     let n = word.len();
     let stem = if n > 4 && word.ends_with("ies") {
+        out.clear();
         out.push_str(&word[..n - 3]);
         out.push('y');
-        return;
+        return Some(out);
     } else if n > 4
         && ["oes", "ses", "xes", "zes", "ches", "shes"].iter().any(|s| word.ends_with(s))
         && !word.ends_with("sses")
@@ -130,14 +196,33 @@ fn singular(word: &str, out: &mut String) {
     {
         &word[..n - 1]
     } else {
-        word
+        return None;
     };
+    out.clear();
     out.push_str(stem);
+    Some(out)
+}
+
+/// The hashes of [`STOPWORDS`]: keywords are hashed anyway, and comparing hashes is far
+/// cheaper than comparing strings on the hot path of segmentation.
+fn stopword_hashes() -> &'static StopwordSet {
+    static SET: std::sync::LazyLock<StopwordSet> = std::sync::LazyLock::new(|| {
+        StopwordSet(STOPWORDS.iter().map(|w| xxh3_64(w.as_bytes())).collect())
+    });
+    &SET
+}
+
+struct StopwordSet(HashSet<u64, BuildHasherDefault<PreHashed>>);
+
+impl StopwordSet {
+    fn contains(&self, hash: &u64) -> bool {
+        self.0.contains(hash)
+    }
 }
 
 /// Whether `word` (lower-case) is an English function word or chat filler.
 pub fn is_stopword(word: &str) -> bool {
-    STOPWORDS.binary_search(&word).is_ok()
+    stopword_hashes().contains(&xxh3_64(word.as_bytes()))
 }
 
 /// English function words and chat filler; sorted for binary search.
@@ -357,6 +442,17 @@ mod tests {
             let mut merged = KeywordBag::from_text(&a);
             merged.merge(&KeywordBag::from_text(&b));
             prop_assert_eq!(merged, KeywordBag::from_text(&format!("{a} {b}")));
+        }
+
+        #[test]
+        fn growing_bag_agrees_with_sorted_bags(a in "[a-z ]{0,60}", b in "[a-z ]{0,60}", c in "[a-z ]{0,60}") {
+            let mut growing = GrowingBag::default();
+            growing.add_text(&a);
+            growing.add(&KeywordBag::from_text(&b));
+            let mut sorted = KeywordBag::from_text(&a);
+            sorted.merge(&KeywordBag::from_text(&b));
+            let probe = KeywordBag::from_text(&c);
+            prop_assert_eq!(growing.jaccard(&probe), jaccard(&probe, &sorted));
         }
 
         #[test]

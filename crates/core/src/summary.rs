@@ -44,19 +44,19 @@ struct Sentence<'a> {
 /// their keywords over their length; the title is the best sentence written by a user, the
 /// summary the best sentences (authors named) that fit the word limit, in conversation order.
 pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
-    let mut freq: HashMap<String, (usize, usize)> = HashMap::new();
+    // Keyword hash → (count, first appearance, the word).
+    let mut freq: HashMap<u64, (usize, usize, String)> = HashMap::new();
     let mut order = 0;
     for m in messages {
-        for_each_keyword(&m.content, |w| {
-            let entry = freq.entry(w.to_owned()).or_insert((0, order));
-            entry.0 += 1;
+        for_each_keyword(&m.content, |w, hash| {
+            freq.entry(hash).or_insert_with(|| (0, order, w.to_owned())).0 += 1;
             order += 1;
         });
     }
-    let mut ranked: Vec<(&String, &(usize, usize))> = freq.iter().collect();
-    ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
+    let mut ranked: Vec<&(usize, usize, String)> = freq.values().collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let keywords: Vec<String> =
-        ranked.iter().take(config.max_keywords).map(|(w, _)| (*w).clone()).collect();
+        ranked.iter().take(config.max_keywords).map(|k| k.2.clone()).collect();
 
     // The opening prompt states the episode's intent: its sentences weigh more.
     let opening = messages.iter().position(|m| m.role == Role::User);
@@ -64,11 +64,11 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     for (index, m) in messages.iter().enumerate() {
         for text in split_sentences(&m.content) {
             let mut score = 0.0;
-            let mut seen: Vec<String> = Vec::new();
-            for_each_keyword(text, |w| {
-                if !seen.iter().any(|s| s == w) {
-                    score += freq.get(w).map_or(0.0, |f| f.0 as f64);
-                    seen.push(w.to_owned());
+            let mut seen: Vec<u64> = Vec::new();
+            for_each_keyword(text, |_, hash| {
+                if !seen.contains(&hash) {
+                    score += freq.get(&hash).map_or(0.0, |f| f.0 as f64);
+                    seen.push(hash);
                 }
             });
             let words = text.split_whitespace().count();

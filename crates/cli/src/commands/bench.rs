@@ -220,7 +220,7 @@ fn synthetic(args: &IngestBenchArgs) -> Vec<MessageInput> {
                 topics[c] = next(TOPICS.len() as u64) as usize;
             }
             clocks[c] += if next(40) == 0 { 3_600_000 } else { 20_000 + next(100_000) as i64 };
-            let user = (i / args.conversations) % 2 == 0;
+            let user = (i / args.conversations).is_multiple_of(2);
             let words = if user { 6 + next(10) } else { 15 + next(25) };
             let vocab = TOPICS[topics[c]];
             let content = (0..words)

@@ -4,7 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Boundary, BoundaryReason, SegmentMessage, Strength};
-use crate::{KeywordBag, Role, Timestamp, jaccard, keywords::word_count};
+use crate::{
+    KeywordBag, Role, Timestamp,
+    keywords::{GrowingBag, word_count},
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -43,11 +46,11 @@ impl Default for IntentConfig {
 pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig) -> Vec<Boundary> {
     let long_gap = config.long_gap_minutes * Timestamp::MINUTE_MS;
     let mut out = Vec::new();
-    let mut bag = KeywordBag::default();
+    let mut bag = GrowingBag::default();
     for (i, m) in messages.iter().enumerate() {
         if m.role != Role::User || word_count(m.content) < config.min_words {
             if config.bag_includes_replies && !bag.is_empty() {
-                bag.merge(&KeywordBag::from_text(m.content));
+                bag.add_text(m.content);
             }
             continue;
         }
@@ -56,12 +59,12 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
             continue;
         }
         if i == 0 || bag.is_empty() {
-            bag = prompt;
+            bag.reset_to(&prompt);
             continue;
         }
         let gap = m.timestamp.since(messages[i - 1].timestamp);
         let threshold = if gap >= long_gap { config.threshold_after_gap } else { config.threshold };
-        let similarity = jaccard(&prompt, &bag);
+        let similarity = bag.jaccard(&prompt);
         if similarity < threshold {
             out.push(Boundary {
                 index: i,
@@ -69,9 +72,9 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
                 strength: Strength::Soft,
                 novelty: 1.0 - similarity,
             });
-            bag = prompt;
+            bag.reset_to(&prompt);
         } else {
-            bag.merge(&prompt);
+            bag.add(&prompt);
         }
     }
     out
