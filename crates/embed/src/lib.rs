@@ -1,0 +1,59 @@
+//! Local text embedders: everything runs on the CPU, nothing touches the network.
+//!
+//! - [`StaticEmbedder`]: model2vec static embeddings (potion-base-8M, 256-d): a table lookup
+//!   and a mean, fast enough to embed every message.
+//! - [`BertEmbedder`]: a BERT sentence encoder (all-MiniLM-L6-v2, 384-d) on candle, the
+//!   quality option.
+//! - [`HashEmbedder`]: hashed words and character trigrams; no model at all. For tests, and as
+//!   a last resort.
+//!
+//! Every embedder has a fingerprint naming the model and its weights: vectors made by different
+//! fingerprints live in different spaces and must never be compared.
+
+mod bert;
+mod hash;
+mod models;
+mod static_model;
+
+pub use bert::BertEmbedder;
+pub use hash::HashEmbedder;
+pub use models::{EmbedderName, ModelFiles, load_embedder};
+pub use static_model::StaticEmbedder;
+
+/// Turns texts into unit-length vectors.
+pub trait Embedder: Send + Sync {
+    /// Identifies the model and its weights, e.g. `model2vec:potion-base-8M:256:1f2e…`.
+    fn fingerprint(&self) -> &str;
+    /// Length of every vector.
+    fn dim(&self) -> usize;
+    /// One L2-normalized vector per text, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmbedError {
+    /// The model's files are not where they were looked for.
+    #[error(
+        "the {name} model is missing: {path} does not hold {missing}. Fetch it with \
+         scripts/fetch-models.sh (or point --models / EPIMEM_MODELS at a folder holding \
+         {name}/, with tokenizer.json, config.json and model.safetensors; upstream: {upstream})"
+    )]
+    ModelMissing { name: &'static str, path: String, missing: String, upstream: &'static str },
+    /// The files are there but unusable.
+    #[error("cannot load the {name} model from {path}: {reason}")]
+    Load { name: &'static str, path: String, reason: String },
+    /// The model failed on some input.
+    #[error("embedding failed: {0}")]
+    Inference(String),
+    #[error("unknown embedder {0:?}: expected potion (static), minilm (bert) or hash")]
+    UnknownName(String),
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub(crate) fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
