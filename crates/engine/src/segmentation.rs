@@ -147,7 +147,13 @@ impl<S: Store> Engine<S> {
 }
 
 fn view(m: &Message) -> SegmentMessage<'_> {
-    SegmentMessage { role: m.role, content: &m.content, timestamp: m.timestamp, tokens: m.tokens }
+    SegmentMessage {
+        role: m.role,
+        content: &m.content,
+        timestamp: m.timestamp,
+        tokens: m.tokens,
+        embedding: None,
+    }
 }
 
 fn all_messages(batch: &SegmentationBatch, i: usize) -> &Message {

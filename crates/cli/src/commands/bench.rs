@@ -188,6 +188,7 @@ fn group(messages: &[NewMessage], conversations: usize) -> Vec<Vec<SegmentMessag
             content: &m.content,
             timestamp: m.timestamp,
             tokens: m.tokens,
+            embedding: None,
         });
     }
     out

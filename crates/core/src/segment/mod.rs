@@ -5,6 +5,8 @@ mod budget;
 mod intent;
 mod overlap;
 mod policy;
+mod semantic;
+pub mod tiling;
 mod time_gap;
 
 use std::ops::Range;
@@ -15,6 +17,7 @@ pub use budget::{BudgetConfig, budget_boundaries};
 pub use intent::{IntentConfig, intent_boundaries};
 pub use overlap::{OverlapConfig, overlap_start};
 pub use policy::SegmentationPolicy;
+pub use semantic::{SemanticConfig, semantic_boundaries, surprise_scores};
 pub use time_gap::{TimeGapConfig, time_gap_boundaries};
 
 use crate::{Role, Timestamp};
@@ -26,6 +29,8 @@ pub struct SegmentMessage<'a> {
     pub content: &'a str,
     pub timestamp: Timestamp,
     pub tokens: u32,
+    /// The message's unit-length embedding, when an embedder is configured.
+    pub embedding: Option<&'a [f32]>,
 }
 
 /// Why an episode ended where it did.
@@ -41,6 +46,8 @@ pub enum BoundaryReason {
     MessageCap,
     /// A user prompt changed the subject.
     IntentShift,
+    /// The meaning of the conversation shifted (embeddings).
+    TopicShift,
     /// The doubled window filled up without any boundary inside it.
     WindowFull,
     /// The oldest pending message waited too long.
@@ -58,6 +65,7 @@ impl BoundaryReason {
             Self::TokenBudget => "token_budget",
             Self::MessageCap => "message_cap",
             Self::IntentShift => "intent_shift",
+            Self::TopicShift => "topic_shift",
             Self::WindowFull => "window_full",
             Self::Age => "age",
             Self::Idle => "idle",
@@ -71,6 +79,7 @@ impl BoundaryReason {
             Self::TokenBudget,
             Self::MessageCap,
             Self::IntentShift,
+            Self::TopicShift,
             Self::WindowFull,
             Self::Age,
             Self::Idle,
@@ -134,6 +143,7 @@ pub(crate) mod test_support {
                 content: &self.content,
                 timestamp: self.timestamp,
                 tokens: self.tokens,
+                embedding: None,
             }
         }
     }

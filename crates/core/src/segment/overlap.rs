@@ -55,6 +55,7 @@ mod tests {
             content: "",
             timestamp: Timestamp(minute * Timestamp::MINUTE_MS),
             tokens,
+            embedding: None,
         }
     }
 

@@ -3,13 +3,15 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Boundary, BudgetConfig, IntentConfig, OverlapConfig, SegmentMessage, Strength, TimeGapConfig,
-    budget_boundaries, intent_boundaries, segment_ranges, time_gap_boundaries,
+    Boundary, BudgetConfig, IntentConfig, OverlapConfig, SegmentMessage, SemanticConfig, Strength,
+    TimeGapConfig, budget_boundaries, intent_boundaries, segment_ranges, semantic_boundaries,
+    time_gap_boundaries,
 };
 
 /// Which segmenters run and how their proposals are merged.
 ///
-/// Time-gap and intent boundaries are merged first (at one position the stronger wins); a soft
+/// Time-gap, intent and semantic boundaries (the last only when messages carry embeddings)
+/// are merged first (at one position the stronger wins); a soft
 /// boundary that would leave fewer than `min_segment_messages` messages since the previous
 /// boundary is dropped. Every resulting segment is then cut to the budget.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,6 +20,7 @@ pub struct SegmentationPolicy {
     pub min_segment_messages: usize,
     pub time_gap: TimeGapConfig,
     pub intent: IntentConfig,
+    pub semantic: SemanticConfig,
     pub budget: BudgetConfig,
     pub overlap: OverlapConfig,
 }
@@ -28,6 +31,7 @@ impl Default for SegmentationPolicy {
             min_segment_messages: 4,
             time_gap: TimeGapConfig::default(),
             intent: IntentConfig::default(),
+            semantic: SemanticConfig::default(),
             budget: BudgetConfig::default(),
             overlap: OverlapConfig::default(),
         }
@@ -43,6 +47,9 @@ impl SegmentationPolicy {
         }
         if self.intent.enabled {
             proposed.extend(intent_boundaries(messages, &self.intent));
+        }
+        if self.semantic.enabled {
+            proposed.extend(semantic_boundaries(messages, &self.semantic));
         }
         // Stronger first at each index, so de-duplication keeps it.
         proposed.sort_by(|a, b| a.index.cmp(&b.index).then(b.strength.cmp(&a.strength)));

@@ -1,0 +1,158 @@
+//! Semantic segmentation: topic shifts read from message embeddings, and the surprise of each
+//! message relative to the episode so far.
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Boundary, BoundaryReason, SegmentMessage, Strength,
+    tiling::{Cutoff, cosine, depth_scores, gap_similarities, select_boundaries, smooth},
+};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SemanticConfig {
+    pub enabled: bool,
+    /// Messages on each side of a gap that are compared.
+    pub window: usize,
+    /// Neighbours on each side averaged into each gap's similarity.
+    pub smoothing: usize,
+    /// A gap is a boundary when its depth exceeds the dialogue's mean depth plus this many
+    /// standard deviations (the cut-off adapts to each dialogue)...
+    pub cutoff_std_devs: f64,
+    /// ...and this absolute floor.
+    pub min_depth: f64,
+    /// Two semantic boundaries are at least this many messages apart.
+    pub min_gap: usize,
+}
+
+impl Default for SemanticConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            window: 2,
+            smoothing: 1,
+            cutoff_std_devs: 0.0,
+            min_depth: 0.05,
+            min_gap: 2,
+        }
+    }
+}
+
+/// Boundaries where the meaning of the conversation shifts. Needs every message's embedding;
+/// proposes nothing if any is missing.
+pub fn semantic_boundaries(
+    messages: &[SegmentMessage<'_>],
+    config: &SemanticConfig,
+) -> Vec<Boundary> {
+    let Some(vectors) = messages.iter().map(|m| m.embedding).collect::<Option<Vec<&[f32]>>>()
+    else {
+        return Vec::new();
+    };
+    let sims = smooth(&gap_similarities(&vectors, config.window), config.smoothing);
+    let depths = depth_scores(&sims);
+    let cutoff = Cutoff {
+        std_devs: config.cutoff_std_devs,
+        min_depth: config.min_depth,
+        min_gap: config.min_gap,
+    };
+    let cuts = select_boundaries(&depths, cutoff);
+    let surprise = surprise_scores(&vectors, &cuts);
+    cuts.into_iter()
+        .filter(|&i| i < messages.len())
+        .map(|index| Boundary {
+            index,
+            reason: BoundaryReason::TopicShift,
+            strength: Strength::Soft,
+            novelty: surprise[index],
+        })
+        .collect()
+}
+
+/// Embedding surprise: for each message, `(1 − cosine) / 2` between it and the centroid of its
+/// episode so far, where episodes restart at `boundaries`. The first message of each episode is
+/// measured against the previous episode. In `0.0..=1.0`.
+pub fn surprise_scores(vectors: &[&[f32]], boundaries: &[usize]) -> Vec<f64> {
+    let dim = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
+    let mut centroid = vec![0.0f64; dim];
+    let mut out = Vec::with_capacity(vectors.len());
+    let mut next_boundary = boundaries.iter().peekable();
+    for (i, v) in vectors.iter().enumerate() {
+        let as_f64: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
+        let novelty = if i == 0 { 0.0 } else { (1.0 - cosine(&as_f64, &centroid)) / 2.0 };
+        out.push(novelty.clamp(0.0, 1.0));
+        if next_boundary.peek().is_some_and(|&&b| b == i) {
+            next_boundary.next();
+            centroid.iter_mut().for_each(|c| *c = 0.0);
+        }
+        for (c, x) in centroid.iter_mut().zip(&as_f64) {
+            *c += x;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::{Role, Timestamp, segment::test_support::check_boundaries};
+
+    fn messages(vectors: &[Vec<f32>]) -> Vec<SegmentMessage<'_>> {
+        vectors
+            .iter()
+            .map(|v| SegmentMessage {
+                role: Role::User,
+                content: "",
+                timestamp: Timestamp(0),
+                tokens: 1,
+                embedding: Some(v),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_the_shift_between_two_topics() {
+        let mut vs = vec![vec![1.0, 0.1, 0.0]; 6];
+        vs.extend(vec![vec![0.0, 0.1, 1.0]; 6]);
+        let b = semantic_boundaries(&messages(&vs), &SemanticConfig::default());
+        assert_eq!(b.iter().map(|b| b.index).collect::<Vec<_>>(), [6]);
+        assert!(b[0].novelty > 0.3, "the first message of a new topic is surprising");
+    }
+
+    #[test]
+    fn needs_every_embedding() {
+        let vs = vec![vec![1.0f32, 0.0]; 6];
+        let mut msgs = messages(&vs);
+        msgs[3].embedding = None;
+        assert!(semantic_boundaries(&msgs, &SemanticConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn surprise_restarts_at_boundaries() {
+        let (a, b) = (vec![1.0f32, 0.0], vec![0.0f32, 1.0]);
+        let vs: Vec<&[f32]> = vec![&a, &a, &b, &b];
+        let s = surprise_scores(&vs, &[2]);
+        assert_eq!(s[0], 0.0);
+        assert!(s[1] < 1e-9);
+        assert!((s[2] - 0.5).abs() < 1e-9, "orthogonal to the episode so far");
+        assert!(s[3] < 1e-9, "like its own new episode");
+    }
+
+    proptest! {
+        #[test]
+        fn boundaries_are_valid(
+            raw in prop::collection::vec(prop::collection::vec(-1.0f32..1.0, 4), 0..50),
+            window in 1usize..4,
+            min_gap in 1usize..4,
+        ) {
+            let config = SemanticConfig { window, min_gap, ..Default::default() };
+            let msgs = messages(&raw);
+            let b = semantic_boundaries(&msgs, &config);
+            check_boundaries(msgs.len(), &b)?;
+            for w in b.windows(2) {
+                prop_assert!(w[1].index - w[0].index >= min_gap);
+            }
+        }
+    }
+}
