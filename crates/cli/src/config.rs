@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use epimem_core::{SegmentationPolicy, SummaryConfig, TriggerConfig};
+use epimem_embed::{Embedder, EmbedderName, load_embedder};
 use epimem_engine::{EngineConfig, JobsConfig};
 use serde::Deserialize;
 
@@ -15,6 +16,9 @@ pub(crate) const REFERENCE: &str = include_str!("epimem.toml");
 pub(crate) struct AppConfig {
     pub(crate) db: Option<PathBuf>,
     pub(crate) tenant: String,
+    /// potion, minilm, hash or none.
+    pub(crate) embedder: String,
+    pub(crate) models: Option<PathBuf>,
     #[serde(default)]
     triggers: TriggerConfig,
     #[serde(default)]
@@ -31,6 +35,8 @@ pub(crate) struct Overrides {
     pub(crate) config: Option<PathBuf>,
     pub(crate) db: Option<PathBuf>,
     pub(crate) tenant: Option<String>,
+    pub(crate) embedder: Option<String>,
+    pub(crate) models: Option<PathBuf>,
 }
 
 impl AppConfig {
@@ -48,6 +54,12 @@ impl AppConfig {
         }
         if let Some(tenant) = &overrides.tenant {
             config.tenant = tenant.clone();
+        }
+        if let Some(embedder) = &overrides.embedder {
+            config.embedder = embedder.clone();
+        }
+        if let Some(models) = &overrides.models {
+            config.models = Some(models.clone());
         }
         anyhow::ensure!(!config.tenant.trim().is_empty(), "the tenant must not be empty");
         Ok(config)
@@ -78,6 +90,21 @@ impl AppConfig {
             summary: self.summary.clone(),
             jobs: self.jobs.clone(),
         }
+    }
+
+    /// The configured embedder, loaded; `None` for `none`.
+    pub(crate) fn embedder(&self) -> Result<Option<Box<dyn Embedder>>> {
+        if self.embedder.trim().eq_ignore_ascii_case("none") {
+            return Ok(None);
+        }
+        let name: EmbedderName = self.embedder.parse()?;
+        let dir = match &self.models {
+            Some(dir) => dir.clone(),
+            None => dirs::cache_dir()
+                .context("no cache directory is known for this user: pass --models DIR or set EPIMEM_MODELS")?
+                .join("epimem/models"),
+        };
+        Ok(Some(load_embedder(name, &dir)?))
     }
 
     /// The database path: configured, or under the user's data directory.
@@ -126,6 +153,7 @@ mod tests {
             config: Some(path),
             tenant: Some("flag".into()),
             db: Some("x.db".into()),
+            ..Default::default()
         })
         .unwrap();
         assert_eq!((c.tenant.as_str(), c.db_path().unwrap()), ("flag", PathBuf::from("x.db")));

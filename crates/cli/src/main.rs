@@ -2,6 +2,7 @@
 
 mod commands;
 mod config;
+mod eval;
 mod input;
 mod output;
 
@@ -28,6 +29,13 @@ struct Cli {
     /// The tenant whose records to read and write.
     #[arg(long, global = true, env = "EPIMEM_TENANT", value_name = "NAME")]
     tenant: Option<String>,
+    /// The embedder for semantic segmentation: potion (static, fast), minilm (BERT, better),
+    /// hash (no model; lexical), or none.
+    #[arg(long, global = true, env = "EPIMEM_EMBEDDER", value_name = "NAME")]
+    embedder: Option<String>,
+    /// The folder holding the models [default: ~/.cache/epimem/models].
+    #[arg(long, global = true, env = "EPIMEM_MODELS", value_name = "DIR")]
+    models: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -61,6 +69,9 @@ enum Command {
     /// Measure throughput.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
+    /// Measure quality on public data sets.
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
 }
 
 fn main() -> ExitCode {
@@ -76,7 +87,13 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let explicit_db = cli.db.is_some();
-    let overrides = Overrides { config: cli.config, db: cli.db, tenant: cli.tenant };
+    let overrides = Overrides {
+        config: cli.config,
+        db: cli.db,
+        tenant: cli.tenant,
+        embedder: cli.embedder,
+        models: cli.models,
+    };
     let config = AppConfig::load(&overrides)?;
     match cli.command {
         Command::Ingest(args) => commands::ingest::ingest(&config, &args),
@@ -92,5 +109,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Demo(args) => commands::demo::demo(&config, explicit_db, &args),
         Command::Bench(command) => commands::bench::bench(&config, &command),
+        Command::Eval(eval::EvalCommand::Segmentation(args)) => {
+            let embedder = config.embedder()?;
+            eval::segmentation::run(&config, embedder.as_deref(), &args)
+        }
     }
 }

@@ -13,6 +13,8 @@ fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .env_remove("EPIMEM_TENANT")
         .env_remove("EPIMEM_CONFIG")
+        // The model-free embedder: these tests must not depend on downloaded models.
+        .env("EPIMEM_EMBEDDER", "hash")
         .output()
         .unwrap()
 }
@@ -93,6 +95,7 @@ fn stats_and_demo() {
     let demo = Command::new(env!("CARGO_BIN_EXE_epimem"))
         .arg("demo")
         .env_remove("EPIMEM_DB")
+        .env("EPIMEM_EMBEDDER", "hash")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&demo.stdout);

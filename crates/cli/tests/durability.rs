@@ -66,14 +66,15 @@ fn chrono_like(secs: i64) -> String {
 fn epimem(db: &Path, config: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_epimem"));
     cmd.arg("--db").arg(db).arg("--config").arg(config).args(args);
-    cmd.env_remove("EPIMEM_TENANT").stdin(Stdio::null());
+    cmd.env_remove("EPIMEM_TENANT").env_remove("EPIMEM_EMBEDDER").stdin(Stdio::null());
     cmd
 }
 
-/// Leases short enough that a killed worker's job is taken over within the test.
+/// Leases short enough that a killed worker's job is taken over within the test, and the
+/// model-free embedder, so semantic segmentation runs without downloaded models.
 fn config(dir: &Path) -> PathBuf {
     let path = dir.join("config.toml");
-    std::fs::write(&path, "[jobs]\nlease_seconds = 1\n").unwrap();
+    std::fs::write(&path, "embedder = \"hash\"\n[jobs]\nlease_seconds = 1\n").unwrap();
     path
 }
 

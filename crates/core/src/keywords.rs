@@ -28,6 +28,11 @@ impl KeywordBag {
         self.0.len()
     }
 
+    /// The keyword hashes, sorted.
+    pub fn hashes(&self) -> &[u64] {
+        &self.0
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

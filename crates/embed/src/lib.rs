@@ -30,6 +30,20 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
 }
 
+impl<E: Embedder + ?Sized> Embedder for std::sync::Arc<E> {
+    fn fingerprint(&self) -> &str {
+        (**self).fingerprint()
+    }
+
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed(texts)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EmbedError {

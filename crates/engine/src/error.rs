@@ -12,6 +12,8 @@ pub enum EngineError {
     NotFound(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Embed(#[from] epimem_embed::EmbedError),
 }
 
 impl EngineError {
@@ -20,6 +22,8 @@ impl EngineError {
             Self::Invalid(_) => ErrorKind::BadInput,
             Self::NotFound(_) => ErrorKind::NotFound,
             Self::Store(e) => e.kind(),
+            Self::Embed(epimem_embed::EmbedError::Inference(_)) => ErrorKind::Internal,
+            Self::Embed(_) => ErrorKind::Unavailable,
         }
     }
 }

@@ -12,6 +12,7 @@ use epimem_core::{
     ConversationKey, Episode, EpisodeId, NewMessage, Role, Scope, Timestamp, TokenCounter,
     evaluate_trigger,
 };
+use epimem_embed::Embedder;
 use epimem_store::{EpisodeDetail, PushOutcome, Stats, Store};
 
 pub use clock::{Clock, FixedClock, SystemClock};
@@ -61,6 +62,7 @@ pub struct Engine<S> {
     clock: Box<dyn Clock>,
     tokens: TokenCounter,
     worker: String,
+    embedder: Option<Box<dyn Embedder>>,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -72,7 +74,14 @@ impl<S> std::fmt::Debug for Engine<S> {
 impl<S: Store> Engine<S> {
     /// `worker` names this process in job leases (say, `host:pid`).
     pub fn new(store: S, config: EngineConfig, clock: Box<dyn Clock>, worker: String) -> Self {
-        Self { store, config, clock, tokens: TokenCounter::cl100k(), worker }
+        Self { store, config, clock, tokens: TokenCounter::cl100k(), worker, embedder: None }
+    }
+
+    /// Embeds messages for semantic segmentation (without one, only the lexical and time
+    /// signals are used).
+    pub fn with_embedder(mut self, embedder: Box<dyn Embedder>) -> Self {
+        self.embedder = Some(embedder);
+        self
     }
 
     pub fn store(&self) -> &S {

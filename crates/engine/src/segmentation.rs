@@ -81,8 +81,17 @@ impl<S: Store> Engine<S> {
         let policy = &self.config.segmentation;
         let batch =
             self.store.segmentation_batch(conversation, upto_seq, policy.overlap.max_messages)?;
-        let views: Vec<SegmentMessage<'_>> =
-            batch.context.iter().chain(&batch.pending).map(view).collect();
+        let vectors = self.message_vectors(conversation, &batch)?;
+        let views: Vec<SegmentMessage<'_>> = batch
+            .context
+            .iter()
+            .chain(&batch.pending)
+            .enumerate()
+            .map(|(i, m)| SegmentMessage {
+                embedding: vectors.as_ref().map(|v| v[i].as_slice()),
+                ..view(m)
+            })
+            .collect();
         let pending_views = &views[batch.context.len()..];
         let plan = plan_segmentation(pending_views, trigger, batch.window_doubled, policy);
         let episodes: Vec<Episode> = plan
@@ -114,6 +123,36 @@ impl<S: Store> Engine<S> {
             window_doubled: plan.window_doubled,
         })?;
         Ok(report)
+    }
+
+    /// Vectors of the batch's context and pending messages, in order: cached ones from the
+    /// store, the rest embedded now and cached. `None` without an embedder.
+    fn message_vectors(
+        &self,
+        conversation: &ConversationKey,
+        batch: &SegmentationBatch,
+    ) -> Result<Option<Vec<Vec<f32>>>, EngineError> {
+        let Some(embedder) = &self.embedder else { return Ok(None) };
+        let messages: Vec<&Message> = batch.context.iter().chain(&batch.pending).collect();
+        let (Some(first), Some(last)) = (messages.first(), messages.last()) else {
+            return Ok(Some(Vec::new()));
+        };
+        let fingerprint = embedder.fingerprint();
+        let mut cached: std::collections::HashMap<u64, Vec<f32>> = self
+            .store
+            .message_vectors(conversation, first.seq, last.seq, fingerprint)?
+            .into_iter()
+            .collect();
+        let missing: Vec<&Message> =
+            messages.iter().copied().filter(|m| !cached.contains_key(&m.seq)).collect();
+        if !missing.is_empty() {
+            let texts: Vec<&str> = missing.iter().map(|m| m.content.as_str()).collect();
+            let fresh: Vec<(u64, Vec<f32>)> =
+                missing.iter().map(|m| m.seq).zip(embedder.embed(&texts)?).collect();
+            self.store.put_message_vectors(conversation, fingerprint, &fresh)?;
+            cached.extend(fresh);
+        }
+        Ok(Some(messages.iter().map(|m| cached.remove(&m.seq).unwrap_or_default()).collect()))
     }
 
     fn build_episode(

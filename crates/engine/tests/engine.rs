@@ -221,3 +221,68 @@ impl NowTs for FixedClock {
         epimem_engine::Clock::now(self)
     }
 }
+
+/// Counts the texts it embeds, to see what the engine caches.
+struct Counting {
+    inner: epimem_embed::HashEmbedder,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+impl epimem_embed::Embedder for Counting {
+    fn fingerprint(&self) -> &str {
+        self.inner.fingerprint()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, epimem_embed::EmbedError> {
+        self.texts.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        self.inner.embed(texts)
+    }
+}
+
+#[test]
+fn message_vectors_are_cached_per_model_and_reused() {
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.db");
+    let counting = Arc::new(Counting {
+        inner: epimem_embed::HashEmbedder::new(64),
+        texts: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let engine = Engine::new(
+        SqliteStore::open(&path).unwrap(),
+        EngineConfig::default(),
+        Box::new(clock.clone()),
+        "test:1".into(),
+    )
+    .with_embedder(Box::new(counting.clone()));
+    // One topic: the first window doubles (20 embedded), the second run embeds only the new 20.
+    engine.ingest(same_topic(0, 20, 0)).unwrap();
+    assert_eq!(counting.texts.load(std::sync::atomic::Ordering::SeqCst), 20);
+    engine.ingest(same_topic(20, 20, 20)).unwrap();
+    assert_eq!(counting.texts.load(std::sync::atomic::Ordering::SeqCst), 40);
+    assert_eq!(engine.stats(None).unwrap().episodes, 1);
+    drop(engine);
+
+    // Another model over the same store re-embeds instead of mixing vector spaces.
+    let other = Arc::new(Counting {
+        inner: epimem_embed::HashEmbedder::new(32),
+        texts: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let engine = Engine::new(
+        SqliteStore::open(&path).unwrap(),
+        EngineConfig::default(),
+        Box::new(clock.clone()),
+        "test:2".into(),
+    )
+    .with_embedder(Box::new(other.clone()));
+    engine.ingest(same_topic(40, 5, 40)).unwrap();
+    engine.flush(&Scope::tenant("default")).unwrap();
+    // The 5 new messages and the overlap context before them, all with the new model.
+    let embedded = other.texts.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(embedded >= 5, "{embedded}");
+    let stored = engine.store().message_vectors(&conv(), 1, 45, "hash:v1:32").unwrap();
+    assert_eq!(stored.len(), embedded);
+    assert!(stored.iter().all(|(_, v)| v.len() == 32));
+}

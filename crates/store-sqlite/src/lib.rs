@@ -11,6 +11,7 @@ mod rows;
 mod schema;
 mod search;
 mod segmentation;
+mod vectors;
 
 use std::{path::Path, sync::Mutex, time::Duration};
 
@@ -190,6 +191,28 @@ impl Store for SqliteStore {
         limit: usize,
     ) -> Result<Vec<LexicalHit>, StoreError> {
         self.with_conn(|conn| search::lexical(conn, scope, query, limit))
+    }
+
+    fn message_vectors(
+        &self,
+        conversation: &ConversationKey,
+        from: u64,
+        to: u64,
+        fingerprint: &str,
+    ) -> Result<Vec<(u64, Vec<f32>)>, StoreError> {
+        self.with_conn(|conn| vectors::message_vectors(conn, conversation, from, to, fingerprint))
+    }
+
+    fn put_message_vectors(
+        &self,
+        conversation: &ConversationKey,
+        fingerprint: &str,
+        vectors: &[(u64, Vec<f32>)],
+    ) -> Result<(), StoreError> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
+        self.write(|tx| vectors::put_message_vectors(tx, conversation, fingerprint, vectors))
     }
 
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {

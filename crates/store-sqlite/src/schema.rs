@@ -6,7 +6,8 @@ use crate::map_err;
 use epimem_store::StoreError;
 
 /// Each entry moves the schema one version up. Never edit a released entry: append one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE conversations (
     id             INTEGER PRIMARY KEY,
     tenant         TEXT NOT NULL,
@@ -73,7 +74,22 @@ CREATE TABLE jobs (
     last_error  TEXT
 );
 CREATE INDEX jobs_runnable ON jobs (state, id);
-"#];
+"#,
+    r#"
+CREATE TABLE vector_models (
+    id          INTEGER PRIMARY KEY,
+    fingerprint TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE message_vectors (
+    conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+    seq             INTEGER NOT NULL,
+    model_id        INTEGER NOT NULL REFERENCES vector_models (id),
+    vector          BLOB NOT NULL,
+    PRIMARY KEY (conversation_id, model_id, seq)
+) WITHOUT ROWID;
+"#,
+];
 
 /// Brings the schema to the newest version, one transaction per step.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {

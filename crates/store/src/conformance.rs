@@ -30,7 +30,8 @@ macro_rules! conformance_tests {
             lexical_search_covers_titles_and_raw_text,
             tenants_never_see_each_other,
             episodes_list_and_detail,
-            stats_count_everything
+            stats_count_everything,
+            message_vectors_are_kept_per_model
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -408,4 +409,26 @@ pub fn stats_count_everything(store: &dyn Store) {
         (s.conversations, s.messages, s.pending_messages, s.episodes, s.queued_jobs),
         (2, 10, 5, 1, 0)
     );
+}
+
+pub fn message_vectors_are_kept_per_model(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 5);
+    let a: Vec<(u64, Vec<f32>)> = vec![(1, vec![0.5, -1.25]), (3, vec![1.0, 0.0])];
+    store.put_message_vectors(&conv, "model-a", &a).unwrap();
+    store.put_message_vectors(&conv, "model-b", &[(1, vec![9.0, 9.0, 9.0])]).unwrap();
+    assert_eq!(store.message_vectors(&conv, 1, 5, "model-a").unwrap(), a);
+    assert_eq!(store.message_vectors(&conv, 2, 5, "model-a").unwrap(), vec![(3, vec![1.0, 0.0])]);
+    assert_eq!(
+        store.message_vectors(&conv, 1, 5, "model-b").unwrap(),
+        vec![(1, vec![9.0, 9.0, 9.0])]
+    );
+    assert!(store.message_vectors(&conv, 1, 5, "model-c").unwrap().is_empty());
+    // Replacing is allowed: vectors are derived state.
+    store.put_message_vectors(&conv, "model-a", &[(1, vec![2.0, 2.0])]).unwrap();
+    assert_eq!(store.message_vectors(&conv, 1, 1, "model-a").unwrap(), vec![(1, vec![2.0, 2.0])]);
+    assert!(matches!(
+        store.put_message_vectors(&key("t", "nope"), "model-a", &a),
+        Err(StoreError::NotFound(_))
+    ));
 }

@@ -101,6 +101,24 @@ pub trait Store: Send + Sync {
         limit: usize,
     ) -> Result<Vec<LexicalHit>, StoreError>;
 
+    /// Cached vectors of messages `from..=to` made by the embedder `fingerprint`, by sequence
+    /// number. Vectors of other fingerprints are never returned.
+    fn message_vectors(
+        &self,
+        conversation: &ConversationKey,
+        from: u64,
+        to: u64,
+        fingerprint: &str,
+    ) -> Result<Vec<(u64, Vec<f32>)>, StoreError>;
+
+    /// Caches message vectors made by `fingerprint` (derived state: replaced if present).
+    fn put_message_vectors(
+        &self,
+        conversation: &ConversationKey,
+        fingerprint: &str,
+        vectors: &[(u64, Vec<f32>)],
+    ) -> Result<(), StoreError>;
+
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;
 }

@@ -77,7 +77,7 @@ pub(crate) fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCo
     bar.finish_and_clear();
     rows.push(Row::new("store push, batched (SQLite, WAL)", messages.len(), took, Some(50_000.0)));
 
-    let engine = open_engine_at(config, &dir.path().join("full.db"))?;
+    let engine = open_engine_at(config, &dir.path().join("full.db"), true)?;
     let bar = ProgressBar::new(inputs.len() as u64);
     let (ingested, took) = timed(|| -> Result<u64> {
         let mut episodes = 0;

@@ -34,7 +34,7 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
     // A throwaway database unless one was asked for, so the demo never touches real memories.
     let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
     let path = if explicit_db { config.db_path()? } else { scratch.path().join("demo.db") };
-    let engine = open_engine_at(config, &path)?;
+    let engine = open_engine_at(config, &path, true)?;
     let mut messages = Vec::new();
     for (i, line) in SAMPLE.lines().enumerate() {
         let parsed = parse_line(&config.tenant, i as u64 + 1, line)

@@ -13,14 +13,30 @@ use epimem_store_sqlite::SqliteStore;
 
 use crate::config::AppConfig;
 
-/// Opens the configured database and wires the engine to it.
+/// Opens the configured database for reading (no embedder is loaded).
 pub(crate) fn open_engine(config: &AppConfig) -> Result<Engine<SqliteStore>> {
-    open_engine_at(config, &config.db_path()?)
+    open_engine_at(config, &config.db_path()?, false)
 }
 
-pub(crate) fn open_engine_at(config: &AppConfig, path: &Path) -> Result<Engine<SqliteStore>> {
+/// Opens the configured database for ingest and segmentation, with the configured embedder.
+pub(crate) fn open_writer(config: &AppConfig) -> Result<Engine<SqliteStore>> {
+    open_engine_at(config, &config.db_path()?, true)
+}
+
+pub(crate) fn open_engine_at(
+    config: &AppConfig,
+    path: &Path,
+    segments: bool,
+) -> Result<Engine<SqliteStore>> {
     let store = SqliteStore::open(path)
         .with_context(|| format!("cannot open the database {}", path.display()))?;
     let worker = format!("pid:{}", std::process::id());
-    Ok(Engine::new(store, config.engine(), Box::new(SystemClock), worker))
+    let engine = Engine::new(store, config.engine(), Box::new(SystemClock), worker);
+    if !segments {
+        return Ok(engine);
+    }
+    Ok(match config.embedder()? {
+        Some(embedder) => engine.with_embedder(embedder),
+        None => engine,
+    })
 }

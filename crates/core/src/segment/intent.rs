@@ -27,6 +27,9 @@ pub struct IntentConfig {
     /// their keywords to the episode's bag. Prompts often pick up the reply's words
     /// ("which test fails?" → "test_refund_webhook fails"), not the previous prompt's.
     pub bag_includes_replies: bool,
+    /// Run only when messages carry no embeddings: the semantic segmenter reads the same
+    /// signal, better.
+    pub only_without_embeddings: bool,
 }
 
 impl Default for IntentConfig {
@@ -38,6 +41,7 @@ impl Default for IntentConfig {
             long_gap_minutes: 30,
             threshold_after_gap: 0.30,
             bag_includes_replies: true,
+            only_without_embeddings: true,
         }
     }
 }

@@ -45,10 +45,12 @@ impl SegmentationPolicy {
         if self.time_gap.enabled {
             proposed.extend(time_gap_boundaries(messages, &self.time_gap));
         }
-        if self.intent.enabled {
+        let embedded = !messages.is_empty() && messages.iter().all(|m| m.embedding.is_some());
+        let semantic_runs = self.semantic.enabled && embedded;
+        if self.intent.enabled && !(self.intent.only_without_embeddings && semantic_runs) {
             proposed.extend(intent_boundaries(messages, &self.intent));
         }
-        if self.semantic.enabled {
+        if semantic_runs {
             proposed.extend(semantic_boundaries(messages, &self.semantic));
         }
         // Stronger first at each index, so de-duplication keeps it.

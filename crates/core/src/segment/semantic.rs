@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Role;
+
 use super::{
     Boundary, BoundaryReason, SegmentMessage, Strength,
     tiling::{Cutoff, cosine, depth_scores, gap_similarities, select_boundaries, smooth},
@@ -23,6 +25,10 @@ pub struct SemanticConfig {
     pub min_depth: f64,
     /// Two semantic boundaries are at least this many messages apart.
     pub min_gap: usize,
+    /// Depth at a gap before a message that is not the user's is scaled by this: people
+    /// change the subject, agents answer (1.0 treats every speaker alike; 0.0 cuts only before
+    /// user messages).
+    pub non_user_weight: f64,
 }
 
 impl Default for SemanticConfig {
@@ -34,6 +40,7 @@ impl Default for SemanticConfig {
             cutoff_std_devs: 0.0,
             min_depth: 0.05,
             min_gap: 2,
+            non_user_weight: 1.0,
         }
     }
 }
@@ -49,7 +56,12 @@ pub fn semantic_boundaries(
         return Vec::new();
     };
     let sims = smooth(&gap_similarities(&vectors, config.window), config.smoothing);
-    let depths = depth_scores(&sims);
+    let mut depths = depth_scores(&sims);
+    for (gap, depth) in depths.iter_mut().enumerate() {
+        if messages[gap + 1].role != Role::User {
+            *depth *= config.non_user_weight;
+        }
+    }
     let cutoff = Cutoff {
         std_devs: config.cutoff_std_devs,
         min_depth: config.min_depth,
@@ -96,7 +108,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::{Role, Timestamp, segment::test_support::check_boundaries};
+    use crate::{Timestamp, segment::test_support::check_boundaries};
 
     fn messages(vectors: &[Vec<f32>]) -> Vec<SegmentMessage<'_>> {
         vectors
@@ -118,6 +130,22 @@ mod tests {
         let b = semantic_boundaries(&messages(&vs), &SemanticConfig::default());
         assert_eq!(b.iter().map(|b| b.index).collect::<Vec<_>>(), [6]);
         assert!(b[0].novelty > 0.3, "the first message of a new topic is surprising");
+    }
+
+    #[test]
+    fn user_turns_can_be_preferred() {
+        // The shift happens at message 5, an assistant turn; with weight 0 the cut moves to a
+        // user turn or disappears, never stays on the assistant.
+        let mut vs = vec![vec![1.0, 0.1, 0.0]; 5];
+        vs.extend(vec![vec![0.0, 0.1, 1.0]; 7]);
+        let mut msgs = messages(&vs);
+        for (i, m) in msgs.iter_mut().enumerate() {
+            m.role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+        }
+        let any = semantic_boundaries(&msgs, &SemanticConfig::default());
+        assert_eq!(any.iter().map(|b| b.index).collect::<Vec<_>>(), [5]);
+        let users = SemanticConfig { non_user_weight: 0.0, ..Default::default() };
+        assert!(semantic_boundaries(&msgs, &users).iter().all(|b| b.index % 2 == 0));
     }
 
     #[test]

@@ -1,0 +1,168 @@
+//! Reading the public segmentation data sets.
+
+use std::{path::Path, str::FromStr};
+
+use anyhow::{Context, Result, bail};
+use epimem_core::Role;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SegDataset {
+    DialSeg711,
+    Tiage,
+    SuperDialseg,
+}
+
+impl SegDataset {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::DialSeg711 => "dialseg711",
+            Self::Tiage => "tiage",
+            Self::SuperDialseg => "superdialseg",
+        }
+    }
+}
+
+impl FromStr for SegDataset {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "dialseg711" => Ok(Self::DialSeg711),
+            "tiage" => Ok(Self::Tiage),
+            "superdialseg" => Ok(Self::SuperDialseg),
+            _ => Err(format!("unknown dataset {s:?}: expected dialseg711, tiage or superdialseg")),
+        }
+    }
+}
+
+/// One dialogue with its gold segmentation.
+#[derive(Debug, Clone)]
+pub(crate) struct Dialogue {
+    pub(crate) id: String,
+    pub(crate) set: Option<String>,
+    pub(crate) utterances: Vec<(Role, String)>,
+    /// Gold segment lengths; they sum to the number of utterances.
+    pub(crate) reference: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+struct JsonDialogue {
+    dial_id: serde_json::Value,
+    utterances: Vec<String>,
+    segments: Vec<usize>,
+    #[serde(default)]
+    set: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SuperLine {
+    id: String,
+    dialogue: String,
+}
+
+/// Reads `path` in the format of `dataset`.
+pub(crate) fn load(dataset: SegDataset, path: &Path) -> Result<Vec<Dialogue>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let dialogues = match dataset {
+        SegDataset::DialSeg711 | SegDataset::Tiage => parse_json_array(&text),
+        SegDataset::SuperDialseg => parse_superdialseg(&text),
+    }
+    .with_context(|| format!("{} is not in the {} format", path.display(), dataset.name()))?;
+    if dialogues.is_empty() {
+        bail!("{} holds no dialogues", path.display());
+    }
+    Ok(dialogues)
+}
+
+fn parse_json_array(text: &str) -> Result<Vec<Dialogue>> {
+    let raw: Vec<JsonDialogue> = serde_json::from_str(text)?;
+    raw.into_iter()
+        .map(|d| {
+            let id = match d.dial_id {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            let total: usize = d.segments.iter().sum();
+            if total != d.utterances.len() || d.segments.contains(&0) {
+                bail!(
+                    "dialogue {id}: segments {:?} do not add up to its {} utterances",
+                    d.segments,
+                    d.utterances.len()
+                );
+            }
+            // Speakers alternate, starting with the user.
+            let utterances = d
+                .utterances
+                .into_iter()
+                .enumerate()
+                .map(|(i, u)| (if i % 2 == 0 { Role::User } else { Role::Assistant }, u))
+                .collect();
+            Ok(Dialogue { id, set: d.set, utterances, reference: d.segments })
+        })
+        .collect()
+}
+
+fn parse_superdialseg(text: &str) -> Result<Vec<Dialogue>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let raw: SuperLine =
+            serde_json::from_str(line).with_context(|| format!("line {}", i + 1))?;
+        let mut utterances = Vec::new();
+        let mut reference = Vec::new();
+        let mut current = 0;
+        for piece in raw.dialogue.split("[NEWLINE]").map(str::trim).filter(|p| !p.is_empty()) {
+            if piece == "[BOUNDARY]" {
+                if current > 0 {
+                    reference.push(current);
+                    current = 0;
+                }
+                continue;
+            }
+            let (role, text) = if let Some(t) = piece.strip_prefix("user:") {
+                (Role::User, t)
+            } else if let Some(t) = piece.strip_prefix("agent:") {
+                (Role::Assistant, t)
+            } else {
+                bail!("line {}: utterance without a speaker: {piece:?}", i + 1);
+            };
+            utterances.push((role, text.trim().to_owned()));
+            current += 1;
+        }
+        if current > 0 {
+            reference.push(current);
+        }
+        if !utterances.is_empty() {
+            out.push(Dialogue { id: raw.id, set: None, utterances, reference });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_superdialseg_boundaries() {
+        let line = r#"{"id": "s0", "dialogue": "user: a[NEWLINE]agent: b[NEWLINE][BOUNDARY][NEWLINE]user: c[NEWLINE]agent: d[NEWLINE]user: e[NEWLINE][BOUNDARY][NEWLINE]agent: f"}"#;
+        let d = parse_superdialseg(line).unwrap();
+        assert_eq!(d[0].reference, [2, 3, 1]);
+        assert_eq!(d[0].utterances[1], (Role::Assistant, "b".to_owned()));
+    }
+
+    #[test]
+    fn reads_json_arrays_and_checks_lengths() {
+        let ok =
+            r#"[{"dial_id": 3, "utterances": ["a","b","c"], "segments": [1,2], "set": "dev"}]"#;
+        let d = parse_json_array(ok).unwrap();
+        assert_eq!(
+            (d[0].id.as_str(), d[0].set.as_deref(), &d[0].reference[..]),
+            ("3", Some("dev"), &[1, 2][..])
+        );
+        assert_eq!(d[0].utterances[2].0, Role::User);
+        let bad = r#"[{"dial_id": "x", "utterances": ["a"], "segments": [2]}]"#;
+        assert!(parse_json_array(bad).unwrap_err().to_string().contains("do not add up"));
+    }
+}

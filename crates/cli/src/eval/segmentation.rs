@@ -1,0 +1,314 @@
+//! `epimem eval segmentation`: every segmenter and baseline, on one data set, in one pass.
+
+use std::{
+    fmt::Write as _,
+    io::{BufWriter, Write},
+    path::PathBuf,
+    process::ExitCode,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use epimem_core::{
+    SegmentMessage, SegmentationPolicy, Timestamp, TokenCounter,
+    segment::{intent_boundaries, semantic_boundaries, time_gap_boundaries},
+};
+use epimem_embed::Embedder;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use super::{
+    baselines,
+    data::{Dialogue, SegDataset, load},
+    metrics::{self, BoundaryCounts},
+};
+use crate::{config::AppConfig, output::json_line};
+
+#[derive(Debug, Args)]
+pub(crate) struct SegmentationArgs {
+    /// The data set's format: dialseg711, tiage or superdialseg.
+    #[arg(long)]
+    dataset: SegDataset,
+    /// The data set file.
+    #[arg(long)]
+    path: PathBuf,
+    /// Only this epimem segmenter (time_gap, intent, semantic, default); the baselines always
+    /// run.
+    #[arg(long)]
+    segmenter: Option<String>,
+    /// Only dialogues of this split (TIAGE: train or dev).
+    #[arg(long)]
+    set: Option<String>,
+    /// Only the first N dialogues.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Seed of the random baseline.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// One JSON object per segmenter instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Write one JSON line per dialogue and segmenter with reference and predicted segment
+    /// lengths, for outside scorers.
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
+}
+
+const BASELINES: &[&str] = &["none", "random", "even", "texttiling"];
+const EPIMEM: &[&str] = &["time_gap", "intent", "semantic", "default"];
+
+#[derive(Debug, Default)]
+struct Score {
+    pk: f64,
+    window_diff: f64,
+    scored: usize,
+    counts: BoundaryCounts,
+    took: Duration,
+}
+
+#[derive(Debug, Serialize)]
+struct ScoreJson<'a> {
+    dataset: &'static str,
+    segmenter: &'a str,
+    embedder: &'a str,
+    pk: f64,
+    window_diff: f64,
+    precision: f64,
+    recall: f64,
+    f1: f64,
+    predicted_boundaries: usize,
+    reference_boundaries: usize,
+    dialogues: usize,
+    utterances: usize,
+    seconds: f64,
+}
+
+#[derive(Serialize)]
+struct DumpLine<'a> {
+    dataset: &'static str,
+    dialogue: &'a str,
+    segmenter: &'a str,
+    reference: &'a [usize],
+    predicted: Vec<usize>,
+}
+
+pub(crate) fn run(
+    config: &AppConfig,
+    embedder: Option<&dyn Embedder>,
+    args: &SegmentationArgs,
+) -> Result<ExitCode> {
+    let started = Instant::now();
+    let mut dialogues = load(args.dataset, &args.path)?;
+    if let Some(set) = &args.set {
+        dialogues.retain(|d| d.set.as_deref() == Some(set.as_str()));
+        if dialogues.is_empty() {
+            bail!("no dialogue of {} is in set {set:?}", args.path.display());
+        }
+    }
+    if let Some(limit) = args.limit {
+        dialogues.truncate(limit);
+    }
+    let ours: Vec<&str> = match &args.segmenter {
+        Some(name) if EPIMEM.contains(&name.as_str()) => vec![name.as_str()],
+        Some(name) => bail!("unknown segmenter {name:?}: expected one of {}", EPIMEM.join(", ")),
+        None => EPIMEM.to_vec(),
+    };
+    let needs_vectors = ours.iter().any(|s| matches!(*s, "semantic" | "default"));
+    if needs_vectors && embedder.is_none() {
+        bail!(
+            "the semantic and default segmenters need an embedder: pass --embedder potion|minilm|hash"
+        );
+    }
+    let utterances: usize = dialogues.iter().map(|d| d.utterances.len()).sum();
+    let progress = bar(dialogues.len() as u64 * 2);
+
+    // Embed everything once: the cost of the model is reported apart from the segmenters'.
+    let embed_started = Instant::now();
+    let mut vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(dialogues.len());
+    if let (true, Some(e)) = (needs_vectors, embedder) {
+        for d in &dialogues {
+            let texts: Vec<&str> = d.utterances.iter().map(|(_, t)| t.as_str()).collect();
+            vectors.push(e.embed(&texts).with_context(|| format!("embedding dialogue {}", d.id))?);
+            progress.inc(1);
+        }
+    } else {
+        vectors.resize(dialogues.len(), Vec::new());
+        progress.inc(dialogues.len() as u64);
+    }
+    let embed_took = embed_started.elapsed();
+
+    let policy = config.engine().segmentation;
+    let counter = TokenCounter::cl100k();
+    let names: Vec<&str> = BASELINES.iter().chain(&ours).copied().collect();
+    let mut scores: Vec<Score> = names.iter().map(|_| Score::default()).collect();
+    let mut dump = args
+        .dump
+        .as_ref()
+        .map(|p| {
+            std::fs::File::create(p)
+                .map(BufWriter::new)
+                .with_context(|| format!("cannot create {}", p.display()))
+        })
+        .transpose()?;
+    for (index, (d, vecs)) in dialogues.iter().zip(&vectors).enumerate() {
+        let n = d.utterances.len();
+        let reference = metrics::boundaries(&d.reference);
+        let tokens: Vec<u32> = d.utterances.iter().map(|(_, t)| counter.count(t)).collect();
+        for (name, score) in names.iter().zip(scores.iter_mut()) {
+            let start = Instant::now();
+            let predicted =
+                predict(name, d, vecs, &tokens, &policy, &reference, args.seed ^ index as u64);
+            score.took += start.elapsed();
+            score.counts.add(&reference, &predicted);
+            if let Some(k) = metrics::window(&d.reference) {
+                score.pk += metrics::pk(n, &reference, &predicted, k);
+                score.window_diff += metrics::window_diff(n, &reference, &predicted, k);
+                score.scored += 1;
+            }
+            if let Some(out) = dump.as_mut() {
+                let line = DumpLine {
+                    dataset: args.dataset.name(),
+                    dialogue: &d.id,
+                    segmenter: name,
+                    reference: &d.reference,
+                    predicted: metrics::lengths(n, &predicted),
+                };
+                writeln!(out, "{}", json_line(&line))?;
+            }
+        }
+        progress.inc(1);
+    }
+    if let Some(mut out) = dump {
+        out.flush()?;
+    }
+    progress.finish_and_clear();
+
+    let embedder_name = embedder.map_or("none", |e| e.fingerprint());
+    let mut out = String::new();
+    if !args.json {
+        let reference: usize = dialogues.iter().map(|d| d.reference.len() - 1).sum();
+        writeln!(
+            out,
+            "{}: {} dialogues, {utterances} utterances, {reference} reference boundaries{}",
+            args.dataset.name(),
+            dialogues.len(),
+            args.set.as_ref().map_or(String::new(), |s| format!(" (set {s})"))
+        )?;
+        writeln!(
+            out,
+            "Pk and WindowDiff macro-averaged over dialogues, k = half the mean reference segment length (at least 2);"
+        )?;
+        writeln!(
+            out,
+            "boundary P/R/F1 micro-averaged over exact positions; random and even place as many boundaries as the reference."
+        )?;
+        if needs_vectors {
+            writeln!(
+                out,
+                "embedder {embedder_name}: {:.2} s for all utterances ({:.0} utterances/s)",
+                embed_took.as_secs_f64(),
+                utterances as f64 / embed_took.as_secs_f64().max(1e-9)
+            )?;
+        }
+        writeln!(
+            out,
+            "\n{:<12} {:>6} {:>6} {:>6} {:>6} {:>6} {:>10} {:>12} {:>14}",
+            "segmenter", "Pk", "WD", "P", "R", "F1", "boundaries", "dialogues/s", "utterances/s"
+        )?;
+    }
+    for (name, s) in names.iter().zip(&scores) {
+        let (p, r, f) = s.counts.prf();
+        let scored = s.scored.max(1) as f64;
+        let secs = s.took.as_secs_f64().max(1e-9);
+        if args.json {
+            let line = ScoreJson {
+                dataset: args.dataset.name(),
+                segmenter: name,
+                embedder: if matches!(*name, "semantic" | "default") {
+                    embedder_name
+                } else {
+                    "none"
+                },
+                pk: s.pk / scored,
+                window_diff: s.window_diff / scored,
+                precision: p,
+                recall: r,
+                f1: f,
+                predicted_boundaries: s.counts.predicted,
+                reference_boundaries: s.counts.reference,
+                dialogues: dialogues.len(),
+                utterances,
+                seconds: s.took.as_secs_f64(),
+            };
+            writeln!(out, "{}", json_line(&line))?;
+        } else {
+            writeln!(
+                out,
+                "{:<12} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>10} {:>12.0} {:>14.0}",
+                name,
+                s.pk / scored,
+                s.window_diff / scored,
+                p,
+                r,
+                f,
+                s.counts.predicted,
+                dialogues.len() as f64 / secs,
+                utterances as f64 / secs
+            )?;
+        }
+    }
+    if !args.json {
+        writeln!(out, "\nwhole evaluation: {:.2} s", started.elapsed().as_secs_f64())?;
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn predict(
+    name: &str,
+    d: &Dialogue,
+    vectors: &[Vec<f32>],
+    tokens: &[u32],
+    policy: &SegmentationPolicy,
+    reference: &[usize],
+    seed: u64,
+) -> Vec<usize> {
+    let n = d.utterances.len();
+    let texts = || d.utterances.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>();
+    // The data sets carry no times: utterances half a minute apart.
+    let messages = |with_vectors: bool| -> Vec<SegmentMessage<'_>> {
+        d.utterances
+            .iter()
+            .enumerate()
+            .map(|(i, (role, text))| SegmentMessage {
+                role: *role,
+                content: text,
+                timestamp: Timestamp(i as i64 * 30_000),
+                tokens: tokens[i],
+                embedding: with_vectors.then(|| vectors[i].as_slice()),
+            })
+            .collect()
+    };
+    let indices = |b: Vec<epimem_core::Boundary>| b.into_iter().map(|b| b.index).collect();
+    match name {
+        "none" => Vec::new(),
+        "random" => baselines::random(n, reference.len(), seed),
+        "even" => baselines::even(n, reference.len()),
+        "texttiling" => baselines::texttiling(&texts()),
+        "time_gap" => indices(time_gap_boundaries(&messages(false), &policy.time_gap)),
+        "intent" => indices(intent_boundaries(&messages(false), &policy.intent)),
+        "semantic" => indices(semantic_boundaries(&messages(true), &policy.semantic)),
+        _ => indices(policy.boundaries(&messages(true))),
+    }
+}
+
+fn bar(len: u64) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} evaluating [{bar:30}] {pos}/{len} ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}

@@ -1,0 +1,83 @@
+//! Cached embeddings, tagged with the model that made them.
+
+use epimem_core::ConversationKey;
+use epimem_store::StoreError;
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::{map_err, rows};
+
+/// Little-endian `f32`s.
+pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<f32>, StoreError> {
+    if bytes.len() % 4 != 0 {
+        return Err(StoreError::Internal(format!("a stored vector has {} bytes", bytes.len())));
+    }
+    Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+fn model_id(conn: &Connection, fingerprint: &str) -> Result<Option<i64>, StoreError> {
+    conn.prepare_cached("SELECT id FROM vector_models WHERE fingerprint = ?1")
+        .and_then(|mut s| s.query_row([fingerprint], |r| r.get(0)).optional())
+        .map_err(map_err)
+}
+
+pub(crate) fn message_vectors(
+    conn: &Connection,
+    conversation: &ConversationKey,
+    from: u64,
+    to: u64,
+    fingerprint: &str,
+) -> Result<Vec<(u64, Vec<f32>)>, StoreError> {
+    let (Some(conv), Some(model)) =
+        (rows::conversation_id(conn, conversation)?, model_id(conn, fingerprint)?)
+    else {
+        return Ok(Vec::new());
+    };
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT seq, vector FROM message_vectors
+             WHERE conversation_id = ?1 AND model_id = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq",
+        )
+        .map_err(map_err)?;
+    let rows = stmt
+        .query_map(params![conv, model, from, to], |r| {
+            Ok((r.get::<_, u64>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })
+        .map_err(map_err)?;
+    rows.map(|row| {
+        let (seq, bytes) = row.map_err(map_err)?;
+        Ok((seq, decode(&bytes)?))
+    })
+    .collect()
+}
+
+pub(crate) fn put_message_vectors(
+    tx: &Transaction<'_>,
+    conversation: &ConversationKey,
+    fingerprint: &str,
+    vectors: &[(u64, Vec<f32>)],
+) -> Result<(), StoreError> {
+    let conv = rows::conversation_id(tx, conversation)?
+        .ok_or_else(|| StoreError::NotFound(format!("conversation {conversation}")))?;
+    let model = match model_id(tx, fingerprint)? {
+        Some(id) => id,
+        None => {
+            tx.execute("INSERT INTO vector_models (fingerprint) VALUES (?1)", [fingerprint])
+                .map_err(map_err)?;
+            tx.last_insert_rowid()
+        }
+    };
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO message_vectors (conversation_id, seq, model_id, vector)
+             VALUES (?1, ?2, ?3, ?4)",
+        )
+        .map_err(map_err)?;
+    for (seq, v) in vectors {
+        insert.execute(params![conv, seq, model, encode(v)]).map_err(map_err)?;
+    }
+    Ok(())
+}
