@@ -12,7 +12,7 @@ pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
 }
 
 pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<f32>, StoreError> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(StoreError::Internal(format!("a stored vector has {} bytes", bytes.len())));
     }
     Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())

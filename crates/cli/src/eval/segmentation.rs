@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_core::{
     SegmentMessage, SegmentationPolicy, Timestamp, TokenCounter,
-    segment::{intent_boundaries, semantic_boundaries, time_gap_boundaries},
+    segment::{cohesion_boundaries, intent_boundaries, semantic_boundaries, time_gap_boundaries},
 };
 use epimem_embed::Embedder;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -33,7 +33,8 @@ pub(crate) struct SegmentationArgs {
     /// The data set file.
     #[arg(long)]
     path: PathBuf,
-    /// Only this epimem segmenter (time_gap, intent, semantic, default); the baselines always
+    /// Only this epimem segmenter (time_gap, intent, semantic, cohesion, default); the
+    /// baselines always
     /// run.
     #[arg(long)]
     segmenter: Option<String>,
@@ -56,7 +57,7 @@ pub(crate) struct SegmentationArgs {
 }
 
 const BASELINES: &[&str] = &["none", "random", "even", "texttiling"];
-const EPIMEM: &[&str] = &["time_gap", "intent", "semantic", "default"];
+const EPIMEM: &[&str] = &["time_gap", "intent", "semantic", "cohesion", "default"];
 
 #[derive(Debug, Default)]
 struct Score {
@@ -114,10 +115,10 @@ pub(crate) fn run(
         Some(name) => bail!("unknown segmenter {name:?}: expected one of {}", EPIMEM.join(", ")),
         None => EPIMEM.to_vec(),
     };
-    let needs_vectors = ours.iter().any(|s| matches!(*s, "semantic" | "default"));
+    let needs_vectors = ours.iter().any(|s| matches!(*s, "semantic" | "cohesion" | "default"));
     if needs_vectors && embedder.is_none() {
         bail!(
-            "the semantic and default segmenters need an embedder: pass --embedder potion|minilm|hash"
+            "the semantic, cohesion and default segmenters need an embedder: pass --embedder potion|minilm|hash"
         );
     }
     let utterances: usize = dialogues.iter().map(|d| d.utterances.len()).sum();
@@ -225,7 +226,7 @@ pub(crate) fn run(
             let line = ScoreJson {
                 dataset: args.dataset.name(),
                 segmenter: name,
-                embedder: if matches!(*name, "semantic" | "default") {
+                embedder: if matches!(*name, "semantic" | "cohesion" | "default") {
                     embedder_name
                 } else {
                     "none"
@@ -299,6 +300,7 @@ fn predict(
         "time_gap" => indices(time_gap_boundaries(&messages(false), &policy.time_gap)),
         "intent" => indices(intent_boundaries(&messages(false), &policy.intent)),
         "semantic" => indices(semantic_boundaries(&messages(true), &policy.semantic)),
+        "cohesion" => indices(cohesion_boundaries(&messages(true), &policy.cohesion)),
         _ => indices(policy.boundaries(&messages(true))),
     }
 }

@@ -2,6 +2,7 @@
 //! begins. Each segmenter proposes boundaries; a [`SegmentationPolicy`] composes them.
 
 mod budget;
+mod cohesion;
 mod intent;
 mod overlap;
 mod policy;
@@ -14,6 +15,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 pub use budget::{BudgetConfig, budget_boundaries};
+pub use cohesion::{CohesionConfig, cohesion_boundaries};
 pub use intent::{IntentConfig, intent_boundaries};
 pub use overlap::{OverlapConfig, overlap_start};
 pub use policy::SegmentationPolicy;

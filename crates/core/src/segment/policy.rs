@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Boundary, BudgetConfig, IntentConfig, OverlapConfig, SegmentMessage, SemanticConfig, Strength,
-    TimeGapConfig, budget_boundaries, intent_boundaries, segment_ranges, semantic_boundaries,
-    time_gap_boundaries,
+    Boundary, BudgetConfig, CohesionConfig, IntentConfig, OverlapConfig, SegmentMessage,
+    SemanticConfig, Strength, TimeGapConfig, budget_boundaries, cohesion_boundaries,
+    intent_boundaries, segment_ranges, semantic_boundaries, time_gap_boundaries,
 };
 
 /// Which segmenters run and how their proposals are merged.
@@ -21,6 +21,7 @@ pub struct SegmentationPolicy {
     pub time_gap: TimeGapConfig,
     pub intent: IntentConfig,
     pub semantic: SemanticConfig,
+    pub cohesion: CohesionConfig,
     pub budget: BudgetConfig,
     pub overlap: OverlapConfig,
 }
@@ -28,10 +29,11 @@ pub struct SegmentationPolicy {
 impl Default for SegmentationPolicy {
     fn default() -> Self {
         Self {
-            min_segment_messages: 4,
+            min_segment_messages: 2,
             time_gap: TimeGapConfig::default(),
             intent: IntentConfig::default(),
             semantic: SemanticConfig::default(),
+            cohesion: CohesionConfig::default(),
             budget: BudgetConfig::default(),
             overlap: OverlapConfig::default(),
         }
@@ -46,12 +48,15 @@ impl SegmentationPolicy {
             proposed.extend(time_gap_boundaries(messages, &self.time_gap));
         }
         let embedded = !messages.is_empty() && messages.iter().all(|m| m.embedding.is_some());
-        let semantic_runs = self.semantic.enabled && embedded;
+        let semantic_runs = (self.semantic.enabled || self.cohesion.enabled) && embedded;
         if self.intent.enabled && !(self.intent.only_without_embeddings && semantic_runs) {
             proposed.extend(intent_boundaries(messages, &self.intent));
         }
-        if semantic_runs {
+        if embedded && self.semantic.enabled {
             proposed.extend(semantic_boundaries(messages, &self.semantic));
+        }
+        if embedded && self.cohesion.enabled {
+            proposed.extend(cohesion_boundaries(messages, &self.cohesion));
         }
         // Stronger first at each index, so de-duplication keeps it.
         proposed.sort_by(|a, b| a.index.cmp(&b.index).then(b.strength.cmp(&a.strength)));

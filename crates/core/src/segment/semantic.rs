@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Role;
+use crate::{Role, keywords::word_count};
 
 use super::{
     Boundary, BoundaryReason, SegmentMessage, Strength,
@@ -29,6 +29,9 @@ pub struct SemanticConfig {
     /// change the subject, agents answer (1.0 treats every speaker alike; 0.0 cuts only before
     /// user messages).
     pub non_user_weight: f64,
+    /// Messages with fewer words than this never open an episode: "ok", "yes do it" and
+    /// "5,6" answer what came before (0 turns the rule off).
+    pub min_words: usize,
 }
 
 impl Default for SemanticConfig {
@@ -36,11 +39,12 @@ impl Default for SemanticConfig {
         Self {
             enabled: true,
             window: 2,
-            smoothing: 1,
-            cutoff_std_devs: 0.0,
-            min_depth: 0.05,
+            smoothing: 0,
+            cutoff_std_devs: -0.25,
+            min_depth: 0.1,
             min_gap: 2,
-            non_user_weight: 1.0,
+            non_user_weight: 0.0,
+            min_words: 5,
         }
     }
 }
@@ -58,8 +62,12 @@ pub fn semantic_boundaries(
     let sims = smooth(&gap_similarities(&vectors, config.window), config.smoothing);
     let mut depths = depth_scores(&sims);
     for (gap, depth) in depths.iter_mut().enumerate() {
-        if messages[gap + 1].role != Role::User {
+        let opener = messages[gap + 1];
+        if opener.role != Role::User {
             *depth *= config.non_user_weight;
+        }
+        if word_count(opener.content) < config.min_words {
+            *depth = 0.0;
         }
     }
     let cutoff = Cutoff {
@@ -123,11 +131,16 @@ mod tests {
             .collect()
     }
 
+    /// Every speaker may open an episode and message length does not matter.
+    fn plain() -> SemanticConfig {
+        SemanticConfig { non_user_weight: 1.0, min_words: 0, ..Default::default() }
+    }
+
     #[test]
     fn finds_the_shift_between_two_topics() {
         let mut vs = vec![vec![1.0, 0.1, 0.0]; 6];
         vs.extend(vec![vec![0.0, 0.1, 1.0]; 6]);
-        let b = semantic_boundaries(&messages(&vs), &SemanticConfig::default());
+        let b = semantic_boundaries(&messages(&vs), &plain());
         assert_eq!(b.iter().map(|b| b.index).collect::<Vec<_>>(), [6]);
         assert!(b[0].novelty > 0.3, "the first message of a new topic is surprising");
     }
@@ -142,10 +155,32 @@ mod tests {
         for (i, m) in msgs.iter_mut().enumerate() {
             m.role = if i % 2 == 0 { Role::User } else { Role::Assistant };
         }
-        let any = semantic_boundaries(&msgs, &SemanticConfig::default());
+        let any = semantic_boundaries(&msgs, &plain());
         assert_eq!(any.iter().map(|b| b.index).collect::<Vec<_>>(), [5]);
-        let users = SemanticConfig { non_user_weight: 0.0, ..Default::default() };
+        let users = SemanticConfig { non_user_weight: 0.0, ..plain() };
         assert!(semantic_boundaries(&msgs, &users).iter().all(|b| b.index % 2 == 0));
+    }
+
+    #[test]
+    fn terse_messages_never_open_an_episode() {
+        let mut vs = vec![vec![1.0, 0.1, 0.0]; 6];
+        vs.extend(vec![vec![0.0, 0.1, 1.0]; 6]);
+        let texts: Vec<String> =
+            (0..12)
+                .map(|i| {
+                    if i == 6 {
+                        "ok".to_owned()
+                    } else {
+                        format!("a full sentence number {i} here")
+                    }
+                })
+                .collect();
+        let mut msgs = messages(&vs);
+        for (m, t) in msgs.iter_mut().zip(&texts) {
+            m.content = t;
+        }
+        let config = SemanticConfig { min_words: 5, ..plain() };
+        assert!(semantic_boundaries(&msgs, &config).iter().all(|b| b.index != 6));
     }
 
     #[test]
@@ -174,7 +209,7 @@ mod tests {
             window in 1usize..4,
             min_gap in 1usize..4,
         ) {
-            let config = SemanticConfig { window, min_gap, ..Default::default() };
+            let config = SemanticConfig { window, min_gap, ..plain() };
             let msgs = messages(&raw);
             let b = semantic_boundaries(&msgs, &config);
             check_boundaries(msgs.len(), &b)?;
