@@ -104,3 +104,82 @@ fn stats_and_demo() {
         "{text}"
     );
 }
+
+#[test]
+fn segmentation_harness_scores_every_segmenter_and_dumps_lengths() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two dialogues in DialSeg711's format: a garden topic then a travel topic.
+    let garden = [
+        "my tomato plants wilt in the garden",
+        "water the tomato plants at dawn",
+        "should the garden soil get compost",
+        "compost helps garden soil hold water",
+    ];
+    let travel = [
+        "book a train ticket to paris",
+        "the paris train leaves at nine",
+        "find a hotel near the paris station",
+        "the station hotel has rooms",
+    ];
+    let utterances: Vec<&str> = garden.iter().chain(&travel).copied().collect();
+    let data = serde_json::json!([
+        {"dial_id": 1, "utterances": utterances, "segments": [4, 4]},
+        {"dial_id": 2, "utterances": &utterances[..4], "segments": [4]},
+    ]);
+    let path = dir.path().join("tiny.json");
+    std::fs::write(&path, data.to_string()).unwrap();
+    let dump = dir.path().join("dump.jsonl");
+    let out = epimem(
+        &dir.path().join("unused.db"),
+        &[
+            "eval",
+            "segmentation",
+            "--dataset",
+            "dialseg711",
+            "--path",
+            path.to_str().unwrap(),
+            "--json",
+            "--dump",
+            dump.to_str().unwrap(),
+        ],
+    );
+    let rows = json_lines(&out);
+    let names: Vec<&str> = rows.iter().map(|r| r["segmenter"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "none",
+            "random",
+            "even",
+            "texttiling",
+            "time_gap",
+            "intent",
+            "semantic",
+            "cohesion",
+            "default"
+        ]
+    );
+    let none = &rows[0];
+    // Dialogue 1 (k = 2): every pair straddling the boundary is missed, 2 of 6; dialogue 2 is perfect.
+    assert!((none["pk"].as_f64().unwrap() - (2.0 / 6.0) / 2.0).abs() < 1e-9, "{none}");
+    assert_eq!(none["reference_boundaries"], 1);
+    let dumped: Vec<Value> = std::fs::read_to_string(&dump)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(dumped.len(), 2 * names.len());
+    assert_eq!(dumped[0]["reference"], serde_json::json!([4, 4]));
+    assert_eq!(dumped[0]["predicted"], serde_json::json!([8]));
+    assert!(dumped.iter().all(|d| {
+        d["predicted"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum::<u64>()
+            == d["reference"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum::<u64>()
+    }));
+    // A wrong path is named.
+    let out = epimem(
+        &dir.path().join("unused.db"),
+        &["eval", "segmentation", "--dataset", "tiage", "--path", "/nonexistent.json"],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.json"));
+}
