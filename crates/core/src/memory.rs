@@ -1,0 +1,138 @@
+//! Memory strength (FSRS-6): how an episode's stability starts, and how retrievable it is at a
+//! given moment of conversation time.
+
+use fsrs::{DEFAULT_PARAMETERS, FSRS, MemoryState};
+use serde::{Deserialize, Serialize};
+
+use crate::{FsrsState, Timestamp};
+
+const DAY_MS: f64 = 86_400_000.0;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// The retention FSRS schedules for.
+    pub desired_retention: f64,
+    /// Initial stability is multiplied by `1 + surprise · surprise_boost`.
+    pub surprise_boost: f64,
+    /// Recall scores are multiplied by `floor + (1 − floor) · R`, so an old episode fades but
+    /// never disappears.
+    pub retrievability_floor: f64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self { desired_retention: 0.9, surprise_boost: 0.5, retrievability_floor: 0.5 }
+    }
+}
+
+/// FSRS with the default parameters, built once.
+pub struct Memory {
+    fsrs: FSRS,
+    decay: f32,
+    config: MemoryConfig,
+}
+
+impl std::fmt::Debug for Memory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memory").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl Memory {
+    pub fn new(config: MemoryConfig) -> Self {
+        // The default parameters are valid by construction.
+        let fsrs = FSRS::new(&DEFAULT_PARAMETERS).expect("FSRS accepts its default parameters");
+        Self { fsrs, decay: DEFAULT_PARAMETERS[20], config }
+    }
+
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    /// The state of a new episode closed at `at`: the first "good" review, stability boosted
+    /// by surprise, due when its retrievability falls to the desired retention.
+    pub fn initial(&self, surprise: f64, at: Timestamp) -> FsrsState {
+        let retention = self.config.desired_retention as f32;
+        let good = self
+            .fsrs
+            .next_states(None, retention, 0)
+            .map(|s| s.good.memory)
+            .unwrap_or(MemoryState { stability: 2.3065, difficulty: 2.118 });
+        let stability = f64::from(good.stability)
+            * (1.0 + surprise.clamp(0.0, 1.0) * self.config.surprise_boost);
+        let interval = f64::from(self.fsrs.next_interval(Some(stability as f32), retention, 1));
+        FsrsState {
+            stability: Some(stability),
+            difficulty: Some(f64::from(good.difficulty)),
+            last_review: Some(at),
+            due: Some(at.plus_millis((interval * DAY_MS) as i64)),
+        }
+    }
+
+    /// The probability of recall at `now` (conversation time, fractional days since the last
+    /// review); 1.0 for a state without stability or a `now` before the review.
+    pub fn retrievability(&self, state: &FsrsState, now: Timestamp) -> f64 {
+        let (Some(stability), Some(last)) = (state.stability, state.last_review) else {
+            return 1.0;
+        };
+        let days = (now.since(last) as f64 / DAY_MS).max(0.0);
+        let memory = MemoryState { stability: stability.max(1e-3) as f32, difficulty: 5.0 };
+        f64::from(fsrs::current_retrievability(memory, days as f32, self.decay)).clamp(0.0, 1.0)
+    }
+
+    /// `floor + (1 − floor) · R`: the factor a recall score is multiplied by.
+    pub fn recall_weight(&self, retrievability: f64) -> f64 {
+        let floor = self.config.retrievability_floor.clamp(0.0, 1.0);
+        floor + (1.0 - floor) * retrievability.clamp(0.0, 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const DAY: i64 = 86_400_000;
+
+    #[test]
+    fn surprise_boosts_stability() {
+        let m = Memory::new(MemoryConfig::default());
+        let plain = m.initial(0.0, Timestamp(0));
+        let surprising = m.initial(0.9, Timestamp(0));
+        let (s0, s1) = (plain.stability.unwrap(), surprising.stability.unwrap());
+        assert!((s1 / s0 - 1.45).abs() < 1e-9, "S · (1 + 0.9 · 0.5)");
+        assert!(surprising.due.unwrap() > plain.due.unwrap());
+        assert_eq!(plain.last_review, Some(Timestamp(0)));
+    }
+
+    #[test]
+    fn retrievability_is_the_desired_retention_when_due() {
+        let m = Memory::new(MemoryConfig::default());
+        let s = m.initial(0.0, Timestamp(0));
+        assert_eq!(m.retrievability(&s, Timestamp(0)), 1.0);
+        let at_due = m.retrievability(&s, s.due.unwrap());
+        assert!((at_due - 0.9).abs() < 0.02, "{at_due}");
+        assert!(m.retrievability(&s, Timestamp(365 * DAY)) < 0.5);
+        assert_eq!(m.retrievability(&FsrsState::default(), Timestamp(DAY)), 1.0);
+    }
+
+    proptest! {
+        #[test]
+        fn retrievability_decays_and_weights_stay_above_the_floor(
+            surprise in 0.0f64..1.0,
+            a in 0i64..1000,
+            b in 0i64..1000,
+        ) {
+            let m = Memory::new(MemoryConfig::default());
+            let s = m.initial(surprise, Timestamp(0));
+            let (early, late) = (a.min(b), a.max(b));
+            let (r1, r2) = (m.retrievability(&s, Timestamp(early * DAY / 10)), m.retrievability(&s, Timestamp(late * DAY / 10)));
+            prop_assert!(r1 >= r2);
+            prop_assert!((0.0..=1.0).contains(&r2));
+            let w = m.recall_weight(r2);
+            prop_assert!(w >= m.config().retrievability_floor && w <= 1.0);
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Hybrid ranking: reciprocal rank fusion of lexical and vector candidates, weighted by memory
+//! strength, gated, with near-duplicates collapsed. Pure: candidates in, ranked hits out.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RankingConfig {
+    /// Candidates taken from each retriever.
+    pub candidates: usize,
+    /// The `k` of reciprocal rank fusion: `Σ 1 / (k + rank)`.
+    pub rrf_k: f64,
+    /// Gate: drop vector-only hits whose similarity is below this...
+    pub min_similarity: f64,
+    /// ...or more than this below the best hit's similarity.
+    pub similarity_delta: f64,
+    /// Whether hits found by BM25 are gated too (by default they pass).
+    pub gate_lexical_hits: bool,
+    /// Two hits whose vectors are at least this similar count as one (the better stays).
+    pub duplicate_similarity: f64,
+}
+
+impl Default for RankingConfig {
+    fn default() -> Self {
+        Self {
+            candidates: 100,
+            rrf_k: 60.0,
+            min_similarity: 0.1,
+            similarity_delta: 0.5,
+            gate_lexical_hits: false,
+            duplicate_similarity: 0.98,
+        }
+    }
+}
+
+/// One candidate, as the retrievers saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    /// 1-based rank among the lexical (BM25) candidates.
+    pub lexical_rank: Option<usize>,
+    /// 1-based rank among the vector candidates.
+    pub vector_rank: Option<usize>,
+    /// Cosine similarity of the query to the candidate, when known.
+    pub similarity: Option<f64>,
+    /// Recall weight from memory strength, `floor + (1 − floor) · R`.
+    pub weight: f64,
+}
+
+/// A ranked candidate: its index in the input and its score parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    pub index: usize,
+    pub fused: f64,
+    pub score: f64,
+}
+
+/// Reciprocal rank fusion of the candidate's ranks.
+pub fn rrf(candidate: &Candidate, k: f64) -> f64 {
+    [candidate.lexical_rank, candidate.vector_rank]
+        .into_iter()
+        .flatten()
+        .map(|rank| 1.0 / (k + rank as f64))
+        .sum()
+}
+
+/// Fuses, weights and gates `candidates`; best first. `same(a, b)` tells whether two
+/// candidates are near-duplicates (the caller knows their vectors).
+pub fn rank(
+    candidates: &[Candidate],
+    config: &RankingConfig,
+    same: impl Fn(usize, usize) -> bool,
+) -> Vec<Ranked> {
+    let best_similarity =
+        candidates.iter().filter_map(|c| c.similarity).fold(f64::NEG_INFINITY, f64::max);
+    let mut ranked: Vec<Ranked> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| passes_gate(c, best_similarity, config))
+        .map(|(index, c)| {
+            let fused = rrf(c, config.rrf_k);
+            Ranked { index, fused, score: fused * c.weight }
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    let mut kept: Vec<Ranked> = Vec::with_capacity(ranked.len());
+    for r in ranked {
+        if !kept.iter().any(|k| same(k.index, r.index)) {
+            kept.push(r);
+        }
+    }
+    kept
+}
+
+fn passes_gate(c: &Candidate, best: f64, config: &RankingConfig) -> bool {
+    if c.lexical_rank.is_some() && !config.gate_lexical_hits {
+        return true;
+    }
+    match c.similarity {
+        Some(s) => s >= config.min_similarity && s >= best - config.similarity_delta,
+        // Nothing to gate on: a lexical hit with gating on but no vector.
+        None => c.lexical_rank.is_some(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn c(
+        lexical: Option<usize>,
+        vector: Option<usize>,
+        similarity: Option<f64>,
+        weight: f64,
+    ) -> Candidate {
+        Candidate { lexical_rank: lexical, vector_rank: vector, similarity, weight }
+    }
+
+    #[test]
+    fn rrf_by_hand() {
+        let k = 60.0;
+        assert!(
+            (rrf(&c(Some(1), Some(3), None, 1.0), k) - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-15
+        );
+        assert_eq!(rrf(&c(None, None, None, 1.0), k), 0.0);
+    }
+
+    #[test]
+    fn both_retrievers_beat_one_and_weak_memories_sink() {
+        let cands = [
+            c(Some(1), None, Some(0.3), 1.0),
+            c(Some(2), Some(1), Some(0.9), 1.0),
+            c(None, Some(2), Some(0.8), 1.0),
+            c(Some(3), Some(3), Some(0.7), 0.3),
+        ];
+        let order: Vec<usize> =
+            rank(&cands, &RankingConfig::default(), |_, _| false).iter().map(|r| r.index).collect();
+        assert_eq!(order, [1, 0, 2, 3]);
+    }
+
+    #[test]
+    fn gating_drops_weak_vector_only_hits_but_not_lexical_ones() {
+        let cands = [
+            c(None, Some(1), Some(0.9), 1.0),
+            c(None, Some(2), Some(0.3), 1.0), // more than 0.5 below the best
+            c(None, Some(3), Some(0.05), 1.0), // below the minimum
+            c(Some(1), None, Some(0.01), 1.0), // lexical: passes
+        ];
+        let kept: Vec<usize> =
+            rank(&cands, &RankingConfig::default(), |_, _| false).iter().map(|r| r.index).collect();
+        assert_eq!(kept, [0, 3]); // equal scores: input order
+        let strict = RankingConfig { gate_lexical_hits: true, ..Default::default() };
+        let kept: Vec<usize> =
+            rank(&cands, &strict, |_, _| false).iter().map(|r| r.index).collect();
+        assert_eq!(kept, [0]);
+    }
+
+    #[test]
+    fn duplicates_collapse_onto_the_better() {
+        let cands =
+            [c(Some(2), None, None, 1.0), c(Some(1), None, None, 1.0), c(Some(3), None, None, 1.0)];
+        let kept: Vec<usize> =
+            rank(&cands, &RankingConfig::default(), |a, b| a.min(b) == 0 && a.max(b) == 1)
+                .iter()
+                .map(|r| r.index)
+                .collect();
+        assert_eq!(kept, [1, 2]);
+    }
+
+    proptest! {
+        #[test]
+        fn ranking_is_sorted_distinct_and_gated(
+            raw in prop::collection::vec((prop::option::of(1usize..200), prop::option::of(1usize..200), prop::option::of(-1.0f64..1.0), 0.0f64..1.0), 0..60)
+        ) {
+            let cands: Vec<Candidate> = raw.iter().map(|&(l, v, s, w)| c(l, v, s, w)).collect();
+            let config = RankingConfig::default();
+            let out = rank(&cands, &config, |_, _| false);
+            for w in out.windows(2) {
+                prop_assert!(w[0].score >= w[1].score);
+            }
+            let mut seen: Vec<usize> = out.iter().map(|r| r.index).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            prop_assert_eq!(seen.len(), out.len());
+            for r in &out {
+                let cand = &cands[r.index];
+                prop_assert!((r.score - rrf(cand, config.rrf_k) * cand.weight).abs() < 1e-12);
+                if cand.lexical_rank.is_none() {
+                    prop_assert!(cand.similarity.unwrap() >= config.min_similarity);
+                }
+            }
+            // Fusion is monotone: a better rank never lowers the fused score.
+            if let Some(first) = cands.first() {
+                if let Some(l) = first.lexical_rank.filter(|&l| l > 1) {
+                    let better = Candidate { lexical_rank: Some(l - 1), ..*first };
+                    prop_assert!(rrf(&better, config.rrf_k) > rrf(first, config.rrf_k));
+                }
+            }
+        }
+    }
+}
