@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::Timestamp;
+
 /// Identifies one conversation: conversation ids are unique within a tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ConversationKey {
@@ -31,6 +33,10 @@ pub struct Scope {
     pub user: Option<String>,
     pub agent: Option<String>,
     pub conversation: Option<String>,
+    /// Only episodes that end at or after this moment...
+    pub since: Option<Timestamp>,
+    /// ...and start at or before this one.
+    pub until: Option<Timestamp>,
 }
 
 impl Scope {

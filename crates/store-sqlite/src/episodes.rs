@@ -1,14 +1,38 @@
 //! Reading episodes.
 
-use epimem_core::{Episode, EpisodeId, Scope};
-use epimem_store::{EpisodeDetail, StoreError};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use epimem_core::{Episode, EpisodeId, Scope, Timestamp};
+use epimem_store::{EpisodeDetail, IndexedVector, StoreError};
+use rusqlite::{Connection, OptionalExtension, Transaction};
 
 use crate::{map_err, rows};
 
-/// The scope filter every episode query applies, over `c` (conversations), parameters ?1–?4.
+/// The scope filter every episode query applies, over `c` (conversations) and `e` (episodes),
+/// parameters ?1–?6 (see [`scope_params`]).
 pub(crate) const SCOPE_FILTER: &str = "c.tenant = ?1 AND (?2 IS NULL OR c.user_id = ?2) \
-     AND (?3 IS NULL OR c.agent_id = ?3) AND (?4 IS NULL OR c.external_id = ?4)";
+     AND (?3 IS NULL OR c.agent_id = ?3) AND (?4 IS NULL OR c.external_id = ?4) \
+     AND (?5 IS NULL OR e.end_ts >= ?5) AND (?6 IS NULL OR e.start_ts <= ?6)";
+
+/// The values of ?1–?6 of [`SCOPE_FILTER`].
+pub(crate) fn scope_params(scope: &Scope) -> [Box<dyn rusqlite::ToSql + '_>; 6] {
+    [
+        Box::new(&scope.tenant),
+        Box::new(&scope.user),
+        Box::new(&scope.agent),
+        Box::new(&scope.conversation),
+        Box::new(scope.since.map(Timestamp::millis)),
+        Box::new(scope.until.map(Timestamp::millis)),
+    ]
+}
+
+/// [`scope_params`] followed by `rest` (?7, ?8, …).
+pub(crate) fn with_scope<'a>(
+    scope: &'a Scope,
+    rest: Vec<Box<dyn rusqlite::ToSql + 'a>>,
+) -> Vec<Box<dyn rusqlite::ToSql + 'a>> {
+    let mut all: Vec<Box<dyn rusqlite::ToSql + 'a>> = scope_params(scope).into_iter().collect();
+    all.extend(rest);
+    all
+}
 
 pub(crate) fn list(
     conn: &Connection,
@@ -19,13 +43,13 @@ pub(crate) fn list(
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} ORDER BY c.id, e.first_seq LIMIT ?5",
+             WHERE {SCOPE_FILTER} ORDER BY c.id, e.first_seq LIMIT ?7",
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
     let rows = stmt
         .query_map(
-            params![scope.tenant, scope.user, scope.agent, scope.conversation, limit],
+            rusqlite::params_from_iter(with_scope(scope, vec![Box::new(limit)])),
             rows::episode,
         )
         .map_err(map_err)?;
@@ -44,14 +68,13 @@ pub(crate) fn detail(
     let found = tx
         .prepare_cached(&format!(
             "SELECT {}, c.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = ?5",
+             WHERE {SCOPE_FILTER} AND e.id = ?7",
             rows::EPISODE_COLUMNS
         ))
         .and_then(|mut s| {
-            s.query_row(
-                params![scope.tenant, scope.user, scope.agent, scope.conversation, id.0],
-                |r| Ok((rows::episode(r)?, r.get::<_, i64>(19)?)),
-            )
+            s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
+                Ok((rows::episode(r)?, r.get::<_, i64>(19)?))
+            })
             .optional()
         })
         .map_err(map_err)?;
@@ -63,4 +86,64 @@ pub(crate) fn detail(
         None => Vec::new(),
     };
     Ok(Some(EpisodeDetail { episode, context, messages }))
+}
+
+pub(crate) fn message_vectors(
+    conn: &Connection,
+    fingerprint: &str,
+) -> Result<Vec<IndexedVector>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {}, mv.seq, mv.vector
+             FROM message_vectors mv
+             JOIN vector_models m ON m.id = mv.model_id
+             JOIN episodes e ON e.conversation_id = mv.conversation_id
+                 AND mv.seq BETWEEN e.first_seq AND e.last_seq
+             JOIN conversations c ON c.id = e.conversation_id
+             WHERE m.fingerprint = ?1
+             ORDER BY e.rowid, mv.seq",
+            rows::EPISODE_COLUMNS
+        ))
+        .map_err(map_err)?;
+    let rows = stmt
+        .query_map([fingerprint], |r| {
+            Ok((rows::episode(r)?, r.get::<_, u64>(19)?, r.get::<_, Vec<u8>>(20)?))
+        })
+        .map_err(map_err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (episode, seq, bytes) = row.map_err(map_err)?;
+        out.push(IndexedVector { episode: episode?, seq, vector: crate::vectors::decode(&bytes)? });
+    }
+    Ok(out)
+}
+
+pub(crate) fn by_id(
+    conn: &Connection,
+    scope: &Scope,
+    ids: &[EpisodeId],
+) -> Result<Vec<Episode>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = serde_json::to_string(&ids.iter().map(|i| i.0.as_str()).collect::<Vec<_>>())
+        .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))?;
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id IN (SELECT value FROM json_each(?7))",
+            rows::EPISODE_COLUMNS
+        ))
+        .map_err(map_err)?;
+    let rows = stmt
+        .query_map(
+            rusqlite::params_from_iter(with_scope(scope, vec![Box::new(ids)])),
+            rows::episode,
+        )
+        .map_err(map_err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(row.map_err(map_err)??);
+    }
+    Ok(out)
 }

@@ -7,6 +7,7 @@
 mod episodes;
 mod ingest;
 mod jobs;
+mod reviews;
 mod rows;
 mod schema;
 mod search;
@@ -20,8 +21,8 @@ use epimem_core::{
     Trigger,
 };
 use epimem_store::{
-    EpisodeDetail, LexicalHit, PushOutcome, SegmentationBatch, SegmentationCommit, Stats, Store,
-    StoreError,
+    EpisodeDetail, IndexedVector, LexicalHit, PendingReview, PushOutcome, SegmentationBatch,
+    SegmentationCommit, Stats, Store, StoreError,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -213,6 +214,29 @@ impl Store for SqliteStore {
             return Ok(());
         }
         self.write(|tx| vectors::put_message_vectors(tx, conversation, fingerprint, vectors))
+    }
+
+    fn episode_message_vectors(&self, fingerprint: &str) -> Result<Vec<IndexedVector>, StoreError> {
+        self.with_conn(|conn| episodes::message_vectors(conn, fingerprint))
+    }
+
+    fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError> {
+        self.with_conn(|conn| episodes::by_id(conn, scope, ids))
+    }
+
+    fn record_pending_review(
+        &self,
+        conversation: &ConversationKey,
+        review: &PendingReview,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| reviews::record(tx, conversation, review))
+    }
+
+    fn take_pending_reviews(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Vec<PendingReview>, StoreError> {
+        self.write(|tx| reviews::take(tx, conversation))
     }
 
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {

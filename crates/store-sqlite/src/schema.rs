@@ -89,6 +89,14 @@ CREATE TABLE message_vectors (
     PRIMARY KEY (conversation_id, model_id, seq)
 ) WITHOUT ROWID;
 "#,
+    r#"
+CREATE TABLE pending_reviews (
+    id              INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+    review          TEXT NOT NULL
+);
+CREATE INDEX pending_reviews_by_conversation ON pending_reviews (conversation_id, id);
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -37,15 +37,18 @@ pub(crate) fn lexical(
              FROM episodes_fts f
              JOIN episodes e ON e.rowid = f.rowid
              JOIN conversations c ON c.id = e.conversation_id
-             WHERE episodes_fts MATCH ?5 AND {SCOPE_FILTER}
-             ORDER BY rank LIMIT ?6",
+             WHERE episodes_fts MATCH ?7 AND {SCOPE_FILTER}
+             ORDER BY rank LIMIT ?8",
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = stmt
         .query_map(
-            params![scope.tenant, scope.user, scope.agent, scope.conversation, fts, limit],
+            rusqlite::params_from_iter(crate::episodes::with_scope(
+                scope,
+                vec![Box::new(fts), Box::new(limit)],
+            )),
             |r| Ok((rows::episode(r)?, r.get::<_, f64>(19)?)),
         )
         .map_err(map_err)?;

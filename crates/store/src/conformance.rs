@@ -10,7 +10,7 @@ use epimem_core::{
 };
 use serde_json::json;
 
-use crate::{SegmentationCommit, Store, StoreError};
+use crate::{PendingReview, SegmentationCommit, Store, StoreError};
 
 /// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
 #[macro_export]
@@ -31,7 +31,10 @@ macro_rules! conformance_tests {
             tenants_never_see_each_other,
             episodes_list_and_detail,
             stats_count_everything,
-            message_vectors_are_kept_per_model
+            message_vectors_are_kept_per_model,
+            index_rows_cover_closed_episodes_only,
+            episodes_by_id_respect_scope_and_time,
+            pending_reviews_are_taken_once
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -429,6 +432,61 @@ pub fn message_vectors_are_kept_per_model(store: &dyn Store) {
     assert_eq!(store.message_vectors(&conv, 1, 1, "model-a").unwrap(), vec![(1, vec![2.0, 2.0])]);
     assert!(matches!(
         store.put_message_vectors(&key("t", "nope"), "model-a", &a),
+        Err(StoreError::NotFound(_))
+    ));
+}
+
+pub fn index_rows_cover_closed_episodes_only(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 6);
+    let vectors: Vec<(u64, Vec<f32>)> = (1..=6).map(|i| (i, vec![i as f32])).collect();
+    store.put_message_vectors(&conv, "m", &vectors).unwrap();
+    segment(store, &conv, 6, vec![episode(&conv, 1, 2, "a", "s"), episode(&conv, 3, 4, "b", "s")]);
+    let rows = store.episode_message_vectors("m").unwrap();
+    let got: Vec<(u64, u64)> = rows.iter().map(|r| (r.seq, r.episode.first_seq)).collect();
+    assert_eq!(got, [(1, 1), (2, 1), (3, 3), (4, 3)], "messages 5 and 6 are still pending");
+    assert_eq!(rows[2].vector, vec![3.0]);
+    assert!(store.episode_message_vectors("other").unwrap().is_empty());
+}
+
+pub fn episodes_by_id_respect_scope_and_time(store: &dyn Store) {
+    let (mine, theirs) = (key("t", "c"), key("u", "c"));
+    push_n(store, &mine, 6);
+    push_n(store, &theirs, 2);
+    segment(store, &mine, 6, vec![episode(&mine, 1, 3, "a", "s"), episode(&mine, 4, 6, "b", "s")]);
+    segment(store, &theirs, 2, vec![episode(&theirs, 1, 2, "x", "s")]);
+    let ids = vec![episode_id(&mine, 1, 3), episode_id(&mine, 4, 6), episode_id(&theirs, 1, 2)];
+    let mut found = store.episodes_by_id(&Scope::tenant("t"), &ids).unwrap();
+    found.sort_by_key(|e| e.first_seq);
+    assert_eq!(found.iter().map(|e| e.first_seq).collect::<Vec<_>>(), [1, 4]);
+    // Episode 1..=3 spans minutes 1-3, 4..=6 spans minutes 4-6.
+    let late = Scope { since: Some(Timestamp(T0 + 4 * 60_000)), ..Scope::tenant("t") };
+    let found = store.episodes_by_id(&late, &ids).unwrap();
+    assert_eq!(found.iter().map(|e| e.first_seq).collect::<Vec<_>>(), [4]);
+    let early = Scope { until: Some(Timestamp(T0 + 3 * 60_000)), ..Scope::tenant("t") };
+    assert_eq!(store.episodes(&early, None).unwrap().len(), 1);
+    assert!(store.episodes_by_id(&Scope::tenant("t"), &[]).unwrap().is_empty());
+}
+
+pub fn pending_reviews_are_taken_once(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 2);
+    let review = PendingReview {
+        query: "garden".into(),
+        memory_ids: vec![episode_id(&conv, 1, 2)],
+        at: Timestamp(T0),
+    };
+    store.record_pending_review(&conv, &review).unwrap();
+    store
+        .record_pending_review(&conv, &PendingReview { query: "soil".into(), ..review.clone() })
+        .unwrap();
+    let taken = store.take_pending_reviews(&conv).unwrap();
+    assert_eq!(taken.iter().map(|r| r.query.as_str()).collect::<Vec<_>>(), ["garden", "soil"]);
+    assert_eq!(taken[0], review);
+    assert!(store.take_pending_reviews(&conv).unwrap().is_empty());
+    assert!(store.take_pending_reviews(&key("t", "never")).unwrap().is_empty());
+    assert!(matches!(
+        store.record_pending_review(&key("t", "never"), &review),
         Err(StoreError::NotFound(_))
     ));
 }

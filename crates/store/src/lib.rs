@@ -11,7 +11,8 @@ mod types;
 
 pub use error::StoreError;
 pub use types::{
-    EpisodeDetail, LexicalHit, PushOutcome, SegmentationBatch, SegmentationCommit, Stats,
+    EpisodeDetail, IndexedVector, LexicalHit, PendingReview, PushOutcome, SegmentationBatch,
+    SegmentationCommit, Stats,
 };
 
 use epimem_core::{
@@ -118,6 +119,27 @@ pub trait Store: Send + Sync {
         fingerprint: &str,
         vectors: &[(u64, Vec<f32>)],
     ) -> Result<(), StoreError>;
+
+    /// Every cached vector of `fingerprint` for a message that is in an episode, with that
+    /// episode: the rows a vector index is rebuilt from.
+    fn episode_message_vectors(&self, fingerprint: &str) -> Result<Vec<IndexedVector>, StoreError>;
+
+    /// The episodes among `ids` that `scope` may see (in no particular order).
+    fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError>;
+
+    /// Records that a recall in `conversation` returned `episodes` for `query` at `at`, for the
+    /// review job to take later.
+    fn record_pending_review(
+        &self,
+        conversation: &ConversationKey,
+        review: &PendingReview,
+    ) -> Result<(), StoreError>;
+
+    /// Takes (reads and clears, atomically) the pending reviews of `conversation`.
+    fn take_pending_reviews(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Vec<PendingReview>, StoreError>;
 
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;

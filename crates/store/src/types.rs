@@ -1,7 +1,23 @@
 //! Values that cross the storage port.
 
-use epimem_core::{ConversationKey, Episode, JobId, Message, QueueSnapshot};
-use serde::Serialize;
+use epimem_core::{ConversationKey, Episode, EpisodeId, JobId, Message, QueueSnapshot, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// A message vector with the episode it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedVector {
+    pub episode: Episode,
+    pub seq: u64,
+    pub vector: Vec<f32>,
+}
+
+/// A recall waiting to be reviewed: review ≠ retrieval, so recall only records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingReview {
+    pub query: String,
+    pub memory_ids: Vec<EpisodeId>,
+    pub at: Timestamp,
+}
 
 /// The state of one conversation right after a push.
 #[derive(Debug, Clone, PartialEq, Eq)]
