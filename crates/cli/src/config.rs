@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use epimem_core::{SegmentationPolicy, SummaryConfig, TriggerConfig};
+use epimem_core::{MemoryConfig, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig};
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
 use epimem_engine::{EngineConfig, JobsConfig};
 use serde::Deserialize;
@@ -25,6 +25,10 @@ pub(crate) struct AppConfig {
     segmentation: SegmentationPolicy,
     #[serde(default)]
     summary: SummaryConfig,
+    #[serde(default)]
+    memory: MemoryConfig,
+    #[serde(default)]
+    ranking: RankingConfig,
     #[serde(default)]
     jobs: JobsConfig,
 }
@@ -88,6 +92,8 @@ impl AppConfig {
             triggers: self.triggers.clone(),
             segmentation: self.segmentation.clone(),
             summary: self.summary.clone(),
+            memory: self.memory.clone(),
+            ranking: self.ranking.clone(),
             jobs: self.jobs.clone(),
         }
     }

@@ -27,6 +27,12 @@ pub(crate) struct EpisodeJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     lexical_rank: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    vector_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    similarity: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retrievability: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<Vec<MessageJson<'a>>>,
 }
 
@@ -59,12 +65,22 @@ impl<'a> EpisodeJson<'a> {
             boundary_reason: e.boundary_reason.as_str(),
             score: None,
             lexical_rank: None,
+            vector_rank: None,
+            similarity: None,
+            retrievability: None,
             messages: None,
         }
     }
 
     pub(crate) fn hit(h: &'a RecallHit) -> Self {
-        Self { score: Some(h.score), lexical_rank: Some(h.lexical_rank), ..Self::new(&h.episode) }
+        Self {
+            score: Some(h.score),
+            lexical_rank: h.lexical_rank,
+            vector_rank: h.vector_rank,
+            similarity: h.similarity,
+            retrievability: Some(h.retrievability),
+            ..Self::new(&h.episode)
+        }
     }
 
     pub(crate) fn detail(d: &'a EpisodeDetail) -> Self {
@@ -117,9 +133,12 @@ pub(crate) fn episode_line(e: &Episode) -> String {
 pub(crate) fn hit_text(rank: usize, h: &RecallHit) -> String {
     let e = &h.episode;
     format!(
-        "{rank}. {}  (score {:.3})\n   {}  {}  #{}-{}  {}\n   {}",
+        "{rank}. {}  (score {:.4}: bm25 #{}, vector #{}, retrievability {:.2})\n   {}  {}  #{}-{}  {}\n   {}",
         e.title,
         h.score,
+        h.lexical_rank.map_or("-".to_owned(), |r| r.to_string()),
+        h.vector_rank.map_or("-".to_owned(), |r| r.to_string()),
+        h.retrievability,
         e.id,
         e.conversation.conversation,
         e.first_seq,

@@ -3,6 +3,7 @@
 //! Nothing in this crate performs I/O or reads a clock: `now`, seeds and configuration are
 //! always parameters, so every function here is deterministic and testable in isolation.
 
+mod context;
 mod episode;
 mod error;
 mod ids;
@@ -19,6 +20,7 @@ mod time;
 mod tokens;
 mod trigger;
 
+pub use context::{ContextItem, RenderedContext, render_context};
 pub use episode::{Episode, EpisodeId, FsrsState};
 pub use error::ErrorKind;
 pub use ids::{episode_id, message_key};

@@ -16,8 +16,6 @@ pub struct RankingConfig {
     pub similarity_delta: f64,
     /// Whether hits found by BM25 are gated too (by default they pass).
     pub gate_lexical_hits: bool,
-    /// Two hits whose vectors are at least this similar count as one (the better stays).
-    pub duplicate_similarity: f64,
 }
 
 impl Default for RankingConfig {
@@ -28,7 +26,6 @@ impl Default for RankingConfig {
             min_similarity: 0.1,
             similarity_delta: 0.5,
             gate_lexical_hits: false,
-            duplicate_similarity: 0.98,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The engine's configuration tree.
 
-use epimem_core::{SegmentationPolicy, SummaryConfig, TriggerConfig};
+use epimem_core::{MemoryConfig, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -9,6 +9,8 @@ pub struct EngineConfig {
     pub triggers: TriggerConfig,
     pub segmentation: SegmentationPolicy,
     pub summary: SummaryConfig,
+    pub memory: MemoryConfig,
+    pub ranking: RankingConfig,
     pub jobs: JobsConfig,
 }
 

@@ -4,12 +4,14 @@
 
 mod clock;
 mod config;
+mod context;
 mod error;
 mod recall;
 mod segmentation;
+mod vector_index;
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, NewMessage, Role, Scope, Timestamp, TokenCounter,
+    ConversationKey, Episode, EpisodeId, Memory, NewMessage, Role, Scope, Timestamp, TokenCounter,
     evaluate_trigger,
 };
 use epimem_embed::Embedder;
@@ -18,7 +20,7 @@ use epimem_store::{EpisodeDetail, PushOutcome, Stats, Store};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{EngineConfig, JobsConfig};
 pub use error::EngineError;
-pub use recall::RecallHit;
+pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;
 
 /// A message as a caller hands it in.
@@ -63,6 +65,8 @@ pub struct Engine<S> {
     tokens: TokenCounter,
     worker: String,
     embedder: Option<Box<dyn Embedder>>,
+    memory: Memory,
+    index: std::sync::Mutex<Option<vector_index::VectorIndex>>,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -74,7 +78,17 @@ impl<S> std::fmt::Debug for Engine<S> {
 impl<S: Store> Engine<S> {
     /// `worker` names this process in job leases (say, `host:pid`).
     pub fn new(store: S, config: EngineConfig, clock: Box<dyn Clock>, worker: String) -> Self {
-        Self { store, config, clock, tokens: TokenCounter::cl100k(), worker, embedder: None }
+        let memory = Memory::new(config.memory.clone());
+        Self {
+            store,
+            config,
+            clock,
+            tokens: TokenCounter::cl100k(),
+            worker,
+            embedder: None,
+            memory,
+            index: std::sync::Mutex::new(None),
+        }
     }
 
     /// Embeds messages for semantic segmentation (without one, only the lexical and time

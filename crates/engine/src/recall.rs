@@ -1,39 +1,202 @@
-//! Recall: finding the episodes that answer a query.
+//! Recall: lexical and vector candidates, fused, weighted by memory strength, gated, and
+//! recorded for review.
 
-use epimem_core::{Episode, Scope};
-use epimem_store::Store;
+use std::collections::HashMap;
 
-use crate::{Engine, EngineError};
+use epimem_core::{Candidate, Episode, EpisodeId, Scope, Timestamp, rank};
+use epimem_store::{PendingReview, Store};
+
+use crate::{Engine, EngineError, vector_index::VectorIndex};
+
+/// What to recall.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallQuery {
+    pub scope: Scope,
+    pub text: String,
+    pub limit: usize,
+    /// Conversation time to judge memory strength at; the clock's now when absent.
+    pub at: Option<Timestamp>,
+}
+
+impl RecallQuery {
+    pub fn new(scope: Scope, text: impl Into<String>, limit: usize) -> Self {
+        Self { scope, text: text.into(), limit, at: None }
+    }
+}
 
 /// One recalled episode and why it came back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecallHit {
     pub episode: Episode,
-    /// Higher is better.
+    /// Fused score times the memory weight; higher is better.
     pub score: f64,
+    /// Reciprocal rank fusion of the two ranks.
+    pub fused: f64,
     /// 1-based rank among the lexical (BM25) candidates.
-    pub lexical_rank: usize,
+    pub lexical_rank: Option<usize>,
+    /// 1-based rank among the vector candidates.
+    pub vector_rank: Option<usize>,
+    /// Cosine similarity of the query to the episode's best-matching message.
+    pub similarity: Option<f64>,
+    /// The message that matched the query best (by vector).
+    pub best_seq: Option<u64>,
+    /// FSRS retrievability at the recall's moment.
+    pub retrievability: f64,
+}
+
+/// A message-level hit (turn-level retrieval).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageHit {
+    pub episode: EpisodeId,
+    pub seq: u64,
+    pub similarity: f64,
 }
 
 impl<S: Store> Engine<S> {
-    /// The episodes in `scope` that best match `query`, best first, at most `limit`.
-    pub fn recall(
-        &self,
-        scope: &Scope,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<RecallHit>, EngineError> {
-        if query.trim().is_empty() {
+    /// The episodes in the query's scope that best answer it, best first. A recall in one
+    /// conversation is recorded as a pending review of what it returned.
+    pub fn recall(&self, query: &RecallQuery) -> Result<Vec<RecallHit>, EngineError> {
+        if query.text.trim().is_empty() {
             return Err(EngineError::Invalid("the recall query is empty".into()));
         }
-        if limit == 0 {
+        if query.limit == 0 {
             return Err(EngineError::Invalid("the recall limit must be at least 1".into()));
         }
-        let hits = self.store.search_lexical(scope, query, limit)?;
-        Ok(hits
+        let config = &self.config.ranking;
+        let scope = &query.scope;
+        let lexical = match self.store.search_lexical(scope, &query.text, config.candidates) {
+            Ok(hits) => hits,
+            // A query of stopwords or punctuation only has no lexical candidates, but may
+            // still have vector ones.
+            Err(epimem_store::StoreError::Invalid(_)) if self.embedder.is_some() => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let vector = self.vector_search(query, config.candidates)?;
+
+        // Merge the two candidate lists by episode id.
+        let mut order: Vec<EpisodeId> = Vec::new();
+        let mut episodes: HashMap<EpisodeId, Episode> = HashMap::new();
+        let mut lexical_rank: HashMap<EpisodeId, usize> = HashMap::new();
+        for (i, hit) in lexical.into_iter().enumerate() {
+            lexical_rank.insert(hit.episode.id.clone(), i + 1);
+            order.push(hit.episode.id.clone());
+            episodes.insert(hit.episode.id.clone(), hit.episode);
+        }
+        // (rank among the vector candidates, similarity, best message) for every episode in
+        // scope: beyond the candidates, the similarity still informs the gate of lexical hits.
+        let mut vector_rank: HashMap<EpisodeId, (Option<usize>, f64, u64)> = HashMap::new();
+        for (i, (id, sim, seq)) in vector.episodes.iter().enumerate() {
+            let rank = (i < config.candidates).then_some(i + 1);
+            if rank.is_some() && !episodes.contains_key(id) {
+                order.push(id.clone());
+            }
+            if rank.is_some() || lexical_rank.contains_key(id) {
+                vector_rank.insert(id.clone(), (rank, *sim, *seq));
+            }
+        }
+        let missing: Vec<EpisodeId> =
+            order.iter().filter(|id| !episodes.contains_key(*id)).cloned().collect();
+        for e in self.store.episodes_by_id(scope, &missing)? {
+            episodes.insert(e.id.clone(), e);
+        }
+        order.retain(|id| episodes.contains_key(id));
+
+        let at = query.at.unwrap_or_else(|| self.clock.now());
+        let candidates: Vec<Candidate> = order
+            .iter()
+            .map(|id| {
+                let v = vector_rank.get(id);
+                let r = self.memory.retrievability(&episodes[id].fsrs, at);
+                Candidate {
+                    lexical_rank: lexical_rank.get(id).copied(),
+                    vector_rank: v.and_then(|v| v.0),
+                    similarity: v.map(|v| v.1),
+                    weight: self.memory.recall_weight(r),
+                }
+            })
+            .collect();
+        // Near-duplicates: the same story told twice (say, one conversation imported under two
+        // names) has the same title and summary; the better-ranked copy stays.
+        let same = |a: usize, b: usize| {
+            let (x, y) = (&episodes[&order[a]], &episodes[&order[b]]);
+            x.title == y.title && x.summary == y.summary
+        };
+        let ranked = rank(&candidates, config, same);
+        let hits: Vec<RecallHit> = ranked
             .into_iter()
-            .enumerate()
-            .map(|(i, h)| RecallHit { episode: h.episode, score: h.score, lexical_rank: i + 1 })
+            .take(query.limit)
+            .map(|r| {
+                let id = &order[r.index];
+                let c = &candidates[r.index];
+                let episode = episodes[id].clone();
+                let retrievability = self.memory.retrievability(&episode.fsrs, at);
+                RecallHit {
+                    score: r.score,
+                    fused: r.fused,
+                    lexical_rank: c.lexical_rank,
+                    vector_rank: c.vector_rank,
+                    similarity: c.similarity,
+                    best_seq: vector_rank.get(id).map(|v| v.2),
+                    retrievability,
+                    episode,
+                }
+            })
+            .collect();
+        self.record_review(query, &hits, at)?;
+        Ok(hits)
+    }
+
+    /// Turn-level retrieval: the messages most similar to the query (needs an embedder).
+    pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
+        Ok(self
+            .vector_search(query, query.limit)?
+            .messages
+            .into_iter()
+            .map(|(episode, seq, similarity)| MessageHit { episode, seq, similarity })
             .collect())
+    }
+
+    fn vector_search(
+        &self,
+        query: &RecallQuery,
+        max_messages: usize,
+    ) -> Result<crate::vector_index::VectorHits, EngineError> {
+        let Some(embedder) = &self.embedder else { return Ok(Default::default()) };
+        let q = embedder.embed(&[query.text.as_str()])?.pop().unwrap_or_default();
+        let mut guard = self.index.lock().map_err(|_| {
+            EngineError::Store(epimem_store::StoreError::Internal("vector index poisoned".into()))
+        })?;
+        if guard.is_none() {
+            let rows = self.store.episode_message_vectors(embedder.fingerprint())?;
+            *guard = Some(VectorIndex::build(rows));
+        }
+        let index = guard.as_ref().expect("built above");
+        Ok(index.search(&q, &query.scope, max_messages))
+    }
+
+    fn record_review(
+        &self,
+        query: &RecallQuery,
+        hits: &[RecallHit],
+        at: Timestamp,
+    ) -> Result<(), EngineError> {
+        let Some(conversation) = &query.scope.conversation else { return Ok(()) };
+        if hits.is_empty() {
+            return Ok(());
+        }
+        let key =
+            epimem_core::ConversationKey::new(query.scope.tenant.clone(), conversation.clone());
+        let review = PendingReview {
+            query: query.text.clone(),
+            memory_ids: hits.iter().map(|h| h.episode.id.clone()).collect(),
+            at,
+        };
+        self.store.record_pending_review(&key, &review)?;
+        Ok(())
+    }
+
+    /// Number of message vectors in the loaded index (0 before the first vector recall).
+    pub fn indexed_vectors(&self) -> usize {
+        self.index.lock().ok().and_then(|g| g.as_ref().map(VectorIndex::len)).unwrap_or(0)
     }
 }

@@ -1,8 +1,8 @@
 //! Running segmentation jobs: load the fenced batch, plan, summarize, commit atomically.
 
 use epimem_core::{
-    ConversationKey, Episode, FsrsState, Job, JobKind, Message, SegmentMessage, Trigger,
-    TriggerKind, episode_id, plan_segmentation, segment::overlap_start, summarize,
+    ConversationKey, Episode, Job, JobKind, Message, SegmentMessage, Trigger, TriggerKind,
+    episode_id, plan_segmentation, segment::overlap_start, summarize,
 };
 use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
 
@@ -119,9 +119,10 @@ impl<S: Store> Engine<S> {
         self.store.commit_segmentation(&SegmentationCommit {
             job: job.id,
             conversation: conversation.clone(),
-            episodes,
+            episodes: episodes.clone(),
             window_doubled: plan.window_doubled,
         })?;
+        self.index_closed(&episodes, &batch, vectors.as_deref());
         Ok(report)
     }
 
@@ -155,6 +156,27 @@ impl<S: Store> Engine<S> {
         Ok(Some(messages.iter().map(|m| cached.remove(&m.seq).unwrap_or_default()).collect()))
     }
 
+    /// Adds the vectors of newly closed episodes to the loaded index (if any is loaded: an
+    /// unloaded index reads them from the store when first used).
+    fn index_closed(
+        &self,
+        episodes: &[Episode],
+        batch: &SegmentationBatch,
+        vectors: Option<&[Vec<f32>]>,
+    ) {
+        let Some(vectors) = vectors else { return };
+        let Ok(mut guard) = self.index.lock() else { return };
+        let Some(index) = guard.as_mut() else { return };
+        let offset = batch.context.len();
+        for e in episodes {
+            for (i, m) in batch.pending.iter().enumerate() {
+                if (e.first_seq..=e.last_seq).contains(&m.seq) {
+                    index.add(e, m.seq, &vectors[offset + i]);
+                }
+            }
+        }
+    }
+
     fn build_episode(
         &self,
         conversation: &ConversationKey,
@@ -180,7 +202,7 @@ impl<S: Store> Engine<S> {
             keywords: summary.keywords,
             surprise: segment.novelty,
             boundary_reason: segment.reason,
-            fsrs: FsrsState::default(),
+            fsrs: self.memory.initial(segment.novelty, last.timestamp),
         }
     }
 }

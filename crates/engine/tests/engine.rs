@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use epimem_core::{BoundaryReason, ConversationKey, Role, Scope, Timestamp, Trigger, TriggerKind};
-use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput};
+use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput, RecallQuery};
 use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 
@@ -195,11 +195,13 @@ fn recall_finds_the_episode_and_respects_scope() {
     );
     engine.ingest(msgs).unwrap();
     engine.flush(&Scope::tenant("default")).unwrap();
-    let hits = engine.recall(&Scope::tenant("default"), "which guitar chords?", 5).unwrap();
+    let recall =
+        |tenant: &str, text: &str| engine.recall(&RecallQuery::new(Scope::tenant(tenant), text, 5));
+    let hits = recall("default", "which guitar chords?").unwrap();
     assert_eq!(hits[0].episode.first_seq, 9);
-    assert_eq!(hits[0].lexical_rank, 1);
-    assert!(engine.recall(&Scope::tenant("other"), "guitar", 5).unwrap().is_empty());
-    assert!(engine.recall(&Scope::tenant("default"), "  ", 5).is_err());
+    assert_eq!(hits[0].lexical_rank, Some(1));
+    assert!(recall("other", "guitar").unwrap().is_empty());
+    assert!(recall("default", "  ").is_err());
 }
 
 #[test]

@@ -16,7 +16,7 @@ use epimem_store::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use super::open_writer;
+use super::open_with_embedder;
 use crate::{config::AppConfig, input::parse_line, output::json_line};
 
 #[derive(Debug, Args)]
@@ -59,7 +59,7 @@ struct IngestJson {
 }
 
 pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> {
-    let engine = open_writer(config)?;
+    let engine = open_with_embedder(config)?;
     let (name, reader, size): (String, Box<dyn BufRead>, Option<u64>) =
         if args.file.as_os_str() == "-" {
             ("<stdin>".into(), Box::new(std::io::stdin().lock()), None)
@@ -203,14 +203,14 @@ fn print_run(report: &RunReport, json: bool) {
 }
 
 pub(crate) fn flush(config: &AppConfig, args: &FlushArgs) -> Result<ExitCode> {
-    let engine = open_writer(config)?;
+    let engine = open_with_embedder(config)?;
     let scope = Scope::tenant(&config.tenant).with_conversation(args.conversation.clone());
     print_run(&engine.flush(&scope)?, args.json);
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn tick(config: &AppConfig) -> Result<ExitCode> {
-    let engine = open_writer(config)?;
+    let engine = open_with_embedder(config)?;
     print_run(&engine.tick()?, false);
     Ok(ExitCode::SUCCESS)
 }

@@ -18,8 +18,9 @@ pub(crate) fn open_engine(config: &AppConfig) -> Result<Engine<SqliteStore>> {
     open_engine_at(config, &config.db_path()?, false)
 }
 
-/// Opens the configured database for ingest and segmentation, with the configured embedder.
-pub(crate) fn open_writer(config: &AppConfig) -> Result<Engine<SqliteStore>> {
+/// Opens the configured database with the configured embedder (for ingest, segmentation and
+/// recall).
+pub(crate) fn open_with_embedder(config: &AppConfig) -> Result<Engine<SqliteStore>> {
     open_engine_at(config, &config.db_path()?, true)
 }
 

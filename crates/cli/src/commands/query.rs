@@ -2,11 +2,12 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
-use epimem_core::{EpisodeId, Scope};
+use epimem_core::{EpisodeId, Scope, Timestamp};
+use epimem_engine::RecallQuery;
 
-use super::open_engine;
+use super::{open_engine, open_with_embedder};
 use crate::{
     config::AppConfig,
     output::{EpisodeJson, detail_text, episode_line, hit_text, json_line},
@@ -44,7 +45,16 @@ pub(crate) struct RecallArgs {
     /// At most this many episodes.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
     limit: u64,
-    /// One JSON object per line, best first.
+    /// Only episodes that end at or after this time (RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only episodes that start at or before this time (RFC 3339).
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+    /// Return as many hits as fit in this many tokens, rendered as a context block.
+    #[arg(long, value_name = "TOKENS")]
+    budget: Option<usize>,
+    /// One JSON object per line, best first (with --budget: one object with the context).
     #[arg(long)]
     json: bool,
 }
@@ -87,9 +97,30 @@ pub(crate) fn show(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
-    let engine = open_engine(config)?;
-    let scope = Scope::tenant(&config.tenant).with_conversation(args.conversation.clone());
-    let hits = engine.recall(&scope, &args.query, args.limit as usize)?;
+    let engine = open_with_embedder(config)?;
+    let time = |t: &Option<String>, flag: &str| {
+        t.as_deref().map(Timestamp::parse_rfc3339).transpose().with_context(|| format!("--{flag}"))
+    };
+    let scope = Scope {
+        since: time(&args.since, "since")?,
+        until: time(&args.until, "until")?,
+        ..Scope::tenant(&config.tenant).with_conversation(args.conversation.clone())
+    };
+    let limit = if args.budget.is_some() { 100 } else { args.limit as usize };
+    let hits = engine.recall(&RecallQuery::new(scope.clone(), args.query.clone(), limit))?;
+    if let Some(budget) = args.budget {
+        let context = engine.render_context(&scope, &args.query, &hits, budget)?;
+        if args.json {
+            let ids: Vec<&str> =
+                hits[..context.included].iter().map(|h| h.episode.id.0.as_str()).collect();
+            let out = serde_json::json!({"context": context.text, "tokens": context.tokens, "episodes": ids});
+            println!("{}", json_line(&out));
+        } else {
+            print!("{}", context.text);
+            eprintln!("{} episode(s), {} of {budget} tokens", context.included, context.tokens);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     for (i, h) in hits.iter().enumerate() {
         if args.json {
             println!("{}", json_line(&EpisodeJson::hit(h)));

@@ -1,0 +1,131 @@
+//! Rendering recalled episodes as a compact context block under a token budget.
+
+use crate::{Episode, Message, TokenCounter};
+
+/// One recalled episode with the raw lines worth quoting.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextItem<'a> {
+    pub episode: &'a Episode,
+    /// Messages of the episode that matched the query, in conversation order.
+    pub lines: &'a [&'a Message],
+}
+
+/// A rendered context block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedContext {
+    pub text: String,
+    /// How many of the items (a prefix of them) fit.
+    pub included: usize,
+    /// Tokens of `text`.
+    pub tokens: usize,
+}
+
+/// Longest quoted line, in words.
+const MAX_LINE_WORDS: usize = 60;
+
+/// Renders items in order, as many as fit in `budget` tokens (the first that does not fit
+/// ends the block, so the ranking's order is kept).
+pub fn render_context(
+    items: &[ContextItem<'_>],
+    budget: usize,
+    counter: &TokenCounter,
+) -> RenderedContext {
+    let mut text = String::new();
+    let mut tokens = 0;
+    let mut included = 0;
+    for item in items {
+        let block = render_item(item);
+        let cost = counter.count(&block) as usize;
+        if tokens + cost > budget {
+            break;
+        }
+        text.push_str(&block);
+        tokens += cost;
+        included += 1;
+    }
+    RenderedContext { text, included, tokens }
+}
+
+fn render_item(item: &ContextItem<'_>) -> String {
+    let e = item.episode;
+    let (start, end) = (e.start.to_datetime(), e.end.to_datetime());
+    let when = if start.date_naive() == end.date_naive() {
+        format!("{} {}–{}", start.format("%Y-%m-%d"), start.format("%H:%M"), end.format("%H:%M"))
+    } else {
+        format!("{} – {}", start.format("%Y-%m-%d %H:%M"), end.format("%Y-%m-%d %H:%M"))
+    };
+    let mut out = format!("## {} ({when})\n{}\n", e.title, e.summary);
+    for m in item.lines {
+        let words: Vec<&str> = m.content.split_whitespace().collect();
+        let line = if words.len() > MAX_LINE_WORDS {
+            format!("{}…", words[..MAX_LINE_WORDS].join(" "))
+        } else {
+            words.join(" ")
+        };
+        out.push_str(&format!("> {}: {line}\n", m.author()));
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BoundaryReason, ConversationKey, EpisodeId, FsrsState, Role, Timestamp};
+
+    fn episode(n: u64) -> Episode {
+        Episode {
+            id: EpisodeId(format!("ep_{n}")),
+            conversation: ConversationKey::new("t", "c"),
+            user: None,
+            agent: None,
+            first_seq: n,
+            last_seq: n,
+            context_first_seq: None,
+            start: Timestamp(1_767_225_600_000),
+            end: Timestamp(1_767_229_200_000),
+            title: format!("Episode {n} about the garden"),
+            summary: "Caroline planted tomatoes and asked about watering.".into(),
+            keywords: vec![],
+            surprise: 0.0,
+            boundary_reason: BoundaryReason::Flush,
+            fsrs: FsrsState::default(),
+        }
+    }
+
+    fn message(content: &str) -> Message {
+        Message {
+            seq: 1,
+            key: String::new(),
+            role: Role::User,
+            speaker: Some("Caroline".into()),
+            content: content.into(),
+            timestamp: Timestamp(0),
+            metadata: serde_json::Value::Null,
+            tokens: 0,
+        }
+    }
+
+    #[test]
+    fn rendering_snapshot() {
+        let (e, m) = (episode(1), message("I water the tomatoes every morning."));
+        let lines = [&m];
+        let counter = TokenCounter::cl100k();
+        let out = render_context(&[ContextItem { episode: &e, lines: &lines }], 1000, &counter);
+        insta::assert_snapshot!(out.text);
+        assert_eq!(out.tokens, counter.count(&out.text) as usize);
+    }
+
+    #[test]
+    fn stops_at_the_budget() {
+        let episodes: Vec<Episode> = (1..=5).map(episode).collect();
+        let items: Vec<ContextItem<'_>> =
+            episodes.iter().map(|e| ContextItem { episode: e, lines: &[] }).collect();
+        let counter = TokenCounter::cl100k();
+        let one = render_context(&items[..1], 10_000, &counter).tokens;
+        let out = render_context(&items, one * 2 + one / 2, &counter);
+        assert_eq!(out.included, 2);
+        assert!(out.tokens <= one * 2 + one / 2);
+        assert_eq!(render_context(&items, 1, &counter).included, 0);
+    }
+}
