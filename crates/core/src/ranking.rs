@@ -188,11 +188,11 @@ mod tests {
                 }
             }
             // Fusion is monotone: a better rank never lowers the fused score.
-            if let Some(first) = cands.first() {
-                if let Some(l) = first.lexical_rank.filter(|&l| l > 1) {
-                    let better = Candidate { lexical_rank: Some(l - 1), ..*first };
-                    prop_assert!(rrf(&better, config.rrf_k) > rrf(first, config.rrf_k));
-                }
+            if let Some(first) = cands.first()
+                && let Some(l) = first.lexical_rank.filter(|&l| l > 1)
+            {
+                let better = Candidate { lexical_rank: Some(l - 1), ..*first };
+                prop_assert!(rrf(&better, config.rrf_k) > rrf(first, config.rrf_k));
             }
         }
     }
