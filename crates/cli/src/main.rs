@@ -113,5 +113,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let embedder = config.embedder()?;
             eval::segmentation::run(&config, embedder.as_deref(), &args)
         }
+        Command::Eval(eval::EvalCommand::Recall(args)) => eval::recall::run(&config, &args),
     }
 }

@@ -1,0 +1,163 @@
+//! Reading LoCoMo (Maharana et al., 2024): long conversations with questions and their
+//! evidence turns.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use chrono::NaiveDateTime;
+use epimem_core::Timestamp;
+use serde::Deserialize;
+
+/// One conversation, its turns in order, and its questions.
+#[derive(Debug, Clone)]
+pub(crate) struct Sample {
+    pub(crate) id: String,
+    pub(crate) turns: Vec<Turn>,
+    pub(crate) questions: Vec<Question>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Turn {
+    pub(crate) dia_id: String,
+    pub(crate) speaker: String,
+    pub(crate) text: String,
+    pub(crate) timestamp: Timestamp,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Question {
+    pub(crate) question: String,
+    pub(crate) category: u8,
+    pub(crate) evidence: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct RawSample {
+    sample_id: String,
+    conversation: serde_json::Map<String, serde_json::Value>,
+    qa: Vec<RawQa>,
+}
+
+#[derive(Deserialize)]
+struct RawQa {
+    question: String,
+    #[serde(default)]
+    evidence: Vec<String>,
+    category: u8,
+}
+
+#[derive(Deserialize)]
+struct RawTurn {
+    speaker: String,
+    dia_id: String,
+    text: String,
+    #[serde(default)]
+    blip_caption: Option<String>,
+}
+
+/// Reads a file in LoCoMo's format.
+pub(crate) fn load(path: &Path) -> Result<Vec<Sample>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let raw: Vec<RawSample> = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not in LoCoMo's format", path.display()))?;
+    if raw.is_empty() {
+        bail!("{} holds no conversations", path.display());
+    }
+    raw.into_iter().map(sample).collect()
+}
+
+fn sample(raw: RawSample) -> Result<Sample> {
+    // Sessions in numeric order; some conversations list dates of sessions that do not exist.
+    let mut sessions: Vec<(u32, &Vec<serde_json::Value>)> = raw
+        .conversation
+        .iter()
+        .filter_map(|(k, v)| {
+            let n = k.strip_prefix("session_")?.parse::<u32>().ok()?;
+            Some((n, v.as_array()?))
+        })
+        .collect();
+    sessions.sort_by_key(|(n, _)| *n);
+    let mut turns = Vec::new();
+    for (n, list) in sessions {
+        let key = format!("session_{n}_date_time");
+        let date =
+            raw.conversation.get(&key).and_then(|v| v.as_str()).with_context(|| {
+                format!("conversation {}: session {n} has no {key}", raw.sample_id)
+            })?;
+        let start =
+            parse_date(date).with_context(|| format!("conversation {}: {key}", raw.sample_id))?;
+        for (i, value) in list.iter().enumerate() {
+            let t: RawTurn = serde_json::from_value(value.clone()).with_context(|| {
+                format!("conversation {}: a turn of session {n}", raw.sample_id)
+            })?;
+            let text = match t.blip_caption {
+                Some(caption) => format!("{} [shares a photo: {caption}]", t.text),
+                None => t.text,
+            };
+            // Turns of a session half a minute apart, from its start.
+            turns.push(Turn {
+                dia_id: t.dia_id,
+                speaker: t.speaker,
+                text,
+                timestamp: start.plus_millis(i as i64 * 30_000),
+            });
+        }
+    }
+    let questions = raw
+        .qa
+        .into_iter()
+        .map(|q| Question { question: q.question, category: q.category, evidence: q.evidence })
+        .collect();
+    Ok(Sample { id: raw.sample_id, turns, questions })
+}
+
+/// "1:56 pm on 8 May, 2023", read as UTC.
+fn parse_date(text: &str) -> Result<Timestamp> {
+    let normalized = text.trim().replace("am", "AM").replace("pm", "PM");
+    let dt = NaiveDateTime::parse_from_str(&normalized, "%I:%M %p on %d %B, %Y")
+        .with_context(|| format!("unreadable date {text:?}"))?;
+    Ok(Timestamp(dt.and_utc().timestamp_millis()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_locomo_dates() {
+        assert_eq!(
+            parse_date("1:56 pm on 8 May, 2023").unwrap().to_rfc3339(),
+            "2023-05-08T13:56:00Z"
+        );
+        assert_eq!(
+            parse_date("10:37 am on 27 June, 2023").unwrap().to_rfc3339(),
+            "2023-06-27T10:37:00Z"
+        );
+        assert!(parse_date("yesterday").is_err());
+    }
+
+    #[test]
+    fn sessions_in_numeric_order_with_captions() {
+        let raw: RawSample = serde_json::from_value(serde_json::json!({
+            "sample_id": "s",
+            "conversation": {
+                "speaker_a": "A", "speaker_b": "B",
+                "session_10_date_time": "1:00 pm on 2 May, 2023",
+                "session_10": [{"speaker": "A", "dia_id": "D10:1", "text": "later"}],
+                "session_2_date_time": "1:00 pm on 1 May, 2023",
+                "session_2": [{"speaker": "B", "dia_id": "D2:1", "text": "look", "blip_caption": "a dog"}],
+                "session_3_date_time": "1:00 pm on 3 May, 2023"
+            },
+            "qa": [{"question": "q", "answer": "a", "evidence": ["D2:1"], "category": 4}]
+        }))
+        .unwrap();
+        let s = sample(raw).unwrap();
+        assert_eq!(
+            s.turns.iter().map(|t| t.dia_id.as_str()).collect::<Vec<_>>(),
+            ["D2:1", "D10:1"]
+        );
+        assert_eq!(s.turns[0].text, "look [shares a photo: a dog]");
+        assert_eq!(s.questions[0].evidence, ["D2:1"]);
+    }
+}

@@ -1,0 +1,359 @@
+//! `epimem eval recall`: evidence recall on LoCoMo, at fixed k and at fixed context budgets.
+
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    fmt::Write as _,
+    io::{BufWriter, Write},
+    path::PathBuf,
+    process::ExitCode,
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use epimem_core::{ConversationKey, Role, Scope};
+use epimem_engine::{MessageInput, RecallQuery};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use super::locomo::{self, Sample};
+use crate::{commands::open_engine_at, config::AppConfig, output::json_line};
+
+#[derive(Debug, Args)]
+pub(crate) struct RecallArgs {
+    /// The data set's format: locomo.
+    #[arg(long, default_value = "locomo")]
+    dataset: String,
+    /// The data set file.
+    #[arg(long)]
+    path: PathBuf,
+    /// Only the first N conversations.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// One JSON object with every number instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Write one JSON line per question with what was returned, in rank order.
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
+}
+
+const KS: [usize; 3] = [1, 5, 10];
+const BUDGETS: [usize; 3] = [500, 1_000, 2_000];
+const TURN_KS: [usize; 3] = [5, 10, 25];
+/// Episodes retrieved per question (enough to fill the largest budget).
+const RETRIEVED: usize = 30;
+
+#[derive(Debug, Default, Clone, Serialize)]
+struct Sums {
+    questions: usize,
+    at_k: [f64; 3],
+    at_budget: [f64; 3],
+    turns_at_k: [f64; 3],
+}
+
+impl Sums {
+    fn mean(&self) -> Means {
+        let n = self.questions.max(1) as f64;
+        Means {
+            questions: self.questions,
+            episode_recall_at_k: KS
+                .iter()
+                .zip(self.at_k)
+                .map(|(k, s)| (k.to_string(), s / n))
+                .collect(),
+            recall_at_budget: BUDGETS
+                .iter()
+                .zip(self.at_budget)
+                .map(|(b, s)| (b.to_string(), s / n))
+                .collect(),
+            turn_recall_at_k: TURN_KS
+                .iter()
+                .zip(self.turns_at_k)
+                .map(|(k, s)| (k.to_string(), s / n))
+                .collect(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Means {
+    questions: usize,
+    episode_recall_at_k: BTreeMap<String, f64>,
+    recall_at_budget: BTreeMap<String, f64>,
+    turn_recall_at_k: BTreeMap<String, f64>,
+}
+
+#[derive(Serialize)]
+struct Returned<'a> {
+    id: &'a str,
+    turns: Vec<&'a str>,
+    tokens: usize,
+}
+
+#[derive(Serialize)]
+struct DumpLine<'a> {
+    conversation: &'a str,
+    question: &'a str,
+    category: u8,
+    evidence: &'a [String],
+    returned: Vec<Returned<'a>>,
+}
+
+pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
+    if args.dataset != "locomo" {
+        bail!("unknown dataset {:?}: expected locomo", args.dataset);
+    }
+    let started = Instant::now();
+    let mut samples = locomo::load(&args.path)?;
+    if let Some(limit) = args.limit {
+        samples.truncate(limit);
+    }
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let engine = open_engine_at(config, &dir.path().join("locomo.db"), true)?;
+    let tenant = "locomo";
+    let questions: usize = samples
+        .iter()
+        .map(|s| s.questions.iter().filter(|q| (1..=4).contains(&q.category)).count())
+        .sum();
+    let turns: usize = samples.iter().map(|s| s.turns.len()).sum();
+    let progress = ProgressBar::new((turns + questions) as u64);
+    progress.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+
+    progress.set_message("ingesting");
+    let ingest_started = Instant::now();
+    for s in &samples {
+        ingest(&engine, tenant, s)?;
+        progress.inc(s.turns.len() as u64);
+    }
+    let ingest_took = ingest_started.elapsed();
+
+    progress.set_message("asking");
+    let mut overall = Sums::default();
+    let mut by_category: BTreeMap<u8, Sums> = BTreeMap::new();
+    let mut latencies: Vec<f64> = Vec::new();
+    let mut episodes_seen = 0usize;
+    let mut dump = args
+        .dump
+        .as_ref()
+        .map(|p| {
+            std::fs::File::create(p)
+                .map(BufWriter::new)
+                .with_context(|| format!("cannot create {}", p.display()))
+        })
+        .transpose()?;
+    for s in &samples {
+        let dia_of_seq: Vec<&str> = s.turns.iter().map(|t| t.dia_id.as_str()).collect();
+        let scope = Scope::tenant(tenant).with_conversation(Some(s.id.clone()));
+        let at = s.turns.last().map(|t| t.timestamp);
+        episodes_seen += engine.episodes(&scope, None)?.len();
+        for q in s.questions.iter().filter(|q| (1..=4).contains(&q.category)) {
+            let query = RecallQuery {
+                at,
+                ..RecallQuery::new(scope.clone(), q.question.clone(), RETRIEVED)
+            };
+            let t0 = Instant::now();
+            let hits = engine.recall(&query)?;
+            latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
+            let turns_of = |first: u64, last: u64| -> Vec<&str> {
+                (first..=last).filter_map(|seq| dia_of_seq.get(seq as usize - 1).copied()).collect()
+            };
+            let mut returned = Vec::with_capacity(hits.len());
+            for h in &hits {
+                let tokens = engine
+                    .render_context(&scope, &q.question, std::slice::from_ref(h), usize::MAX)?
+                    .tokens;
+                returned.push(Returned {
+                    id: &h.episode.id.0,
+                    turns: turns_of(h.episode.first_seq, h.episode.last_seq),
+                    tokens,
+                });
+            }
+            let recall_of = |covered: &HashSet<&str>| -> f64 {
+                if q.evidence.is_empty() {
+                    return 0.0;
+                }
+                // Unresolvable evidence ids count as misses.
+                q.evidence.iter().filter(|e| covered.contains(e.as_str())).count() as f64
+                    / q.evidence.len() as f64
+            };
+            let mut sums = Sums { questions: 1, ..Sums::default() };
+            for (i, &k) in KS.iter().enumerate() {
+                let covered: HashSet<&str> =
+                    returned.iter().take(k).flat_map(|r| r.turns.iter().copied()).collect();
+                sums.at_k[i] = recall_of(&covered);
+            }
+            for (i, &budget) in BUDGETS.iter().enumerate() {
+                let mut used = 0;
+                let mut covered: HashSet<&str> = HashSet::new();
+                for r in &returned {
+                    if used + r.tokens > budget {
+                        break;
+                    }
+                    used += r.tokens;
+                    covered.extend(r.turns.iter().copied());
+                }
+                sums.at_budget[i] = recall_of(&covered);
+            }
+            let turn_hits =
+                engine.recall_messages(&RecallQuery::new(scope.clone(), q.question.clone(), 25))?;
+            for (i, &k) in TURN_KS.iter().enumerate() {
+                let covered: HashSet<&str> = turn_hits
+                    .iter()
+                    .take(k)
+                    .filter_map(|m| dia_of_seq.get(m.seq as usize - 1).copied())
+                    .collect();
+                sums.turns_at_k[i] = recall_of(&covered);
+            }
+            add(&mut overall, &sums);
+            add(by_category.entry(q.category).or_default(), &sums);
+            if let Some(out) = dump.as_mut() {
+                let line = DumpLine {
+                    conversation: &s.id,
+                    question: &q.question,
+                    category: q.category,
+                    evidence: &q.evidence,
+                    returned,
+                };
+                writeln!(out, "{}", json_line(&line))?;
+            }
+            progress.inc(1);
+        }
+    }
+    if let Some(mut out) = dump {
+        out.flush()?;
+    }
+    progress.finish_and_clear();
+    latencies.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0)
+    };
+    let fingerprint =
+        config.embedder()?.map_or_else(|| "none".to_owned(), |e| e.fingerprint().to_owned());
+
+    if args.json {
+        let out = serde_json::json!({
+            "dataset": "locomo",
+            "embedder": fingerprint,
+            "conversations": samples.len(),
+            "turns": turns,
+            "episodes": episodes_seen,
+            "overall": overall.mean(),
+            "by_category": by_category.iter().map(|(c, s)| (c.to_string(), s.mean())).collect::<BTreeMap<_, _>>(),
+            "latency_ms": {"p50": pct(0.5), "p95": pct(0.95), "p99": pct(0.99)},
+            "ingest_seconds": ingest_took.as_secs_f64(),
+        });
+        println!("{}", json_line(&out));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    writeln!(
+        out,
+        "locomo: {} conversations, {turns} turns, {episodes_seen} episodes, {} questions (categories 1-4); embedder {fingerprint}",
+        samples.len(),
+        overall.questions
+    )?;
+    writeln!(
+        out,
+        "evidence recall: share of a question's evidence turns inside what was returned, averaged over questions;"
+    )?;
+    writeln!(out, "turn-level: single messages from the vector index (no episodes).\n")?;
+    writeln!(
+        out,
+        "{:<16} {:>9} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
+        "questions",
+        "n",
+        "R@1",
+        "R@5",
+        "R@10",
+        "≤500t",
+        "≤1000t",
+        "≤2000t",
+        "turn@5",
+        "turn@10",
+        "turn@25"
+    )?;
+    let names: HashMap<u8, &str> =
+        [(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")]
+            .into_iter()
+            .collect();
+    for (label, s) in std::iter::once(("all".to_owned(), &overall)).chain(
+        by_category
+            .iter()
+            .map(|(c, s)| (format!("{c} {}", names.get(c).copied().unwrap_or("?")), s)),
+    ) {
+        let n = s.questions.max(1) as f64;
+        writeln!(
+            out,
+            "{label:<16} {:>9} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>8.3} {:>8.3}",
+            s.questions,
+            s.at_k[0] / n,
+            s.at_k[1] / n,
+            s.at_k[2] / n,
+            s.at_budget[0] / n,
+            s.at_budget[1] / n,
+            s.at_budget[2] / n,
+            s.turns_at_k[0] / n,
+            s.turns_at_k[1] / n,
+            s.turns_at_k[2] / n
+        )?;
+    }
+    writeln!(
+        out,
+        "\nrecall latency (query embedding included): p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",
+        pct(0.5),
+        pct(0.95),
+        pct(0.99)
+    )?;
+    writeln!(
+        out,
+        "ingest and segmentation: {:.1} s; whole run: {:.1} s",
+        ingest_took.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    )?;
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn add(total: &mut Sums, one: &Sums) {
+    total.questions += one.questions;
+    for i in 0..3 {
+        total.at_k[i] += one.at_k[i];
+        total.at_budget[i] += one.at_budget[i];
+        total.turns_at_k[i] += one.turns_at_k[i];
+    }
+}
+
+/// Ingests one conversation: its sessions in order, speakers kept, everything closed at the end.
+fn ingest<S: epimem_store::Store>(
+    engine: &epimem_engine::Engine<S>,
+    tenant: &str,
+    s: &Sample,
+) -> Result<()> {
+    let conversation = ConversationKey::new(tenant, s.id.clone());
+    let messages: Vec<MessageInput> = s
+        .turns
+        .iter()
+        .map(|t| MessageInput {
+            conversation: conversation.clone(),
+            user: None,
+            agent: None,
+            key: format!("dia:{}", t.dia_id),
+            // Two people talking: both speak as users, named.
+            role: Role::User,
+            speaker: Some(t.speaker.clone()),
+            content: t.text.clone(),
+            timestamp: Some(t.timestamp),
+            metadata: serde_json::Value::Null,
+        })
+        .collect();
+    for chunk in messages.chunks(500) {
+        engine.ingest(chunk.to_vec())?;
+    }
+    engine.flush(&Scope::tenant(tenant).with_conversation(Some(s.id.clone())))?;
+    Ok(())
+}
