@@ -60,6 +60,8 @@ enum Command {
     Show(commands::query::ShowArgs),
     /// Find the episodes that best match a query.
     Recall(commands::query::RecallArgs),
+    /// Forget an episode: it leaves the database and every index.
+    Forget(commands::query::ShowArgs),
     /// Count conversations, messages, episodes and jobs.
     Stats(commands::query::StatsArgs),
     /// Print the reference configuration (every setting, its default, and what it does).
@@ -103,6 +105,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(args) => commands::query::show(&config, &args),
         Command::Recall(args) => commands::query::recall(&config, &args),
         Command::Stats(args) => commands::query::stats(&config, &args),
+        Command::Forget(args) => commands::query::forget(&config, &args),
         Command::Config => {
             print!("{}", config::REFERENCE);
             Ok(ExitCode::SUCCESS)

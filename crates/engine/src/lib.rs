@@ -202,6 +202,19 @@ impl<S: Store> Engine<S> {
         self.store.episode(scope, id)?.ok_or_else(|| EngineError::NotFound(format!("episode {id}")))
     }
 
+    /// Forgets an episode: it leaves the store, the full-text index and the vector index.
+    pub fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<(), EngineError> {
+        if !self.store.delete_episode(scope, id)? {
+            return Err(EngineError::NotFound(format!("episode {id}")));
+        }
+        if let Ok(mut guard) = self.index.lock()
+            && let Some(index) = guard.as_mut()
+        {
+            index.remove(id);
+        }
+        Ok(())
+    }
+
     pub fn stats(&self, tenant: Option<&str>) -> Result<Stats, EngineError> {
         Ok(self.store.stats(tenant)?)
     }

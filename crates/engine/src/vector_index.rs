@@ -59,6 +59,22 @@ impl VectorIndex {
         self.data.extend_from_slice(vector);
     }
 
+    /// Removes an episode's vectors.
+    pub(crate) fn remove(&mut self, id: &EpisodeId) {
+        let Some(slot) = self.by_id.remove(id) else { return };
+        let dim = self.dim;
+        let mut rows = Vec::with_capacity(self.rows.len());
+        let mut data = Vec::with_capacity(self.data.len());
+        for (i, &(e, seq)) in self.rows.iter().enumerate() {
+            if e != slot {
+                rows.push((e, seq));
+                data.extend_from_slice(&self.data[i * dim..(i + 1) * dim]);
+            }
+        }
+        self.rows = rows;
+        self.data = data;
+    }
+
     pub(crate) fn search(&self, query: &[f32], scope: &Scope, max_messages: usize) -> VectorHits {
         if query.len() != self.dim || self.rows.is_empty() {
             return VectorHits::default();

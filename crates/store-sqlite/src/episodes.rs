@@ -147,3 +147,32 @@ pub(crate) fn by_id(
     }
     Ok(out)
 }
+
+pub(crate) fn delete(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    id: &EpisodeId,
+) -> Result<bool, StoreError> {
+    let found: Option<(i64, i64, u64, u64)> = tx
+        .prepare_cached(&format!(
+            "SELECT e.rowid, e.conversation_id, e.first_seq, e.last_seq
+             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = ?7"
+        ))
+        .and_then(|mut s| {
+            s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()
+        })
+        .map_err(map_err)?;
+    let Some((rowid, conversation, first, last)) = found else { return Ok(false) };
+    tx.execute("DELETE FROM episodes_fts WHERE rowid = ?1", [rowid]).map_err(map_err)?;
+    tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
+    tx.execute(
+        "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
+        rusqlite::params![conversation, first, last],
+    )
+    .map_err(map_err)?;
+    Ok(true)
+}

@@ -239,6 +239,10 @@ impl Store for SqliteStore {
         self.write(|tx| reviews::take(tx, conversation))
     }
 
+    fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {
+        self.write(|tx| episodes::delete(tx, scope, id))
+    }
+
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {
         self.with_conn(|conn| search::stats(conn, tenant))
     }

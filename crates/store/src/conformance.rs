@@ -34,7 +34,8 @@ macro_rules! conformance_tests {
             message_vectors_are_kept_per_model,
             index_rows_cover_closed_episodes_only,
             episodes_by_id_respect_scope_and_time,
-            pending_reviews_are_taken_once
+            pending_reviews_are_taken_once,
+            deleting_an_episode_removes_it_everywhere
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -489,4 +490,42 @@ pub fn pending_reviews_are_taken_once(store: &dyn Store) {
         store.record_pending_review(&key("t", "never"), &review),
         Err(StoreError::NotFound(_))
     ));
+}
+
+pub fn deleting_an_episode_removes_it_everywhere(store: &dyn Store) {
+    let conv = key("t", "c");
+    store
+        .push_messages(&[
+            message(&conv, 1, "zebra stripes"),
+            message(&conv, 2, "ok"),
+            message(&conv, 3, "lion mane"),
+        ])
+        .unwrap();
+    store
+        .put_message_vectors(&conv, "m", &[(1, vec![1.0]), (2, vec![2.0]), (3, vec![3.0])])
+        .unwrap();
+    segment(
+        store,
+        &conv,
+        3,
+        vec![
+            episode(&conv, 1, 2, "Zebras", "Zebra talk."),
+            episode(&conv, 3, 3, "Lions", "Lion talk."),
+        ],
+    );
+    let id = episode_id(&conv, 1, 2);
+    // Another tenant cannot delete it.
+    assert!(!store.delete_episode(&Scope::tenant("other"), &id).unwrap());
+    assert!(store.delete_episode(&Scope::tenant("t"), &id).unwrap());
+    assert!(!store.delete_episode(&Scope::tenant("t"), &id).unwrap());
+    let scope = Scope::tenant("t");
+    assert!(store.search_lexical(&scope, "zebra", 10).unwrap().is_empty());
+    assert_eq!(store.episode(&scope, &id).unwrap(), None);
+    assert_eq!(store.episodes(&scope, None).unwrap().len(), 1);
+    assert_eq!(
+        store.episode_message_vectors("m").unwrap().iter().map(|r| r.seq).collect::<Vec<_>>(),
+        [3]
+    );
+    assert!(store.message_vectors(&conv, 1, 2, "m").unwrap().is_empty());
+    assert_eq!(store.search_lexical(&scope, "lion", 10).unwrap().len(), 1);
 }

@@ -141,6 +141,11 @@ pub trait Store: Send + Sync {
         conversation: &ConversationKey,
     ) -> Result<Vec<PendingReview>, StoreError>;
 
+    /// Forgets an episode that `scope` may see: the episode, its searchable text and its
+    /// messages' vectors go, in one transaction (the raw messages stay, outside any episode).
+    /// Returns whether there was such an episode.
+    fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError>;
+
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;
 }

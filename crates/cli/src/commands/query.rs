@@ -150,3 +150,14 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+pub(crate) fn forget(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
+    let engine = open_engine(config)?;
+    engine.delete_episode(&Scope::tenant(&config.tenant), &EpisodeId(args.id.clone()))?;
+    if args.json {
+        println!("{}", json_line(&serde_json::json!({"forgotten": args.id})));
+    } else {
+        println!("forgot {}", args.id);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,191 @@
+//! Hybrid recall end to end: a real SQLite store and the model-free embedder.
+
+use std::sync::Arc;
+
+use epimem_core::{ConversationKey, EpisodeId, Role, Scope, Timestamp};
+use epimem_embed::HashEmbedder;
+use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput, RecallQuery};
+use epimem_store::Store;
+use epimem_store_sqlite::SqliteStore;
+
+const T0: i64 = 1_767_225_600_000;
+const DAY: i64 = 86_400_000;
+
+fn engine() -> Engine<SqliteStore> {
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    Engine::new(
+        SqliteStore::open_in_memory().unwrap(),
+        EngineConfig::default(),
+        Box::new(clock),
+        "t:1".into(),
+    )
+    .with_embedder(Box::new(HashEmbedder::new(256)))
+}
+
+/// One closed episode per (conversation, text), a day apart.
+fn remember(
+    engine: &Engine<SqliteStore>,
+    tenant: &str,
+    conversation: &str,
+    day: i64,
+    lines: &[&str],
+) {
+    let msgs: Vec<MessageInput> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| MessageInput {
+            conversation: ConversationKey::new(tenant, conversation),
+            user: None,
+            agent: None,
+            key: format!("{day}-{i}"),
+            role: Role::User,
+            speaker: Some("Caroline".into()),
+            content: (*l).into(),
+            timestamp: Some(Timestamp(T0 + day * DAY + i as i64 * 60_000)),
+            metadata: serde_json::Value::Null,
+        })
+        .collect();
+    engine.ingest(msgs).unwrap();
+    engine.flush(&Scope::tenant(tenant).with_conversation(Some(conversation.into()))).unwrap();
+}
+
+#[test]
+fn vectors_find_what_words_alone_miss() {
+    let e = engine();
+    remember(
+        &e,
+        "t",
+        "c",
+        0,
+        &["we went camping by the mountain lake last weekend", "the campfire was lovely"],
+    );
+    remember(
+        &e,
+        "t",
+        "c",
+        1,
+        &["my sister adopted two kittens from the shelter", "they are very playful"],
+    );
+    // No word of the query (nor its stem) is in the episode, but its trigrams are.
+    let hits = e.recall(&RecallQuery::new(Scope::tenant("t"), "campground lakeside", 5)).unwrap();
+    assert!(!hits.is_empty());
+    assert!(
+        hits[0].episode.title.to_lowercase().contains("camping"),
+        "{:?}",
+        hits[0].episode.title
+    );
+    assert_eq!(hits[0].lexical_rank, None);
+    assert_eq!(hits[0].vector_rank, Some(1));
+    assert!(hits[0].similarity.unwrap() > 0.1);
+    assert!((0.0..=1.0).contains(&hits[0].retrievability));
+}
+
+#[test]
+fn a_tenant_never_sees_another_tenants_best_match() {
+    let e = engine();
+    remember(
+        &e,
+        "theirs",
+        "c",
+        0,
+        &["quarterly merger negotiation with acme corporation", "merger merger acme"],
+    );
+    remember(&e, "mine", "c", 0, &["my garden tomatoes are ripe", "time to make sauce"]);
+    // Load the index with the other tenant's vectors first.
+    assert!(
+        !e.recall(&RecallQuery::new(Scope::tenant("theirs"), "acme merger", 5)).unwrap().is_empty()
+    );
+    let hits =
+        e.recall(&RecallQuery::new(Scope::tenant("mine"), "acme merger negotiation", 10)).unwrap();
+    assert!(hits.iter().all(|h| h.episode.conversation.tenant == "mine"), "{hits:?}");
+    let turns =
+        e.recall_messages(&RecallQuery::new(Scope::tenant("mine"), "acme merger", 10)).unwrap();
+    let mine: Vec<EpisodeId> =
+        e.episodes(&Scope::tenant("mine"), None).unwrap().into_iter().map(|x| x.id).collect();
+    assert!(turns.iter().all(|t| mine.contains(&t.episode)));
+}
+
+#[test]
+fn recalls_in_a_conversation_are_recorded_for_review() {
+    let e = engine();
+    remember(&e, "t", "c", 0, &["we adopted a puppy named biscuit", "biscuit loves the park"]);
+    let scoped = Scope::tenant("t").with_conversation(Some("c".into()));
+    let hits = e.recall(&RecallQuery::new(scoped, "puppy biscuit", 3)).unwrap();
+    e.recall(&RecallQuery::new(Scope::tenant("t"), "puppy", 3)).unwrap(); // no conversation: not recorded
+    let reviews = e.store().take_pending_reviews(&ConversationKey::new("t", "c")).unwrap();
+    assert_eq!(reviews.len(), 1);
+    assert_eq!(reviews[0].query, "puppy biscuit");
+    assert_eq!(
+        reviews[0].memory_ids,
+        hits.iter().map(|h| h.episode.id.clone()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn old_memories_fade_but_stay_visible() {
+    let e = engine();
+    remember(
+        &e,
+        "t",
+        "old",
+        0,
+        &["we talked about the violin recital", "the violin recital went well"],
+    );
+    remember(
+        &e,
+        "t",
+        "new",
+        200,
+        &["we talked about the violin recital", "the violin recital went well"],
+    );
+    let query = RecallQuery {
+        at: Some(Timestamp(T0 + 201 * DAY)),
+        ..RecallQuery::new(Scope::tenant("t"), "violin recital", 5)
+    };
+    let hits = e.recall(&query).unwrap();
+    // Same words, same ranks apart from age: the recent one wins, the old one is still there.
+    assert_eq!(hits.len(), 1, "identical stories collapse into one: {hits:?}");
+    assert_eq!(hits[0].episode.conversation.conversation, "new");
+    let old = e
+        .recall(&RecallQuery {
+            scope: Scope::tenant("t").with_conversation(Some("old".into())),
+            ..query.clone()
+        })
+        .unwrap();
+    assert_eq!(old.len(), 1);
+    assert!(old[0].retrievability < hits[0].retrievability);
+    assert!(old[0].score > 0.0);
+}
+
+#[test]
+fn deleting_an_episode_removes_it_from_every_index() {
+    let e = engine();
+    remember(&e, "t", "c", 0, &["the zebra at the zoo had stripes", "zebras are great"]);
+    remember(&e, "t", "c", 3, &["we cooked lentil soup tonight", "lentils need salt"]);
+    let scope = Scope::tenant("t");
+    let hits = e.recall(&RecallQuery::new(scope.clone(), "zebra stripes", 5)).unwrap();
+    let zebra = hits[0].episode.id.clone();
+    e.delete_episode(&scope, &zebra).unwrap();
+    let after = e.recall(&RecallQuery::new(scope.clone(), "zebra stripes", 5)).unwrap();
+    assert!(after.iter().all(|h| h.episode.id != zebra), "{after:?}");
+    let turns = e.recall_messages(&RecallQuery::new(scope.clone(), "zebra stripes", 10)).unwrap();
+    assert!(turns.iter().all(|t| t.episode != zebra));
+    assert!(e.delete_episode(&scope, &zebra).is_err());
+}
+
+#[test]
+fn context_fits_the_budget() {
+    let e = engine();
+    for day in 0..6 {
+        let first = format!("on day {day} we planned garden bed {day} and the tomato seedlings");
+        remember(&e, "t", "c", day * 2, &[first.as_str(), "compost goes in first"]);
+    }
+    let scope = Scope::tenant("t");
+    let hits = e.recall(&RecallQuery::new(scope.clone(), "garden tomato", 10)).unwrap();
+    let small = e.render_context(&scope, "garden tomato", &hits, 120).unwrap();
+    let large = e.render_context(&scope, "garden tomato", &hits, 2_000).unwrap();
+    assert!(small.tokens <= 120 && small.included >= 1, "{small:?}");
+    assert!(large.included > small.included);
+    assert_eq!(e.tokens().count(&large.text) as usize, large.tokens);
+    assert!(large.text.contains("> Caroline:"));
+}
