@@ -16,11 +16,13 @@ pub struct RecallQuery {
     pub limit: usize,
     /// Conversation time to judge memory strength at; the clock's now when absent.
     pub at: Option<Timestamp>,
+    /// The query's embedding, when the caller already has it (else the engine embeds `text`).
+    pub vector: Option<Vec<f32>>,
 }
 
 impl RecallQuery {
     pub fn new(scope: Scope, text: impl Into<String>, limit: usize) -> Self {
-        Self { scope, text: text.into(), limit, at: None }
+        Self { scope, text: text.into(), limit, at: None, vector: None }
     }
 }
 
@@ -71,7 +73,6 @@ impl<S: Store> Engine<S> {
             Err(epimem_store::StoreError::Invalid(_)) if self.embedder.is_some() => Vec::new(),
             Err(e) => return Err(e.into()),
         };
-        let vector = self.vector_search(query, config.candidates)?;
 
         // Merge the two candidate lists by episode id.
         let mut order: Vec<EpisodeId> = Vec::new();
@@ -82,17 +83,20 @@ impl<S: Store> Engine<S> {
             order.push(hit.episode.id.clone());
             episodes.insert(hit.episode.id.clone(), hit.episode);
         }
-        // (rank among the vector candidates, similarity, best message) for every episode in
-        // scope: beyond the candidates, the similarity still informs the gate of lexical hits.
+        // The lexical candidates' similarities inform the gate too.
+        let vector = self.vector_search(query, config.candidates, 0, &order)?;
+        // (rank among the vector candidates, similarity, best message).
         let mut vector_rank: HashMap<EpisodeId, (Option<usize>, f64, u64)> = HashMap::new();
+        for (id, found) in order.iter().zip(&vector.also) {
+            if let Some((sim, seq)) = found {
+                vector_rank.insert(id.clone(), (None, *sim, *seq));
+            }
+        }
         for (i, (id, sim, seq)) in vector.episodes.iter().enumerate() {
-            let rank = (i < config.candidates).then_some(i + 1);
-            if rank.is_some() && !episodes.contains_key(id) {
+            if !episodes.contains_key(id) {
                 order.push(id.clone());
             }
-            if rank.is_some() || lexical_rank.contains_key(id) {
-                vector_rank.insert(id.clone(), (rank, *sim, *seq));
-            }
+            vector_rank.insert(id.clone(), (Some(i + 1), *sim, *seq));
         }
         let missing: Vec<EpisodeId> =
             order.iter().filter(|id| !episodes.contains_key(*id)).cloned().collect();
@@ -149,7 +153,7 @@ impl<S: Store> Engine<S> {
     /// Turn-level retrieval: the messages most similar to the query (needs an embedder).
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
         Ok(self
-            .vector_search(query, query.limit)?
+            .vector_search(query, 0, query.limit, &[])?
             .messages
             .into_iter()
             .map(|(episode, seq, similarity)| MessageHit { episode, seq, similarity })
@@ -159,10 +163,20 @@ impl<S: Store> Engine<S> {
     fn vector_search(
         &self,
         query: &RecallQuery,
-        max_messages: usize,
+        episodes: usize,
+        messages: usize,
+        also: &[EpisodeId],
     ) -> Result<crate::vector_index::VectorHits, EngineError> {
-        let Some(embedder) = &self.embedder else { return Ok(Default::default()) };
-        let q = embedder.embed(&[query.text.as_str()])?.pop().unwrap_or_default();
+        let Some(embedder) = &self.embedder else {
+            return Ok(crate::vector_index::VectorHits {
+                also: vec![None; also.len()],
+                ..Default::default()
+            });
+        };
+        let q = match &query.vector {
+            Some(v) => v.clone(),
+            None => embedder.embed(&[query.text.as_str()])?.pop().unwrap_or_default(),
+        };
         let mut guard = self.index.lock().map_err(|_| {
             EngineError::Store(epimem_store::StoreError::Internal("vector index poisoned".into()))
         })?;
@@ -171,7 +185,7 @@ impl<S: Store> Engine<S> {
             *guard = Some(VectorIndex::build(rows));
         }
         let index = guard.as_ref().expect("built above");
-        Ok(index.search(&q, &query.scope, max_messages))
+        Ok(index.search(&q, &query.scope, episodes, messages, also))
     }
 
     fn record_review(

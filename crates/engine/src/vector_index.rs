@@ -21,9 +21,12 @@ pub(crate) struct VectorIndex {
 /// What a search found.
 #[derive(Debug, Default)]
 pub(crate) struct VectorHits {
-    /// Episodes in scope by their best message similarity, best first.
+    /// The best episodes in scope by their best message similarity, best first:
+    /// (id, similarity, best message).
     pub(crate) episodes: Vec<(EpisodeId, f64, u64)>,
-    /// Messages in scope by similarity, best first (at most the requested number).
+    /// Similarity and best message of each of the `also` episodes asked about (if in scope).
+    pub(crate) also: Vec<Option<(f64, u64)>>,
+    /// The best messages in scope, best first: (episode, seq, similarity).
     pub(crate) messages: Vec<(EpisodeId, u64, f64)>,
 }
 
@@ -75,47 +78,97 @@ impl VectorIndex {
         self.data = data;
     }
 
-    pub(crate) fn search(&self, query: &[f32], scope: &Scope, max_messages: usize) -> VectorHits {
+    /// The `episodes` best episodes and `messages` best messages in `scope`, and the
+    /// similarity of the `also` episodes.
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        scope: &Scope,
+        episodes: usize,
+        messages: usize,
+        also: &[EpisodeId],
+    ) -> VectorHits {
         if query.len() != self.dim || self.rows.is_empty() {
-            return VectorHits::default();
+            return VectorHits { also: vec![None; also.len()], ..VectorHits::default() };
         }
         let visible: Vec<bool> = self.episodes.iter().map(|e| in_scope(e, scope)).collect();
-        let mut best: Vec<(f64, u64)> = vec![(f64::NEG_INFINITY, 0); self.episodes.len()];
-        let mut messages: Vec<(usize, u64, f64)> = Vec::new();
+        let mut best: Vec<(f32, u64)> = vec![(f32::NEG_INFINITY, 0); self.episodes.len()];
+        let mut top_messages = TopK::new(messages);
         for (i, &(e, seq)) in self.rows.iter().enumerate() {
             if !visible[e] {
                 continue;
             }
-            let v = &self.data[i * self.dim..(i + 1) * self.dim];
-            let sim = f64::from(v.iter().zip(query).map(|(a, b)| a * b).sum::<f32>());
+            let sim = dot(&self.data[i * self.dim..(i + 1) * self.dim], query);
             if sim > best[e].0 {
                 best[e] = (sim, seq);
             }
-            messages.push((e, seq, sim));
+            top_messages.offer(sim, (e, seq));
         }
-        let mut episodes: Vec<(usize, f64, u64)> = best
-            .iter()
-            .enumerate()
-            .filter(|(_, (s, _))| s.is_finite())
-            .map(|(e, &(s, seq))| (e, s, seq))
-            .collect();
-        episodes.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let keep = max_messages.min(messages.len());
-        if keep > 0 && keep < messages.len() {
-            messages.select_nth_unstable_by(keep - 1, |a, b| b.2.total_cmp(&a.2));
+        let mut top_episodes = TopK::new(episodes);
+        for (e, &(sim, seq)) in best.iter().enumerate() {
+            if sim.is_finite() {
+                top_episodes.offer(sim, (e, seq));
+            }
         }
-        messages.truncate(keep);
-        messages.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
         VectorHits {
-            episodes: episodes
+            episodes: top_episodes
+                .into_sorted()
                 .into_iter()
-                .map(|(e, s, seq)| (self.episodes[e].id.clone(), s, seq))
+                .map(|(sim, (e, seq))| (self.episodes[e].id.clone(), f64::from(sim), seq))
                 .collect(),
-            messages: messages
+            also: also
+                .iter()
+                .map(|id| {
+                    let &e = self.by_id.get(id)?;
+                    let (sim, seq) = best[e];
+                    sim.is_finite().then_some((f64::from(sim), seq))
+                })
+                .collect(),
+            messages: top_messages
+                .into_sorted()
                 .into_iter()
-                .map(|(e, seq, s)| (self.episodes[e].id.clone(), seq, s))
+                .map(|(sim, (e, seq))| (self.episodes[e].id.clone(), seq, f64::from(sim)))
                 .collect(),
         }
+    }
+}
+
+/// The `k` largest scores offered, ties broken by the earlier offer.
+struct TopK<T> {
+    k: usize,
+    items: Vec<(f32, usize, T)>,
+    offered: usize,
+}
+
+impl<T> TopK<T> {
+    fn new(k: usize) -> Self {
+        Self { k, items: Vec::with_capacity(k.min(1024) * 2), offered: 0 }
+    }
+
+    fn offer(&mut self, score: f32, item: T) {
+        if self.k == 0 {
+            return;
+        }
+        self.items.push((score, self.offered, item));
+        self.offered += 1;
+        // Keep the buffer bounded: cut back to the best k whenever it doubles.
+        if self.items.len() >= self.k * 2 + 64 {
+            self.truncate();
+        }
+    }
+
+    fn truncate(&mut self) {
+        if self.items.len() > self.k {
+            self.items
+                .select_nth_unstable_by(self.k - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            self.items.truncate(self.k);
+        }
+    }
+
+    fn into_sorted(mut self) -> Vec<(f32, T)> {
+        self.truncate();
+        self.items.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.items.into_iter().map(|(s, _, t)| (s, t)).collect()
     }
 }
 
@@ -127,4 +180,42 @@ fn in_scope(e: &Episode, scope: &Scope) -> bool {
         && scope.conversation.as_ref().is_none_or(|c| e.conversation.conversation == *c)
         && scope.since.is_none_or(|t| e.end >= t)
         && scope.until.is_none_or(|t| e.start <= t)
+}
+
+/// Dot product in eight lanes, which the compiler turns into SIMD.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_keeps_the_best_in_order() {
+        let mut top = TopK::new(3);
+        for (i, s) in [0.1f32, 0.9, 0.5, 0.9, 0.2, 0.7, 0.3].iter().enumerate() {
+            top.offer(*s, i);
+        }
+        assert_eq!(top.into_sorted(), [(0.9, 1), (0.9, 3), (0.7, 5)]);
+        let mut none = TopK::new(0);
+        none.offer(1.0, 0);
+        assert!(none.into_sorted().is_empty());
+    }
+
+    #[test]
+    fn dot_matches_the_plain_sum() {
+        let a: Vec<f32> = (0..37).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let b: Vec<f32> = (0..37).map(|i| (i as f32).sin()).collect();
+        let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - plain).abs() < 1e-3);
+    }
 }

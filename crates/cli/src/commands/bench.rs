@@ -24,6 +24,9 @@ pub(crate) enum BenchCommand {
     /// pipeline (tokens, store, triggers, segmentation, summaries, full-text index) and
     /// segmentation alone. Build with --release for meaningful numbers.
     Ingest(IngestBenchArgs),
+    /// Recall latency (p50 / p95 / p99) over many episodes, excluding query embedding, with
+    /// the configured embedder. Build with --release for meaningful numbers.
+    Recall(super::bench_recall::RecallBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -43,7 +46,13 @@ pub(crate) struct IngestBenchArgs {
 }
 
 pub(crate) fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
-    let BenchCommand::Ingest(args) = command;
+    match command {
+        BenchCommand::Ingest(args) => bench_ingest(config, args),
+        BenchCommand::Recall(args) => super::bench_recall::bench_recall(config, args),
+    }
+}
+
+fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> {
     anyhow::ensure!(
         args.messages > 0 && args.batch > 0 && args.conversations > 0,
         "counts must be positive"
@@ -194,14 +203,14 @@ fn group(messages: &[NewMessage], conversations: usize) -> Vec<Vec<SegmentMessag
     out
 }
 
-const TOPICS: &[&[&str]] = &[
+pub(crate) const TOPICS: &[&[&str]] = &[
     &["trip", "lisbon", "hotel", "tram", "museum", "flight", "booking", "castle", "beach"],
     &["build", "pipeline", "test", "flaky", "deploy", "merge", "timeout", "server", "logs"],
     &["recipe", "dinner", "tomato", "garlic", "oven", "pasta", "sauce", "spice", "bake"],
     &["garden", "seedling", "water", "soil", "balcony", "sunlight", "compost", "harvest", "pot"],
     &["budget", "invoice", "salary", "savings", "rent", "taxes", "expense", "loan", "bank"],
 ];
-const FILLER: &[&str] =
+pub(crate) const FILLER: &[&str] =
     &["the", "we", "should", "maybe", "about", "and", "then", "with", "for", "it"];
 
 /// Deterministic conversations: topics that change every dozen or so messages, gaps from

@@ -1,6 +1,7 @@
 //! One module per group of subcommands.
 
 pub(crate) mod bench;
+mod bench_recall;
 pub(crate) mod demo;
 pub(crate) mod ingest;
 pub(crate) mod query;

@@ -1,0 +1,185 @@
+//! `bench recall`: latency of hybrid recall over many episodes.
+
+use std::{process::ExitCode, time::Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use epimem_core::{ConversationKey, Role, Scope, Timestamp};
+use epimem_engine::{MessageInput, RecallQuery};
+use indicatif::ProgressBar;
+
+use super::{
+    bench::{FILLER, TOPICS},
+    open_engine_at,
+};
+use crate::config::AppConfig;
+
+#[derive(Debug, Args)]
+pub(crate) struct RecallBenchArgs {
+    /// Episodes to create.
+    #[arg(long, default_value_t = 100_000)]
+    pub(crate) episodes: usize,
+    /// Messages per episode.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) messages_per_episode: usize,
+    /// Recalls to time.
+    #[arg(long, default_value_t = 1_000)]
+    pub(crate) queries: usize,
+    /// Hits per recall.
+    #[arg(long, default_value_t = 10)]
+    pub(crate) limit: usize,
+}
+
+/// Conversations the episodes are spread over.
+const CONVERSATIONS: usize = 100;
+
+pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCode> {
+    anyhow::ensure!(
+        args.episodes > 0 && args.messages_per_episode > 0 && args.queries > 0,
+        "counts must be positive"
+    );
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "note: this is a debug build; use `cargo run --release -p epimem -- bench recall`"
+        );
+    }
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let engine = open_engine_at(config, &dir.path().join("recall.db"), true)?;
+    let embedder = config
+        .embedder()?
+        .context("bench recall needs an embedder (--embedder potion|minilm|hash)")?;
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+
+    // Episodes four hours apart (a hard time gap) in each conversation.
+    let started = Instant::now();
+    let bar = ProgressBar::new(args.episodes as u64);
+    let per_conversation = args.episodes.div_ceil(CONVERSATIONS);
+    let mut made = 0;
+    for c in 0..CONVERSATIONS {
+        let key = ConversationKey::new("bench", format!("c{c}"));
+        let mut batch = Vec::new();
+        for e in 0..per_conversation.min(args.episodes - made) {
+            for m in 0..args.messages_per_episode {
+                batch.push(MessageInput {
+                    conversation: key.clone(),
+                    user: None,
+                    agent: None,
+                    key: format!("{e}-{m}"),
+                    role: if m % 2 == 0 { Role::User } else { Role::Assistant },
+                    speaker: None,
+                    content: rng.sentence(8, 12),
+                    timestamp: Some(Timestamp(
+                        1_767_225_600_000 + e as i64 * 4 * 3_600_000 + m as i64 * 60_000,
+                    )),
+                    metadata: serde_json::Value::Null,
+                });
+            }
+            made += 1;
+        }
+        for chunk in batch.chunks(5_000) {
+            engine.ingest(chunk.to_vec())?;
+        }
+        engine.flush(&Scope::tenant("bench").with_conversation(Some(key.conversation.clone())))?;
+        bar.set_position(made as u64);
+        if made >= args.episodes {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let built = started.elapsed();
+    let episodes = engine.stats(Some("bench"))?.episodes;
+
+    let texts: Vec<String> = (0..args.queries).map(|_| rng.sentence(3, 5)).collect();
+    let embed_started = Instant::now();
+    let vectors = embedder.embed(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let embed_ms = embed_started.elapsed().as_secs_f64() * 1000.0 / args.queries as f64;
+
+    let scope = Scope::tenant("bench");
+    let index_started = Instant::now();
+    engine.recall(&RecallQuery {
+        vector: Some(vectors[0].clone()),
+        ..RecallQuery::new(scope.clone(), texts[0].clone(), args.limit)
+    })?;
+    let index_ms = index_started.elapsed().as_secs_f64() * 1000.0;
+
+    let mut latencies = Vec::with_capacity(args.queries);
+    for (text, vector) in texts.iter().zip(vectors) {
+        let query = RecallQuery {
+            vector: Some(vector),
+            ..RecallQuery::new(scope.clone(), text.clone(), args.limit)
+        };
+        let t0 = Instant::now();
+        std::hint::black_box(engine.recall(&query)?);
+        latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    latencies.sort_by(f64::total_cmp);
+    let pct = |p: f64| latencies[((latencies.len() as f64 - 1.0) * p).round() as usize];
+    println!(
+        "{episodes} episodes ({} message vectors) built in {:.1} s; embedder {}",
+        engine.indexed_vectors(),
+        built.as_secs_f64(),
+        embedder.fingerprint()
+    );
+    println!("first recall (loads the vector index from the store): {index_ms:.1} ms");
+    println!("query embedding: {embed_ms:.3} ms per query (excluded below)\n");
+    println!(
+        "{:<44} {:>9} {:>9} {:>9} {:>9}",
+        "recall (BM25 + vectors, fused, top 10)", "p50 ms", "p95 ms", "p99 ms", "target"
+    );
+    let mark = if pct(0.99) <= 10.0 { "ok" } else { "MISSED" };
+    println!(
+        "{:<44} {:>9.2} {:>9.2} {:>9.2} {:>9}",
+        format!("{} recalls", args.queries),
+        pct(0.5),
+        pct(0.95),
+        pct(0.99),
+        format!("p99≤10 {mark}")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// xorshift: deterministic synthetic text.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    /// `min` to `min + spread - 1` words: a third from one topic, the rest from a Zipfian
+    /// vocabulary of pseudo-words, as in real text where a few words are everywhere and most
+    /// are rare.
+    fn sentence(&mut self, min: usize, spread: usize) -> String {
+        let words = min + self.below(spread);
+        let topic = TOPICS[self.below(TOPICS.len())];
+        (0..words)
+            .map(|_| match self.below(6) {
+                0 => FILLER[self.below(FILLER.len())].to_owned(),
+                1 | 2 => topic[self.below(topic.len())].to_owned(),
+                _ => self.zipf_word(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Word of rank r with probability ∝ 1/r over 20,000 ranks (inverse-CDF on a log scale).
+    fn zipf_word(&mut self) -> String {
+        let u = (self.below(1_000_000) as f64 + 0.5) / 1_000_000.0;
+        let rank = (20_000f64.powf(u)) as usize;
+        // Pronounceable and distinct: base-20 digits as consonant-vowel syllables.
+        const SYLLABLES: [&str; 20] = [
+            "ka", "lo", "mi", "ne", "pu", "ra", "si", "to", "vu", "ze", "ba", "de", "fi", "go",
+            "hu", "ja", "ko", "le", "mu", "no",
+        ];
+        let mut n = rank + 20;
+        let mut word = String::new();
+        while n > 0 {
+            word.push_str(SYLLABLES[n % 20]);
+            n /= 20;
+        }
+        word
+    }
+}
