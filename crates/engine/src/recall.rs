@@ -51,7 +51,10 @@ pub struct RecallHit {
 pub struct MessageHit {
     pub episode: EpisodeId,
     pub seq: u64,
-    pub similarity: f64,
+    /// Cosine similarity to the query, when the message was a vector candidate.
+    pub similarity: Option<f64>,
+    /// Fused score; higher is better.
+    pub score: f64,
 }
 
 impl<S: Store> Engine<S> {
@@ -150,13 +153,53 @@ impl<S: Store> Engine<S> {
         Ok(hits)
     }
 
-    /// Turn-level retrieval: the messages most similar to the query (needs an embedder).
+    /// Turn-level retrieval: single messages of closed episodes, BM25 and vector candidates
+    /// fused by reciprocal rank, best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
-        Ok(self
-            .vector_search(query, 0, query.limit, &[])?
-            .messages
+        let config = &self.config.ranking;
+        let n = config.candidates.max(query.limit);
+        let lexical = match self.store.search_messages_lexical(&query.scope, &query.text, n) {
+            Ok(hits) => hits,
+            Err(epimem_store::StoreError::Invalid(_)) if self.embedder.is_some() => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let vector = self.vector_search(query, 0, n, &[])?.messages;
+        let mut keys: Vec<(EpisodeId, u64)> = Vec::new();
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut slot: HashMap<(EpisodeId, u64), usize> = HashMap::new();
+        let mut at = |key: (EpisodeId, u64), keys: &mut Vec<_>, candidates: &mut Vec<Candidate>| {
+            *slot.entry(key.clone()).or_insert_with(|| {
+                keys.push(key);
+                candidates.push(Candidate {
+                    lexical_rank: None,
+                    vector_rank: None,
+                    similarity: None,
+                    weight: 1.0,
+                });
+                candidates.len() - 1
+            })
+        };
+        for (i, hit) in lexical.into_iter().enumerate() {
+            let s = at((hit.episode, hit.seq), &mut keys, &mut candidates);
+            candidates[s].lexical_rank = Some(i + 1);
+        }
+        for (i, (episode, seq, sim)) in vector.into_iter().enumerate() {
+            let s = at((episode, seq), &mut keys, &mut candidates);
+            candidates[s].vector_rank = Some(i + 1);
+            candidates[s].similarity = Some(sim);
+        }
+        Ok(rank(&candidates, config, |_, _| false)
             .into_iter()
-            .map(|(episode, seq, similarity)| MessageHit { episode, seq, similarity })
+            .take(query.limit)
+            .map(|r| {
+                let (episode, seq) = keys[r.index].clone();
+                MessageHit {
+                    episode,
+                    seq,
+                    similarity: candidates[r.index].similarity,
+                    score: r.score,
+                }
+            })
             .collect())
     }
 

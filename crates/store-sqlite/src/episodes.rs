@@ -170,6 +170,11 @@ pub(crate) fn delete(
     tx.execute("DELETE FROM episodes_fts WHERE rowid = ?1", [rowid]).map_err(map_err)?;
     tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
     tx.execute(
+        "DELETE FROM messages_fts WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
+        rusqlite::params![conversation, first, last],
+    )
+    .map_err(map_err)?;
+    tx.execute(
         "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
         rusqlite::params![conversation, first, last],
     )

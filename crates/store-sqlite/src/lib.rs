@@ -21,8 +21,8 @@ use epimem_core::{
     Trigger,
 };
 use epimem_store::{
-    EpisodeDetail, IndexedVector, LexicalHit, PendingReview, PushOutcome, SegmentationBatch,
-    SegmentationCommit, Stats, Store, StoreError,
+    EpisodeDetail, IndexedVector, LexicalHit, MessageHit, PendingReview, PushOutcome,
+    SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -245,6 +245,15 @@ impl Store for SqliteStore {
 
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {
         self.write(|tx| episodes::delete(tx, scope, id))
+    }
+
+    fn search_messages_lexical(
+        &self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<MessageHit>, StoreError> {
+        self.with_conn(|conn| search::lexical_messages(conn, scope, query, limit))
     }
 
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {

@@ -97,6 +97,18 @@ CREATE TABLE pending_reviews (
 );
 CREATE INDEX pending_reviews_by_conversation ON pending_reviews (conversation_id, id);
 "#,
+    r#"
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    body,
+    conversation_id UNINDEXED,
+    seq UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO messages_fts (body, conversation_id, seq)
+SELECT coalesce(m.speaker, m.role) || ': ' || m.content, m.conversation_id, m.seq
+FROM messages m JOIN episodes e
+  ON e.conversation_id = m.conversation_id AND m.seq BETWEEN e.first_seq AND e.last_seq;
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

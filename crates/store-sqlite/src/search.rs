@@ -1,7 +1,7 @@
 //! Lexical recall (FTS5 BM25) and counts.
 
-use epimem_core::{Scope, is_stopword};
-use epimem_store::{LexicalHit, Stats, StoreError};
+use epimem_core::{EpisodeId, Scope, is_stopword};
+use epimem_store::{LexicalHit, MessageHit, Stats, StoreError};
 use rusqlite::{Connection, params};
 
 use crate::{episodes::SCOPE_FILTER, map_err, rows};
@@ -59,6 +59,45 @@ pub(crate) fn lexical(
         out.push(LexicalHit { episode: episode?, score: -rank });
     }
     Ok(out)
+}
+
+pub(crate) fn lexical_messages(
+    conn: &Connection,
+    scope: &Scope,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<MessageHit>, StoreError> {
+    let Some(fts) = fts_query(query) else {
+        return Err(StoreError::Invalid(format!("query {query:?} has no words to search for")));
+    };
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT e.id, f.seq, bm25(messages_fts) AS rank
+             FROM messages_fts f
+             JOIN conversations c ON c.id = f.conversation_id
+             JOIN episodes e ON e.conversation_id = f.conversation_id
+                 AND f.seq BETWEEN e.first_seq AND e.last_seq
+             WHERE messages_fts MATCH ?7 AND {SCOPE_FILTER}
+             ORDER BY rank LIMIT ?8"
+        ))
+        .map_err(map_err)?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt
+        .query_map(
+            rusqlite::params_from_iter(crate::episodes::with_scope(
+                scope,
+                vec![Box::new(fts), Box::new(limit)],
+            )),
+            |r| {
+                Ok(MessageHit {
+                    episode: EpisodeId(r.get(0)?),
+                    seq: r.get(1)?,
+                    score: -r.get::<_, f64>(2)?,
+                })
+            },
+        )
+        .map_err(map_err)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(map_err)
 }
 
 pub(crate) fn stats(conn: &Connection, tenant: Option<&str>) -> Result<Stats, StoreError> {

@@ -347,6 +347,13 @@ pub fn lexical_search_covers_titles_and_raw_text(store: &dyn Store) {
     let hits = store.search_lexical(&scope, "guitar strings", 10).unwrap();
     assert_eq!(hits[0].episode.first_seq, 3);
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+    // Single messages are searchable, within their episodes, and only in scope.
+    let turns = store.search_messages_lexical(&scope, "nylon strings", 10).unwrap();
+    assert_eq!((turns[0].seq, &turns[0].episode), (4, &episode_id(&conv, 3, 4)));
+    assert!(turns.iter().all(|t| t.seq == 3 || t.seq == 4));
+    assert!(
+        store.search_messages_lexical(&Scope::tenant("other"), "nylon", 10).unwrap().is_empty()
+    );
     // Raw message words ("sun") and speaker names are searchable too.
     assert_eq!(store.search_lexical(&scope, "sun", 10).unwrap()[0].episode.first_seq, 1);
     assert_eq!(store.search_lexical(&scope, "caroline", 10).unwrap().len(), 2);
@@ -528,4 +535,6 @@ pub fn deleting_an_episode_removes_it_everywhere(store: &dyn Store) {
     );
     assert!(store.message_vectors(&conv, 1, 2, "m").unwrap().is_empty());
     assert_eq!(store.search_lexical(&scope, "lion", 10).unwrap().len(), 1);
+    assert!(store.search_messages_lexical(&scope, "zebra", 10).unwrap().is_empty());
+    assert_eq!(store.search_messages_lexical(&scope, "lion", 10).unwrap()[0].seq, 3);
 }

@@ -11,8 +11,8 @@ mod types;
 
 pub use error::StoreError;
 pub use types::{
-    EpisodeDetail, IndexedVector, LexicalHit, PendingReview, PushOutcome, SegmentationBatch,
-    SegmentationCommit, Stats,
+    EpisodeDetail, IndexedVector, LexicalHit, MessageHit, PendingReview, PushOutcome,
+    SegmentationBatch, SegmentationCommit, Stats,
 };
 
 use epimem_core::{
@@ -145,6 +145,15 @@ pub trait Store: Send + Sync {
     /// messages' vectors go, in one transaction (the raw messages stay, outside any episode).
     /// Returns whether there was such an episode.
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError>;
+
+    /// Full-text candidates among the messages of episodes (BM25 over each message with its
+    /// speaker), best first, filtered by `scope` inside the query.
+    fn search_messages_lexical(
+        &self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<MessageHit>, StoreError>;
 
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;

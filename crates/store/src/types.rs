@@ -60,6 +60,14 @@ pub struct EpisodeDetail {
     pub messages: Vec<Message>,
 }
 
+/// A full-text candidate message: higher scores are better.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageHit {
+    pub episode: EpisodeId,
+    pub seq: u64,
+    pub score: f64,
+}
+
 /// A full-text candidate: higher scores are better.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LexicalHit {

@@ -261,7 +261,10 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         out,
         "evidence recall: share of a question's evidence turns inside what was returned, averaged over questions;"
     )?;
-    writeln!(out, "turn-level: single messages from the vector index (no episodes).\n")?;
+    writeln!(
+        out,
+        "turn-level: single messages, BM25 and vector candidates fused (no episodes).\n"
+    )?;
     writeln!(
         out,
         "{:<16} {:>9} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
