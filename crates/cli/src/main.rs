@@ -14,9 +14,9 @@ use crate::config::{AppConfig, Overrides};
 
 /// Episodic memory for LLM agents: stream conversations in, get episodes out.
 ///
-/// Messages are ingested from JSONL, cut into episodes (by time gaps, topic shifts in user
-/// prompts, and token budgets), summarized, and made searchable. Everything lives in one
-/// SQLite file.
+/// Messages are ingested from JSONL, cut into episodes (by time gaps, topic shifts read from
+/// local embeddings, and token budgets), summarized, and recalled by words and meaning, weighted
+/// by memory strength. Everything lives in one SQLite file; models run locally on the CPU.
 #[derive(Debug, Parser)]
 #[command(name = "epimem", version, max_term_width = 100)]
 struct Cli {
@@ -68,7 +68,7 @@ enum Command {
     Config,
     /// Ingest a built-in multi-topic conversation and show its episodes and a recall.
     Demo(commands::demo::DemoArgs),
-    /// Measure throughput.
+    /// Measure throughput and latency.
     #[command(subcommand)]
     Bench(commands::bench::BenchCommand),
     /// Measure quality on public data sets.
