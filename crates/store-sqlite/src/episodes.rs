@@ -130,8 +130,12 @@ pub(crate) fn by_id(
         .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))?;
     let mut stmt = conn
         .prepare_cached(&format!(
-            "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id IN (SELECT value FROM json_each(?7))",
+            // CROSS JOIN fixes the order: look the ids up first, then check the scope of each,
+            // instead of scanning the tenant's episodes for the ids.
+            "SELECT {} FROM json_each(?7) j
+             CROSS JOIN episodes e ON e.id = j.value
+             CROSS JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER}",
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
