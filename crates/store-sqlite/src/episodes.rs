@@ -47,12 +47,16 @@ pub(crate) fn list(
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
-    let rows = stmt
-        .query_map(
-            rusqlite::params_from_iter(with_scope(scope, vec![Box::new(limit)])),
-            rows::episode,
-        )
-        .map_err(map_err)?;
+    collect(&mut stmt, with_scope(scope, vec![Box::new(limit)]))
+}
+
+/// Runs an episode query (columns [`rows::EPISODE_COLUMNS`]) and collects its episodes.
+fn collect<'a>(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    params: Vec<Box<dyn rusqlite::ToSql + 'a>>,
+) -> Result<Vec<Episode>, StoreError> {
+    let rows =
+        stmt.query_map(rusqlite::params_from_iter(params), rows::episode).map_err(map_err)?;
     let mut out = Vec::new();
     for row in rows {
         out.push(row.map_err(map_err)??);
@@ -139,17 +143,7 @@ pub(crate) fn by_id(
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
-    let rows = stmt
-        .query_map(
-            rusqlite::params_from_iter(with_scope(scope, vec![Box::new(ids)])),
-            rows::episode,
-        )
-        .map_err(map_err)?;
-    let mut out = Vec::new();
-    for row in rows {
-        out.push(row.map_err(map_err)??);
-    }
-    Ok(out)
+    collect(&mut stmt, with_scope(scope, vec![Box::new(ids)]))
 }
 
 pub(crate) fn delete(

@@ -32,10 +32,7 @@ pub fn cohesion_boundaries(
     messages: &[SegmentMessage<'_>],
     config: &CohesionConfig,
 ) -> Vec<Boundary> {
-    let Some(vectors) = messages.iter().map(|m| m.embedding).collect::<Option<Vec<&[f32]>>>()
-    else {
-        return Vec::new();
-    };
+    let Some(vectors) = super::embeddings(messages) else { return Vec::new() };
     let n = vectors.len();
     if n < 2 {
         return Vec::new();

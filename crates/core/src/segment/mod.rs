@@ -109,6 +109,11 @@ pub struct Boundary {
     pub novelty: f64,
 }
 
+/// Every message's embedding, or `None` if any message has none.
+pub(crate) fn embeddings<'a>(messages: &[SegmentMessage<'a>]) -> Option<Vec<&'a [f32]>> {
+    messages.iter().map(|m| m.embedding).collect()
+}
+
 /// The half-open message ranges that `boundaries` (sorted, in `1..len`) cut `0..len` into.
 pub fn segment_ranges(len: usize, boundaries: &[Boundary]) -> Vec<Range<usize>> {
     let mut ranges = Vec::with_capacity(boundaries.len() + 1);

@@ -55,10 +55,7 @@ pub fn semantic_boundaries(
     messages: &[SegmentMessage<'_>],
     config: &SemanticConfig,
 ) -> Vec<Boundary> {
-    let Some(vectors) = messages.iter().map(|m| m.embedding).collect::<Option<Vec<&[f32]>>>()
-    else {
-        return Vec::new();
-    };
+    let Some(vectors) = super::embeddings(messages) else { return Vec::new() };
     let sims = smooth(&gap_similarities(&vectors, config.window), config.smoothing);
     let mut depths = depth_scores(&sims);
     for (gap, depth) in depths.iter_mut().enumerate() {
