@@ -16,6 +16,9 @@ pub struct RankingConfig {
     pub similarity_delta: f64,
     /// Whether hits found by BM25 are gated too (by default they pass).
     pub gate_lexical_hits: bool,
+    /// Message vectors from which vector search is approximate (an HNSW graph) rather than a
+    /// full scan.
+    pub approximate_from: usize,
 }
 
 impl Default for RankingConfig {
@@ -26,6 +29,7 @@ impl Default for RankingConfig {
             min_similarity: 0.1,
             similarity_delta: 0.5,
             gate_lexical_hits: false,
+            approximate_from: 50_000,
         }
     }
 }

@@ -225,9 +225,9 @@ impl<S: Store> Engine<S> {
         })?;
         if guard.is_none() {
             let rows = self.store.episode_message_vectors(embedder.fingerprint())?;
-            *guard = Some(VectorIndex::build(rows));
+            *guard = Some(VectorIndex::build(rows, self.config.ranking.approximate_from));
         }
-        let index = guard.as_ref().expect("built above");
+        let index = guard.as_mut().expect("built above");
         Ok(index.search(&q, &query.scope, episodes, messages, also))
     }
 

@@ -1,16 +1,25 @@
 //! The vector index: message vectors of closed episodes, in memory. Derived state: rebuilt
 //! from the store on first use and extended as episodes close.
 //!
-//! Search is exact (one dot product per message vector, scope checked per episode first).
+//! Search is exact (one dot product per message vector, scope checked per episode first) until
+//! the index holds `approximate_from` vectors; past that an HNSW graph (usearch) answers, with
+//! the scope check as its filter, and exact dot products only for the episodes asked about.
 
 use std::collections::HashMap;
 
 use epimem_core::{Episode, EpisodeId, Scope};
 use epimem_store::IndexedVector;
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct VectorIndex {
     dim: usize,
+    /// Vectors from which searches go through the graph.
+    approximate_from: usize,
+    /// The HNSW graph over `data` (keys are row numbers), built on the first search past the
+    /// threshold and dropped when rows are removed.
+    graph: Option<usearch::Index>,
+    /// Rows of each episode.
+    episode_rows: Vec<Vec<usize>>,
     episodes: Vec<Episode>,
     by_id: HashMap<EpisodeId, usize>,
     /// (episode index, message seq) of each row of `data`.
@@ -30,9 +39,18 @@ pub(crate) struct VectorHits {
     pub(crate) messages: Vec<(EpisodeId, u64, f64)>,
 }
 
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex")
+            .field("rows", &self.rows.len())
+            .field("graph", &self.graph.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl VectorIndex {
-    pub(crate) fn build(rows: Vec<IndexedVector>) -> Self {
-        let mut index = Self::default();
+    pub(crate) fn build(rows: Vec<IndexedVector>, approximate_from: usize) -> Self {
+        let mut index = Self { approximate_from, ..Self::default() };
         for row in rows {
             index.add(&row.episode, row.seq, &row.vector);
         }
@@ -54,12 +72,45 @@ impl VectorIndex {
             Some(&i) => i,
             None => {
                 self.episodes.push(episode.clone());
+                self.episode_rows.push(Vec::new());
                 self.by_id.insert(episode.id.clone(), self.episodes.len() - 1);
                 self.episodes.len() - 1
             }
         };
+        let row = self.rows.len();
         self.rows.push((slot, seq));
         self.data.extend_from_slice(vector);
+        self.episode_rows[slot].push(row);
+        if let Some(graph) = &self.graph {
+            let added = graph.reserve(row + 1).and_then(|()| graph.add(row as u64, vector));
+            if added.is_err() {
+                self.graph = None; // rebuilt on the next search
+            }
+        }
+    }
+
+    /// Builds the graph if the index has grown past the threshold and has none.
+    fn ensure_graph(&mut self) {
+        if self.graph.is_some() || self.rows.len() < self.approximate_from.max(1) {
+            return;
+        }
+        let options = usearch::IndexOptions {
+            dimensions: self.dim,
+            // Vectors are unit length: inner product is cosine, and cheaper.
+            metric: usearch::MetricKind::IP,
+            quantization: usearch::ScalarKind::F32,
+            ..Default::default()
+        };
+        let Ok(graph) = usearch::Index::new(&options) else { return };
+        if graph.reserve(self.rows.len()).is_err() {
+            return;
+        }
+        for row in 0..self.rows.len() {
+            if graph.add(row as u64, &self.data[row * self.dim..(row + 1) * self.dim]).is_err() {
+                return;
+            }
+        }
+        self.graph = Some(graph);
     }
 
     /// Removes an episode's vectors.
@@ -76,12 +127,17 @@ impl VectorIndex {
         }
         self.rows = rows;
         self.data = data;
+        self.graph = None;
+        self.episode_rows = vec![Vec::new(); self.episodes.len()];
+        for (row, &(e, _)) in self.rows.iter().enumerate() {
+            self.episode_rows[e].push(row);
+        }
     }
 
     /// The `episodes` best episodes and `messages` best messages in `scope`, and the
     /// similarity of the `also` episodes.
     pub(crate) fn search(
-        &self,
+        &mut self,
         query: &[f32],
         scope: &Scope,
         episodes: usize,
@@ -91,7 +147,15 @@ impl VectorIndex {
         if query.len() != self.dim || self.rows.is_empty() {
             return VectorHits { also: vec![None; also.len()], ..VectorHits::default() };
         }
-        let visible: Vec<bool> = self.episodes.iter().map(|e| in_scope(e, scope)).collect();
+        let visible: Vec<bool> = self
+            .episodes
+            .iter()
+            .map(|e| self.by_id.contains_key(&e.id) && in_scope(e, scope))
+            .collect();
+        self.ensure_graph();
+        if let Some(graph) = &self.graph {
+            return self.search_graph(graph, query, &visible, episodes, messages, also);
+        }
         let mut best: Vec<(f32, u64)> = vec![(f32::NEG_INFINITY, 0); self.episodes.len()];
         let mut top_messages = TopK::new(messages);
         for (i, &(e, seq)) in self.rows.iter().enumerate() {
@@ -123,6 +187,69 @@ impl VectorIndex {
                     let (sim, seq) = best[e];
                     sim.is_finite().then_some((f64::from(sim), seq))
                 })
+                .collect(),
+            messages: top_messages
+                .into_sorted()
+                .into_iter()
+                .map(|(sim, (e, seq))| (self.episodes[e].id.clone(), seq, f64::from(sim)))
+                .collect(),
+        }
+    }
+}
+
+impl VectorIndex {
+    /// Approximate search: the graph's nearest messages (filtered by scope), grouped by
+    /// episode; exact similarities for the `also` episodes.
+    fn search_graph(
+        &self,
+        graph: &usearch::Index,
+        query: &[f32],
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+        also: &[EpisodeId],
+    ) -> VectorHits {
+        // Several messages per episode may come first: ask for more than needed.
+        let k = (episodes * 4).max(messages).max(16);
+        let found = graph
+            .filtered_search(query, k, |key| {
+                self.rows.get(key as usize).is_some_and(|&(e, _)| visible[e])
+            })
+            .map(|m| (m.keys, m.distances))
+            .unwrap_or_default();
+        let mut best: HashMap<usize, (f32, u64)> = HashMap::new();
+        let mut top_messages = TopK::new(messages);
+        for (key, distance) in found.0.into_iter().zip(found.1) {
+            let Some(&(e, seq)) = self.rows.get(key as usize) else { continue };
+            let sim = 1.0 - distance;
+            let entry = best.entry(e).or_insert((f32::NEG_INFINITY, seq));
+            if sim > entry.0 {
+                *entry = (sim, seq);
+            }
+            top_messages.offer(sim, (e, seq));
+        }
+        let mut top_episodes = TopK::new(episodes);
+        for (&e, &(sim, seq)) in &best {
+            top_episodes.offer(sim, (e, seq));
+        }
+        let exact = |e: usize| -> Option<(f64, u64)> {
+            self.episode_rows[e]
+                .iter()
+                .map(|&row| {
+                    (dot(&self.data[row * self.dim..(row + 1) * self.dim], query), self.rows[row].1)
+                })
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(sim, seq)| (f64::from(sim), seq))
+        };
+        VectorHits {
+            episodes: top_episodes
+                .into_sorted()
+                .into_iter()
+                .map(|(sim, (e, seq))| (self.episodes[e].id.clone(), f64::from(sim), seq))
+                .collect(),
+            also: also
+                .iter()
+                .map(|id| self.by_id.get(id).filter(|&&e| visible[e]).and_then(|&e| exact(e)))
                 .collect(),
             messages: top_messages
                 .into_sorted()

@@ -189,3 +189,78 @@ fn context_fits_the_budget() {
     assert_eq!(e.tokens().count(&large.text) as usize, large.tokens);
     assert!(large.text.contains("> Caroline:"));
 }
+
+#[test]
+fn the_approximate_graph_agrees_with_the_full_scan_and_keeps_scope() {
+    let graph_config = EngineConfig {
+        ranking: epimem_core::RankingConfig { approximate_from: 1, ..Default::default() },
+        ..EngineConfig::default()
+    };
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let approximate = Engine::new(
+        SqliteStore::open_in_memory().unwrap(),
+        graph_config,
+        Box::new(clock),
+        "t:2".into(),
+    )
+    .with_embedder(Box::new(HashEmbedder::new(256)));
+    let exact = engine();
+    for e in [&approximate, &exact] {
+        remember(
+            e,
+            "t",
+            "c",
+            0,
+            &["we went camping by the mountain lake last weekend", "the campfire was lovely"],
+        );
+        remember(
+            e,
+            "t",
+            "c",
+            1,
+            &["my sister adopted two kittens from the shelter", "they are very playful"],
+        );
+        remember(
+            e,
+            "t",
+            "c",
+            2,
+            &["the quarterly budget review is due on friday", "numbers look fine"],
+        );
+        remember(
+            e,
+            "other",
+            "c",
+            0,
+            &["campground lakeside campfire camping trip", "camping camping"],
+        );
+    }
+    for text in ["campground lakeside", "kitten adoption", "budget review friday"] {
+        let q = RecallQuery::new(Scope::tenant("t"), text, 3);
+        let a = approximate.recall(&q).unwrap();
+        let b = exact.recall(&q).unwrap();
+        assert_eq!(a[0].episode.id, b[0].episode.id, "{text}");
+        assert!(a.iter().all(|h| h.episode.conversation.tenant == "t"));
+        let turns = approximate.recall_messages(&q).unwrap();
+        let mine: Vec<EpisodeId> = approximate
+            .episodes(&Scope::tenant("t"), None)
+            .unwrap()
+            .into_iter()
+            .map(|x| x.id)
+            .collect();
+        assert!(turns.iter().all(|t| mine.contains(&t.episode)));
+    }
+    // New episodes join the graph; deleted ones leave it.
+    remember(
+        &approximate,
+        "t",
+        "c",
+        3,
+        &["we repainted the kitchen walls yellow", "the paint dried overnight"],
+    );
+    let q = RecallQuery::new(Scope::tenant("t"), "kitchen paint yellow walls", 3);
+    let hit = approximate.recall(&q).unwrap()[0].episode.id.clone();
+    assert!(approximate.recall(&q).unwrap()[0].episode.title.to_lowercase().contains("kitchen"));
+    approximate.delete_episode(&Scope::tenant("t"), &hit).unwrap();
+    assert!(approximate.recall(&q).unwrap().iter().all(|h| h.episode.id != hit));
+}
