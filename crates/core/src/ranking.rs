@@ -29,7 +29,7 @@ impl Default for RankingConfig {
             min_similarity: 0.1,
             similarity_delta: 0.5,
             gate_lexical_hits: false,
-            approximate_from: 50_000,
+            approximate_from: 2_000_000,
         }
     }
 }

@@ -4,6 +4,8 @@
 //! Search is exact (one dot product per message vector, scope checked per episode first) until
 //! the index holds `approximate_from` vectors; past that an HNSW graph (usearch) answers, with
 //! the scope check as its filter, and exact dot products only for the episodes asked about.
+//! The default threshold is high: at 200,000 vectors the scan takes a few milliseconds while
+//! building the graph took minutes on two cores.
 
 use std::collections::HashMap;
 
