@@ -176,30 +176,41 @@ impl VectorIndex {
                 top_episodes.offer(sim, (e, seq));
             }
         }
+        let also = also
+            .iter()
+            .map(|id| {
+                let &e = self.by_id.get(id)?;
+                let (sim, seq) = best[e];
+                sim.is_finite().then_some((f64::from(sim), seq))
+            })
+            .collect();
+        self.hits(top_episodes, also, top_messages)
+    }
+}
+
+impl VectorIndex {
+    /// Turns the best (row-level) picks into ids.
+    fn hits(
+        &self,
+        episodes: TopK<(usize, u64)>,
+        also: Vec<Option<(f64, u64)>>,
+        messages: TopK<(usize, u64)>,
+    ) -> VectorHits {
         VectorHits {
-            episodes: top_episodes
+            episodes: episodes
                 .into_sorted()
                 .into_iter()
                 .map(|(sim, (e, seq))| (self.episodes[e].id.clone(), f64::from(sim), seq))
                 .collect(),
-            also: also
-                .iter()
-                .map(|id| {
-                    let &e = self.by_id.get(id)?;
-                    let (sim, seq) = best[e];
-                    sim.is_finite().then_some((f64::from(sim), seq))
-                })
-                .collect(),
-            messages: top_messages
+            also,
+            messages: messages
                 .into_sorted()
                 .into_iter()
                 .map(|(sim, (e, seq))| (self.episodes[e].id.clone(), seq, f64::from(sim)))
                 .collect(),
         }
     }
-}
 
-impl VectorIndex {
     /// Approximate search: the graph's nearest messages (filtered by scope), grouped by
     /// episode; exact similarities for the `also` episodes.
     fn search_graph(
@@ -243,22 +254,11 @@ impl VectorIndex {
                 .max_by(|a, b| a.0.total_cmp(&b.0))
                 .map(|(sim, seq)| (f64::from(sim), seq))
         };
-        VectorHits {
-            episodes: top_episodes
-                .into_sorted()
-                .into_iter()
-                .map(|(sim, (e, seq))| (self.episodes[e].id.clone(), f64::from(sim), seq))
-                .collect(),
-            also: also
-                .iter()
-                .map(|id| self.by_id.get(id).filter(|&&e| visible[e]).and_then(|&e| exact(e)))
-                .collect(),
-            messages: top_messages
-                .into_sorted()
-                .into_iter()
-                .map(|(sim, (e, seq))| (self.episodes[e].id.clone(), seq, f64::from(sim)))
-                .collect(),
-        }
+        let also = also
+            .iter()
+            .map(|id| self.by_id.get(id).filter(|&&e| visible[e]).and_then(|&e| exact(e)))
+            .collect();
+        self.hits(top_episodes, also, top_messages)
     }
 }
 
