@@ -7,7 +7,20 @@ mod metrics;
 pub(crate) mod recall;
 pub(crate) mod segmentation;
 
+use std::{fs::File, io::BufWriter, path::Path};
+
+use anyhow::{Context, Result};
 use clap::Subcommand;
+
+/// Opens the `--dump` file, if one was asked for.
+fn create_dump(path: Option<&Path>) -> Result<Option<BufWriter<File>>> {
+    path.map(|p| {
+        File::create(p)
+            .map(BufWriter::new)
+            .with_context(|| format!("cannot create {}", p.display()))
+    })
+    .transpose()
+}
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum EvalCommand {

@@ -3,7 +3,7 @@
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
     fmt::Write as _,
-    io::{BufWriter, Write},
+    io::Write,
     path::PathBuf,
     process::ExitCode,
     time::Instant,
@@ -137,15 +137,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut by_category: BTreeMap<u8, Sums> = BTreeMap::new();
     let mut latencies: Vec<f64> = Vec::new();
     let mut episodes_seen = 0usize;
-    let mut dump = args
-        .dump
-        .as_ref()
-        .map(|p| {
-            std::fs::File::create(p)
-                .map(BufWriter::new)
-                .with_context(|| format!("cannot create {}", p.display()))
-        })
-        .transpose()?;
+    let mut dump = super::create_dump(args.dump.as_deref())?;
     for s in &samples {
         let dia_of_seq: Vec<&str> = s.turns.iter().map(|t| t.dia_id.as_str()).collect();
         let scope = Scope::tenant(tenant).with_conversation(Some(s.id.clone()));

@@ -2,7 +2,7 @@
 
 use std::{
     fmt::Write as _,
-    io::{BufWriter, Write},
+    io::Write,
     path::PathBuf,
     process::ExitCode,
     time::{Duration, Instant},
@@ -143,15 +143,7 @@ pub(crate) fn run(
     let counter = TokenCounter::cl100k();
     let names: Vec<&str> = BASELINES.iter().chain(&ours).copied().collect();
     let mut scores: Vec<Score> = names.iter().map(|_| Score::default()).collect();
-    let mut dump = args
-        .dump
-        .as_ref()
-        .map(|p| {
-            std::fs::File::create(p)
-                .map(BufWriter::new)
-                .with_context(|| format!("cannot create {}", p.display()))
-        })
-        .transpose()?;
+    let mut dump = super::create_dump(args.dump.as_deref())?;
     for (index, (d, vecs)) in dialogues.iter().zip(&vectors).enumerate() {
         let n = d.utterances.len();
         let reference = metrics::boundaries(&d.reference);
