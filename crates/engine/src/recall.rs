@@ -14,7 +14,8 @@ pub struct RecallQuery {
     pub scope: Scope,
     pub text: String,
     pub limit: usize,
-    /// Conversation time to judge memory strength at; the clock's now when absent.
+    /// Conversation time to judge memory strength at; when absent, the newest message of the
+    /// scoped conversation, or the clock's now.
     pub at: Option<Timestamp>,
     /// The query's embedding, when the caller already has it (else the engine embeds `text`).
     pub vector: Option<Vec<f32>>,
@@ -108,7 +109,10 @@ impl<S: Store> Engine<S> {
         }
         order.retain(|id| episodes.contains_key(id));
 
-        let at = query.at.unwrap_or_else(|| self.clock.now());
+        let at = match query.at {
+            Some(at) => at,
+            None => self.conversation_now(scope)?,
+        };
         let candidates: Vec<Candidate> = order
             .iter()
             .map(|id| {
@@ -151,6 +155,19 @@ impl<S: Store> Engine<S> {
             .collect();
         self.record_review(query, &hits, at)?;
         Ok(hits)
+    }
+
+    /// "Now" in conversation time: the newest message of the scoped conversation (so replayed
+    /// conversations age as they did), else the clock.
+    fn conversation_now(&self, scope: &Scope) -> Result<Timestamp, EngineError> {
+        let newest = match &scope.conversation {
+            Some(c) => {
+                let key = epimem_core::ConversationKey::new(scope.tenant.clone(), c.clone());
+                self.store.queue(&key)?.and_then(|q| q.newest)
+            }
+            None => None,
+        };
+        Ok(newest.unwrap_or_else(|| self.clock.now()))
     }
 
     /// Turn-level retrieval: single messages of closed episodes, BM25 and vector candidates

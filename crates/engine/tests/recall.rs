@@ -264,3 +264,25 @@ fn the_approximate_graph_agrees_with_the_full_scan_and_keeps_scope() {
     approximate.delete_episode(&Scope::tenant("t"), &hit).unwrap();
     assert!(approximate.recall(&q).unwrap().iter().all(|h| h.episode.id != hit));
 }
+
+#[test]
+fn memory_strength_is_judged_in_conversation_time() {
+    let e = engine(); // the clock stands at T0
+    remember(
+        &e,
+        "t",
+        "c",
+        100,
+        &["we talked about the violin recital", "the violin recital went well"],
+    );
+    // Scoped to the conversation, "now" is its newest message: the episode is fresh.
+    let scoped = Scope::tenant("t").with_conversation(Some("c".into()));
+    let fresh = e.recall(&RecallQuery::new(scoped, "violin recital", 1)).unwrap();
+    assert!(fresh[0].retrievability > 0.99, "{}", fresh[0].retrievability);
+    // An explicit moment a year later: faded.
+    let later = RecallQuery {
+        at: Some(Timestamp(T0 + 465 * DAY)),
+        ..RecallQuery::new(Scope::tenant("t"), "violin recital", 1)
+    };
+    assert!(e.recall(&later).unwrap()[0].retrievability < 0.6);
+}

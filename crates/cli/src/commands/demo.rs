@@ -63,7 +63,11 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
         writeln!(out, "{}", episode_line(&e))?;
     }
     writeln!(out, "\nRecall {:?}:", args.query)?;
-    let query = epimem_engine::RecallQuery::new(scope.clone(), args.query.clone(), 3);
+    let query = epimem_engine::RecallQuery::new(
+        scope.clone().with_conversation(Some(conversation.clone())),
+        args.query.clone(),
+        3,
+    );
     for (i, h) in engine.recall(&query)?.iter().enumerate() {
         writeln!(out, "{}", hit_text(i + 1, h))?;
     }
