@@ -230,7 +230,7 @@ pub fn is_stopword(word: &str) -> bool {
     stopword_hashes().contains(&xxh3_64(word.as_bytes()))
 }
 
-/// English function words and chat filler; sorted for binary search.
+/// English function words and chat filler (kept sorted, to read and to spot duplicates).
 const STOPWORDS: &[&str] = &[
     "about",
     "above",
@@ -413,8 +413,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stopwords_are_sorted_for_binary_search() {
-        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]), "STOPWORDS must stay sorted");
+    fn stopwords_are_sorted_and_distinct() {
+        assert!(
+            STOPWORDS.windows(2).all(|w| w[0] < w[1]),
+            "STOPWORDS must stay sorted and distinct"
+        );
     }
 
     #[test]

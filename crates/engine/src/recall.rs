@@ -113,11 +113,13 @@ impl<S: Store> Engine<S> {
             Some(at) => at,
             None => self.conversation_now(scope)?,
         };
+        let retrievability: Vec<f64> =
+            order.iter().map(|id| self.memory.retrievability(&episodes[id].fsrs, at)).collect();
         let candidates: Vec<Candidate> = order
             .iter()
-            .map(|id| {
+            .zip(&retrievability)
+            .map(|(id, &r)| {
                 let v = vector_rank.get(id);
-                let r = self.memory.retrievability(&episodes[id].fsrs, at);
                 Candidate {
                     lexical_rank: lexical_rank.get(id).copied(),
                     vector_rank: v.and_then(|v| v.0),
@@ -140,7 +142,7 @@ impl<S: Store> Engine<S> {
                 let id = &order[r.index];
                 let c = &candidates[r.index];
                 let episode = episodes[id].clone();
-                let retrievability = self.memory.retrievability(&episode.fsrs, at);
+                let retrievability = retrievability[r.index];
                 RecallHit {
                     score: r.score,
                     fused: r.fused,

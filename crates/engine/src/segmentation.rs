@@ -116,13 +116,14 @@ impl<S: Store> Engine<S> {
             messages_closed: plan.closed_len() as u64,
             jobs_superseded: 0,
         };
-        self.store.commit_segmentation(&SegmentationCommit {
+        let commit = SegmentationCommit {
             job: job.id,
             conversation: conversation.clone(),
-            episodes: episodes.clone(),
+            episodes,
             window_doubled: plan.window_doubled,
-        })?;
-        self.index_closed(&episodes, &batch, vectors.as_deref());
+        };
+        self.store.commit_segmentation(&commit)?;
+        self.index_closed(&commit.episodes, &batch, vectors.as_deref());
         Ok(report)
     }
 

@@ -22,15 +22,17 @@ pub(crate) fn fts_query(text: &str) -> Option<String> {
         .then(|| chosen.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" OR "))
 }
 
+fn no_words(query: &str) -> StoreError {
+    StoreError::Invalid(format!("query {query:?} has no words to search for"))
+}
+
 pub(crate) fn lexical(
     conn: &Connection,
     scope: &Scope,
     query: &str,
     limit: usize,
 ) -> Result<Vec<LexicalHit>, StoreError> {
-    let Some(fts) = fts_query(query) else {
-        return Err(StoreError::Invalid(format!("query {query:?} has no words to search for")));
-    };
+    let fts = fts_query(query).ok_or_else(|| no_words(query))?;
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT {}, bm25(episodes_fts, {WEIGHTS}) AS rank
@@ -67,9 +69,7 @@ pub(crate) fn lexical_messages(
     query: &str,
     limit: usize,
 ) -> Result<Vec<MessageHit>, StoreError> {
-    let Some(fts) = fts_query(query) else {
-        return Err(StoreError::Invalid(format!("query {query:?} has no words to search for")));
-    };
+    let fts = fts_query(query).ok_or_else(|| no_words(query))?;
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT e.id, f.seq, bm25(messages_fts) AS rank

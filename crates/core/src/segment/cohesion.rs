@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Boundary, BoundaryReason, SegmentMessage, Strength, surprise_scores};
+use super::{Boundary, SegmentMessage};
 use crate::Role;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,15 +77,7 @@ pub fn cohesion_boundaries(
         j = i;
     }
     cuts.reverse();
-    let surprise = surprise_scores(&vectors, &cuts);
-    cuts.into_iter()
-        .map(|index| Boundary {
-            index,
-            reason: BoundaryReason::TopicShift,
-            strength: Strength::Soft,
-            novelty: surprise[index],
-        })
-        .collect()
+    super::semantic::topic_shifts(&vectors, cuts)
 }
 
 #[cfg(test)]

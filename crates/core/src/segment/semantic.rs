@@ -72,10 +72,16 @@ pub fn semantic_boundaries(
         min_depth: config.min_depth,
         min_gap: config.min_gap,
     };
-    let cuts = select_boundaries(&depths, cutoff);
-    let surprise = surprise_scores(&vectors, &cuts);
+    let cuts: Vec<usize> =
+        select_boundaries(&depths, cutoff).into_iter().filter(|&i| i < messages.len()).collect();
+    topic_shifts(&vectors, cuts)
+}
+
+/// Soft topic-shift boundaries at `cuts` (sorted, in `1..len`), each with the embedding
+/// surprise of the message that opens it.
+pub(crate) fn topic_shifts(vectors: &[&[f32]], cuts: Vec<usize>) -> Vec<Boundary> {
+    let surprise = surprise_scores(vectors, &cuts);
     cuts.into_iter()
-        .filter(|&i| i < messages.len())
         .map(|index| Boundary {
             index,
             reason: BoundaryReason::TopicShift,
