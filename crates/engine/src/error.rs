@@ -14,6 +14,9 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Embed(#[from] epimem_embed::EmbedError),
+    /// The in-memory search index failed (derived state: rebuilt on the next start).
+    #[error("search index: {0}")]
+    Index(String),
 }
 
 impl EngineError {
@@ -24,6 +27,7 @@ impl EngineError {
             Self::Store(e) => e.kind(),
             Self::Embed(epimem_embed::EmbedError::Inference(_)) => ErrorKind::Internal,
             Self::Embed(_) => ErrorKind::Unavailable,
+            Self::Index(_) => ErrorKind::Internal,
         }
     }
 }

@@ -7,8 +7,8 @@ mod config;
 mod context;
 mod error;
 mod recall;
+mod search;
 mod segmentation;
-mod vector_index;
 
 use epimem_core::{
     ConversationKey, Episode, EpisodeId, Memory, NewMessage, Role, Scope, Timestamp, TokenCounter,
@@ -66,7 +66,7 @@ pub struct Engine<S> {
     worker: String,
     embedder: Option<Box<dyn Embedder>>,
     memory: Memory,
-    index: std::sync::Mutex<Option<vector_index::VectorIndex>>,
+    index: std::sync::Mutex<Option<search::SearchIndex>>,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -202,15 +202,18 @@ impl<S: Store> Engine<S> {
         self.store.episode(scope, id)?.ok_or_else(|| EngineError::NotFound(format!("episode {id}")))
     }
 
-    /// Forgets an episode: it leaves the store, the full-text index and the vector index.
+    /// Forgets an episode: it leaves the store and every search index.
     pub fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<(), EngineError> {
         if !self.store.delete_episode(scope, id)? {
             return Err(EngineError::NotFound(format!("episode {id}")));
         }
-        if let Ok(mut guard) = self.index.lock()
-            && let Some(index) = guard.as_mut()
+        let mut guard = self.lock_index()?;
+        if let Some(index) = guard.as_mut()
+            && let Err(e) = index.remove(id)
         {
-            index.remove(id);
+            // The store has forgotten it; a half-updated index must not answer for it.
+            *guard = None;
+            return Err(e);
         }
         Ok(())
     }

@@ -1,12 +1,15 @@
 //! Recall: lexical and vector candidates, fused, weighted by memory strength, gated, and
 //! recorded for review.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, sync::MutexGuard};
 
 use epimem_core::{Candidate, Episode, EpisodeId, Scope, Timestamp, rank};
 use epimem_store::{PendingReview, Store};
 
-use crate::{Engine, EngineError, vector_index::VectorIndex};
+use crate::{
+    Engine, EngineError,
+    search::{LexicalHit, SearchIndex},
+};
 
 /// What to recall.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,58 +73,51 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let scope = &query.scope;
-        let lexical = match self.store.search_lexical(scope, &query.text, config.candidates) {
-            Ok(hits) => hits,
-            // A query of stopwords or punctuation only has no lexical candidates, but may
-            // still have vector ones.
-            Err(epimem_store::StoreError::Invalid(_)) if self.embedder.is_some() => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
+        let q = self.query_vector(query)?;
+        let mut guard = self.search_index()?;
+        let index = guard.as_mut().expect("loaded by search_index");
+        let lexical = self.lexical_or_none(
+            index.lexical_episodes(scope, &query.text, config.candidates)?,
+            query,
+        )?;
 
-        // Merge the two candidate lists by episode id.
-        let mut order: Vec<EpisodeId> = Vec::new();
-        let mut episodes: HashMap<EpisodeId, Episode> = HashMap::new();
-        let mut lexical_rank: HashMap<EpisodeId, usize> = HashMap::new();
-        for (i, hit) in lexical.into_iter().enumerate() {
-            lexical_rank.insert(hit.episode.id.clone(), i + 1);
-            order.push(hit.episode.id.clone());
-            episodes.insert(hit.episode.id.clone(), hit.episode);
-        }
-        // The lexical candidates' similarities inform the gate too.
-        let vector = self.vector_search(query, config.candidates, 0, &order)?;
+        // Merge the two candidate lists by slot.
+        let mut order: Vec<usize> = lexical.iter().map(|h| h.slot).collect();
+        let lexical_rank: HashMap<usize, usize> =
+            order.iter().enumerate().map(|(i, &slot)| (slot, i + 1)).collect();
         // (rank among the vector candidates, similarity, best message).
-        let mut vector_rank: HashMap<EpisodeId, (Option<usize>, f64, u64)> = HashMap::new();
-        for (id, found) in order.iter().zip(&vector.also) {
-            if let Some((sim, seq)) = found {
-                vector_rank.insert(id.clone(), (None, *sim, *seq));
+        let mut vector_rank: HashMap<usize, (Option<usize>, f64, u64)> = HashMap::new();
+        if let Some(q) = &q {
+            // The lexical candidates' similarities inform the gate too.
+            let vector = index.vector(q, scope, config.candidates, 0, &order);
+            for (&slot, found) in order.iter().zip(&vector.also) {
+                if let Some((sim, seq)) = found {
+                    vector_rank.insert(slot, (None, *sim, *seq));
+                }
+            }
+            for (i, &(slot, sim, seq)) in vector.episodes.iter().enumerate() {
+                if !lexical_rank.contains_key(&slot) {
+                    order.push(slot);
+                }
+                vector_rank.insert(slot, (Some(i + 1), sim, seq));
             }
         }
-        for (i, (id, sim, seq)) in vector.episodes.iter().enumerate() {
-            if !episodes.contains_key(id) {
-                order.push(id.clone());
-            }
-            vector_rank.insert(id.clone(), (Some(i + 1), *sim, *seq));
-        }
-        let missing: Vec<EpisodeId> =
-            order.iter().filter(|id| !episodes.contains_key(*id)).cloned().collect();
-        for e in self.store.episodes_by_id(scope, &missing)? {
-            episodes.insert(e.id.clone(), e);
-        }
-        order.retain(|id| episodes.contains_key(id));
 
         let at = match query.at {
             Some(at) => at,
             None => self.conversation_now(scope)?,
         };
-        let retrievability: Vec<f64> =
-            order.iter().map(|id| self.memory.retrievability(&episodes[id].fsrs, at)).collect();
+        let retrievability: Vec<f64> = order
+            .iter()
+            .map(|&slot| self.memory.retrievability(&index.episode(slot).fsrs, at))
+            .collect();
         let candidates: Vec<Candidate> = order
             .iter()
             .zip(&retrievability)
-            .map(|(id, &r)| {
-                let v = vector_rank.get(id);
+            .map(|(slot, &r)| {
+                let v = vector_rank.get(slot);
                 Candidate {
-                    lexical_rank: lexical_rank.get(id).copied(),
+                    lexical_rank: lexical_rank.get(slot).copied(),
                     vector_rank: v.and_then(|v| v.0),
                     similarity: v.map(|v| v.1),
                     weight: self.memory.recall_weight(r),
@@ -131,28 +127,38 @@ impl<S: Store> Engine<S> {
         // Near-duplicates: the same story told twice (say, one conversation imported under two
         // names) has the same title and summary; the better-ranked copy stays.
         let same = |a: usize, b: usize| {
-            let (x, y) = (&episodes[&order[a]], &episodes[&order[b]]);
+            let (x, y) = (index.episode(order[a]), index.episode(order[b]));
             x.title == y.title && x.summary == y.summary
         };
-        let ranked = rank(&candidates, config, same);
+        let ranked: Vec<_> =
+            rank(&candidates, config, same).into_iter().take(query.limit).collect();
+        // The store has the episodes as they are now (another process may have forgotten one).
+        let ids: Vec<EpisodeId> =
+            ranked.iter().map(|r| index.episode(order[r.index]).id.clone()).collect();
+        drop(guard);
+        let mut current: HashMap<EpisodeId, Episode> = self
+            .store
+            .episodes_by_id(scope, &ids)?
+            .into_iter()
+            .map(|e| (e.id.clone(), e))
+            .collect();
         let hits: Vec<RecallHit> = ranked
             .into_iter()
-            .take(query.limit)
-            .map(|r| {
-                let id = &order[r.index];
+            .zip(&ids)
+            .filter_map(|(r, id)| {
+                let episode = current.remove(id)?;
+                let slot = order[r.index];
                 let c = &candidates[r.index];
-                let episode = episodes[id].clone();
-                let retrievability = retrievability[r.index];
-                RecallHit {
+                Some(RecallHit {
                     score: r.score,
                     fused: r.fused,
                     lexical_rank: c.lexical_rank,
                     vector_rank: c.vector_rank,
                     similarity: c.similarity,
-                    best_seq: vector_rank.get(id).map(|v| v.2),
-                    retrievability,
+                    best_seq: vector_rank.get(&slot).map(|v| v.2),
+                    retrievability: retrievability[r.index],
                     episode,
-                }
+                })
             })
             .collect();
         self.record_review(query, &hits, at)?;
@@ -175,19 +181,25 @@ impl<S: Store> Engine<S> {
     /// Turn-level retrieval: single messages of closed episodes, BM25 and vector candidates
     /// fused by reciprocal rank, best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
+        if query.text.trim().is_empty() {
+            return Err(EngineError::Invalid("the recall query is empty".into()));
+        }
         let config = &self.config.ranking;
         let n = config.candidates.max(query.limit);
-        let lexical = match self.store.search_messages_lexical(&query.scope, &query.text, n) {
-            Ok(hits) => hits,
-            Err(epimem_store::StoreError::Invalid(_)) if self.embedder.is_some() => Vec::new(),
-            Err(e) => return Err(e.into()),
+        let q = self.query_vector(query)?;
+        let mut guard = self.search_index()?;
+        let index = guard.as_mut().expect("loaded by search_index");
+        let lexical =
+            self.lexical_or_none(index.lexical_messages(&query.scope, &query.text, n)?, query)?;
+        let vector = match &q {
+            Some(q) => index.vector(q, &query.scope, 0, n, &[]).messages,
+            None => Vec::new(),
         };
-        let vector = self.vector_search(query, 0, n, &[])?.messages;
-        let mut keys: Vec<(EpisodeId, u64)> = Vec::new();
+        let mut keys: Vec<(usize, u64)> = Vec::new();
         let mut candidates: Vec<Candidate> = Vec::new();
-        let mut slot: HashMap<(EpisodeId, u64), usize> = HashMap::new();
-        let mut at = |key: (EpisodeId, u64), keys: &mut Vec<_>, candidates: &mut Vec<Candidate>| {
-            *slot.entry(key.clone()).or_insert_with(|| {
+        let mut slot_of: HashMap<(usize, u64), usize> = HashMap::new();
+        let mut at = |key: (usize, u64), keys: &mut Vec<_>, candidates: &mut Vec<Candidate>| {
+            *slot_of.entry(key).or_insert_with(|| {
                 keys.push(key);
                 candidates.push(Candidate {
                     lexical_rank: None,
@@ -198,12 +210,12 @@ impl<S: Store> Engine<S> {
                 candidates.len() - 1
             })
         };
-        for (i, hit) in lexical.into_iter().enumerate() {
-            let s = at((hit.episode, hit.seq), &mut keys, &mut candidates);
+        for (i, hit) in lexical.iter().enumerate() {
+            let s = at((hit.slot, hit.seq), &mut keys, &mut candidates);
             candidates[s].lexical_rank = Some(i + 1);
         }
-        for (i, (episode, seq, sim)) in vector.into_iter().enumerate() {
-            let s = at((episode, seq), &mut keys, &mut candidates);
+        for (i, (slot, seq, sim)) in vector.into_iter().enumerate() {
+            let s = at((slot, seq), &mut keys, &mut candidates);
             candidates[s].vector_rank = Some(i + 1);
             candidates[s].similarity = Some(sim);
         }
@@ -211,9 +223,9 @@ impl<S: Store> Engine<S> {
             .into_iter()
             .take(query.limit)
             .map(|r| {
-                let (episode, seq) = keys[r.index].clone();
+                let (slot, seq) = keys[r.index];
                 MessageHit {
-                    episode,
+                    episode: index.episode(slot).id.clone(),
                     seq,
                     similarity: candidates[r.index].similarity,
                     score: r.score,
@@ -222,32 +234,45 @@ impl<S: Store> Engine<S> {
             .collect())
     }
 
-    fn vector_search(
+    /// The lexical hits; a query with no word to search for has none, which is an error only
+    /// when there are no vectors to fall back on.
+    fn lexical_or_none(
         &self,
+        hits: Option<Vec<LexicalHit>>,
         query: &RecallQuery,
-        episodes: usize,
-        messages: usize,
-        also: &[EpisodeId],
-    ) -> Result<crate::vector_index::VectorHits, EngineError> {
-        let Some(embedder) = &self.embedder else {
-            return Ok(crate::vector_index::VectorHits {
-                also: vec![None; also.len()],
-                ..Default::default()
-            });
-        };
-        let q = match &query.vector {
+    ) -> Result<Vec<LexicalHit>, EngineError> {
+        match hits {
+            Some(hits) => Ok(hits),
+            None if self.embedder.is_some() => Ok(Vec::new()),
+            None => Err(EngineError::Invalid(format!(
+                "query {:?} has no words to search for",
+                query.text
+            ))),
+        }
+    }
+
+    /// The query's embedding: given, or made now; `None` without an embedder.
+    fn query_vector(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
+        let Some(embedder) = &self.embedder else { return Ok(None) };
+        Ok(Some(match &query.vector {
             Some(v) => v.clone(),
             None => embedder.embed(&[query.text.as_str()])?.pop().unwrap_or_default(),
-        };
-        let mut guard = self.index.lock().map_err(|_| {
-            EngineError::Store(epimem_store::StoreError::Internal("vector index poisoned".into()))
-        })?;
+        }))
+    }
+
+    /// The search index, loaded from the store on first use.
+    fn search_index(&self) -> Result<MutexGuard<'_, Option<SearchIndex>>, EngineError> {
+        let mut guard = self.lock_index()?;
         if guard.is_none() {
-            let rows = self.store.episode_message_vectors(embedder.fingerprint())?;
-            *guard = Some(VectorIndex::build(rows, self.config.ranking.approximate_from));
+            let fingerprint = self.embedder.as_ref().map(|e| e.fingerprint());
+            let rows = self.store.indexed_messages(fingerprint)?;
+            *guard = Some(SearchIndex::build(&rows, self.config.ranking.approximate_from)?);
         }
-        let index = guard.as_mut().expect("built above");
-        Ok(index.search(&q, &query.scope, episodes, messages, also))
+        Ok(guard)
+    }
+
+    pub(crate) fn lock_index(&self) -> Result<MutexGuard<'_, Option<SearchIndex>>, EngineError> {
+        self.index.lock().map_err(|_| EngineError::Index("the search index is poisoned".into()))
     }
 
     fn record_review(
@@ -271,8 +296,13 @@ impl<S: Store> Engine<S> {
         Ok(())
     }
 
-    /// Number of message vectors in the loaded index (0 before the first vector recall).
+    /// Number of message vectors in the loaded index (0 before the first recall).
     pub fn indexed_vectors(&self) -> usize {
-        self.index.lock().ok().and_then(|g| g.as_ref().map(VectorIndex::len)).unwrap_or(0)
+        self.index.lock().ok().and_then(|g| g.as_ref().map(SearchIndex::vectors_len)).unwrap_or(0)
+    }
+
+    /// Loads the search index now (else the first recall does), so a caller can time it.
+    pub fn load_search_index(&self) -> Result<(), EngineError> {
+        self.search_index().map(drop)
     }
 }

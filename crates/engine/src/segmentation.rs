@@ -6,7 +6,7 @@ use epimem_core::{
 };
 use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
 
-use crate::{Engine, EngineError};
+use crate::{Engine, EngineError, search::IndexedLine};
 
 /// What a run of the job queue did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -157,24 +157,38 @@ impl<S: Store> Engine<S> {
         Ok(Some(messages.iter().map(|m| cached.remove(&m.seq).unwrap_or_default()).collect()))
     }
 
-    /// Adds the vectors of newly closed episodes to the loaded index (if any is loaded: an
-    /// unloaded index reads them from the store when first used).
+    /// Adds newly closed episodes to the loaded search index (if one is loaded: an unloaded
+    /// index reads them from the store when first used). The episodes are committed already,
+    /// so an index that cannot take them is dropped, to be rebuilt from the store.
     fn index_closed(
         &self,
         episodes: &[Episode],
         batch: &SegmentationBatch,
         vectors: Option<&[Vec<f32>]>,
     ) {
-        let Some(vectors) = vectors else { return };
         let Ok(mut guard) = self.index.lock() else { return };
         let Some(index) = guard.as_mut() else { return };
         let offset = batch.context.len();
-        for e in episodes {
-            for (i, m) in batch.pending.iter().enumerate() {
-                if (e.first_seq..=e.last_seq).contains(&m.seq) {
-                    index.add(e, m.seq, &vectors[offset + i]);
-                }
-            }
+        let closed: Vec<(&Episode, Vec<IndexedLine<'_>>)> = episodes
+            .iter()
+            .map(|e| {
+                let lines = batch
+                    .pending
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| (e.first_seq..=e.last_seq).contains(&m.seq))
+                    .map(|(i, m)| IndexedLine {
+                        seq: m.seq,
+                        author: m.author(),
+                        content: &m.content,
+                        vector: vectors.map(|v| v[offset + i].as_slice()),
+                    })
+                    .collect();
+                (e, lines)
+            })
+            .collect();
+        if index.add(&closed).is_err() {
+            *guard = None;
         }
     }
 

@@ -1,7 +1,7 @@
 //! Reading episodes.
 
 use epimem_core::{Episode, EpisodeId, Scope, Timestamp};
-use epimem_store::{EpisodeDetail, IndexedVector, StoreError};
+use epimem_store::{EpisodeDetail, IndexedMessage, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction};
 
 use crate::{map_err, rows};
@@ -92,32 +92,40 @@ pub(crate) fn detail(
     Ok(Some(EpisodeDetail { episode, context, messages }))
 }
 
-pub(crate) fn message_vectors(
+pub(crate) fn indexed_messages(
     conn: &Connection,
-    fingerprint: &str,
-) -> Result<Vec<IndexedVector>, StoreError> {
+    fingerprint: Option<&str>,
+) -> Result<Vec<IndexedMessage>, StoreError> {
     let mut stmt = conn
         .prepare_cached(&format!(
-            "SELECT {}, mv.seq, mv.vector
-             FROM message_vectors mv
-             JOIN vector_models m ON m.id = mv.model_id
-             JOIN episodes e ON e.conversation_id = mv.conversation_id
-                 AND mv.seq BETWEEN e.first_seq AND e.last_seq
+            "SELECT {}, m.seq, coalesce(m.speaker, m.role), m.content, mv.vector
+             FROM episodes e
              JOIN conversations c ON c.id = e.conversation_id
-             WHERE m.fingerprint = ?1
-             ORDER BY e.rowid, mv.seq",
+             JOIN messages m ON m.conversation_id = e.conversation_id
+                 AND m.seq BETWEEN e.first_seq AND e.last_seq
+             LEFT JOIN vector_models vm ON vm.fingerprint = ?1
+             LEFT JOIN message_vectors mv ON mv.conversation_id = m.conversation_id
+                 AND mv.model_id = vm.id AND mv.seq = m.seq
+             ORDER BY e.rowid, m.seq",
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
     let rows = stmt
         .query_map([fingerprint], |r| {
-            Ok((rows::episode(r)?, r.get::<_, u64>(19)?, r.get::<_, Vec<u8>>(20)?))
+            Ok((
+                rows::episode(r)?,
+                r.get::<_, u64>(19)?,
+                r.get::<_, String>(20)?,
+                r.get::<_, String>(21)?,
+                r.get::<_, Option<Vec<u8>>>(22)?,
+            ))
         })
         .map_err(map_err)?;
     let mut out = Vec::new();
     for row in rows {
-        let (episode, seq, bytes) = row.map_err(map_err)?;
-        out.push(IndexedVector { episode: episode?, seq, vector: crate::vectors::decode(&bytes)? });
+        let (episode, seq, author, content, bytes) = row.map_err(map_err)?;
+        let vector = bytes.as_deref().map(crate::vectors::decode).transpose()?;
+        out.push(IndexedMessage { episode: episode?, seq, author, content, vector });
     }
     Ok(out)
 }
@@ -165,13 +173,7 @@ pub(crate) fn delete(
         })
         .map_err(map_err)?;
     let Some((rowid, conversation, first, last)) = found else { return Ok(false) };
-    tx.execute("DELETE FROM episodes_fts WHERE rowid = ?1", [rowid]).map_err(map_err)?;
     tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
-    tx.execute(
-        "DELETE FROM messages_fts WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
-        rusqlite::params![conversation, first, last],
-    )
-    .map_err(map_err)?;
     tx.execute(
         "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
         rusqlite::params![conversation, first, last],

@@ -10,8 +10,8 @@ mod jobs;
 mod reviews;
 mod rows;
 mod schema;
-mod search;
 mod segmentation;
+mod stats;
 mod vectors;
 
 use std::{path::Path, sync::Mutex, time::Duration};
@@ -21,8 +21,8 @@ use epimem_core::{
     Trigger,
 };
 use epimem_store::{
-    EpisodeDetail, IndexedVector, LexicalHit, MessageHit, PendingReview, PushOutcome,
-    SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
+    EpisodeDetail, IndexedMessage, PendingReview, PushOutcome, SegmentationBatch,
+    SegmentationCommit, Stats, Store, StoreError,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -189,15 +189,6 @@ impl Store for SqliteStore {
         })
     }
 
-    fn search_lexical(
-        &self,
-        scope: &Scope,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<LexicalHit>, StoreError> {
-        self.with_conn(|conn| search::lexical(conn, scope, query, limit))
-    }
-
     fn message_vectors(
         &self,
         conversation: &ConversationKey,
@@ -220,8 +211,11 @@ impl Store for SqliteStore {
         self.write(|tx| vectors::put_message_vectors(tx, conversation, fingerprint, vectors))
     }
 
-    fn episode_message_vectors(&self, fingerprint: &str) -> Result<Vec<IndexedVector>, StoreError> {
-        self.with_conn(|conn| episodes::message_vectors(conn, fingerprint))
+    fn indexed_messages(
+        &self,
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<IndexedMessage>, StoreError> {
+        self.with_conn(|conn| episodes::indexed_messages(conn, fingerprint))
     }
 
     fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError> {
@@ -247,16 +241,7 @@ impl Store for SqliteStore {
         self.write(|tx| episodes::delete(tx, scope, id))
     }
 
-    fn search_messages_lexical(
-        &self,
-        scope: &Scope,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<MessageHit>, StoreError> {
-        self.with_conn(|conn| search::lexical_messages(conn, scope, query, limit))
-    }
-
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {
-        self.with_conn(|conn| search::stats(conn, tenant))
+        self.with_conn(|conn| stats::stats(conn, tenant))
     }
 }

@@ -109,6 +109,12 @@ SELECT coalesce(m.speaker, m.role) || ': ' || m.content, m.conversation_id, m.se
 FROM messages m JOIN episodes e
   ON e.conversation_id = m.conversation_id AND m.seq BETWEEN e.first_seq AND e.last_seq;
 "#,
+    // Full-text search moved to the engine's in-memory index (top-k BM25 that need not score
+    // every match); the store keeps only the rows it is built from.
+    r#"
+DROP TABLE messages_fts;
+DROP TABLE episodes_fts;
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -125,14 +125,6 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         )
         .map_err(map_err)?;
-    let mut message_fts = tx
-        .prepare_cached("INSERT INTO messages_fts (body, conversation_id, seq) VALUES (?1, ?2, ?3)")
-        .map_err(map_err)?;
-    let mut fts = tx
-        .prepare_cached(
-            "INSERT INTO episodes_fts (rowid, title, summary, body) VALUES (?1, ?2, ?3, ?4)",
-        )
-        .map_err(map_err)?;
     for e in &commit.episodes {
         let keywords = serde_json::to_string(&e.keywords)
             .map_err(|err| StoreError::Internal(format!("encoding keywords: {err}")))?;
@@ -156,15 +148,6 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
                 e.fsrs.due.map(Timestamp::millis),
             ])
             .map_err(map_err)?;
-        let rowid = tx.last_insert_rowid();
-        let mut body = String::new();
-        for m in rows::messages(tx, id, e.first_seq, e.last_seq)? {
-            let line = format!("{}: {}", m.author(), m.content);
-            message_fts.execute(params![line, id, m.seq]).map_err(map_err)?;
-            body.push_str(&line);
-            body.push('\n');
-        }
-        fts.execute(params![rowid, e.title, e.summary, body]).map_err(map_err)?;
     }
     tx.execute(
         "UPDATE conversations SET watermark = ?2, window_doubled = ?3,

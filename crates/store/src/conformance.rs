@@ -27,7 +27,6 @@ macro_rules! conformance_tests {
             abandoned_jobs_retry_or_release_their_fence,
             leases_expire,
             batches_carry_context,
-            lexical_search_covers_titles_and_raw_text,
             tenants_never_see_each_other,
             episodes_list_and_detail,
             stats_count_everything,
@@ -325,46 +324,6 @@ pub fn batches_carry_context(store: &dyn Store) {
     assert_eq!(all.context.len(), 6);
 }
 
-pub fn lexical_search_covers_titles_and_raw_text(store: &dyn Store) {
-    let conv = key("t", "c");
-    let msgs = vec![
-        message(&conv, 1, "I planted tomatoes in the garden"),
-        message(&conv, 2, "They need sun"),
-        message(&conv, 3, "My guitar needs new strings"),
-        message(&conv, 4, "Try nylon strings"),
-    ];
-    store.push_messages(&msgs).unwrap();
-    segment(
-        store,
-        &conv,
-        4,
-        vec![
-            episode(&conv, 1, 2, "Planting tomatoes", "Caroline planted tomatoes."),
-            episode(&conv, 3, 4, "Guitar repair", "Caroline restrings her guitar."),
-        ],
-    );
-    let scope = Scope::tenant("t");
-    let hits = store.search_lexical(&scope, "guitar strings", 10).unwrap();
-    assert_eq!(hits[0].episode.first_seq, 3);
-    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
-    // Single messages are searchable, within their episodes, and only in scope.
-    let turns = store.search_messages_lexical(&scope, "nylon strings", 10).unwrap();
-    assert_eq!((turns[0].seq, &turns[0].episode), (4, &episode_id(&conv, 3, 4)));
-    assert!(turns.iter().all(|t| t.seq == 3 || t.seq == 4));
-    assert!(
-        store.search_messages_lexical(&Scope::tenant("other"), "nylon", 10).unwrap().is_empty()
-    );
-    // Raw message words ("sun") and speaker names are searchable too.
-    assert_eq!(store.search_lexical(&scope, "sun", 10).unwrap()[0].episode.first_seq, 1);
-    assert_eq!(store.search_lexical(&scope, "caroline", 10).unwrap().len(), 2);
-    // Stemming: "planting" finds "planted".
-    assert_eq!(store.search_lexical(&scope, "planting", 10).unwrap()[0].episode.first_seq, 1);
-    assert!(store.search_lexical(&scope, "submarine", 10).unwrap().is_empty());
-    assert!(matches!(store.search_lexical(&scope, "?!", 10), Err(StoreError::Invalid(_))));
-    let other_conv = scope.with_conversation(Some("elsewhere".into()));
-    assert!(store.search_lexical(&other_conv, "guitar", 10).unwrap().is_empty());
-}
-
 pub fn tenants_never_see_each_other(store: &dyn Store) {
     let (mine, theirs) = (key("mine", "c"), key("theirs", "c"));
     store
@@ -379,9 +338,6 @@ pub fn tenants_never_see_each_other(store: &dyn Store) {
     segment(store, &mine, 2, vec![episode(&mine, 1, 2, "Budget review", "A budget review.")]);
     segment(store, &theirs, 2, vec![episode(&theirs, 1, 2, "Merger plans", "Merger merger.")]);
     let scope = Scope::tenant("mine");
-    let hits = store.search_lexical(&scope, "merger budget", 10).unwrap();
-    assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0].episode.conversation, mine);
     assert_eq!(store.episodes(&scope, None).unwrap().len(), 1);
     let their_id = episode_id(&theirs, 1, 2);
     assert_eq!(store.episode(&scope, &their_id).unwrap(), None);
@@ -450,11 +406,18 @@ pub fn index_rows_cover_closed_episodes_only(store: &dyn Store) {
     let vectors: Vec<(u64, Vec<f32>)> = (1..=6).map(|i| (i, vec![i as f32])).collect();
     store.put_message_vectors(&conv, "m", &vectors).unwrap();
     segment(store, &conv, 6, vec![episode(&conv, 1, 2, "a", "s"), episode(&conv, 3, 4, "b", "s")]);
-    let rows = store.episode_message_vectors("m").unwrap();
+    let rows = store.indexed_messages(Some("m")).unwrap();
     let got: Vec<(u64, u64)> = rows.iter().map(|r| (r.seq, r.episode.first_seq)).collect();
     assert_eq!(got, [(1, 1), (2, 1), (3, 3), (4, 3)], "messages 5 and 6 are still pending");
-    assert_eq!(rows[2].vector, vec![3.0]);
-    assert!(store.episode_message_vectors("other").unwrap().is_empty());
+    assert_eq!(rows[2].vector, Some(vec![3.0]));
+    // The author is the speaker, else the role.
+    assert_eq!((rows[0].author.as_str(), rows[1].author.as_str()), ("Caroline", "assistant"));
+    assert_eq!(rows[1].content, "message number 2 about gardening");
+    // Another model's vectors are never handed out; the text still is.
+    let other = store.indexed_messages(Some("other")).unwrap();
+    assert_eq!(other.len(), 4);
+    assert!(other.iter().all(|r| r.vector.is_none()));
+    assert!(store.indexed_messages(None).unwrap().iter().all(|r| r.vector.is_none()));
 }
 
 pub fn episodes_by_id_respect_scope_and_time(store: &dyn Store) {
@@ -526,15 +489,10 @@ pub fn deleting_an_episode_removes_it_everywhere(store: &dyn Store) {
     assert!(store.delete_episode(&Scope::tenant("t"), &id).unwrap());
     assert!(!store.delete_episode(&Scope::tenant("t"), &id).unwrap());
     let scope = Scope::tenant("t");
-    assert!(store.search_lexical(&scope, "zebra", 10).unwrap().is_empty());
     assert_eq!(store.episode(&scope, &id).unwrap(), None);
     assert_eq!(store.episodes(&scope, None).unwrap().len(), 1);
-    assert_eq!(
-        store.episode_message_vectors("m").unwrap().iter().map(|r| r.seq).collect::<Vec<_>>(),
-        [3]
-    );
+    let rows = store.indexed_messages(Some("m")).unwrap();
+    assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), [3]);
+    assert_eq!(rows[0].vector, Some(vec![3.0]));
     assert!(store.message_vectors(&conv, 1, 2, "m").unwrap().is_empty());
-    assert_eq!(store.search_lexical(&scope, "lion", 10).unwrap().len(), 1);
-    assert!(store.search_messages_lexical(&scope, "zebra", 10).unwrap().is_empty());
-    assert_eq!(store.search_messages_lexical(&scope, "lion", 10).unwrap()[0].seq, 3);
 }

@@ -11,8 +11,8 @@ mod types;
 
 pub use error::StoreError;
 pub use types::{
-    EpisodeDetail, IndexedVector, LexicalHit, MessageHit, PendingReview, PushOutcome,
-    SegmentationBatch, SegmentationCommit, Stats,
+    EpisodeDetail, IndexedMessage, PendingReview, PushOutcome, SegmentationBatch,
+    SegmentationCommit, Stats,
 };
 
 use epimem_core::{
@@ -93,15 +93,6 @@ pub trait Store: Send + Sync {
     /// One episode with its messages, if `scope` may see it.
     fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<Option<EpisodeDetail>, StoreError>;
 
-    /// Full-text candidates for `query` (BM25 over title, summary and the raw messages with
-    /// their speakers), best first, filtered by `scope` inside the query.
-    fn search_lexical(
-        &self,
-        scope: &Scope,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<LexicalHit>, StoreError>;
-
     /// Cached vectors of messages `from..=to` made by the embedder `fingerprint`, by sequence
     /// number. Vectors of other fingerprints are never returned.
     fn message_vectors(
@@ -120,9 +111,13 @@ pub trait Store: Send + Sync {
         vectors: &[(u64, Vec<f32>)],
     ) -> Result<(), StoreError>;
 
-    /// Every cached vector of `fingerprint` for a message that is in an episode, with that
-    /// episode: the rows a vector index is rebuilt from.
-    fn episode_message_vectors(&self, fingerprint: &str) -> Result<Vec<IndexedVector>, StoreError>;
+    /// Every message of every episode, episode by episode in sequence order, with its text and
+    /// (when `fingerprint` is given) its cached vector of that model: the rows the search
+    /// indexes are rebuilt from.
+    fn indexed_messages(
+        &self,
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<IndexedMessage>, StoreError>;
 
     /// The episodes among `ids` that `scope` may see (in no particular order).
     fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError>;
@@ -145,15 +140,6 @@ pub trait Store: Send + Sync {
     /// messages' vectors go, in one transaction (the raw messages stay, outside any episode).
     /// Returns whether there was such an episode.
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError>;
-
-    /// Full-text candidates among the messages of episodes (BM25 over each message with its
-    /// speaker), best first, filtered by `scope` inside the query.
-    fn search_messages_lexical(
-        &self,
-        scope: &Scope,
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<MessageHit>, StoreError>;
 
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;

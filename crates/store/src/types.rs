@@ -3,12 +3,16 @@
 use epimem_core::{ConversationKey, Episode, EpisodeId, JobId, Message, QueueSnapshot, Timestamp};
 use serde::{Deserialize, Serialize};
 
-/// A message vector with the episode it belongs to.
+/// A message of an episode as the search indexes are built from it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct IndexedVector {
+pub struct IndexedMessage {
     pub episode: Episode,
     pub seq: u64,
-    pub vector: Vec<f32>,
+    /// Its speaker, else its role.
+    pub author: String,
+    pub content: String,
+    /// Its cached vector of the model asked for, if there is one.
+    pub vector: Option<Vec<f32>>,
 }
 
 /// A recall waiting to be reviewed: review ≠ retrieval, so recall only records it.
@@ -58,21 +62,6 @@ pub struct EpisodeDetail {
     /// Overlap carried in from the previous episode, for context only.
     pub context: Vec<Message>,
     pub messages: Vec<Message>,
-}
-
-/// A full-text candidate message: higher scores are better.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MessageHit {
-    pub episode: EpisodeId,
-    pub seq: u64,
-    pub score: f64,
-}
-
-/// A full-text candidate: higher scores are better.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LexicalHit {
-    pub episode: Episode,
-    pub score: f64,
 }
 
 /// Counts over the store.

@@ -1,0 +1,186 @@
+//! The search indexes: derived state, in memory, rebuilt from the store on first use and kept
+//! up to date as this process closes and forgets episodes.
+//!
+//! One table gives every episode a slot; BM25 over episodes, BM25 over messages and the
+//! message vectors all speak in slots, and the table turns scopes into per-slot visibility.
+
+mod lexical;
+mod table;
+mod vectors;
+
+use epimem_core::{Episode, EpisodeId, Scope};
+use epimem_store::IndexedMessage;
+
+use crate::EngineError;
+pub(crate) use vectors::VectorHits;
+
+/// A message of a closed episode, as indexed.
+pub(crate) struct IndexedLine<'a> {
+    pub(crate) seq: u64,
+    pub(crate) author: &'a str,
+    pub(crate) content: &'a str,
+    pub(crate) vector: Option<&'a [f32]>,
+}
+
+#[derive(Debug)]
+pub(crate) struct SearchIndex {
+    table: table::EpisodeTable,
+    episodes: lexical::Bm25,
+    messages: lexical::Bm25,
+    vectors: vectors::VectorIndex,
+}
+
+/// A lexical (BM25) hit; hits come best first.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LexicalHit {
+    pub(crate) slot: usize,
+    /// The message (message hits only).
+    pub(crate) seq: u64,
+}
+
+impl SearchIndex {
+    /// Builds the indexes from the store's rows (episode by episode, in sequence order).
+    pub(crate) fn build(
+        rows: &[IndexedMessage],
+        approximate_from: usize,
+    ) -> Result<Self, EngineError> {
+        let mut index = Self {
+            table: table::EpisodeTable::default(),
+            episodes: lexical::Bm25::new().map_err(index_error)?,
+            messages: lexical::Bm25::new().map_err(index_error)?,
+            vectors: vectors::VectorIndex::new(approximate_from),
+        };
+        for group in rows.chunk_by(|a, b| a.episode.id == b.episode.id) {
+            let lines: Vec<IndexedLine<'_>> = group
+                .iter()
+                .map(|r| IndexedLine {
+                    seq: r.seq,
+                    author: &r.author,
+                    content: &r.content,
+                    vector: r.vector.as_deref(),
+                })
+                .collect();
+            index.stage(&group[0].episode, &lines)?;
+        }
+        index.commit()?;
+        Ok(index)
+    }
+
+    /// Adds closed episodes with their messages.
+    pub(crate) fn add(
+        &mut self,
+        episodes: &[(&Episode, Vec<IndexedLine<'_>>)],
+    ) -> Result<(), EngineError> {
+        for (episode, lines) in episodes {
+            self.stage(episode, lines)?;
+        }
+        self.commit()
+    }
+
+    /// Forgets an episode in every index.
+    pub(crate) fn remove(&mut self, id: &EpisodeId) -> Result<(), EngineError> {
+        let Some(slot) = self.table.remove(id) else { return Ok(()) };
+        self.episodes.remove(slot);
+        self.messages.remove(slot);
+        self.vectors.remove(slot);
+        self.commit()
+    }
+
+    pub(crate) fn episode(&self, slot: usize) -> &Episode {
+        self.table.episode(slot)
+    }
+
+    /// Message vectors held.
+    pub(crate) fn vectors_len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    /// BM25 over episodes. `None` if the query has no word to search for.
+    pub(crate) fn lexical_episodes(
+        &self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<LexicalHit>>, EngineError> {
+        self.lexical(&self.episodes, scope, query, limit)
+    }
+
+    /// BM25 over single messages. `None` if the query has no word to search for.
+    pub(crate) fn lexical_messages(
+        &self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<LexicalHit>>, EngineError> {
+        self.lexical(&self.messages, scope, query, limit)
+    }
+
+    /// Vector candidates in `scope`, and the similarity of the `also` slots.
+    pub(crate) fn vector(
+        &mut self,
+        query: &[f32],
+        scope: &Scope,
+        episodes: usize,
+        messages: usize,
+        also: &[usize],
+    ) -> VectorHits {
+        let visible = self.table.visible(scope);
+        self.vectors.search(query, &visible, episodes, messages, also)
+    }
+
+    fn lexical(
+        &self,
+        index: &lexical::Bm25,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<LexicalHit>>, EngineError> {
+        let hits = index.search(scope, query, limit).map_err(index_error)?;
+        Ok(hits.map(|hits| hits.into_iter().map(|(slot, seq)| LexicalHit { slot, seq }).collect()))
+    }
+
+    fn stage(&mut self, episode: &Episode, lines: &[IndexedLine<'_>]) -> Result<(), EngineError> {
+        if self.table.contains(&episode.id) {
+            return Ok(()); // indexed once, its vectors in one run
+        }
+        let slot = self.table.insert(episode);
+        let mut body = String::new();
+        for line in lines {
+            let text = format!("{}: {}", line.author, line.content);
+            self.messages
+                .add(&lexical::Doc {
+                    slot,
+                    episode,
+                    seq: line.seq,
+                    title: "",
+                    summary: "",
+                    body: &text,
+                })
+                .map_err(index_error)?;
+            body.push_str(&text);
+            body.push('\n');
+            if let Some(v) = line.vector {
+                self.vectors.add(slot, line.seq, v);
+            }
+        }
+        self.episodes
+            .add(&lexical::Doc {
+                slot,
+                episode,
+                seq: 0,
+                title: &episode.title,
+                summary: &episode.summary,
+                body: &body,
+            })
+            .map_err(index_error)
+    }
+
+    fn commit(&mut self) -> Result<(), EngineError> {
+        self.episodes.commit().map_err(index_error)?;
+        self.messages.commit().map_err(index_error)
+    }
+}
+
+fn index_error(e: tantivy::TantivyError) -> EngineError {
+    EngineError::Index(e.to_string())
+}

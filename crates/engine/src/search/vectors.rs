@@ -1,0 +1,485 @@
+//! Message vectors of closed episodes, in memory, by episode slot.
+//!
+//! Vectors are kept as 8-bit integers with one scale each: a scan is bound by memory
+//! bandwidth, and a quarter of the bytes makes it about twice as fast (unit vectors lose
+//! about 0.01 of cosine similarity to rounding, far below what separates a match).
+//!
+//! Search scans every message vector of a visible episode (on up to four threads once there
+//! are many) until the index holds `approximate_from` vectors; past that an HNSW graph
+//! (usearch) answers, with the scope as its filter. The default threshold is high: at 200,000
+//! vectors the scan takes a few milliseconds while building the graph took minutes on two
+//! cores.
+
+use std::collections::HashMap;
+
+#[derive(Default)]
+pub(crate) struct VectorIndex {
+    dim: usize,
+    /// Vectors from which searches go through the graph.
+    approximate_from: usize,
+    /// The HNSW graph over `data` (keys are row numbers), built on the first search past the
+    /// threshold and dropped when rows are removed.
+    graph: Option<usearch::Index>,
+    /// Rows of each episode slot.
+    episode_rows: Vec<Vec<usize>>,
+    /// (episode slot, message seq) of each row of `data`.
+    rows: Vec<(usize, u64)>,
+    /// `dim` quantized components per row.
+    data: Vec<i8>,
+    /// What one quantized unit is worth, per row.
+    scales: Vec<f32>,
+}
+
+/// Rows from which a scan is split over threads.
+const PARALLEL_FROM: usize = 50_000;
+const MAX_THREADS: usize = 4;
+
+/// What a search found.
+#[derive(Debug, Default)]
+pub(crate) struct VectorHits {
+    /// The best visible episodes by their best message similarity, best first:
+    /// (slot, similarity, best message).
+    pub(crate) episodes: Vec<(usize, f64, u64)>,
+    /// Similarity and best message of each of the `also` slots asked about (if visible).
+    pub(crate) also: Vec<Option<(f64, u64)>>,
+    /// The best visible messages, best first: (slot, seq, similarity).
+    pub(crate) messages: Vec<(usize, u64, f64)>,
+}
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex")
+            .field("rows", &self.rows.len())
+            .field("graph", &self.graph.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl VectorIndex {
+    pub(crate) fn new(approximate_from: usize) -> Self {
+        Self { approximate_from, ..Self::default() }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub(crate) fn add(&mut self, slot: usize, seq: u64, vector: &[f32]) {
+        if self.dim == 0 {
+            self.dim = vector.len();
+        }
+        if vector.len() != self.dim {
+            return; // another model's vector: never mixed in
+        }
+        if self.episode_rows.len() <= slot {
+            self.episode_rows.resize(slot + 1, Vec::new());
+        }
+        let row = self.rows.len();
+        self.rows.push((slot, seq));
+        self.scales.push(quantize(vector, &mut self.data));
+        self.episode_rows[slot].push(row);
+        if let Some(graph) = &self.graph {
+            let added = graph.reserve(row + 1).and_then(|()| graph.add(row as u64, vector));
+            if added.is_err() {
+                self.graph = None; // rebuilt on the next search
+            }
+        }
+    }
+
+    /// Builds the graph if the index has grown past the threshold and has none.
+    fn ensure_graph(&mut self) {
+        if self.graph.is_some() || self.rows.len() < self.approximate_from.max(1) {
+            return;
+        }
+        let options = usearch::IndexOptions {
+            dimensions: self.dim,
+            // Vectors are unit length: inner product is cosine, and cheaper.
+            metric: usearch::MetricKind::IP,
+            quantization: usearch::ScalarKind::F32,
+            ..Default::default()
+        };
+        let Ok(graph) = usearch::Index::new(&options) else { return };
+        if graph.reserve(self.rows.len()).is_err() {
+            return;
+        }
+        for row in 0..self.rows.len() {
+            if graph.add(row as u64, &self.row_f32(row)).is_err() {
+                return;
+            }
+        }
+        self.graph = Some(graph);
+    }
+
+    /// Removes an episode's vectors.
+    pub(crate) fn remove(&mut self, slot: usize) {
+        if self.episode_rows.get(slot).is_none_or(Vec::is_empty) {
+            return;
+        }
+        let dim = self.dim;
+        let mut rows = Vec::with_capacity(self.rows.len());
+        let mut data = Vec::with_capacity(self.data.len());
+        let mut scales = Vec::with_capacity(self.scales.len());
+        for (i, &(e, seq)) in self.rows.iter().enumerate() {
+            if e != slot {
+                rows.push((e, seq));
+                data.extend_from_slice(&self.data[i * dim..(i + 1) * dim]);
+                scales.push(self.scales[i]);
+            }
+        }
+        self.rows = rows;
+        self.data = data;
+        self.scales = scales;
+        self.graph = None;
+        for rows in &mut self.episode_rows {
+            rows.clear();
+        }
+        for (row, &(e, _)) in self.rows.iter().enumerate() {
+            self.episode_rows[e].push(row);
+        }
+    }
+
+    /// The `episodes` best episodes and `messages` best messages among the `visible` slots,
+    /// and the similarity of the `also` slots.
+    pub(crate) fn search(
+        &mut self,
+        query: &[f32],
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+        also: &[usize],
+    ) -> VectorHits {
+        if query.len() != self.dim || self.rows.is_empty() {
+            return VectorHits { also: vec![None; also.len()], ..VectorHits::default() };
+        }
+        self.ensure_graph();
+        if let Some(graph) = &self.graph {
+            return search_graph(self, graph, query, visible, episodes, messages, also);
+        }
+        let query = Quantized::new(query);
+        let threads = if self.rows.len() >= PARALLEL_FROM {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
+        } else {
+            1
+        };
+        // Shares end where an episode's run of rows ends, so no episode is split.
+        let mut bounds = vec![0];
+        for t in 1..threads {
+            let mut b = (self.rows.len() * t / threads).max(*bounds.last().expect("starts at 0"));
+            while b > 0 && b < self.rows.len() && self.rows[b].0 == self.rows[b - 1].0 {
+                b += 1;
+            }
+            bounds.push(b);
+        }
+        bounds.push(self.rows.len());
+        let scan =
+            |t: usize| self.scan(bounds[t]..bounds[t + 1], &query, visible, episodes, messages);
+        let mut parts: Vec<Scan> = if threads == 1 {
+            vec![scan(0)]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || scan(t))).collect();
+                handles.into_iter().map(|h| h.join().expect("scan thread")).collect()
+            })
+        };
+        let Scan { episodes: mut top_episodes, messages: mut top_messages } = parts.remove(0);
+        for part in parts {
+            for (sim, item) in part.episodes.into_sorted() {
+                top_episodes.offer(sim, item);
+            }
+            for (sim, item) in part.messages.into_sorted() {
+                top_messages.offer(sim, item);
+            }
+        }
+        let also = also
+            .iter()
+            .map(|&e| if visible.get(e) == Some(&true) { self.best_of(e, &query) } else { None })
+            .collect();
+        hits(top_episodes, also, top_messages)
+    }
+}
+
+/// What one thread's share of a scan found.
+struct Scan {
+    episodes: TopK<(usize, u64)>,
+    messages: TopK<(usize, u64)>,
+}
+
+impl VectorIndex {
+    /// Scans `rows`, which hold whole episodes: an episode's rows are contiguous, as each
+    /// episode's vectors are added together.
+    fn scan(
+        &self,
+        rows: std::ops::Range<usize>,
+        query: &Quantized,
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+    ) -> Scan {
+        let mut top_episodes = TopK::new(episodes);
+        let mut top_messages = TopK::new(messages);
+        // The episode being scanned and its best (similarity, message) so far.
+        let mut run: Option<(usize, f32, u64)> = None;
+        for i in rows {
+            let (e, seq) = self.rows[i];
+            if !visible.get(e).copied().unwrap_or(false) {
+                continue;
+            }
+            let sim = self.similarity(i, query);
+            run = match run {
+                Some((r, best, at)) if r == e => {
+                    Some(if sim > best { (e, sim, seq) } else { (r, best, at) })
+                }
+                Some((r, best, at)) => {
+                    top_episodes.offer(best, (r, at));
+                    Some((e, sim, seq))
+                }
+                None => Some((e, sim, seq)),
+            };
+            top_messages.offer(sim, (e, seq));
+        }
+        if let Some((r, best, at)) = run {
+            top_episodes.offer(best, (r, at));
+        }
+        Scan { episodes: top_episodes, messages: top_messages }
+    }
+
+    /// The best (similarity, message) of one episode.
+    fn best_of(&self, slot: usize, query: &Quantized) -> Option<(f64, u64)> {
+        self.episode_rows
+            .get(slot)?
+            .iter()
+            .map(|&row| (self.similarity(row, query), self.rows[row].1))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(sim, seq)| (f64::from(sim), seq))
+    }
+
+    fn similarity(&self, row: usize, query: &Quantized) -> f32 {
+        let data = &self.data[row * self.dim..(row + 1) * self.dim];
+        dot_i8(data, &query.data) as f32 * self.scales[row] * query.scale
+    }
+
+    fn row_f32(&self, row: usize) -> Vec<f32> {
+        let scale = self.scales[row];
+        self.data[row * self.dim..(row + 1) * self.dim]
+            .iter()
+            .map(|&x| f32::from(x) * scale)
+            .collect()
+    }
+}
+
+/// A query vector quantized like the rows.
+struct Quantized {
+    data: Vec<i8>,
+    scale: f32,
+}
+
+impl Quantized {
+    fn new(vector: &[f32]) -> Self {
+        let mut data = Vec::with_capacity(vector.len());
+        let scale = quantize(vector, &mut data);
+        Self { data, scale }
+    }
+}
+
+/// Appends `vector` as 8-bit integers to `out`; returns what one unit is worth.
+fn quantize(vector: &[f32], out: &mut Vec<i8>) -> f32 {
+    let max = vector.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 && max.is_finite() { max / 127.0 } else { 1.0 };
+    out.extend(vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+    scale
+}
+
+fn hits(
+    episodes: TopK<(usize, u64)>,
+    also: Vec<Option<(f64, u64)>>,
+    messages: TopK<(usize, u64)>,
+) -> VectorHits {
+    VectorHits {
+        episodes: episodes
+            .into_sorted()
+            .into_iter()
+            .map(|(sim, (e, seq))| (e, f64::from(sim), seq))
+            .collect(),
+        also,
+        messages: messages
+            .into_sorted()
+            .into_iter()
+            .map(|(sim, (e, seq))| (e, seq, f64::from(sim)))
+            .collect(),
+    }
+}
+
+/// Approximate search: the graph's nearest messages (filtered by scope), grouped by episode;
+/// exact similarities for the `also` slots.
+fn search_graph(
+    index: &VectorIndex,
+    graph: &usearch::Index,
+    query: &[f32],
+    visible: &[bool],
+    episodes: usize,
+    messages: usize,
+    also: &[usize],
+) -> VectorHits {
+    // Several messages per episode may come first: ask for more than needed.
+    let k = (episodes * 4).max(messages).max(16);
+    let found = graph
+        .filtered_search(query, k, |key| {
+            index.rows.get(key as usize).is_some_and(|&(e, _)| visible.get(e) == Some(&true))
+        })
+        .map(|m| (m.keys, m.distances))
+        .unwrap_or_default();
+    let mut best: HashMap<usize, (f32, u64)> = HashMap::new();
+    let mut top_messages = TopK::new(messages);
+    for (key, distance) in found.0.into_iter().zip(found.1) {
+        let Some(&(e, seq)) = index.rows.get(key as usize) else { continue };
+        let sim = 1.0 - distance;
+        let entry = best.entry(e).or_insert((f32::NEG_INFINITY, seq));
+        if sim > entry.0 {
+            *entry = (sim, seq);
+        }
+        top_messages.offer(sim, (e, seq));
+    }
+    let mut top_episodes = TopK::new(episodes);
+    for (&e, &(sim, seq)) in &best {
+        top_episodes.offer(sim, (e, seq));
+    }
+    let query = Quantized::new(query);
+    let exact = |e: usize| -> Option<(f64, u64)> {
+        index
+            .episode_rows
+            .get(e)?
+            .iter()
+            .map(|&row| (index.similarity(row, &query), index.rows[row].1))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(sim, seq)| (f64::from(sim), seq))
+    };
+    let also =
+        also.iter().map(|&e| if visible.get(e) == Some(&true) { exact(e) } else { None }).collect();
+    hits(top_episodes, also, top_messages)
+}
+
+/// The `k` largest scores offered, ties broken by the earlier offer.
+struct TopK<T> {
+    k: usize,
+    items: Vec<(f32, usize, T)>,
+    offered: usize,
+    /// Once k items are kept, the worst of them: a later offer that does not beat it cannot
+    /// get in (ties go to the earlier offer).
+    floor: Option<f32>,
+}
+
+impl<T> TopK<T> {
+    fn new(k: usize) -> Self {
+        Self { k, items: Vec::with_capacity(k.min(1024) * 2), offered: 0, floor: None }
+    }
+
+    fn offer(&mut self, score: f32, item: T) {
+        if self.k == 0 || self.floor.is_some_and(|f| score <= f) {
+            self.offered += 1;
+            return;
+        }
+        self.items.push((score, self.offered, item));
+        self.offered += 1;
+        // Keep the buffer bounded: cut back to the best k whenever it doubles.
+        if self.items.len() >= self.k * 2 + 64 {
+            self.truncate();
+        }
+    }
+
+    fn truncate(&mut self) {
+        if self.k > 0 && self.items.len() >= self.k {
+            self.items
+                .select_nth_unstable_by(self.k - 1, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            self.items.truncate(self.k);
+            self.floor = Some(self.items[self.k - 1].0);
+        }
+    }
+
+    fn into_sorted(mut self) -> Vec<(f32, T)> {
+        self.truncate();
+        self.items.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.items.into_iter().map(|(s, _, t)| (s, t)).collect()
+    }
+}
+
+/// Dot product in sixteen lanes, which the compiler turns into SIMD.
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut lanes = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 =
+        ca.remainder().iter().zip(cb.remainder()).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..16 {
+            lanes[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    lanes.iter().sum::<i32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_keeps_the_best_in_order() {
+        let mut top = TopK::new(3);
+        for (i, s) in [0.1f32, 0.9, 0.5, 0.9, 0.2, 0.7, 0.3].iter().enumerate() {
+            top.offer(*s, i);
+        }
+        assert_eq!(top.into_sorted(), [(0.9, 1), (0.9, 3), (0.7, 5)]);
+        let mut none = TopK::new(0);
+        none.offer(1.0, 0);
+        assert!(none.into_sorted().is_empty());
+    }
+
+    fn unit(seed: u32, dim: usize) -> Vec<f32> {
+        let v: Vec<f32> =
+            (0..dim).map(|i| ((i as f32 + 1.0) * (seed as f32 + 0.37)).sin()).collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn quantized_similarity_is_close_to_the_exact_one() {
+        let dim = 37; // not a multiple of the lanes: the tail counts too
+        let mut index = VectorIndex::new(usize::MAX);
+        let rows: Vec<Vec<f32>> = (0..20).map(|s| unit(s, dim)).collect();
+        for (i, r) in rows.iter().enumerate() {
+            index.add(i, 1, r);
+        }
+        let q = unit(99, dim);
+        let quantized = Quantized::new(&q);
+        for (i, r) in rows.iter().enumerate() {
+            let exact: f32 = r.iter().zip(&q).map(|(x, y)| x * y).sum();
+            assert!((index.similarity(i, &quantized) - exact).abs() < 0.02, "row {i}");
+        }
+        assert_eq!(Quantized::new(&vec![0.0; dim]).scale, 1.0, "a zero vector stays finite");
+    }
+
+    #[test]
+    fn threads_find_what_one_thread_finds() {
+        let dim = 16;
+        let mut index = VectorIndex::new(usize::MAX);
+        // Each episode's rows together, as the search index adds them.
+        for row in 0..PARALLEL_FROM + 10 {
+            index.add(row * 1000 / (PARALLEL_FROM + 10), row as u64, &unit(row as u32, dim));
+        }
+        let visible = vec![true; 1000];
+        let q = unit(7, dim);
+        let parallel = index.search(&q, &visible, 20, 20, &[3, 5000]);
+        let one = index.scan(0..index.rows.len(), &Quantized::new(&q), &visible, 20, 20);
+        let single: Vec<(usize, u64)> =
+            one.messages.into_sorted().into_iter().map(|(_, item)| item).collect();
+        let found: Vec<(usize, u64)> =
+            parallel.messages.iter().map(|&(slot, seq, _)| (slot, seq)).collect();
+        assert_eq!(found, single);
+        let single: Vec<(usize, u64)> =
+            one.episodes.into_sorted().into_iter().map(|(_, item)| item).collect();
+        let found: Vec<(usize, u64)> =
+            parallel.episodes.iter().map(|&(slot, _, seq)| (slot, seq)).collect();
+        assert_eq!(found, single);
+        let best3 = index.best_of(3, &Quantized::new(&q));
+        assert_eq!(parallel.also[0], best3);
+        assert_eq!(parallel.also[1], None, "an unknown slot");
+    }
+}
