@@ -219,12 +219,15 @@ impl VectorIndex {
         let mut top_messages = TopK::new(messages);
         // The episode being scanned and its best (similarity, message) so far.
         let mut run: Option<(usize, f32, u64)> = None;
-        for i in rows {
-            let (e, seq) = self.rows[i];
+        let dim = self.dim;
+        let data = self.data[rows.start * dim..rows.end * dim].chunks_exact(dim);
+        for ((&(e, seq), vector), &scale) in
+            self.rows[rows.clone()].iter().zip(data).zip(&self.scales[rows])
+        {
             if !visible.get(e).copied().unwrap_or(false) {
                 continue;
             }
-            let sim = self.similarity(i, query);
+            let sim = dot_i8(vector, &query.data) as f32 * scale * query.scale;
             run = match run {
                 Some((r, best, at)) if r == e => {
                     Some(if sim > best { (e, sim, seq) } else { (r, best, at) })
@@ -403,6 +406,7 @@ impl<T> TopK<T> {
 }
 
 /// Dot product in sixteen lanes, which the compiler turns into SIMD.
+#[inline]
 fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     let mut lanes = [0i32; 16];
     let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
