@@ -95,10 +95,13 @@ for e in embedders:
 print("Published (LoCoMo paper, Table 3, DRAGON retriever): dialogue turns R@5 56.7, R@10 66.2, R@25 76.7;")
 print("session summaries R@5 72.1, R@10 84.7.\n")
 print("## Recall latency over 100,000 episodes\n")
-print("`cargo run --release -p epimem -- bench recall` (synthetic conversations, Zipfian vocabulary):\n")
+print("`cargo run --release -p epimem -- bench recall` (synthetic conversations, Zipfian vocabulary; BM25 is")
+print("tantivy in memory, vectors are 8-bit and scanned exactly on the machine's cores, here two):\n")
 print("```")
 print((tmp / "bench_recall.txt").read_text().rstrip())
 print("```")
+print("\nOn a 2-core machine p99 moves by about a millisecond between runs (9.7 to 12.2 ms seen for")
+print("episode recall while tuning): the target is met at the edge, not with room to spare.")
 d = rows.get("default (potion)", {}).get("dialseg711")
 t = rows.get("default (potion)", {}).get("tiage")
 print("\n## Targets\n")
@@ -113,9 +116,9 @@ if lj:
     print(f"- LoCoMo turn-level evidence R@10 ≥ 0.80: **{lj['turn_recall_at_k']['10']:.3f}**, " + ("met." if lj['turn_recall_at_k']['10'] >= 0.80 else "not met."))
     print(f"- LoCoMo evidence recall within 1,000 tokens ≥ 0.85: **{lj['recall_at_budget']['1000']:.3f}**, " + ("met." if lj['recall_at_budget']['1000'] >= 0.85 else "not met."))
 bench = (tmp / "bench_recall.txt").read_text()
-p99 = [l for l in bench.splitlines() if "recalls" in l]
+p99 = [l for l in bench.splitlines() if l.startswith("episodes (")]
 if p99:
-    v = float(p99[-1].split()[4])
+    v = [float(x) for x in p99[0].split() if x.replace(".", "", 1).isdigit()][2]
     print(f"- Recall p99 over 100,000 episodes ≤ 10 ms (query embedding excluded): **{v:.1f} ms**, " + ("met." if v <= 10 else "not met."))
 print(f"- The whole DialSeg711 evaluation (19,350 utterances, every segmenter, model load and embedding")
 print(f"  included) takes **{whole:.1f} s** with the static embedder (target: under 10 s).")
