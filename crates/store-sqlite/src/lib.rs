@@ -1,4 +1,4 @@
-//! The embedded SQLite backend: one file, WAL, FTS5 for lexical recall.
+//! The embedded SQLite backend: one file, WAL, versioned migrations.
 //!
 //! This is the only crate that knows SQL for SQLite. Writes take the database lock up front
 //! (`BEGIN IMMEDIATE`) so concurrent processes queue on the busy timeout instead of failing
@@ -60,7 +60,7 @@ impl SqliteStore {
         // journal_mode answers with a row, so it is read rather than executed.
         let _mode: String =
             conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(map_err)?;
-        // A larger page cache and memory-mapped reads keep full-text queries off read() calls.
+        // A larger page cache and memory-mapped reads keep index rebuilds off read() calls.
         conn.execute_batch(
             "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
              PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824;",
