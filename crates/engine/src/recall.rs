@@ -73,9 +73,9 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let scope = &query.scope;
-        let q = self.query_vector(query)?;
         let mut guard = self.search_index()?;
         let index = guard.as_mut().expect("loaded by search_index");
+        let q = self.query_vector(query, index)?;
         let lexical = self.lexical_or_none(
             index.lexical_episodes(scope, &query.text, config.candidates)?,
             query,
@@ -186,9 +186,9 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let n = config.candidates.max(query.limit);
-        let q = self.query_vector(query)?;
         let mut guard = self.search_index()?;
         let index = guard.as_mut().expect("loaded by search_index");
+        let q = self.query_vector(query, index)?;
         let lexical =
             self.lexical_or_none(index.lexical_messages(&query.scope, &query.text, n)?, query)?;
         let vector = match &q {
@@ -252,12 +252,18 @@ impl<S: Store> Engine<S> {
     }
 
     /// The query's embedding: given, or made now; `None` without an embedder.
-    fn query_vector(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
+    fn query_vector(
+        &self,
+        query: &RecallQuery,
+        index: &SearchIndex,
+    ) -> Result<Option<Vec<f32>>, EngineError> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
-        Ok(Some(match &query.vector {
-            Some(v) => v.clone(),
-            None => embedder.embed(&[query.text.as_str()])?.pop().unwrap_or_default(),
-        }))
+        if let Some(v) = &query.vector {
+            return Ok(Some(v.clone()));
+        }
+        // Names of who spoke say little about what was said (LoCoMo: R@10 0.748 → 0.782).
+        let text = index.without_names(&query.text)?;
+        Ok(Some(embedder.embed(&[text.as_str()])?.pop().unwrap_or_default()))
     }
 
     /// The search index, loaded from the store on first use.

@@ -87,3 +87,24 @@ fn episodes_closed_after_the_index_loaded_are_found_and_forgotten() {
     let turns = e.recall_messages(&RecallQuery::new(scope.clone(), "zebra", 10)).unwrap();
     assert!(turns.is_empty(), "{turns:?}");
 }
+
+#[test]
+fn a_name_selects_the_speakers_own_lines_not_every_mention() {
+    let e = engine();
+    remember(
+        &e,
+        "c",
+        0,
+        &[
+            "lovely weather today",
+            "Caroline, Caroline, Caroline! How was the trip, Caroline?",
+            "I finally adopted the puppy from the shelter",
+        ],
+    );
+    let scope = Scope::tenant("t");
+    let turns =
+        e.recall_messages(&RecallQuery::new(scope, "what did Caroline adopt?", 10)).unwrap();
+    let seqs: Vec<u64> = turns.iter().map(|t| t.seq).collect();
+    // Caroline (the user) spoke lines 1 and 3; line 2 only names her, many times.
+    assert_eq!(seqs, [3, 1], "{turns:?}");
+}

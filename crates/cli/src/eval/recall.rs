@@ -98,6 +98,8 @@ struct DumpLine<'a> {
     category: u8,
     evidence: &'a [String],
     returned: Vec<Returned<'a>>,
+    /// Turn-level retrieval: single turns, best first.
+    turns: Vec<&'a str>,
 }
 
 pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
@@ -193,12 +195,12 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             }
             let turn_hits =
                 engine.recall_messages(&RecallQuery::new(scope.clone(), q.question.clone(), 25))?;
+            let turn_ids: Vec<&str> = turn_hits
+                .iter()
+                .filter_map(|m| dia_of_seq.get(m.seq as usize - 1).copied())
+                .collect();
             for (i, &k) in TURN_KS.iter().enumerate() {
-                let covered: HashSet<&str> = turn_hits
-                    .iter()
-                    .take(k)
-                    .filter_map(|m| dia_of_seq.get(m.seq as usize - 1).copied())
-                    .collect();
+                let covered: HashSet<&str> = turn_ids.iter().take(k).copied().collect();
                 sums.turns_at_k[i] = recall_of(&covered);
             }
             add(&mut overall, &sums);
@@ -210,6 +212,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                     category: q.category,
                     evidence: &q.evidence,
                     returned,
+                    turns: turn_ids,
                 };
                 writeln!(out, "{}", json_line(&line))?;
             }

@@ -23,6 +23,10 @@ use tantivy::{
 /// same evidence twice (on LoCoMo, weights 10 and 5 cost 0.08 of R@10 against these).
 const TITLE_BOOST: f32 = 0.3;
 const SUMMARY_BOOST: f32 = 0.3;
+/// Score a document gets for each author the query names: about what a rare word scores, so
+/// the named person's own lines come first among lines that match equally well otherwise
+/// (on LoCoMo, turn R@10 0.583 without, 0.613 at 1, 0.663 at 8, 0.658 at 100).
+const NAME_SCORE: f32 = 8.0;
 /// Bytes the writer buffers before it flushes a segment (tantivy's minimum is 15 MB).
 const WRITER_BUDGET: usize = 20_000_000;
 const ANALYZER: &str = "epimem";
@@ -43,6 +47,8 @@ struct Fields {
     conversation: Field,
     user: Field,
     agent: Field,
+    /// Who spoke the document's lines (speakers, else roles), lowercased.
+    author: Field,
     start: Field,
     end: Field,
     title: Field,
@@ -59,6 +65,7 @@ pub(crate) struct Doc<'a> {
     pub(crate) title: &'a str,
     pub(crate) summary: &'a str,
     pub(crate) body: &'a str,
+    pub(crate) authors: &'a [&'a str],
 }
 
 impl std::fmt::Debug for Bm25 {
@@ -82,6 +89,7 @@ impl Bm25 {
             conversation: schema.add_text_field("conversation", STRING),
             user: schema.add_text_field("user", STRING),
             agent: schema.add_text_field("agent", STRING),
+            author: schema.add_text_field("author", STRING),
             start: schema.add_i64_field("start", INDEXED | FAST),
             end: schema.add_i64_field("end", INDEXED | FAST),
             title: schema.add_text_field("title", text.clone()),
@@ -114,6 +122,9 @@ impl Bm25 {
         d.add_text(f.title, doc.title);
         d.add_text(f.summary, doc.summary);
         d.add_text(f.body, doc.body);
+        for author in doc.authors {
+            d.add_text(f.author, author.to_lowercase());
+        }
         self.writer.add_document(d)?;
         Ok(())
     }
@@ -138,11 +149,16 @@ impl Bm25 {
         limit: usize,
     ) -> tantivy::Result<Option<Vec<(usize, u64)>>> {
         let f = self.fields;
-        let terms = self.query_terms(query);
+        let searcher = self.reader.searcher();
+        let (terms, names) = self.query_terms(query, &searcher)?;
         if terms.is_empty() {
             return Ok(None);
         }
         let mut words: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for name in &names {
+            let q = TermQuery::new(Term::from_field_text(f.author, name), IndexRecordOption::Basic);
+            words.push((Occur::Should, Box::new(ConstScoreQuery::new(Box::new(q), NAME_SCORE))));
+        }
         for term in &terms {
             for (field, boost) in
                 [(f.title, TITLE_BOOST), (f.summary, SUMMARY_BOOST), (f.body, 1.0)]
@@ -179,7 +195,6 @@ impl Bm25 {
                 clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(range), 0.0))));
             }
         }
-        let searcher = self.reader.searcher();
         let top = searcher.search(
             &BooleanQuery::new(clauses),
             &TopDocs::with_limit(limit.max(1)).order_by_score(),
@@ -197,17 +212,61 @@ impl Bm25 {
         Ok(Some(hits))
     }
 
-    /// The analyzed terms of the query's words: stopwords are left out unless nothing else is
-    /// left; each term once.
-    fn query_terms(&self, query: &str) -> Vec<String> {
+    /// `text` without the words that name an author (all of it if nothing else is left).
+    pub(crate) fn without_names(&self, text: &str) -> tantivy::Result<String> {
+        let searcher = self.reader.searcher();
+        let mut kept: Vec<&str> = Vec::new();
+        for word in text.split_whitespace() {
+            let bare: String =
+                word.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
+            let named = !bare.is_empty()
+                && searcher.doc_freq(&Term::from_field_text(self.fields.author, &bare))? > 0;
+            if !named {
+                kept.push(word);
+            }
+        }
+        Ok(if kept.iter().any(|w| w.chars().any(char::is_alphanumeric)) {
+            kept.join(" ")
+        } else {
+            text.to_owned()
+        })
+    }
+
+    /// The analyzed terms of the query's words, each once, and the words that name an author.
+    /// Stopwords are left out unless nothing else is left. Names are not searched as words:
+    /// in a conversation between two people their names are in most lines, and matching them
+    /// floods the top with greetings; they select the speaker's own lines instead.
+    fn query_terms(
+        &self,
+        query: &str,
+        searcher: &tantivy::Searcher,
+    ) -> tantivy::Result<(Vec<String>, Vec<String>)> {
         let words: Vec<String> = query
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
             .map(str::to_lowercase)
             .collect();
-        let content: Vec<&String> = words.iter().filter(|w| !is_stopword(w)).collect();
-        let chosen: Vec<&String> =
-            if content.is_empty() { words.iter().collect() } else { content };
+        let mut names: Vec<String> = Vec::new();
+        let mut content: Vec<&String> = Vec::new();
+        for word in &words {
+            if is_stopword(word) {
+                continue;
+            }
+            if searcher.doc_freq(&Term::from_field_text(self.fields.author, word))? > 0 {
+                if !names.contains(word) {
+                    names.push(word.clone());
+                }
+            } else {
+                content.push(word);
+            }
+        }
+        let chosen: Vec<&String> = if !content.is_empty() {
+            content
+        } else if !names.is_empty() {
+            names.iter().collect()
+        } else {
+            words.iter().collect()
+        };
         let mut analyzer = self.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
         let mut terms: Vec<String> = Vec::new();
         for word in chosen {
@@ -218,7 +277,7 @@ impl Bm25 {
                 }
             }
         }
-        terms
+        Ok((terms, names))
     }
 }
 
@@ -230,4 +289,47 @@ fn analyzer() -> TextAnalyzer {
         .filter(AsciiFoldingFilter)
         .filter(Stemmer::new(Language::English))
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use epimem_core::{BoundaryReason, ConversationKey, EpisodeId, FsrsState, Timestamp};
+
+    use super::*;
+
+    #[test]
+    fn names_of_authors_are_not_words_to_embed() {
+        let mut index = Bm25::new().unwrap();
+        let episode = Episode {
+            id: EpisodeId("e".into()),
+            conversation: ConversationKey::new("t", "c"),
+            user: None,
+            agent: None,
+            first_seq: 1,
+            last_seq: 1,
+            context_first_seq: None,
+            start: Timestamp(0),
+            end: Timestamp(0),
+            title: String::new(),
+            summary: String::new(),
+            keywords: vec![],
+            surprise: 0.0,
+            boundary_reason: BoundaryReason::Flush,
+            fsrs: FsrsState::default(),
+        };
+        let doc = Doc {
+            slot: 0,
+            episode: &episode,
+            seq: 1,
+            title: "",
+            summary: "",
+            body: "Caroline: I adopted a puppy",
+            authors: &["Caroline"],
+        };
+        index.add(&doc).unwrap();
+        index.commit().unwrap();
+        assert_eq!(index.without_names("Where did Caroline go?").unwrap(), "Where did go?");
+        assert_eq!(index.without_names("caroline's puppy").unwrap(), "caroline's puppy");
+        assert_eq!(index.without_names("Caroline?").unwrap(), "Caroline?", "nothing else left");
+    }
 }

@@ -115,6 +115,11 @@ impl SearchIndex {
         self.lexical(&self.messages, scope, query, limit)
     }
 
+    /// The query as worth embedding: without the names of who spoke.
+    pub(crate) fn without_names(&self, text: &str) -> Result<String, EngineError> {
+        self.messages.without_names(text).map_err(index_error)
+    }
+
     /// Vector candidates in `scope`, and the similarity of the `also` slots.
     pub(crate) fn vector(
         &mut self,
@@ -145,7 +150,11 @@ impl SearchIndex {
         }
         let slot = self.table.insert(episode);
         let mut body = String::new();
+        let mut authors: Vec<&str> = Vec::new();
         for line in lines {
+            if !authors.contains(&line.author) {
+                authors.push(line.author);
+            }
             let text = format!("{}: {}", line.author, line.content);
             self.messages
                 .add(&lexical::Doc {
@@ -155,6 +164,7 @@ impl SearchIndex {
                     title: "",
                     summary: "",
                     body: &text,
+                    authors: &[line.author],
                 })
                 .map_err(index_error)?;
             body.push_str(&text);
@@ -171,6 +181,7 @@ impl SearchIndex {
                 title: &episode.title,
                 summary: &episode.summary,
                 body: &body,
+                authors: &authors,
             })
             .map_err(index_error)
     }
