@@ -29,7 +29,7 @@ pub use keywords::{KeywordBag, is_stopword, jaccard, keyword_list};
 pub use memory::{Memory, MemoryConfig};
 pub use message::{Message, NewMessage, Role, RoleParseError};
 pub use plan::{ClosedSegment, Plan, plan_segmentation};
-pub use ranking::{Candidate, Ranked, RankingConfig, rank, rrf};
+pub use ranking::{Candidate, Ranked, RankingConfig, rank, rrf, spread_to_neighbors};
 pub use scope::{ConversationKey, Scope};
 pub use segment::{Boundary, BoundaryReason, SegmentMessage, SegmentationPolicy, Strength};
 pub use summary::{Summary, SummaryConfig, summarize};

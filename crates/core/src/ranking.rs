@@ -19,6 +19,9 @@ pub struct RankingConfig {
     /// Message vectors from which vector search is approximate (an HNSW graph) rather than a
     /// full scan.
     pub approximate_from: usize,
+    /// Turn-level recall: share of a turn's score lent to the turns right before and after it
+    /// (an answer sits next to its question).
+    pub neighbor_weight: f64,
 }
 
 impl Default for RankingConfig {
@@ -30,6 +33,7 @@ impl Default for RankingConfig {
             similarity_delta: 0.5,
             gate_lexical_hits: false,
             approximate_from: 2_000_000,
+            neighbor_weight: 0.25,
         }
     }
 }
@@ -103,6 +107,37 @@ fn passes_gate(c: &Candidate, best: f64, config: &RankingConfig) -> bool {
     }
 }
 
+/// Turns that lend their score to their neighbours: the best this many.
+const LENDERS: usize = 50;
+
+/// Turn-level spreading: each of the best scored turns (`scored`: `(turn, score)`, best first)
+/// lends `weight` of its score to the turns right before and after it, where `neighbors` says
+/// which those are (none past an episode's edge). A neighbour not scored yet joins with what
+/// it was lent. Returns every turn, best first (ties in order of first appearance).
+pub fn spread_to_neighbors<T: Copy + Eq + std::hash::Hash>(
+    scored: &[(T, f64)],
+    weight: f64,
+    neighbors: impl Fn(T) -> [Option<T>; 2],
+) -> Vec<(T, f64)> {
+    let mut out: Vec<(T, f64)> = scored.to_vec();
+    let mut at: std::collections::HashMap<T, usize> =
+        scored.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
+    if weight > 0.0 {
+        for &(turn, score) in scored.iter().take(LENDERS) {
+            for n in neighbors(turn).into_iter().flatten() {
+                let i = *at.entry(n).or_insert_with(|| {
+                    out.push((n, 0.0));
+                    out.len() - 1
+                });
+                out[i].1 += weight * score;
+            }
+        }
+    }
+    // A stable sort keeps first appearance among equals.
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -169,7 +204,55 @@ mod tests {
         assert_eq!(kept, [1, 2]);
     }
 
+    /// Turns 1..=n of one episode: neighbours are n - 1 and n + 1 inside it.
+    fn within(n: u64) -> impl Fn(u64) -> [Option<u64>; 2] {
+        move |t| [(t > 1).then(|| t - 1), (t < n).then(|| t + 1)]
+    }
+
+    #[test]
+    fn an_answer_rises_next_to_its_question() {
+        // Turn 5 asks what the question asks; turn 6 answers it but shares no word.
+        let scored = [(5, 1.0), (2, 0.3), (9, 0.2)];
+        let out = spread_to_neighbors(&scored, 0.25, within(10));
+        assert_eq!(out[0], (5, 1.0));
+        let six = out.iter().position(|&(t, _)| t == 6).unwrap();
+        let nine = out.iter().position(|&(t, _)| t == 9).unwrap();
+        assert!(six < nine, "{out:?}");
+        assert!(out.iter().all(|&(t, _)| (1..=10).contains(&t)), "never past the edges");
+    }
+
     proptest! {
+        #[test]
+        fn spreading_only_adds_and_stays_next_to_lenders(
+            raw in prop::collection::vec((1u64..40, 0.0f64..1.0), 0..30),
+            weight in 0.0f64..1.0,
+        ) {
+            let mut seen = std::collections::HashSet::new();
+            let mut scored: Vec<(u64, f64)> =
+                raw.into_iter().filter(|(t, _)| seen.insert(*t)).collect();
+            scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let out = spread_to_neighbors(&scored, weight, within(40));
+            for w in out.windows(2) {
+                prop_assert!(w[0].1 >= w[1].1);
+            }
+            let mut turns: Vec<u64> = out.iter().map(|&(t, _)| t).collect();
+            turns.sort_unstable();
+            turns.dedup();
+            prop_assert_eq!(turns.len(), out.len(), "each turn once");
+            for &(t, s) in &scored {
+                let now = out.iter().find(|&&(u, _)| u == t).unwrap().1;
+                prop_assert!(now >= s - 1e-12, "a score never drops");
+            }
+            for &(t, _) in &out {
+                let lent = scored.iter().any(|&(u, _)| u == t)
+                    || scored.iter().take(LENDERS).any(|&(u, _)| u.abs_diff(t) == 1);
+                prop_assert!(lent, "turn {} came from nowhere", t);
+            }
+            if weight == 0.0 {
+                prop_assert_eq!(out, scored);
+            }
+        }
+
         #[test]
         fn ranking_is_sorted_distinct_and_gated(
             raw in prop::collection::vec((prop::option::of(1usize..200), prop::option::of(1usize..200), prop::option::of(-1.0f64..1.0), 0.0f64..1.0), 0..60)

@@ -3,7 +3,7 @@
 
 use std::{collections::HashMap, sync::MutexGuard};
 
-use epimem_core::{Candidate, Episode, EpisodeId, Scope, Timestamp, rank};
+use epimem_core::{Candidate, Episode, EpisodeId, Scope, Timestamp, rank, spread_to_neighbors};
 use epimem_store::{PendingReview, Store};
 
 use crate::{
@@ -179,7 +179,8 @@ impl<S: Store> Engine<S> {
     }
 
     /// Turn-level retrieval: single messages of closed episodes, BM25 and vector candidates
-    /// fused by reciprocal rank, best first.
+    /// fused by reciprocal rank, each of the best lending some of its score to the turns next
+    /// to it, best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
         if query.text.trim().is_empty() {
             return Err(EngineError::Invalid("the recall query is empty".into()));
@@ -219,17 +220,25 @@ impl<S: Store> Engine<S> {
             candidates[s].vector_rank = Some(i + 1);
             candidates[s].similarity = Some(sim);
         }
-        Ok(rank(&candidates, config, |_, _| false)
+        let scored: Vec<((usize, u64), f64)> = rank(&candidates, config, |_, _| false)
+            .into_iter()
+            .map(|r| (keys[r.index], r.score))
+            .collect();
+        let neighbors = |(slot, seq): (usize, u64)| {
+            let e = index.episode(slot);
+            [
+                (seq > e.first_seq).then(|| (slot, seq - 1)),
+                (seq < e.last_seq).then(|| (slot, seq + 1)),
+            ]
+        };
+        Ok(spread_to_neighbors(&scored, config.neighbor_weight, neighbors)
             .into_iter()
             .take(query.limit)
-            .map(|r| {
-                let (slot, seq) = keys[r.index];
-                MessageHit {
-                    episode: index.episode(slot).id.clone(),
-                    seq,
-                    similarity: candidates[r.index].similarity,
-                    score: r.score,
-                }
+            .map(|((slot, seq), score)| MessageHit {
+                episode: index.episode(slot).id.clone(),
+                seq,
+                similarity: slot_of.get(&(slot, seq)).and_then(|&i| candidates[i].similarity),
+                score,
             })
             .collect())
     }

@@ -105,6 +105,7 @@ fn a_name_selects_the_speakers_own_lines_not_every_mention() {
     let turns =
         e.recall_messages(&RecallQuery::new(scope, "what did Caroline adopt?", 10)).unwrap();
     let seqs: Vec<u64> = turns.iter().map(|t| t.seq).collect();
-    // Caroline (the user) spoke lines 1 and 3; line 2 only names her, many times.
-    assert_eq!(seqs, [3, 1], "{turns:?}");
+    // Caroline (the user) spoke lines 1 and 3; line 2 only names her, many times, and comes
+    // (if at all) only as the neighbour of the best line.
+    assert_eq!(seqs[..2], [3, 1], "{turns:?}");
 }
