@@ -22,6 +22,9 @@ pub struct RankingConfig {
     /// Turn-level recall: share of a turn's score lent to the turns right before and after it
     /// (an answer sits next to its question).
     pub neighbor_weight: f64,
+    /// Turn-level recall: a turn's score is multiplied by `1 + this · c`, where c (0 to 1) is
+    /// how well its episode answers the query.
+    pub episode_context_weight: f64,
 }
 
 impl Default for RankingConfig {
@@ -34,6 +37,7 @@ impl Default for RankingConfig {
             gate_lexical_hits: false,
             approximate_from: 2_000_000,
             neighbor_weight: 0.25,
+            episode_context_weight: 2.0,
         }
     }
 }

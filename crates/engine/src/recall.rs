@@ -179,8 +179,8 @@ impl<S: Store> Engine<S> {
     }
 
     /// Turn-level retrieval: single messages of closed episodes, BM25 and vector candidates
-    /// fused by reciprocal rank, each of the best lending some of its score to the turns next
-    /// to it, best first.
+    /// fused by reciprocal rank and weighted up by how well their episode answers the query,
+    /// each of the best lending some of its score to the turns next to it, best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
         if query.text.trim().is_empty() {
             return Err(EngineError::Invalid("the recall query is empty".into()));
@@ -192,9 +192,21 @@ impl<S: Store> Engine<S> {
         let q = self.query_vector(query, index)?;
         let lexical =
             self.lexical_or_none(index.lexical_messages(&query.scope, &query.text, n)?, query)?;
-        let vector = match &q {
-            Some(q) => index.vector(q, &query.scope, 0, n, &[]).messages,
-            None => Vec::new(),
+        let context_wanted = config.episode_context_weight > 0.0;
+        let (vector, vector_episodes) = match &q {
+            Some(q) => {
+                let hits =
+                    index.vector(q, &query.scope, if context_wanted { n } else { 0 }, n, &[]);
+                (hits.messages, hits.episodes)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let context = if context_wanted {
+            let lexical_episodes =
+                index.lexical_episodes(&query.scope, &query.text, n)?.unwrap_or_default();
+            episode_context(&lexical_episodes, &vector_episodes, config.rrf_k)
+        } else {
+            HashMap::new()
         };
         let mut keys: Vec<(usize, u64)> = Vec::new();
         let mut candidates: Vec<Candidate> = Vec::new();
@@ -219,6 +231,10 @@ impl<S: Store> Engine<S> {
             let s = at((slot, seq), &mut keys, &mut candidates);
             candidates[s].vector_rank = Some(i + 1);
             candidates[s].similarity = Some(sim);
+        }
+        for (c, &(slot, _)) in candidates.iter_mut().zip(&keys) {
+            c.weight =
+                1.0 + config.episode_context_weight * context.get(&slot).copied().unwrap_or(0.0);
         }
         let scored: Vec<((usize, u64), f64)> = rank(&candidates, config, |_, _| false)
             .into_iter()
@@ -319,5 +335,42 @@ impl<S: Store> Engine<S> {
     /// Loads the search index now (else the first recall does), so a caller can time it.
     pub fn load_search_index(&self) -> Result<(), EngineError> {
         self.search_index().map(drop)
+    }
+}
+
+/// How well each episode answers the query as a whole: reciprocal rank fusion of its lexical
+/// and vector ranks, scaled so the best is 1.
+fn episode_context(
+    lexical: &[LexicalHit],
+    vector: &[(usize, f64, u64)],
+    k: f64,
+) -> HashMap<usize, f64> {
+    let mut fused: HashMap<usize, f64> = HashMap::new();
+    let ranked =
+        lexical.iter().map(|h| h.slot).enumerate().chain(vector.iter().map(|v| v.0).enumerate());
+    for (i, slot) in ranked {
+        *fused.entry(slot).or_default() += 1.0 / (k + (i + 1) as f64);
+    }
+    let best = fused.values().copied().fold(0.0, f64::max);
+    if best > 0.0 {
+        fused.values_mut().for_each(|v| *v /= best);
+    }
+    fused
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn episode_context_is_fused_and_scaled_to_the_best() {
+        let lexical = [LexicalHit { slot: 7, seq: 0 }, LexicalHit { slot: 3, seq: 0 }];
+        let vector = [(3, 0.9, 1), (5, 0.8, 2)];
+        let context = episode_context(&lexical, &vector, 60.0);
+        // Episode 3 is in both lists, so it is the best.
+        assert_eq!(context[&3], 1.0);
+        assert!(context[&7] < 1.0 && context[&7] > context[&5], "{context:?}");
+        assert!(context.values().all(|&c| c > 0.0 && c <= 1.0));
+        assert!(episode_context(&[], &[], 60.0).is_empty());
     }
 }
