@@ -293,30 +293,12 @@ fn analyzer() -> TextAnalyzer {
 
 #[cfg(test)]
 mod tests {
-    use epimem_core::{BoundaryReason, ConversationKey, EpisodeId, FsrsState, Timestamp};
-
     use super::*;
 
     #[test]
     fn names_of_authors_are_not_words_to_embed() {
         let mut index = Bm25::new().unwrap();
-        let episode = Episode {
-            id: EpisodeId("e".into()),
-            conversation: ConversationKey::new("t", "c"),
-            user: None,
-            agent: None,
-            first_seq: 1,
-            last_seq: 1,
-            context_first_seq: None,
-            start: Timestamp(0),
-            end: Timestamp(0),
-            title: String::new(),
-            summary: String::new(),
-            keywords: vec![],
-            surprise: 0.0,
-            boundary_reason: BoundaryReason::Flush,
-            fsrs: FsrsState::default(),
-        };
+        let episode = crate::search::table::tests::episode("t", "c", None, 0);
         let doc = Doc {
             slot: 0,
             episode: &episode,

@@ -99,12 +99,18 @@ impl EpisodeTable {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use epimem_core::{BoundaryReason, ConversationKey, FsrsState, Timestamp};
 
     use super::*;
 
-    fn episode(tenant: &str, conversation: &str, user: Option<&str>, start: i64) -> Episode {
+    /// An episode of one message in `tenant`/`conversation` from `start` to `start + 10`.
+    pub(crate) fn episode(
+        tenant: &str,
+        conversation: &str,
+        user: Option<&str>,
+        start: i64,
+    ) -> Episode {
         Episode {
             id: EpisodeId(format!("{tenant}/{conversation}/{start}")),
             conversation: ConversationKey::new(tenant, conversation),
