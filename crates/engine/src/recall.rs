@@ -3,7 +3,9 @@
 
 use std::{collections::HashMap, sync::MutexGuard};
 
-use epimem_core::{Candidate, Episode, EpisodeId, Scope, Timestamp, rank, spread_to_neighbors};
+use epimem_core::{
+    Candidate, Episode, EpisodeId, Scope, Timestamp, rank, rrf, spread_to_neighbors,
+};
 use epimem_store::{PendingReview, Store};
 
 use crate::{
@@ -73,9 +75,9 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let scope = &query.scope;
+        let q = self.query_vector(query)?;
         let mut guard = self.search_index()?;
         let index = guard.as_mut().expect("loaded by search_index");
-        let q = self.query_vector(query, index)?;
         let lexical = self.lexical_or_none(
             index.lexical_episodes(scope, &query.text, config.candidates)?,
             query,
@@ -187,9 +189,9 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let n = config.candidates.max(query.limit);
+        let q = self.query_vector(query)?;
         let mut guard = self.search_index()?;
         let index = guard.as_mut().expect("loaded by search_index");
-        let q = self.query_vector(query, index)?;
         let lexical =
             self.lexical_or_none(index.lexical_messages(&query.scope, &query.text, n)?, query)?;
         let context_wanted = config.episode_context_weight > 0.0;
@@ -276,18 +278,18 @@ impl<S: Store> Engine<S> {
         }
     }
 
-    /// The query's embedding: given, or made now; `None` without an embedder.
-    fn query_vector(
-        &self,
-        query: &RecallQuery,
-        index: &SearchIndex,
-    ) -> Result<Option<Vec<f32>>, EngineError> {
+    /// The query's embedding: given, or made now (outside the index lock, which is held only
+    /// to strip names); `None` without an embedder.
+    fn query_vector(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
         if let Some(v) = &query.vector {
             return Ok(Some(v.clone()));
         }
         // Names of who spoke say little about what was said (LoCoMo: R@10 0.748 → 0.782).
-        let text = index.without_names(&query.text)?;
+        let text = {
+            let guard = self.search_index()?;
+            guard.as_ref().expect("loaded by search_index").without_names(&query.text)?
+        };
         Ok(Some(embedder.embed(&[text.as_str()])?.pop().unwrap_or_default()))
     }
 
@@ -345,12 +347,15 @@ fn episode_context(
     vector: &[(usize, f64, u64)],
     k: f64,
 ) -> HashMap<usize, f64> {
-    let mut fused: HashMap<usize, f64> = HashMap::new();
-    let ranked =
-        lexical.iter().map(|h| h.slot).enumerate().chain(vector.iter().map(|v| v.0).enumerate());
-    for (i, slot) in ranked {
-        *fused.entry(slot).or_default() += 1.0 / (k + (i + 1) as f64);
+    let mut ranks: HashMap<usize, Candidate> = HashMap::new();
+    let blank = Candidate { lexical_rank: None, vector_rank: None, similarity: None, weight: 1.0 };
+    for (i, h) in lexical.iter().enumerate() {
+        ranks.entry(h.slot).or_insert(blank).lexical_rank.get_or_insert(i + 1);
     }
+    for (i, v) in vector.iter().enumerate() {
+        ranks.entry(v.0).or_insert(blank).vector_rank.get_or_insert(i + 1);
+    }
+    let mut fused: HashMap<usize, f64> = ranks.iter().map(|(&slot, c)| (slot, rrf(c, k))).collect();
     let best = fused.values().copied().fold(0.0, f64::max);
     if best > 0.0 {
         fused.values_mut().for_each(|v| *v /= best);
