@@ -19,9 +19,16 @@ pub struct RankingConfig {
     /// Message vectors from which vector search is approximate (an HNSW graph) rather than a
     /// full scan.
     pub approximate_from: usize,
-    /// Turn-level recall: share of a turn's score lent to the turns right before and after it
-    /// (an answer sits next to its question).
-    pub neighbor_weight: f64,
+    /// Turn-level recall: share of a turn's score lent to the turns one, two, … before and
+    /// after it (an answer sits next to its question, a story goes on over a few turns).
+    pub neighbor_weights: Vec<f64>,
+    /// Vector search over messages: a message scores the most of its own similarity and
+    /// these shares of the similarity of the message before and of the one after it (an
+    /// answer rises behind the question that shares the query's words).
+    pub vector_neighbor_weights: [f64; 2],
+    /// Neighbouring messages in two episodes count as neighbours (for both kinds of
+    /// borrowing) only if at most this many minutes passed between the episodes.
+    pub neighbor_max_gap_minutes: f64,
     /// Turn-level recall: a turn's score is multiplied by `1 + this · c`, where c (0 to 1) is
     /// how well its episode answers the query.
     pub episode_context_weight: f64,
@@ -36,7 +43,9 @@ impl Default for RankingConfig {
             similarity_delta: 0.5,
             gate_lexical_hits: false,
             approximate_from: 2_000_000,
-            neighbor_weight: 0.25,
+            neighbor_weights: vec![0.2, 0.2, 0.1],
+            vector_neighbor_weights: [0.8, 0.6],
+            neighbor_max_gap_minutes: 30.0,
             episode_context_weight: 2.0,
         }
     }
@@ -115,20 +124,24 @@ fn passes_gate(c: &Candidate, best: f64, config: &RankingConfig) -> bool {
 const LENDERS: usize = 50;
 
 /// Turn-level spreading: each of the best scored turns (`scored`: `(turn, score)`, best first)
-/// lends `weight` of its score to the turns right before and after it, where `neighbors` says
-/// which those are (none past an episode's edge). A neighbour not scored yet joins with what
-/// it was lent. Returns every turn, best first (ties in order of first appearance).
+/// lends `weights[d - 1]` of its score to the turns `d` before and after it, where
+/// `neighbor(turn, offset)` says which turn that is (none past the conversation's edge). A
+/// neighbour not scored yet joins with what it was lent. Returns every turn, best first (ties
+/// in order of first appearance).
 pub fn spread_to_neighbors<T: Copy + Eq + std::hash::Hash>(
     scored: &[(T, f64)],
-    weight: f64,
-    neighbors: impl Fn(T) -> [Option<T>; 2],
+    weights: &[f64],
+    neighbor: impl Fn(T, i64) -> Option<T>,
 ) -> Vec<(T, f64)> {
     let mut out: Vec<(T, f64)> = scored.to_vec();
     let mut at: std::collections::HashMap<T, usize> =
         scored.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
-    if weight > 0.0 {
-        for &(turn, score) in scored.iter().take(LENDERS) {
-            for n in neighbors(turn).into_iter().flatten() {
+    for &(turn, score) in scored.iter().take(LENDERS) {
+        for (d, &weight) in (1..).zip(weights) {
+            if weight <= 0.0 {
+                continue;
+            }
+            for n in [neighbor(turn, -d), neighbor(turn, d)].into_iter().flatten() {
                 let i = *at.entry(n).or_insert_with(|| {
                     out.push((n, 0.0));
                     out.len() - 1
@@ -208,16 +221,16 @@ mod tests {
         assert_eq!(kept, [1, 2]);
     }
 
-    /// Turns 1..=n of one episode: neighbours are n - 1 and n + 1 inside it.
-    fn within(n: u64) -> impl Fn(u64) -> [Option<u64>; 2] {
-        move |t| [(t > 1).then(|| t - 1), (t < n).then(|| t + 1)]
+    /// Turns 1..=n of one conversation.
+    fn within(n: u64) -> impl Fn(u64, i64) -> Option<u64> {
+        move |t, d| t.checked_add_signed(d).filter(|u| (1..=n).contains(u))
     }
 
     #[test]
     fn an_answer_rises_next_to_its_question() {
         // Turn 5 asks what the question asks; turn 6 answers it but shares no word.
         let scored = [(5, 1.0), (2, 0.3), (9, 0.2)];
-        let out = spread_to_neighbors(&scored, 0.25, within(10));
+        let out = spread_to_neighbors(&scored, &[0.25], within(10));
         assert_eq!(out[0], (5, 1.0));
         let six = out.iter().position(|&(t, _)| t == 6).unwrap();
         let nine = out.iter().position(|&(t, _)| t == 9).unwrap();
@@ -225,17 +238,29 @@ mod tests {
         assert!(out.iter().all(|&(t, _)| (1..=10).contains(&t)), "never past the edges");
     }
 
+    #[test]
+    fn farther_turns_borrow_with_their_own_weight() {
+        let scored = [(5, 1.0)];
+        let out = spread_to_neighbors(&scored, &[0.25, 0.1], within(6));
+        let score = |t| out.iter().find(|&&(u, _)| u == t).map(|&(_, s)| s);
+        assert_eq!(score(4), Some(0.25));
+        assert_eq!(score(6), Some(0.25));
+        assert_eq!(score(3), Some(0.1));
+        assert_eq!(score(7), None, "past the edge");
+        assert_eq!(score(2), None, "three away lends nothing");
+    }
+
     proptest! {
         #[test]
         fn spreading_only_adds_and_stays_next_to_lenders(
             raw in prop::collection::vec((1u64..40, 0.0f64..1.0), 0..30),
-            weight in 0.0f64..1.0,
+            weights in prop::collection::vec(0.0f64..1.0, 0..3),
         ) {
             let mut seen = std::collections::HashSet::new();
             let mut scored: Vec<(u64, f64)> =
                 raw.into_iter().filter(|(t, _)| seen.insert(*t)).collect();
             scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let out = spread_to_neighbors(&scored, weight, within(40));
+            let out = spread_to_neighbors(&scored, &weights, within(40));
             for w in out.windows(2) {
                 prop_assert!(w[0].1 >= w[1].1);
             }
@@ -249,10 +274,13 @@ mod tests {
             }
             for &(t, _) in &out {
                 let lent = scored.iter().any(|&(u, _)| u == t)
-                    || scored.iter().take(LENDERS).any(|&(u, _)| u.abs_diff(t) == 1);
+                    || scored.iter().take(LENDERS).any(|&(u, _)| {
+                        let d = u.abs_diff(t) as usize;
+                        d >= 1 && weights.get(d - 1).is_some_and(|&w| w > 0.0)
+                    });
                 prop_assert!(lent, "turn {} came from nowhere", t);
             }
-            if weight == 0.0 {
+            if weights.iter().all(|&w| w == 0.0) {
                 prop_assert_eq!(out, scored);
             }
         }

@@ -242,14 +242,21 @@ impl<S: Store> Engine<S> {
             .into_iter()
             .map(|r| (keys[r.index], r.score))
             .collect();
-        let neighbors = |(slot, seq): (usize, u64)| {
-            let e = index.episode(slot);
-            [
-                (seq > e.first_seq).then(|| (slot, seq - 1)),
-                (seq < e.last_seq).then(|| (slot, seq + 1)),
-            ]
+        // Neighbours cross episode edges (a cut can fall between a question and its answer)
+        // within the conversation, unless a long silence separates the episodes, and stay
+        // inside the query's time range.
+        let max_gap = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
+        let neighbor = |(slot, seq): (usize, u64), offset: i64| {
+            let seq = seq.checked_add_signed(offset).filter(|&s| s > 0)?;
+            let found = index.holding(slot, seq)?;
+            let (from, to) = (index.episode(slot), index.episode(found));
+            let gap = if offset < 0 { from.start.0 - to.end.0 } else { to.start.0 - from.end.0 };
+            let near = found == slot || gap <= max_gap;
+            let in_time = query.scope.since.is_none_or(|t| to.end >= t)
+                && query.scope.until.is_none_or(|t| to.start <= t);
+            (near && in_time).then_some((found, seq))
         };
-        Ok(spread_to_neighbors(&scored, config.neighbor_weight, neighbors)
+        Ok(spread_to_neighbors(&scored, &config.neighbor_weights, neighbor)
             .into_iter()
             .take(query.limit)
             .map(|((slot, seq), score)| MessageHit {
@@ -299,7 +306,7 @@ impl<S: Store> Engine<S> {
         if guard.is_none() {
             let fingerprint = self.embedder.as_ref().map(|e| e.fingerprint());
             let rows = self.store.indexed_messages(fingerprint)?;
-            *guard = Some(SearchIndex::build(&rows, self.config.ranking.approximate_from)?);
+            *guard = Some(SearchIndex::build(&rows, &self.config.ranking)?);
         }
         Ok(guard)
     }

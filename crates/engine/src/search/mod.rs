@@ -8,7 +8,7 @@ mod lexical;
 mod table;
 mod vectors;
 
-use epimem_core::{Episode, EpisodeId, Scope};
+use epimem_core::{Episode, EpisodeId, RankingConfig, Scope};
 use epimem_store::IndexedMessage;
 
 use crate::EngineError;
@@ -42,13 +42,18 @@ impl SearchIndex {
     /// Builds the indexes from the store's rows (episode by episode, in sequence order).
     pub(crate) fn build(
         rows: &[IndexedMessage],
-        approximate_from: usize,
+        config: &RankingConfig,
     ) -> Result<Self, EngineError> {
+        let [before, after] = config.vector_neighbor_weights.map(|w| w as f32);
+        let max_gap_ms = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
         let mut index = Self {
             table: table::EpisodeTable::default(),
             episodes: lexical::Bm25::new().map_err(index_error)?,
             messages: lexical::Bm25::new().map_err(index_error)?,
-            vectors: vectors::VectorIndex::new(approximate_from),
+            vectors: vectors::VectorIndex::new(
+                config.approximate_from,
+                vectors::Borrow { before, after, max_gap_ms },
+            ),
         };
         for group in rows.chunk_by(|a, b| a.episode.id == b.episode.id) {
             let lines: Vec<IndexedLine<'_>> = group
@@ -88,6 +93,11 @@ impl SearchIndex {
 
     pub(crate) fn episode(&self, slot: usize) -> &Episode {
         self.table.episode(slot)
+    }
+
+    /// The live episode holding message `seq` of `slot`'s conversation.
+    pub(crate) fn holding(&self, slot: usize, seq: u64) -> Option<usize> {
+        self.table.holding(slot, seq)
     }
 
     /// Message vectors held.
@@ -149,6 +159,7 @@ impl SearchIndex {
             return Ok(()); // indexed once, its vectors in one run
         }
         let slot = self.table.insert(episode);
+        let conversation = self.table.conversation_of(slot);
         let mut body = String::new();
         let mut authors: Vec<&str> = Vec::new();
         for line in lines {
@@ -170,7 +181,7 @@ impl SearchIndex {
             body.push_str(&text);
             body.push('\n');
             if let Some(v) = line.vector {
-                self.vectors.add(slot, line.seq, v);
+                self.vectors.add((slot, conversation, episode), line.seq, v);
             }
         }
         self.episodes

@@ -1,7 +1,7 @@
 //! The episodes the search indexes know, by slot. Scope keys are interned, so checking a
 //! scope against every episode costs a few integer comparisons, not string compares.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use epimem_core::{Episode, EpisodeId, Scope};
 
@@ -16,6 +16,9 @@ pub(crate) struct EpisodeTable {
     by_id: HashMap<EpisodeId, usize>,
     live: Vec<bool>,
     names: HashMap<String, u32>,
+    /// Live episodes of each conversation (tenant, conversation) by first message, to step
+    /// from a message to its neighbours across episode edges.
+    order: HashMap<(u32, u32), BTreeMap<u64, usize>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +46,10 @@ impl EpisodeTable {
         self.live.push(true);
         let slot = self.episodes.len() - 1;
         self.by_id.insert(episode.id.clone(), slot);
+        self.order
+            .entry((keys.tenant, keys.conversation))
+            .or_default()
+            .insert(episode.first_seq, slot);
         slot
     }
 
@@ -50,6 +57,10 @@ impl EpisodeTable {
     pub(crate) fn remove(&mut self, id: &EpisodeId) -> Option<usize> {
         let slot = self.by_id.remove(id)?;
         self.live[slot] = false;
+        let k = self.keys[slot];
+        if let Some(order) = self.order.get_mut(&(k.tenant, k.conversation)) {
+            order.retain(|_, s| *s != slot);
+        }
         Some(slot)
     }
 
@@ -59,6 +70,22 @@ impl EpisodeTable {
 
     pub(crate) fn episode(&self, slot: usize) -> &Episode {
         &self.episodes[slot]
+    }
+
+    /// The live episode holding message `seq` of `slot`'s conversation, if it shares
+    /// `slot`'s user and agent (a conversation's episodes normally all do).
+    pub(crate) fn holding(&self, slot: usize, seq: u64) -> Option<usize> {
+        let k = self.keys[slot];
+        let (_, &found) = self.order.get(&(k.tenant, k.conversation))?.range(..=seq).next_back()?;
+        let f = self.keys[found];
+        (self.episodes[found].last_seq >= seq && f.user == k.user && f.agent == k.agent)
+            .then_some(found)
+    }
+
+    /// One number per conversation (tenant and conversation), the same for all its episodes.
+    pub(crate) fn conversation_of(&self, slot: usize) -> u64 {
+        let k = self.keys[slot];
+        (u64::from(k.tenant) << 32) | u64::from(k.conversation)
     }
 
     pub(crate) fn slots(&self) -> usize {
@@ -153,5 +180,27 @@ pub(crate) mod tests {
         assert_eq!(table.remove(&id), Some(a));
         assert_eq!(table.remove(&id), None);
         assert_eq!(table.visible(&Scope::tenant("t")), [false, true, false]);
+    }
+
+    #[test]
+    fn messages_are_found_across_episodes_of_one_conversation() {
+        let mut table = EpisodeTable::default();
+        let span = |tenant, conversation, first, last| Episode {
+            id: EpisodeId(format!("{tenant}/{conversation}/{first}")),
+            first_seq: first,
+            last_seq: last,
+            ..episode(tenant, conversation, None, 0)
+        };
+        let a = table.insert(&span("t", "c", 1, 4));
+        let b = table.insert(&span("t", "c", 5, 6));
+        let other = table.insert(&span("u", "c", 7, 9));
+        assert_eq!(table.holding(a, 5), Some(b));
+        assert_eq!(table.holding(b, 2), Some(a));
+        assert_eq!(table.holding(a, 7), None, "another tenant's conversation");
+        assert_eq!(table.holding(other, 8), Some(other));
+        assert_eq!(table.conversation_of(a), table.conversation_of(b));
+        assert_ne!(table.conversation_of(a), table.conversation_of(other));
+        table.remove(&table.episode(b).id.clone());
+        assert_eq!(table.holding(a, 5), None, "forgotten");
     }
 }

@@ -12,6 +12,8 @@
 
 use std::collections::HashMap;
 
+use epimem_core::Episode;
+
 #[derive(Default)]
 pub(crate) struct VectorIndex {
     dim: usize,
@@ -24,10 +26,27 @@ pub(crate) struct VectorIndex {
     episode_rows: Vec<Vec<usize>>,
     /// (episode slot, message seq) of each row of `data`.
     rows: Vec<(usize, u64)>,
+    /// The conversation, start and end (ms) of each episode slot, to tell which rows are
+    /// neighbouring messages of one conversation.
+    episodes: Vec<(u64, i64, i64)>,
+    /// Shares of the similarity of the message before and after that a message borrows.
+    borrow: Borrow,
     /// `dim` quantized components per row.
     data: Vec<i8>,
     /// What one quantized unit is worth, per row.
     scales: Vec<f32>,
+}
+
+/// How much of its neighbours' similarity a message borrows: a message is scored
+/// `max(own, before · previous, after · next)`, so an answer that shares no word with a
+/// query rises behind the question that does. Neighbours are the rows right before and after
+/// in the same conversation (consecutive messages, usually of one episode; across an
+/// episode's edge only if the silence between the two is at most `max_gap_ms`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Borrow {
+    pub(crate) before: f32,
+    pub(crate) after: f32,
+    pub(crate) max_gap_ms: i64,
 }
 
 /// Rows from which a scan is split over threads.
@@ -56,15 +75,21 @@ impl std::fmt::Debug for VectorIndex {
 }
 
 impl VectorIndex {
-    pub(crate) fn new(approximate_from: usize) -> Self {
-        Self { approximate_from, ..Self::default() }
+    pub(crate) fn new(approximate_from: usize, borrow: Borrow) -> Self {
+        Self { approximate_from, borrow, ..Self::default() }
     }
 
     pub(crate) fn len(&self) -> usize {
         self.rows.len()
     }
 
-    pub(crate) fn add(&mut self, slot: usize, seq: u64, vector: &[f32]) {
+    /// Adds message `seq` of `episode` (in slot `slot`, of conversation `conversation`).
+    pub(crate) fn add(
+        &mut self,
+        (slot, conversation, episode): (usize, u64, &Episode),
+        seq: u64,
+        vector: &[f32],
+    ) {
         if self.dim == 0 {
             self.dim = vector.len();
         }
@@ -73,7 +98,9 @@ impl VectorIndex {
         }
         if self.episode_rows.len() <= slot {
             self.episode_rows.resize(slot + 1, Vec::new());
+            self.episodes.resize(slot + 1, (0, 0, 0));
         }
+        self.episodes[slot] = (conversation, episode.start.0, episode.end.0);
         let row = self.rows.len();
         self.rows.push((slot, seq));
         self.scales.push(quantize(vector, &mut self.data));
@@ -219,6 +246,13 @@ impl VectorIndex {
         let mut top_messages = TopK::new(messages);
         // The episode being scanned and its best (similarity, message) so far.
         let mut run: Option<(usize, f32, u64)> = None;
+        // The message waiting for its successor's similarity: (slot, seq, own, borrowed).
+        let mut waiting: Option<(usize, u64, f32, f32)> = None;
+        let borrow = self.borrow;
+        let next_to = |(e1, s1): (usize, u64), (e2, s2): (usize, u64)| {
+            let ((c1, _, end), (c2, start, _)) = (self.episodes[e1], self.episodes[e2]);
+            s2 == s1 + 1 && (e1 == e2 || (c1 == c2 && start - end <= borrow.max_gap_ms))
+        };
         let dim = self.dim;
         let data = self.data[rows.start * dim..rows.end * dim].chunks_exact(dim);
         for ((&(e, seq), vector), &scale) in
@@ -238,7 +272,20 @@ impl VectorIndex {
                 }
                 None => Some((e, sim, seq)),
             };
-            top_messages.offer(sim, (e, seq));
+            let mut lent = f32::MIN;
+            if let Some((we, wseq, own, borrowed)) = waiting {
+                let adjacent = next_to((we, wseq), (e, seq));
+                let from_next =
+                    if adjacent && borrow.after > 0.0 { borrow.after * sim } else { f32::MIN };
+                top_messages.offer(own.max(borrowed).max(from_next), (we, wseq));
+                if adjacent && borrow.before > 0.0 {
+                    lent = borrow.before * own;
+                }
+            }
+            waiting = Some((e, seq, sim, lent));
+        }
+        if let Some((we, wseq, own, borrowed)) = waiting {
+            top_messages.offer(own.max(borrowed), (we, wseq));
         }
         if let Some((r, best, at)) = run {
             top_episodes.offer(best, (r, at));
@@ -423,6 +470,7 @@ fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::table::tests::episode;
 
     #[test]
     fn top_k_keeps_the_best_in_order() {
@@ -446,10 +494,10 @@ mod tests {
     #[test]
     fn quantized_similarity_is_close_to_the_exact_one() {
         let dim = 37; // not a multiple of the lanes: the tail counts too
-        let mut index = VectorIndex::new(usize::MAX);
+        let mut index = VectorIndex::new(usize::MAX, Borrow::default());
         let rows: Vec<Vec<f32>> = (0..20).map(|s| unit(s, dim)).collect();
         for (i, r) in rows.iter().enumerate() {
-            index.add(i, 1, r);
+            index.add((i, 0, &episode("t", "c", None, 0)), 1, r);
         }
         let q = unit(99, dim);
         let quantized = Quantized::new(&q);
@@ -461,12 +509,49 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_borrows_from_the_question_before_it() {
+        let dim = 8;
+        let axis = |i: usize| {
+            let mut v = vec![0.0; dim];
+            v[i] = 1.0;
+            v
+        };
+        let borrow = Borrow { before: 0.8, after: 0.6, max_gap_ms: 100 };
+        let ep = |start| episode("t", "c", None, start);
+        let q: Vec<f32> = axis(0).iter().zip(axis(1)).map(|(a, b)| a * 0.9 + b * 0.3).collect();
+        let search = |index: &mut VectorIndex| {
+            let found = index.search(&q, &[true; 4], 4, 8, &[]).messages;
+            move |seq| found.iter().find(|m| m.1 == seq).map(|m| m.2 as f32).unwrap()
+        };
+        let mut index = VectorIndex::new(usize::MAX, borrow);
+        // Conversation 1: a question (episode 0, seq 1) answered in the next episode (seq 2),
+        // a few moments later.
+        index.add((0, 1, &ep(0)), 1, &axis(0));
+        index.add((1, 1, &ep(20)), 2, &axis(1));
+        // Conversation 2 follows in the rows with the next seq: no neighbour of either.
+        index.add((2, 2, &ep(30)), 3, &axis(2));
+        // Conversation 2 again, after a long silence.
+        index.add((3, 2, &ep(1_000)), 4, &axis(3));
+        let score = search(&mut index);
+        assert!((score(1) - 0.9).abs() < 0.02);
+        assert!((score(2) - 0.8 * 0.9).abs() < 0.02, "the answer borrows");
+        assert!(score(3).abs() < 0.02, "another conversation lends nothing");
+        assert!(score(4).abs() < 0.02, "nothing borrowed over a long silence");
+        // Borrowing off: a message scores its own similarity only.
+        let mut plain = VectorIndex::new(usize::MAX, Borrow::default());
+        plain.add((0, 1, &ep(0)), 1, &axis(0));
+        plain.add((1, 1, &ep(20)), 2, &axis(1));
+        assert!((search(&mut plain)(2) - 0.3).abs() < 0.02);
+    }
+
+    #[test]
     fn threads_find_what_one_thread_finds() {
         let dim = 16;
-        let mut index = VectorIndex::new(usize::MAX);
+        let mut index = VectorIndex::new(usize::MAX, Borrow::default());
         // Each episode's rows together, as the search index adds them.
         for row in 0..PARALLEL_FROM + 10 {
-            index.add(row * 1000 / (PARALLEL_FROM + 10), row as u64, &unit(row as u32, dim));
+            let slot = row * 1000 / (PARALLEL_FROM + 10);
+            index.add((slot, 0, &episode("t", "c", None, 0)), row as u64, &unit(row as u32, dim));
         }
         let visible = vec![true; 1000];
         let q = unit(7, dim);
