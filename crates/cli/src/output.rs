@@ -32,6 +32,9 @@ pub(crate) struct EpisodeJson<'a> {
     similarity: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     retrievability: Option<f64>,
+    /// The episode is from a date the query names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    date_match: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<Vec<MessageJson<'a>>>,
 }
@@ -68,6 +71,7 @@ impl<'a> EpisodeJson<'a> {
             vector_rank: None,
             similarity: None,
             retrievability: None,
+            date_match: None,
             messages: None,
         }
     }
@@ -79,6 +83,7 @@ impl<'a> EpisodeJson<'a> {
             vector_rank: h.vector_rank,
             similarity: h.similarity,
             retrievability: Some(h.retrievability),
+            date_match: Some(h.date_match),
             ..Self::new(&h.episode)
         }
     }
@@ -133,12 +138,13 @@ pub(crate) fn episode_line(e: &Episode) -> String {
 pub(crate) fn hit_text(rank: usize, h: &RecallHit) -> String {
     let e = &h.episode;
     format!(
-        "{rank}. {}  (score {:.4}: bm25 #{}, vector #{}, retrievability {:.2})\n   {}  {}  #{}-{}  {}\n   {}",
+        "{rank}. {}  (score {:.4}: bm25 #{}, vector #{}, retrievability {:.2}{})\n   {}  {}  #{}-{}  {}\n   {}",
         e.title,
         h.score,
         h.lexical_rank.map_or("-".to_owned(), |r| r.to_string()),
         h.vector_rank.map_or("-".to_owned(), |r| r.to_string()),
         h.retrievability,
+        if h.date_match { ", on the date asked about" } else { "" },
         e.id,
         e.conversation.conversation,
         e.first_seq,

@@ -4,6 +4,7 @@
 //! always parameters, so every function here is deterministic and testable in isolation.
 
 mod context;
+mod dates;
 mod episode;
 mod error;
 mod ids;
@@ -21,6 +22,7 @@ mod tokens;
 mod trigger;
 
 pub use context::{ContextItem, RenderedContext, render_context};
+pub use dates::{DateMention, date_mention};
 pub use episode::{Episode, EpisodeId, FsrsState};
 pub use error::ErrorKind;
 pub use ids::{episode_id, message_key};

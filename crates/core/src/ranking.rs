@@ -29,6 +29,11 @@ pub struct RankingConfig {
     /// Neighbouring messages in two episodes count as neighbours (for both kinds of
     /// borrowing) only if at most this many minutes passed between the episodes.
     pub neighbor_max_gap_minutes: f64,
+    /// A query that names a date ("on 25 May, 2022", "in July 2023") multiplies the score of
+    /// episodes from that time by `1 + date_boost`...
+    pub date_boost: f64,
+    /// ...and from this many days after it (a day is told of in the days that follow).
+    pub date_after_days: f64,
     /// Turn-level recall: a turn's score is multiplied by `1 + this · c`, where c (0 to 1) is
     /// how well its episode answers the query.
     pub episode_context_weight: f64,
@@ -46,6 +51,8 @@ impl Default for RankingConfig {
             neighbor_weights: vec![0.2, 0.2, 0.1],
             vector_neighbor_weights: [0.8, 0.6],
             neighbor_max_gap_minutes: 30.0,
+            date_boost: 2.0,
+            date_after_days: 7.0,
             episode_context_weight: 2.0,
         }
     }

@@ -4,7 +4,8 @@
 use std::{collections::HashMap, sync::MutexGuard};
 
 use epimem_core::{
-    Candidate, Episode, EpisodeId, Scope, Timestamp, rank, rrf, spread_to_neighbors,
+    Candidate, DateMention, Episode, EpisodeId, Scope, Timestamp, date_mention, rank, rrf,
+    spread_to_neighbors,
 };
 use epimem_store::{PendingReview, Store};
 
@@ -24,11 +25,15 @@ pub struct RecallQuery {
     pub at: Option<Timestamp>,
     /// The query's embedding, when the caller already has it (else the engine embeds `text`).
     pub vector: Option<Vec<f32>>,
+    /// A date the query names: episodes from then rank higher. `new` reads it from the text.
+    pub date: Option<DateMention>,
 }
 
 impl RecallQuery {
     pub fn new(scope: Scope, text: impl Into<String>, limit: usize) -> Self {
-        Self { scope, text: text.into(), limit, at: None, vector: None }
+        let text = text.into();
+        let date = date_mention(&text);
+        Self { scope, text, limit, at: None, vector: None, date }
     }
 }
 
@@ -50,6 +55,8 @@ pub struct RecallHit {
     pub best_seq: Option<u64>,
     /// FSRS retrievability at the recall's moment.
     pub retrievability: f64,
+    /// Whether the episode is from a date the query names (its score was raised).
+    pub date_match: bool,
 }
 
 /// A message-level hit (turn-level retrieval).
@@ -113,16 +120,20 @@ impl<S: Store> Engine<S> {
             .iter()
             .map(|&slot| self.memory.retrievability(&index.episode(slot).fsrs, at))
             .collect();
+        let date_match: Vec<bool> =
+            order.iter().map(|&slot| self.date_match(query, index.episode(slot))).collect();
         let candidates: Vec<Candidate> = order
             .iter()
             .zip(&retrievability)
-            .map(|(slot, &r)| {
+            .zip(&date_match)
+            .map(|((slot, &r), &dated)| {
                 let v = vector_rank.get(slot);
+                let date_weight = if dated { 1.0 + config.date_boost } else { 1.0 };
                 Candidate {
                     lexical_rank: lexical_rank.get(slot).copied(),
                     vector_rank: v.and_then(|v| v.0),
                     similarity: v.map(|v| v.1),
-                    weight: self.memory.recall_weight(r),
+                    weight: self.memory.recall_weight(r) * date_weight,
                 }
             })
             .collect();
@@ -159,6 +170,7 @@ impl<S: Store> Engine<S> {
                     similarity: c.similarity,
                     best_seq: vector_rank.get(&slot).map(|v| v.2),
                     retrievability: retrievability[r.index],
+                    date_match: date_match[r.index],
                     episode,
                 })
             })
@@ -235,8 +247,10 @@ impl<S: Store> Engine<S> {
             candidates[s].similarity = Some(sim);
         }
         for (c, &(slot, _)) in candidates.iter_mut().zip(&keys) {
-            c.weight =
-                1.0 + config.episode_context_weight * context.get(&slot).copied().unwrap_or(0.0);
+            let dated = self.date_match(query, index.episode(slot));
+            c.weight = (1.0
+                + config.episode_context_weight * context.get(&slot).copied().unwrap_or(0.0))
+                * if dated { 1.0 + config.date_boost } else { 1.0 };
         }
         let scored: Vec<((usize, u64), f64)> = rank(&candidates, config, |_, _| false)
             .into_iter()
@@ -287,6 +301,12 @@ impl<S: Store> Engine<S> {
 
     /// The query's embedding: given, or made now (outside the index lock, which is held only
     /// to strip names); `None` without an embedder.
+    /// Whether `episode` is from a date the query names.
+    fn date_match(&self, query: &RecallQuery, episode: &Episode) -> bool {
+        let after = (self.config.ranking.date_after_days * 24.0 * 3_600_000.0) as i64;
+        query.date.as_ref().is_some_and(|d| d.covers(episode.start, episode.end, after))
+    }
+
     fn query_vector(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
         if let Some(v) = &query.vector {

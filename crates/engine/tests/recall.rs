@@ -286,3 +286,32 @@ fn memory_strength_is_judged_in_conversation_time() {
     };
     assert!(e.recall(&later).unwrap()[0].retrievability < 0.6);
 }
+
+#[test]
+fn a_date_in_the_query_favours_what_was_said_then() {
+    let e = engine();
+    remember(&e, "t", "c", 0, &["we baked sourdough bread today", "the crust came out dark"]);
+    remember(&e, "t", "c", 10, &["we baked rye bread today", "the crumb was dense"]);
+    let scope = Scope::tenant("t");
+    let first = |text: &str| {
+        let query = RecallQuery {
+            at: Some(Timestamp(T0 + 11 * DAY)),
+            ..RecallQuery::new(scope.clone(), text, 5)
+        };
+        let hits = e.recall(&query).unwrap();
+        assert_eq!(hits.len(), 2, "a date favours, it does not filter");
+        let turns = e.recall_messages(&query).unwrap();
+        (hits[0].episode.start, hits[0].date_match, hits[1].date_match, turns[0].seq)
+    };
+    // 2026-01-01 is day 0; the 11th is day 10.
+    assert_eq!(
+        first("what bread did we bake on 11 January, 2026?"),
+        (Timestamp(T0 + 10 * DAY), true, false, 3)
+    );
+    assert_eq!(first("what bread did we bake on 2026-01-01?"), (Timestamp(T0), true, false, 1));
+    // Within a week after a day asked about still counts; a month asked about counts whole.
+    assert!(first("what bread did we bake on 5 January 2026?").1);
+    assert!(!first("what bread did we bake on 20 December 2025?").1);
+    let (_, both, also, _) = first("what bread did we bake in January 2026?");
+    assert!(both && also);
+}
