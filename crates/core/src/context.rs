@@ -8,6 +8,9 @@ pub struct ContextItem<'a> {
     pub episode: &'a Episode,
     /// Messages of the episode that matched the query, in conversation order.
     pub lines: &'a [&'a Message],
+    /// All of the episode's messages, in order (empty if unknown): a short episode is shown
+    /// whole when that takes fewer tokens than its summary and matching lines.
+    pub messages: &'a [Message],
 }
 
 /// A rendered context block.
@@ -24,7 +27,9 @@ pub struct RenderedContext {
 const MAX_LINE_WORDS: usize = 60;
 
 /// Renders items in order, as many as fit in `budget` tokens (the first that does not fit
-/// ends the block, so the ranking's order is kept).
+/// ends the block, so the ranking's order is kept). Each episode is a heading (title and
+/// when) followed by its summary and the lines that matched, or by all its lines when
+/// that is shorter.
 pub fn render_context(
     items: &[ContextItem<'_>],
     budget: usize,
@@ -34,8 +39,7 @@ pub fn render_context(
     let mut tokens = 0;
     let mut included = 0;
     for item in items {
-        let block = render_item(item);
-        let cost = counter.count(&block) as usize;
+        let (block, cost) = render_item(item, counter);
         if tokens + cost > budget {
             break;
         }
@@ -46,7 +50,7 @@ pub fn render_context(
     RenderedContext { text, included, tokens }
 }
 
-fn render_item(item: &ContextItem<'_>) -> String {
+fn render_item(item: &ContextItem<'_>, counter: &TokenCounter) -> (String, usize) {
     let e = item.episode;
     let (start, end) = (e.start.to_datetime(), e.end.to_datetime());
     let when = if start.date_naive() == end.date_naive() {
@@ -54,8 +58,22 @@ fn render_item(item: &ContextItem<'_>) -> String {
     } else {
         format!("{} – {}", start.format("%Y-%m-%d %H:%M"), end.format("%Y-%m-%d %H:%M"))
     };
-    let mut out = format!("## {} ({when})\n{}\n", e.title, e.summary);
-    for m in item.lines {
+    let heading = format!("## {} ({when})\n", e.title);
+    let mut summarized = format!("{heading}{}\n", e.summary);
+    push_lines(&mut summarized, item.lines.iter().copied());
+    let summarized_cost = counter.count(&summarized) as usize;
+    if item.messages.is_empty() {
+        return (summarized, summarized_cost);
+    }
+    let mut whole = heading;
+    push_lines(&mut whole, item.messages.iter());
+    let whole_cost = counter.count(&whole) as usize;
+    if whole_cost <= summarized_cost { (whole, whole_cost) } else { (summarized, summarized_cost) }
+}
+
+/// Quotes messages, one line each, long ones cut short; ends the block.
+fn push_lines<'a>(out: &mut String, messages: impl Iterator<Item = &'a Message>) {
+    for m in messages {
         let words: Vec<&str> = m.content.split_whitespace().collect();
         let line = if words.len() > MAX_LINE_WORDS {
             format!("{}…", words[..MAX_LINE_WORDS].join(" "))
@@ -65,7 +83,6 @@ fn render_item(item: &ContextItem<'_>) -> String {
         out.push_str(&format!("> {}: {line}\n", m.author()));
     }
     out.push('\n');
-    out
 }
 
 #[cfg(test)]
@@ -111,16 +128,48 @@ mod tests {
         let (e, m) = (episode(1), message("I water the tomatoes every morning."));
         let lines = [&m];
         let counter = TokenCounter::cl100k();
-        let out = render_context(&[ContextItem { episode: &e, lines: &lines }], 1000, &counter);
+        let out = render_context(
+            &[ContextItem { episode: &e, lines: &lines, messages: &[] }],
+            1000,
+            &counter,
+        );
         insta::assert_snapshot!(out.text);
         assert_eq!(out.tokens, counter.count(&out.text) as usize);
     }
 
     #[test]
+    fn a_short_episode_is_shown_whole_a_long_one_summarized() {
+        let e = episode(1);
+        let counter = TokenCounter::cl100k();
+        let matched = message("I water the tomatoes every morning.");
+        let lines = [&matched];
+        let render = |messages: &[Message]| {
+            render_context(
+                &[ContextItem { episode: &e, lines: &lines, messages }],
+                10_000,
+                &counter,
+            )
+            .text
+        };
+        let short = [message("Tomatoes!"), message("I water the tomatoes every morning.")];
+        let text = render(&short);
+        assert!(text.contains("> Caroline: Tomatoes!"), "{text}");
+        assert!(!text.contains(&e.summary), "the whole episode is shorter than its summary");
+        let long: Vec<Message> = (0..30)
+            .map(|i| message(&format!("Line {i} about the weather, the soil and the neighbours.")))
+            .collect();
+        let text = render(&long);
+        assert!(text.contains(&e.summary) && !text.contains("Line 7 "), "{text}");
+        assert!(text.contains("> Caroline: I water the tomatoes"), "{text}");
+    }
+
+    #[test]
     fn stops_at_the_budget() {
         let episodes: Vec<Episode> = (1..=5).map(episode).collect();
-        let items: Vec<ContextItem<'_>> =
-            episodes.iter().map(|e| ContextItem { episode: e, lines: &[] }).collect();
+        let items: Vec<ContextItem<'_>> = episodes
+            .iter()
+            .map(|e| ContextItem { episode: e, lines: &[], messages: &[] })
+            .collect();
         let counter = TokenCounter::cl100k();
         let one = render_context(&items[..1], 10_000, &counter).tokens;
         let out = render_context(&items, one * 2 + one / 2, &counter);

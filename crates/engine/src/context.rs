@@ -36,7 +36,12 @@ impl<S: Store> Engine<S> {
         let items: Vec<ContextItem<'_>> = hits
             .iter()
             .zip(&lines)
-            .map(|(hit, lines)| ContextItem { episode: &hit.episode, lines })
+            .zip(&details)
+            .map(|((hit, lines), detail)| ContextItem {
+                episode: &hit.episode,
+                lines,
+                messages: detail.as_ref().map_or(&[], |d| &d.messages),
+            })
             .collect();
         Ok(render_context(&items, budget, &self.tokens))
     }
