@@ -34,6 +34,9 @@ pub struct RankingConfig {
     pub date_boost: f64,
     /// ...and from this many days after it (a day is told of in the days that follow).
     pub date_after_days: f64,
+    /// Turn-level recall: a turn written by someone the query names scores `1 + this` times
+    /// as much (after spreading, so an answer by that person next to a question rises too).
+    pub author_boost: f64,
     /// Turn-level recall: a turn's score is multiplied by `1 + this · c`, where c (0 to 1) is
     /// how well its episode answers the query.
     pub episode_context_weight: f64,
@@ -53,6 +56,7 @@ impl Default for RankingConfig {
             neighbor_max_gap_minutes: 30.0,
             date_boost: 2.0,
             date_after_days: 7.0,
+            author_boost: 0.5,
             episode_context_weight: 2.0,
         }
     }

@@ -315,3 +315,49 @@ fn a_date_in_the_query_favours_what_was_said_then() {
     let (_, both, also, _) = first("what bread did we bake in January 2026?");
     assert!(both && also);
 }
+
+#[test]
+fn turns_by_the_person_a_query_names_rise() {
+    let with_boost = |author_boost: f64| {
+        let mut config = EngineConfig::default();
+        config.ranking.author_boost = author_boost;
+        let e = Engine::new(
+            SqliteStore::open_in_memory().unwrap(),
+            config,
+            Box::new(Arc::new(FixedClock::new(Timestamp(T0)))),
+            "t:1".into(),
+        )
+        .with_embedder(Box::new(HashEmbedder::new(256)));
+        let lines =
+            [("Melanie", "we adopted a kitten last week"), ("Caroline", "we adopted a kitten too")];
+        let msgs: Vec<MessageInput> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, (who, text))| MessageInput {
+                conversation: ConversationKey::new("t", "c"),
+                user: None,
+                agent: None,
+                key: format!("{i}"),
+                role: Role::User,
+                speaker: Some((*who).into()),
+                content: (*text).into(),
+                timestamp: Some(Timestamp(T0 + i as i64 * 60_000)),
+                metadata: serde_json::Value::Null,
+            })
+            .collect();
+        e.ingest(msgs).unwrap();
+        e.flush(&Scope::tenant("t")).unwrap();
+        let turns = e
+            .recall_messages(&RecallQuery::new(
+                Scope::tenant("t"),
+                "Which kitten did Caroline adopt?",
+                5,
+            ))
+            .unwrap();
+        let score = |seq| turns.iter().find(|t| t.seq == seq).unwrap().score;
+        score(2) / score(1)
+    };
+    let (plain, boosted) = (with_boost(0.0), with_boost(0.5));
+    assert!((boosted / plain - 1.5).abs() < 1e-9, "{plain} {boosted}");
+    assert!(boosted > 1.0, "Caroline's own line comes first");
+}

@@ -8,6 +8,8 @@ mod lexical;
 mod table;
 mod vectors;
 
+use std::collections::HashMap;
+
 use epimem_core::{Episode, EpisodeId, RankingConfig, Scope};
 use epimem_store::IndexedMessage;
 
@@ -28,6 +30,10 @@ pub(crate) struct SearchIndex {
     episodes: lexical::Bm25,
     messages: lexical::Bm25,
     vectors: vectors::VectorIndex,
+    /// Who wrote each message, by slot and by seq from the episode's first (interned, lower
+    /// case), to favour the lines of a person the query names.
+    authors: Vec<Vec<u32>>,
+    author_ids: HashMap<String, u32>,
 }
 
 /// A lexical (BM25) hit; hits come best first.
@@ -50,6 +56,8 @@ impl SearchIndex {
             table: table::EpisodeTable::default(),
             episodes: lexical::Bm25::new().map_err(index_error)?,
             messages: lexical::Bm25::new().map_err(index_error)?,
+            authors: Vec::new(),
+            author_ids: HashMap::new(),
             vectors: vectors::VectorIndex::new(
                 config.approximate_from,
                 vectors::Borrow { before, after, max_gap_ms },
@@ -125,6 +133,25 @@ impl SearchIndex {
         self.lexical(&self.messages, scope, query, limit)
     }
 
+    /// The authors the query names (by a word of their name as they spoke, in any case).
+    pub(crate) fn named_authors(&self, query: &str) -> Vec<u32> {
+        let mut named: Vec<u32> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter_map(|w| self.author_ids.get(&w.to_lowercase()).copied())
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        named
+    }
+
+    /// Whether message `seq` of `slot` was written by one of `authors`.
+    pub(crate) fn written_by(&self, slot: usize, seq: u64, authors: &[u32]) -> bool {
+        let first = self.table.episode(slot).first_seq;
+        seq.checked_sub(first)
+            .and_then(|at| self.authors.get(slot)?.get(at as usize))
+            .is_some_and(|id| authors.contains(id))
+    }
+
     /// The query as worth embedding: without the names of who spoke.
     pub(crate) fn without_names(&self, text: &str) -> Result<String, EngineError> {
         self.messages.without_names(text).map_err(index_error)
@@ -162,7 +189,18 @@ impl SearchIndex {
         let conversation = self.table.conversation_of(slot);
         let mut body = String::new();
         let mut authors: Vec<&str> = Vec::new();
+        if self.authors.len() <= slot {
+            self.authors.resize(slot + 1, Vec::new());
+        }
         for line in lines {
+            let next = u32::try_from(self.author_ids.len()).expect("fewer than 4 billion authors");
+            let id = *self.author_ids.entry(line.author.to_lowercase()).or_insert(next);
+            let at = (line.seq - episode.first_seq) as usize;
+            let written = &mut self.authors[slot];
+            if written.len() <= at {
+                written.resize(at + 1, u32::MAX);
+            }
+            written[at] = id;
             if !authors.contains(&line.author) {
                 authors.push(line.author);
             }
