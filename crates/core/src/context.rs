@@ -51,15 +51,8 @@ pub fn render_context(
 }
 
 fn render_item(item: &ContextItem<'_>, counter: &TokenCounter) -> (String, usize) {
-    let e = item.episode;
-    let (start, end) = (e.start.to_datetime(), e.end.to_datetime());
-    let when = if start.date_naive() == end.date_naive() {
-        format!("{} {}–{}", start.format("%Y-%m-%d"), start.format("%H:%M"), end.format("%H:%M"))
-    } else {
-        format!("{} – {}", start.format("%Y-%m-%d %H:%M"), end.format("%Y-%m-%d %H:%M"))
-    };
-    let heading = format!("## {} ({when})\n", e.title);
-    let mut summarized = format!("{heading}{}\n", e.summary);
+    let heading = heading(item.episode);
+    let mut summarized = format!("{heading}{}\n", item.episode.summary);
     push_lines(&mut summarized, item.lines.iter().copied());
     let summarized_cost = counter.count(&summarized) as usize;
     if item.messages.is_empty() {
@@ -71,26 +64,42 @@ fn render_item(item: &ContextItem<'_>, counter: &TokenCounter) -> (String, usize
     if whole_cost <= summarized_cost { (whole, whole_cost) } else { (summarized, summarized_cost) }
 }
 
-/// Quotes messages, one line each, long ones cut short; ends the block.
+/// `## title (when)`, a line.
+pub(crate) fn heading(e: &Episode) -> String {
+    let (start, end) = (e.start.to_datetime(), e.end.to_datetime());
+    let when = if start.date_naive() == end.date_naive() {
+        format!("{} {}–{}", start.format("%Y-%m-%d"), start.format("%H:%M"), end.format("%H:%M"))
+    } else {
+        format!("{} – {}", start.format("%Y-%m-%d %H:%M"), end.format("%Y-%m-%d %H:%M"))
+    };
+    format!("## {} ({when})\n", e.title)
+}
+
+/// A message quoted on one line, a long one cut short.
+pub(crate) fn quote(m: &Message) -> String {
+    let words: Vec<&str> = m.content.split_whitespace().collect();
+    let line = if words.len() > MAX_LINE_WORDS {
+        format!("{}…", words[..MAX_LINE_WORDS].join(" "))
+    } else {
+        words.join(" ")
+    };
+    format!("> {}: {line}\n", m.author())
+}
+
+/// Quotes messages, one line each; ends the block.
 fn push_lines<'a>(out: &mut String, messages: impl Iterator<Item = &'a Message>) {
     for m in messages {
-        let words: Vec<&str> = m.content.split_whitespace().collect();
-        let line = if words.len() > MAX_LINE_WORDS {
-            format!("{}…", words[..MAX_LINE_WORDS].join(" "))
-        } else {
-            words.join(" ")
-        };
-        out.push_str(&format!("> {}: {line}\n", m.author()));
+        out.push_str(&quote(m));
     }
     out.push('\n');
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::{BoundaryReason, ConversationKey, EpisodeId, FsrsState, Role, Timestamp};
 
-    fn episode(n: u64) -> Episode {
+    pub(crate) fn episode(n: u64) -> Episode {
         Episode {
             id: EpisodeId(format!("ep_{n}")),
             conversation: ConversationKey::new("t", "c"),
@@ -110,7 +119,7 @@ mod tests {
         }
     }
 
-    fn message(content: &str) -> Message {
+    pub(crate) fn message(content: &str) -> Message {
         Message {
             seq: 1,
             key: String::new(),

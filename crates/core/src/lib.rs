@@ -20,6 +20,7 @@ mod summary;
 mod time;
 mod tokens;
 mod trigger;
+mod turn_context;
 
 pub use context::{ContextItem, RenderedContext, render_context};
 pub use dates::{DateMention, date_mention};
@@ -38,3 +39,4 @@ pub use summary::{Summary, SummaryConfig, summarize};
 pub use time::{Timestamp, TimestampParseError};
 pub use tokens::TokenCounter;
 pub use trigger::{QueueSnapshot, Trigger, TriggerConfig, TriggerKind, evaluate_trigger};
+pub use turn_context::{TurnContext, TurnItem, render_turns};

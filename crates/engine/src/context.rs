@@ -1,16 +1,87 @@
 //! Turning recall hits into a context block an agent can read, under a token budget.
 
-use epimem_core::{
-    ContextItem, KeywordBag, Message, RenderedContext, Scope, jaccard, render_context,
-};
-use epimem_store::Store;
+use std::collections::HashMap;
 
-use crate::{Engine, EngineError, RecallHit};
+use epimem_core::{
+    ContextItem, EpisodeId, KeywordBag, Message, RenderedContext, Scope, TurnItem, jaccard,
+    render_context, render_turns,
+};
+use epimem_store::{EpisodeDetail, Store};
+
+use crate::{Engine, EngineError, RecallHit, RecallQuery};
+
+/// A context block of the turns that best answer a query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecalledContext {
+    pub text: String,
+    /// Tokens of `text`.
+    pub tokens: usize,
+    /// The episodes quoted, in the order they appear.
+    pub episodes: Vec<EpisodeId>,
+    /// The turns quoted (episode, message seq), best first.
+    pub turns: Vec<(EpisodeId, u64)>,
+}
+
+/// Tokens a heading costs, about, when deciding how many turns to fetch.
+const HEADING_TOKENS: usize = 25;
 
 /// Raw lines quoted per episode.
 const LINES_PER_EPISODE: usize = 2;
 
 impl<S: Store> Engine<S> {
+    /// The turns that best answer `query` (turn-level recall), as many as fit in `budget`
+    /// tokens, each under its episode's title and time. A recall in one conversation is
+    /// recorded as a pending review of the episodes quoted.
+    pub fn recall_context(
+        &self,
+        query: &RecallQuery,
+        budget: usize,
+    ) -> Result<RecalledContext, EngineError> {
+        let wide =
+            RecallQuery { limit: self.config.ranking.candidates.max(query.limit), ..query.clone() };
+        let hits = self.recall_messages(&wide)?;
+        // Episodes are read from the store until the turns gathered surely fill the budget.
+        let mut details: HashMap<EpisodeId, EpisodeDetail> = HashMap::new();
+        let mut chosen: Vec<(EpisodeId, u64)> = Vec::new();
+        let mut estimate = 0;
+        for hit in &hits {
+            if estimate > budget + budget / 4 {
+                break;
+            }
+            if !details.contains_key(&hit.episode) {
+                let Some(detail) = self.store.episode(&query.scope, &hit.episode)? else {
+                    continue; // forgotten by another process since the index loaded
+                };
+                details.insert(hit.episode.clone(), detail);
+                estimate += HEADING_TOKENS;
+            }
+            let detail = &details[&hit.episode];
+            if let Some(m) = detail.messages.iter().find(|m| m.seq == hit.seq) {
+                estimate += m.tokens as usize + 4;
+                chosen.push((hit.episode.clone(), hit.seq));
+            }
+        }
+        let items: Vec<TurnItem<'_>> = chosen
+            .iter()
+            .map(|(id, seq)| {
+                let detail = &details[id];
+                let message = detail.messages.iter().find(|m| m.seq == *seq).expect("chosen above");
+                TurnItem { episode: &detail.episode, message }
+            })
+            .collect();
+        let block = render_turns(&items, budget, &self.tokens);
+        chosen.truncate(block.included);
+        let quoted: Vec<&epimem_core::Episode> =
+            block.episodes.iter().map(|id| &details[id].episode).collect();
+        self.record_review_of(query, &quoted, self.recall_moment(query)?)?;
+        Ok(RecalledContext {
+            text: block.text,
+            tokens: block.tokens,
+            episodes: block.episodes,
+            turns: chosen,
+        })
+    }
+
     /// Renders `hits` (best first) as a context block of at most `budget` tokens: title, when,
     /// summary, and the raw lines that matched `query` best.
     pub fn render_context(

@@ -112,10 +112,7 @@ impl<S: Store> Engine<S> {
             }
         }
 
-        let at = match query.at {
-            Some(at) => at,
-            None => self.conversation_now(scope)?,
-        };
+        let at = self.recall_moment(query)?;
         let retrievability: Vec<f64> = order
             .iter()
             .map(|&slot| self.memory.retrievability(&index.episode(slot).fsrs, at))
@@ -177,6 +174,14 @@ impl<S: Store> Engine<S> {
             .collect();
         self.record_review(query, &hits, at)?;
         Ok(hits)
+    }
+
+    /// The moment memory strength is judged at: the query's, else conversation time now.
+    pub(crate) fn recall_moment(&self, query: &RecallQuery) -> Result<Timestamp, EngineError> {
+        match query.at {
+            Some(at) => Ok(at),
+            None => self.conversation_now(&query.scope),
+        }
     }
 
     /// "Now" in conversation time: the newest message of the scoped conversation (so replayed
@@ -354,15 +359,26 @@ impl<S: Store> Engine<S> {
         hits: &[RecallHit],
         at: Timestamp,
     ) -> Result<(), EngineError> {
+        let episodes: Vec<&Episode> = hits.iter().map(|h| &h.episode).collect();
+        self.record_review_of(query, &episodes, at)
+    }
+
+    /// Records what a recall in one conversation returned, for the review job.
+    pub(crate) fn record_review_of(
+        &self,
+        query: &RecallQuery,
+        episodes: &[&Episode],
+        at: Timestamp,
+    ) -> Result<(), EngineError> {
         let Some(conversation) = &query.scope.conversation else { return Ok(()) };
-        if hits.is_empty() {
+        if episodes.is_empty() {
             return Ok(());
         }
         let key =
             epimem_core::ConversationKey::new(query.scope.tenant.clone(), conversation.clone());
         let review = PendingReview {
             query: query.text.clone(),
-            memory_ids: hits.iter().map(|h| h.episode.id.clone()).collect(),
+            memory_ids: episodes.iter().map(|e| e.id.clone()).collect(),
             at,
         };
         self.store.record_pending_review(&key, &review)?;

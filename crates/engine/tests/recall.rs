@@ -191,6 +191,34 @@ fn context_fits_the_budget() {
 }
 
 #[test]
+fn a_context_block_quotes_the_best_turns_within_its_budget() {
+    let e = engine();
+    for day in 0..6 {
+        let first = format!("on day {day} we planned garden bed {day} and the tomato seedlings");
+        remember(&e, "t", "c", day * 2, &[first.as_str(), "compost goes in first"]);
+    }
+    let scope = Scope::tenant("t").with_conversation(Some("c".into()));
+    let query = RecallQuery::new(scope.clone(), "tomato seedlings for bed 3", 10);
+    let best = e.recall_messages(&query).unwrap();
+    let small = e.recall_context(&query, 60).unwrap();
+    let large = e.recall_context(&query, 2_000).unwrap();
+    assert!(small.tokens <= 60 && !small.turns.is_empty(), "{small:?}");
+    assert_eq!(e.tokens().count(&large.text) as usize, large.tokens);
+    assert!(large.turns.len() > small.turns.len());
+    // Best first, as turn-level recall ranks them.
+    let order: Vec<(EpisodeId, u64)> = best.iter().map(|t| (t.episode.clone(), t.seq)).collect();
+    assert_eq!(small.turns[..], order[..small.turns.len()]);
+    assert!(small.text.contains("bed 3"), "{}", small.text);
+    assert!(large.text.contains("> Caroline: compost goes in first"));
+    // Each episode quoted is headed once; the reviews record the episodes quoted.
+    for id in &large.episodes {
+        assert_eq!(large.episodes.iter().filter(|x| *x == id).count(), 1);
+    }
+    let reviews = e.store().take_pending_reviews(&ConversationKey::new("t", "c")).unwrap();
+    assert_eq!(reviews.last().unwrap().memory_ids, large.episodes);
+}
+
+#[test]
 fn the_approximate_graph_agrees_with_the_full_scan_and_keeps_scope() {
     let graph_config = EngineConfig {
         ranking: epimem_core::RankingConfig { approximate_from: 1, ..Default::default() },

@@ -51,7 +51,8 @@ pub(crate) struct RecallArgs {
     /// Only episodes that start at or before this time (RFC 3339).
     #[arg(long, value_name = "TIME")]
     until: Option<String>,
-    /// Return as many hits as fit in this many tokens, rendered as a context block.
+    /// Return a context block of at most this many tokens: the lines that best answer the
+    /// query (single turns, best first), each under its episode's title and time.
     #[arg(long, value_name = "TOKENS")]
     budget: Option<usize>,
     /// One JSON object per line, best first (with --budget: one object with the context).
@@ -106,21 +107,32 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
         until: time(&args.until, "until")?,
         ..Scope::tenant(&config.tenant).with_conversation(args.conversation.clone())
     };
-    let limit = if args.budget.is_some() { 100 } else { args.limit as usize };
-    let hits = engine.recall(&RecallQuery::new(scope.clone(), args.query.clone(), limit))?;
+    let query = RecallQuery::new(scope, args.query.clone(), args.limit as usize);
     if let Some(budget) = args.budget {
-        let context = engine.render_context(&scope, &args.query, &hits, budget)?;
+        let context = engine.recall_context(&query, budget)?;
         if args.json {
-            let ids: Vec<&str> =
-                hits[..context.included].iter().map(|h| h.episode.id.0.as_str()).collect();
-            let out = serde_json::json!({"context": context.text, "tokens": context.tokens, "episodes": ids});
+            let ids: Vec<&str> = context.episodes.iter().map(|id| id.0.as_str()).collect();
+            let turns: Vec<serde_json::Value> = context
+                .turns
+                .iter()
+                .map(|(id, seq)| serde_json::json!({"episode": id.0, "seq": seq}))
+                .collect();
+            let out = serde_json::json!({
+                "context": context.text, "tokens": context.tokens, "episodes": ids, "turns": turns,
+            });
             println!("{}", json_line(&out));
         } else {
             print!("{}", context.text);
-            eprintln!("{} episode(s), {} of {budget} tokens", context.included, context.tokens);
+            eprintln!(
+                "{} line(s) from {} episode(s), {} of {budget} tokens",
+                context.turns.len(),
+                context.episodes.len(),
+                context.tokens
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let hits = engine.recall(&query)?;
     for (i, h) in hits.iter().enumerate() {
         if args.json {
             println!("{}", json_line(&EpisodeJson::hit(h)));

@@ -100,6 +100,8 @@ struct DumpLine<'a> {
     returned: Vec<Returned<'a>>,
     /// Turn-level retrieval: single turns, best first.
     turns: Vec<&'a str>,
+    /// The turns quoted in the context block of each budget (tokens), best first.
+    contexts: BTreeMap<usize, Vec<&'a str>>,
 }
 
 pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
@@ -181,17 +183,16 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                     returned.iter().take(k).flat_map(|r| r.turns.iter().copied()).collect();
                 sums.at_k[i] = recall_of(&covered);
             }
+            let mut contexts = BTreeMap::new();
             for (i, &budget) in BUDGETS.iter().enumerate() {
-                let mut used = 0;
-                let mut covered: HashSet<&str> = HashSet::new();
-                for r in &returned {
-                    if used + r.tokens > budget {
-                        break;
-                    }
-                    used += r.tokens;
-                    covered.extend(r.turns.iter().copied());
-                }
-                sums.at_budget[i] = recall_of(&covered);
+                let context = engine.recall_context(&query, budget)?;
+                let quoted: Vec<&str> = context
+                    .turns
+                    .iter()
+                    .filter_map(|(_, seq)| dia_of_seq.get(*seq as usize - 1).copied())
+                    .collect();
+                sums.at_budget[i] = recall_of(&quoted.iter().copied().collect());
+                contexts.insert(budget, quoted);
             }
             let turn_hits =
                 engine.recall_messages(&RecallQuery::new(scope.clone(), q.question.clone(), 25))?;
@@ -213,6 +214,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                     evidence: &q.evidence,
                     returned,
                     turns: turn_ids,
+                    contexts,
                 };
                 writeln!(out, "{}", json_line(&line))?;
             }
@@ -258,7 +260,12 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     )?;
     writeln!(
         out,
-        "turn-level: single messages, BM25 and vector candidates fused (no episodes).\n"
+        "R@k: the first k episodes recalled; ≤N t: the context block of N tokens (`recall --budget`),"
+    )?;
+    writeln!(out, "which quotes the best single turns under their episodes' headings;")?;
+    writeln!(
+        out,
+        "turn@k: the first k single messages (turn-level recall, as in the published table).\n"
     )?;
     writeln!(
         out,

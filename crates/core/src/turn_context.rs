@@ -1,0 +1,149 @@
+//! A context block built from the best single turns: as many as fit in a token budget,
+//! each under its episode's heading, so the budget goes to the lines that answer rather
+//! than to whole episodes around them.
+
+use std::collections::HashMap;
+
+use crate::{Episode, EpisodeId, Message, TokenCounter, context};
+
+/// One recalled turn and its episode.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnItem<'a> {
+    pub episode: &'a Episode,
+    pub message: &'a Message,
+}
+
+/// A context block of turns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnContext {
+    pub text: String,
+    /// Tokens of `text`.
+    pub tokens: usize,
+    /// How many of the turns (a prefix of them, best first) it holds.
+    pub included: usize,
+    /// The episodes it quotes, in the order they appear in it.
+    pub episodes: Vec<EpisodeId>,
+}
+
+/// Takes turns best first while they fit in `budget` tokens (the first that does not fit
+/// ends the block), then renders each episode once, in the order its best turn came, with
+/// its turns in conversation order under a heading of its title and time.
+pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounter) -> TurnContext {
+    let mut included = 0;
+    let mut estimate = 0;
+    let mut headed: Vec<&EpisodeId> = Vec::new();
+    for turn in turns {
+        let mut cost = counter.count(&context::quote(turn.message)) as usize;
+        if !headed.contains(&&turn.episode.id) {
+            cost += counter.count(&context::heading(turn.episode)) as usize + 1;
+        }
+        if estimate + cost > budget {
+            break;
+        }
+        if !headed.contains(&&turn.episode.id) {
+            headed.push(&turn.episode.id);
+        }
+        estimate += cost;
+        included += 1;
+    }
+    // Pieces counted apart can merge into fewer tokens or split into more: the whole text
+    // decides, dropping the last turn until it fits.
+    loop {
+        let block = render(&turns[..included]);
+        let tokens = counter.count(&block.text) as usize;
+        if tokens <= budget || included == 0 {
+            return TurnContext { tokens, included, ..block };
+        }
+        included -= 1;
+    }
+}
+
+fn render(turns: &[TurnItem<'_>]) -> TurnContext {
+    let mut order: Vec<&Episode> = Vec::new();
+    let mut lines: HashMap<&EpisodeId, Vec<&Message>> = HashMap::new();
+    for turn in turns {
+        let e = turn.episode;
+        if !lines.contains_key(&e.id) {
+            order.push(e);
+        }
+        lines.entry(&e.id).or_default().push(turn.message);
+    }
+    let mut text = String::new();
+    for e in &order {
+        text.push_str(&context::heading(e));
+        let mine = lines.get_mut(&e.id).expect("every episode has its turns");
+        mine.sort_by_key(|m| m.seq);
+        mine.dedup_by_key(|m| m.seq);
+        for m in mine.iter() {
+            text.push_str(&context::quote(m));
+        }
+        text.push('\n');
+    }
+    TurnContext {
+        text,
+        tokens: 0,
+        included: turns.len(),
+        episodes: order.iter().map(|e| e.id.clone()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::tests::{episode, message};
+
+    fn at(mut m: Message, seq: u64) -> Message {
+        m.seq = seq;
+        m
+    }
+
+    #[test]
+    fn turns_are_grouped_under_their_episode_in_conversation_order() {
+        let (one, two) = (episode(1), episode(2));
+        let m = [
+            at(message("the tomatoes need water"), 3),
+            at(message("the roses are blooming"), 9),
+            at(message("I water the tomatoes every morning"), 1),
+        ];
+        let turns = [
+            TurnItem { episode: &one, message: &m[0] },
+            TurnItem { episode: &two, message: &m[1] },
+            TurnItem { episode: &one, message: &m[2] },
+        ];
+        let counter = TokenCounter::cl100k();
+        let out = render_turns(&turns, 10_000, &counter);
+        insta::assert_snapshot!(out.text);
+        assert_eq!(out.included, 3);
+        assert_eq!(out.episodes, [one.id.clone(), two.id.clone()]);
+        assert_eq!(out.tokens, counter.count(&out.text) as usize);
+        let every = out.tokens;
+        let fewer = render_turns(&turns, every - 1, &counter);
+        assert!(fewer.included < 3 && fewer.tokens < every);
+        assert_eq!(render_turns(&turns, 3, &counter).included, 0);
+    }
+
+    proptest::proptest! {
+        // Counting tokens is slow in debug builds.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        #[test]
+        fn the_block_never_exceeds_its_budget_and_keeps_the_best_first(
+            picks in proptest::collection::vec((0usize..4, 0usize..6), 0..12),
+            budget in 0usize..400,
+        ) {
+            let episodes: Vec<Episode> = (1..=4).map(episode).collect();
+            let messages: Vec<Message> = (0..6)
+                .map(|i| at(message(&format!("line {i} about {}", "words ".repeat(i * 3))), i as u64 + 1))
+                .collect();
+            let turns: Vec<TurnItem<'_>> = picks
+                .iter()
+                .map(|&(e, m)| TurnItem { episode: &episodes[e], message: &messages[m] })
+                .collect();
+            let counter = TokenCounter::cl100k();
+            let out = render_turns(&turns, budget, &counter);
+            proptest::prop_assert!(out.tokens <= budget || out.included == 0);
+            proptest::prop_assert_eq!(out.tokens, counter.count(&out.text) as usize);
+            let more = render_turns(&turns, budget + 200, &counter);
+            proptest::prop_assert!(more.included >= out.included);
+        }
+    }
+}
