@@ -65,7 +65,7 @@ fn render_item(item: &ContextItem<'_>, counter: &TokenCounter) -> (String, usize
 }
 
 /// `## title (when)`, a line.
-pub(crate) fn heading(e: &Episode) -> String {
+fn heading(e: &Episode) -> String {
     let (start, end) = (e.start.to_datetime(), e.end.to_datetime());
     let when = if start.date_naive() == end.date_naive() {
         format!("{} {}–{}", start.format("%Y-%m-%d"), start.format("%H:%M"), end.format("%H:%M"))

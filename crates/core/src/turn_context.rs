@@ -27,15 +27,16 @@ pub struct TurnContext {
 
 /// Takes turns best first while they fit in `budget` tokens (the first that does not fit
 /// ends the block), then renders each episode once, in the order its best turn came, with
-/// its turns in conversation order under a heading of its title and time.
+/// its turns in conversation order under the time the episode began.
 pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounter) -> TurnContext {
     let mut included = 0;
     let mut estimate = 0;
     let mut headed: Vec<&EpisodeId> = Vec::new();
+    let mixed = mixed(turns);
     for turn in turns {
         let mut cost = counter.count(&context::quote(turn.message)) as usize;
         if !headed.contains(&&turn.episode.id) {
-            cost += counter.count(&context::heading(turn.episode)) as usize + 1;
+            cost += counter.count(&turn_heading(turn.episode, mixed)) as usize + 1;
         }
         if estimate + cost > budget {
             break;
@@ -58,6 +59,22 @@ pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounte
     }
 }
 
+/// `## 2023-05-08 13:56`: when the episode began, and in which conversation if the block
+/// quotes several. Its (extractive) title would only repeat words of the lines below it.
+fn turn_heading(e: &Episode, with_conversation: bool) -> String {
+    let when = e.start.to_datetime().format("%Y-%m-%d %H:%M");
+    if with_conversation {
+        format!("## {when} · {}\n", e.conversation.conversation)
+    } else {
+        format!("## {when}\n")
+    }
+}
+
+/// Whether the turns come from more than one conversation.
+fn mixed(turns: &[TurnItem<'_>]) -> bool {
+    turns.windows(2).any(|w| w[0].episode.conversation != w[1].episode.conversation)
+}
+
 fn render(turns: &[TurnItem<'_>]) -> TurnContext {
     let mut order: Vec<&Episode> = Vec::new();
     let mut lines: HashMap<&EpisodeId, Vec<&Message>> = HashMap::new();
@@ -69,8 +86,9 @@ fn render(turns: &[TurnItem<'_>]) -> TurnContext {
         lines.entry(&e.id).or_default().push(turn.message);
     }
     let mut text = String::new();
+    let mixed = mixed(turns);
     for e in &order {
-        text.push_str(&context::heading(e));
+        text.push_str(&turn_heading(e, mixed));
         let mine = lines.get_mut(&e.id).expect("every episode has its turns");
         mine.sort_by_key(|m| m.seq);
         mine.dedup_by_key(|m| m.seq);
@@ -120,6 +138,24 @@ mod tests {
         let fewer = render_turns(&turns, every - 1, &counter);
         assert!(fewer.included < 3 && fewer.tokens < every);
         assert_eq!(render_turns(&turns, 3, &counter).included, 0);
+    }
+
+    #[test]
+    fn turns_of_several_conversations_say_which() {
+        let one = episode(1);
+        let mut other = episode(2);
+        other.conversation.conversation = "garden-club".into();
+        let m = [message("the tomatoes need water"), message("the roses are blooming")];
+        let counter = TokenCounter::cl100k();
+        let mine = [TurnItem { episode: &one, message: &m[0] }];
+        assert_eq!(
+            render_turns(&mine, 1_000, &counter).text.lines().next(),
+            Some("## 2026-01-01 00:00")
+        );
+        let both = [mine[0], TurnItem { episode: &other, message: &m[1] }];
+        let text = render_turns(&both, 1_000, &counter).text;
+        assert!(text.contains("## 2026-01-01 00:00 · c\n"), "{text}");
+        assert!(text.contains("## 2026-01-01 00:00 · garden-club\n"), "{text}");
     }
 
     proptest::proptest! {

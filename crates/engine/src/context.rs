@@ -30,7 +30,7 @@ const LINES_PER_EPISODE: usize = 2;
 
 impl<S: Store> Engine<S> {
     /// The turns that best answer `query` (turn-level recall), as many as fit in `budget`
-    /// tokens, each under its episode's title and time. A recall in one conversation is
+    /// tokens, grouped by episode under the time it began. A recall in one conversation is
     /// recorded as a pending review of the episodes quoted.
     pub fn recall_context(
         &self,

@@ -52,7 +52,7 @@ pub(crate) struct RecallArgs {
     #[arg(long, value_name = "TIME")]
     until: Option<String>,
     /// Return a context block of at most this many tokens: the lines that best answer the
-    /// query (single turns, best first), each under its episode's title and time.
+    /// query (single turns, best first), grouped by episode under the time it began.
     #[arg(long, value_name = "TOKENS")]
     budget: Option<usize>,
     /// One JSON object per line, best first (with --budget: one object with the context).

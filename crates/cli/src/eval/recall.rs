@@ -262,7 +262,10 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         out,
         "R@k: the first k episodes recalled; ≤N t: the context block of N tokens (`recall --budget`),"
     )?;
-    writeln!(out, "which quotes the best single turns under their episodes' headings;")?;
+    writeln!(
+        out,
+        "which quotes the best single turns, grouped by episode under the time it began;"
+    )?;
     writeln!(
         out,
         "turn@k: the first k single messages (turn-level recall, as in the published table).\n"
