@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 pub struct RankingConfig {
     /// Candidates taken from each retriever.
     pub candidates: usize,
+    /// Candidates taken from each retriever in turn-level recall, where a conversation has
+    /// several times more messages than episodes.
+    pub turn_candidates: usize,
     /// The `k` of reciprocal rank fusion: `Σ 1 / (k + rank)`.
     pub rrf_k: f64,
     /// Gate: drop vector-only hits whose similarity is below this...
@@ -46,6 +49,7 @@ impl Default for RankingConfig {
     fn default() -> Self {
         Self {
             candidates: 100,
+            turn_candidates: 300,
             rrf_k: 60.0,
             min_similarity: 0.1,
             similarity_delta: 0.5,

@@ -205,7 +205,7 @@ impl<S: Store> Engine<S> {
             return Err(EngineError::Invalid("the recall query is empty".into()));
         }
         let config = &self.config.ranking;
-        let n = config.candidates.max(query.limit);
+        let n = config.turn_candidates.max(query.limit);
         let q = self.query_vector(query)?;
         let mut guard = self.search_index()?;
         let index = guard.as_mut().expect("loaded by search_index");
