@@ -317,14 +317,14 @@ impl<S: Store> Engine<S> {
         }
     }
 
-    /// The query's embedding: given, or made now (outside the index lock, which is held only
-    /// to strip names); `None` without an embedder.
     /// Whether `episode` is from a date the query names.
     fn date_match(&self, query: &RecallQuery, episode: &Episode) -> bool {
         let after = (self.config.ranking.date_after_days * 24.0 * 3_600_000.0) as i64;
         query.date.as_ref().is_some_and(|d| d.covers(episode.start, episode.end, after))
     }
 
+    /// The query's embedding: given, or made now (outside the index lock, which is held only
+    /// to strip names); `None` without an embedder.
     fn query_vector(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
         if let Some(v) = &query.vector {
