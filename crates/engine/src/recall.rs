@@ -82,7 +82,7 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let scope = &query.scope;
-        let q = self.query_vector(query)?;
+        let q = self.embed_query(query)?;
         let mut guard = self.search_index()?;
         let index = guard.as_mut().expect("loaded by search_index");
         let lexical = self.lexical_or_none(
@@ -206,7 +206,7 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let n = config.turn_candidates.max(query.limit);
-        let q = self.query_vector(query)?;
+        let q = self.embed_query(query)?;
         let mut guard = self.search_index()?;
         let index = guard.as_mut().expect("loaded by search_index");
         let lexical =
@@ -324,8 +324,9 @@ impl<S: Store> Engine<S> {
     }
 
     /// The query's embedding: given, or made now (outside the index lock, which is held only
-    /// to strip names); `None` without an embedder.
-    fn query_vector(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
+    /// to strip names); `None` without an embedder. A caller asking one query several ways
+    /// can embed it once and pass it in `RecallQuery::vector`.
+    pub fn embed_query(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
         if let Some(v) = &query.vector {
             return Ok(Some(v.clone()));

@@ -148,11 +148,13 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         let at = s.turns.last().map(|t| t.timestamp);
         episodes_seen += engine.episodes(&scope, None)?.len();
         for q in s.questions.iter().filter(|q| (1..=4).contains(&q.category)) {
-            let query = RecallQuery {
+            let t0 = Instant::now();
+            let mut query = RecallQuery {
                 at,
                 ..RecallQuery::new(scope.clone(), q.question.clone(), RETRIEVED)
             };
-            let t0 = Instant::now();
+            // Embedded once for the episode, turn and context recalls below.
+            query.vector = engine.embed_query(&query)?;
             let hits = engine.recall(&query)?;
             latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
             let turns_of = |first: u64, last: u64| -> Vec<&str> {
@@ -195,7 +197,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 contexts.insert(budget, quoted);
             }
             let turn_hits =
-                engine.recall_messages(&RecallQuery::new(scope.clone(), q.question.clone(), 25))?;
+                engine.recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
             let turn_ids: Vec<&str> = turn_hits
                 .iter()
                 .filter_map(|m| dia_of_seq.get(m.seq as usize - 1).copied())
