@@ -173,13 +173,19 @@ fn deleting_an_episode_removes_it_from_every_index() {
     assert!(e.delete_episode(&scope, &zebra).is_err());
 }
 
-#[test]
-fn context_fits_the_budget() {
+/// Six episodes two days apart, each planning one garden bed.
+fn garden_plans() -> Engine<SqliteStore> {
     let e = engine();
     for day in 0..6 {
         let first = format!("on day {day} we planned garden bed {day} and the tomato seedlings");
         remember(&e, "t", "c", day * 2, &[first.as_str(), "compost goes in first"]);
     }
+    e
+}
+
+#[test]
+fn context_fits_the_budget() {
+    let e = garden_plans();
     let scope = Scope::tenant("t");
     let hits = e.recall(&RecallQuery::new(scope.clone(), "garden tomato", 10)).unwrap();
     let small = e.render_context(&scope, "garden tomato", &hits, 120).unwrap();
@@ -192,11 +198,7 @@ fn context_fits_the_budget() {
 
 #[test]
 fn a_context_block_quotes_the_best_turns_within_its_budget() {
-    let e = engine();
-    for day in 0..6 {
-        let first = format!("on day {day} we planned garden bed {day} and the tomato seedlings");
-        remember(&e, "t", "c", day * 2, &[first.as_str(), "compost goes in first"]);
-    }
+    let e = garden_plans();
     let scope = Scope::tenant("t").with_conversation(Some("c".into()));
     let query = RecallQuery::new(scope.clone(), "tomato seedlings for bed 3", 10);
     let best = e.recall_messages(&query).unwrap();

@@ -196,8 +196,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 sums.at_budget[i] = recall_of(&quoted.iter().copied().collect());
                 contexts.insert(budget, quoted);
             }
-            let turn_hits =
-                engine.recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
+            let turn_hits = engine.recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
             let turn_ids: Vec<&str> = turn_hits
                 .iter()
                 .filter_map(|m| dia_of_seq.get(m.seq as usize - 1).copied())
