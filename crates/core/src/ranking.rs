@@ -37,6 +37,9 @@ pub struct RankingConfig {
     pub date_boost: f64,
     /// ...and from this many days after it (a day is told of in the days that follow).
     pub date_after_days: f64,
+    /// Turn-level recall: rank candidate turns a third way, by soft word matching (each query
+    /// word against the closest word of the turn, by embedding), fused with the other two.
+    pub word_match: bool,
     /// Turn-level recall: a turn written by someone the query names scores `1 + this` times
     /// as much (after spreading, so an answer by that person next to a question rises too).
     pub author_boost: f64,
@@ -61,6 +64,7 @@ impl Default for RankingConfig {
             date_boost: 2.0,
             date_after_days: 7.0,
             author_boost: 0.5,
+            word_match: true,
             episode_context_weight: 2.0,
         }
     }
@@ -73,6 +77,8 @@ pub struct Candidate {
     pub lexical_rank: Option<usize>,
     /// 1-based rank among the vector candidates.
     pub vector_rank: Option<usize>,
+    /// 1-based rank by soft word matching (turn-level recall), when that was done.
+    pub word_rank: Option<usize>,
     /// Cosine similarity of the query to the candidate, when known.
     pub similarity: Option<f64>,
     /// Recall weight from memory strength, `floor + (1 − floor) · R`.
@@ -89,7 +95,7 @@ pub struct Ranked {
 
 /// Reciprocal rank fusion of the candidate's ranks.
 pub fn rrf(candidate: &Candidate, k: f64) -> f64 {
-    [candidate.lexical_rank, candidate.vector_rank]
+    [candidate.lexical_rank, candidate.vector_rank, candidate.word_rank]
         .into_iter()
         .flatten()
         .map(|rank| 1.0 / (k + rank as f64))
@@ -182,7 +188,13 @@ mod tests {
         similarity: Option<f64>,
         weight: f64,
     ) -> Candidate {
-        Candidate { lexical_rank: lexical, vector_rank: vector, similarity, weight }
+        Candidate {
+            lexical_rank: lexical,
+            vector_rank: vector,
+            word_rank: None,
+            similarity,
+            weight,
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use epimem_store::{PendingReview, Store};
 
 use crate::{
     Engine, EngineError,
+    search::WordIndex,
     search::{LexicalHit, SearchIndex},
 };
 
@@ -129,6 +130,7 @@ impl<S: Store> Engine<S> {
                 Candidate {
                     lexical_rank: lexical_rank.get(slot).copied(),
                     vector_rank: v.and_then(|v| v.0),
+                    word_rank: None,
                     similarity: v.map(|v| v.1),
                     weight: self.memory.recall_weight(r) * date_weight,
                 }
@@ -236,6 +238,7 @@ impl<S: Store> Engine<S> {
                 candidates.push(Candidate {
                     lexical_rank: None,
                     vector_rank: None,
+                    word_rank: None,
                     similarity: None,
                     weight: 1.0,
                 });
@@ -250,6 +253,9 @@ impl<S: Store> Engine<S> {
             let s = at((slot, seq), &mut keys, &mut candidates);
             candidates[s].vector_rank = Some(i + 1);
             candidates[s].similarity = Some(sim);
+        }
+        if config.word_match && q.is_some() {
+            self.rank_by_words(index, query, &keys, &mut candidates)?;
         }
         for (c, &(slot, _)) in candidates.iter_mut().zip(&keys) {
             let dated = self.date_match(query, index.episode(slot));
@@ -315,6 +321,39 @@ impl<S: Store> Engine<S> {
                 query.text
             ))),
         }
+    }
+
+    /// Ranks the candidate turns by soft word matching (`search/words.rs`), embedding the
+    /// words not seen before.
+    fn rank_by_words(
+        &self,
+        index: &mut SearchIndex,
+        query: &RecallQuery,
+        keys: &[(usize, u64)],
+        candidates: &mut [Candidate],
+    ) -> Result<(), EngineError> {
+        let Some(embedder) = &self.embedder else { return Ok(()) };
+        let words = WordIndex::query_words(&index.without_names(&query.text)?);
+        if words.is_empty() {
+            return Ok(());
+        }
+        let missing = index.words.missing(keys, &words);
+        if !missing.is_empty() {
+            let texts: Vec<&str> = missing.iter().map(String::as_str).collect();
+            let vectors = embedder.embed(&texts)?;
+            index.words.set_vectors(&missing, vectors);
+        }
+        let mut scored: Vec<(usize, f64)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &key)| (i, index.words.score(&words, key)))
+            .filter(|&(_, s)| s > 0.0)
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (rank, (i, _)) in scored.into_iter().enumerate() {
+            candidates[i].word_rank = Some(rank + 1);
+        }
+        Ok(())
     }
 
     /// Whether `episode` is from a date the query names.
@@ -405,7 +444,13 @@ fn episode_context(
     k: f64,
 ) -> HashMap<usize, f64> {
     let mut ranks: HashMap<usize, Candidate> = HashMap::new();
-    let blank = Candidate { lexical_rank: None, vector_rank: None, similarity: None, weight: 1.0 };
+    let blank = Candidate {
+        lexical_rank: None,
+        vector_rank: None,
+        word_rank: None,
+        similarity: None,
+        weight: 1.0,
+    };
     for (i, h) in lexical.iter().enumerate() {
         ranks.entry(h.slot).or_insert(blank).lexical_rank.get_or_insert(i + 1);
     }

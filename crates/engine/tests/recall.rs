@@ -391,3 +391,34 @@ fn turns_by_the_person_a_query_names_rise() {
     assert!((boosted / plain - 1.5).abs() < 1e-9, "{plain} {boosted}");
     assert!(boosted > 1.0, "Caroline's own line comes first");
 }
+
+#[test]
+fn near_words_raise_a_turn_when_word_matching_is_on() {
+    let score_of_photo_line = |word_match: bool| {
+        let mut config = EngineConfig::default();
+        config.ranking.word_match = word_match;
+        let e = Engine::new(
+            SqliteStore::open_in_memory().unwrap(),
+            config,
+            Box::new(Arc::new(FixedClock::new(Timestamp(T0)))),
+            "t:1".into(),
+        )
+        .with_embedder(Box::new(HashEmbedder::new(256)));
+        remember(
+            &e,
+            "t",
+            "c",
+            0,
+            &["my photography course starts monday", "taxes are due in april"],
+        );
+        let turns = e
+            .recall_messages(&RecallQuery::new(Scope::tenant("t"), "photographs course", 5))
+            .unwrap();
+        let photo = turns.iter().find(|t| t.seq == 1).unwrap().score;
+        let taxes = turns.iter().find(|t| t.seq == 2).map_or(0.0, |t| t.score);
+        (photo, taxes)
+    };
+    let (off, on) = (score_of_photo_line(false), score_of_photo_line(true));
+    assert!(on.0 > off.0 * 1.2, "the photography line is ranked a third way: {off:?} {on:?}");
+    assert!(on.0 - on.1 > off.0 - off.1, "{off:?} {on:?}");
+}

@@ -7,6 +7,7 @@
 mod lexical;
 mod table;
 mod vectors;
+mod words;
 
 use std::collections::HashMap;
 
@@ -15,6 +16,7 @@ use epimem_store::IndexedMessage;
 
 use crate::EngineError;
 pub(crate) use vectors::VectorHits;
+pub(crate) use words::WordIndex;
 
 /// A message of a closed episode, as indexed.
 pub(crate) struct IndexedLine<'a> {
@@ -34,6 +36,8 @@ pub(crate) struct SearchIndex {
     /// case), to favour the lines of a person the query names.
     authors: Vec<Vec<u32>>,
     author_ids: HashMap<String, u32>,
+    /// The content words of each message, for soft word matching.
+    pub(crate) words: words::WordIndex,
 }
 
 /// A lexical (BM25) hit; hits come best first.
@@ -58,6 +62,7 @@ impl SearchIndex {
             messages: lexical::Bm25::new().map_err(index_error)?,
             authors: Vec::new(),
             author_ids: HashMap::new(),
+            words: words::WordIndex::default(),
             vectors: vectors::VectorIndex::new(
                 config.approximate_from,
                 vectors::Borrow { before, after, max_gap_ms },
@@ -96,6 +101,7 @@ impl SearchIndex {
         self.episodes.remove(slot);
         self.messages.remove(slot);
         self.vectors.remove(slot);
+        self.words.remove_episode(slot);
         self.commit()
     }
 
@@ -201,6 +207,7 @@ impl SearchIndex {
                 written.resize(at + 1, u32::MAX);
             }
             written[at] = id;
+            self.words.add_turn(slot, line.seq, line.content);
             if !authors.contains(&line.author) {
                 authors.push(line.author);
             }
