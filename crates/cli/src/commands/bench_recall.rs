@@ -104,7 +104,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
     );
     for (label, ms, target) in [
         ("episodes (BM25 + vectors, fused)", &episodes_ms, true),
-        ("messages (BM25 + vectors, fused)", &messages_ms, false),
+        ("messages (BM25 + vectors + words)", &messages_ms, false),
     ] {
         let pct = |p: f64| ms[((ms.len() as f64 - 1.0) * p).round() as usize];
         let mark = match (target, pct(0.99) <= 10.0) {
