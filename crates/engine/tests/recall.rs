@@ -12,14 +12,13 @@ const T0: i64 = 1_767_225_600_000;
 const DAY: i64 = 86_400_000;
 
 fn engine() -> Engine<SqliteStore> {
+    engine_with(EngineConfig::default())
+}
+
+fn engine_with(config: EngineConfig) -> Engine<SqliteStore> {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
-    Engine::new(
-        SqliteStore::open_in_memory().unwrap(),
-        EngineConfig::default(),
-        Box::new(clock),
-        "t:1".into(),
-    )
-    .with_embedder(Box::new(HashEmbedder::new(256)))
+    Engine::new(SqliteStore::open_in_memory().unwrap(), config, Box::new(clock), "t:1".into())
+        .with_embedder(Box::new(HashEmbedder::new(256)))
 }
 
 /// One closed episode per (conversation, text), a day apart.
@@ -226,14 +225,7 @@ fn the_approximate_graph_agrees_with_the_full_scan_and_keeps_scope() {
         ranking: epimem_core::RankingConfig { approximate_from: 1, ..Default::default() },
         ..EngineConfig::default()
     };
-    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
-    let approximate = Engine::new(
-        SqliteStore::open_in_memory().unwrap(),
-        graph_config,
-        Box::new(clock),
-        "t:2".into(),
-    )
-    .with_embedder(Box::new(HashEmbedder::new(256)));
+    let approximate = engine_with(graph_config);
     let exact = engine();
     for e in [&approximate, &exact] {
         remember(
@@ -351,13 +343,7 @@ fn turns_by_the_person_a_query_names_rise() {
     let with_boost = |author_boost: f64| {
         let mut config = EngineConfig::default();
         config.ranking.author_boost = author_boost;
-        let e = Engine::new(
-            SqliteStore::open_in_memory().unwrap(),
-            config,
-            Box::new(Arc::new(FixedClock::new(Timestamp(T0)))),
-            "t:1".into(),
-        )
-        .with_embedder(Box::new(HashEmbedder::new(256)));
+        let e = engine_with(config);
         let lines =
             [("Melanie", "we adopted a kitten last week"), ("Caroline", "we adopted a kitten too")];
         let msgs: Vec<MessageInput> = lines
@@ -397,13 +383,7 @@ fn near_words_raise_a_turn_when_word_matching_is_on() {
     let score_of_photo_line = |word_match: bool| {
         let mut config = EngineConfig::default();
         config.ranking.word_match = word_match;
-        let e = Engine::new(
-            SqliteStore::open_in_memory().unwrap(),
-            config,
-            Box::new(Arc::new(FixedClock::new(Timestamp(T0)))),
-            "t:1".into(),
-        )
-        .with_embedder(Box::new(HashEmbedder::new(256)));
+        let e = engine_with(config);
         remember(
             &e,
             "t",
