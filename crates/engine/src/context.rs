@@ -22,8 +22,12 @@ pub struct RecalledContext {
     pub turns: Vec<(EpisodeId, u64)>,
 }
 
-/// Tokens a heading costs, about, when deciding how many turns to fetch.
-const HEADING_TOKENS: usize = 25;
+/// At least what a heading costs (`## 2023-05-08 13:56`), and a quoted line beyond its
+/// words: lower bounds, so turns stop being fetched only once they surely overfill the budget.
+const HEADING_TOKENS: usize = 6;
+const QUOTE_TOKENS: usize = 2;
+/// A quoted line is cut at 60 words, so it costs at least this much of a longer message.
+const LONG_LINE_TOKENS: usize = 60;
 
 /// Raw lines quoted per episode.
 const LINES_PER_EPISODE: usize = 2;
@@ -37,15 +41,15 @@ impl<S: Store> Engine<S> {
         query: &RecallQuery,
         budget: usize,
     ) -> Result<RecalledContext, EngineError> {
-        let wide =
-            RecallQuery { limit: self.config.ranking.candidates.max(query.limit), ..query.clone() };
+        let limit = self.config.ranking.turn_candidates.max(query.limit);
+        let wide = RecallQuery { limit, ..query.clone() };
         let hits = self.recall_messages(&wide)?;
-        // Episodes are read from the store until the turns gathered surely fill the budget.
+        // Episodes are read from the store until the turns gathered surely overfill the budget.
         let mut details: HashMap<EpisodeId, EpisodeDetail> = HashMap::new();
         let mut chosen: Vec<(EpisodeId, u64)> = Vec::new();
         let mut estimate = 0;
         for hit in &hits {
-            if estimate > budget + budget / 4 {
+            if estimate > budget {
                 break;
             }
             if !details.contains_key(&hit.episode) {
@@ -57,7 +61,7 @@ impl<S: Store> Engine<S> {
             }
             let detail = &details[&hit.episode];
             if let Some(m) = detail.messages.iter().find(|m| m.seq == hit.seq) {
-                estimate += m.tokens as usize + 4;
+                estimate += (m.tokens as usize).min(LONG_LINE_TOKENS) + QUOTE_TOKENS;
                 chosen.push((hit.episode.clone(), hit.seq));
             }
         }
