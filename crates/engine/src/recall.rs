@@ -199,9 +199,10 @@ impl<S: Store> Engine<S> {
         Ok(newest.unwrap_or_else(|| self.clock.now()))
     }
 
-    /// Turn-level retrieval: single messages of closed episodes, BM25 and vector candidates
-    /// fused by reciprocal rank and weighted up by how well their episode answers the query,
-    /// each of the best lending some of its score to the turns next to it, best first.
+    /// Turn-level retrieval: single messages of closed episodes ranked by BM25, vectors and
+    /// soft word matching, fused by reciprocal rank, weighted up by how well their episode
+    /// answers the query and by a date it names; each of the best lends some of its score to
+    /// the turns around it, then lines written by a person the query names rise. Best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
         if query.text.trim().is_empty() {
             return Err(EngineError::Invalid("the recall query is empty".into()));
