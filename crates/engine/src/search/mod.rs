@@ -201,12 +201,14 @@ impl SearchIndex {
         for line in lines {
             let next = u32::try_from(self.author_ids.len()).expect("fewer than 4 billion authors");
             let id = *self.author_ids.entry(line.author.to_lowercase()).or_insert(next);
-            let at = (line.seq - episode.first_seq) as usize;
-            let written = &mut self.authors[slot];
-            if written.len() <= at {
-                written.resize(at + 1, u32::MAX);
+            // Lines are the episode's own, from its first message on.
+            if let Some(at) = line.seq.checked_sub(episode.first_seq) {
+                let written = &mut self.authors[slot];
+                if written.len() <= at as usize {
+                    written.resize(at as usize + 1, u32::MAX);
+                }
+                written[at as usize] = id;
             }
-            written[at] = id;
             self.words.add_turn(slot, line.seq, line.content);
             if !authors.contains(&line.author) {
                 authors.push(line.author);
