@@ -41,15 +41,28 @@ impl<S: Store> Engine<S> {
         query: &RecallQuery,
         budget: usize,
     ) -> Result<RecalledContext, EngineError> {
+        Ok(self.recall_contexts(query, &[budget])?.pop().expect("one block per budget"))
+    }
+
+    /// `recall_context` for several budgets at once, from one ranking and one read of the
+    /// episodes quoted; one block per budget, in order. The pending review records the
+    /// episodes of the largest block.
+    pub fn recall_contexts(
+        &self,
+        query: &RecallQuery,
+        budgets: &[usize],
+    ) -> Result<Vec<RecalledContext>, EngineError> {
+        let largest = budgets.iter().copied().max().unwrap_or(0);
         let limit = self.config.ranking.turn_candidates.max(query.limit);
-        let wide = RecallQuery { limit, ..query.clone() };
-        let hits = self.recall_messages(&wide)?;
-        // Episodes are read from the store until the turns gathered surely overfill the budget.
+        let hits = self.recall_messages(&RecallQuery { limit, ..query.clone() })?;
+        // Episodes are read from the store until the turns gathered surely overfill the
+        // largest budget.
         let mut details: HashMap<EpisodeId, EpisodeDetail> = HashMap::new();
-        let mut chosen: Vec<(EpisodeId, u64)> = Vec::new();
+        // (episode, index of the message in its detail), best first.
+        let mut chosen: Vec<(EpisodeId, usize)> = Vec::new();
         let mut estimate = 0;
         for hit in &hits {
-            if estimate > budget {
+            if estimate > largest {
                 break;
             }
             if !details.contains_key(&hit.episode) {
@@ -59,31 +72,40 @@ impl<S: Store> Engine<S> {
                 details.insert(hit.episode.clone(), detail);
                 estimate += HEADING_TOKENS;
             }
-            let detail = &details[&hit.episode];
-            if let Some(m) = detail.messages.iter().find(|m| m.seq == hit.seq) {
-                estimate += (m.tokens as usize).min(LONG_LINE_TOKENS) + QUOTE_TOKENS;
-                chosen.push((hit.episode.clone(), hit.seq));
+            let messages = &details[&hit.episode].messages;
+            if let Some(i) = messages.iter().position(|m| m.seq == hit.seq) {
+                estimate += (messages[i].tokens as usize).min(LONG_LINE_TOKENS) + QUOTE_TOKENS;
+                chosen.push((hit.episode.clone(), i));
             }
         }
         let items: Vec<TurnItem<'_>> = chosen
             .iter()
-            .map(|(id, seq)| {
+            .map(|(id, i)| {
                 let detail = &details[id];
-                let message = detail.messages.iter().find(|m| m.seq == *seq).expect("chosen above");
-                TurnItem { episode: &detail.episode, message }
+                TurnItem { episode: &detail.episode, message: &detail.messages[*i] }
             })
             .collect();
-        let block = render_turns(&items, budget, &self.tokens);
-        chosen.truncate(block.included);
-        let quoted: Vec<&epimem_core::Episode> =
-            block.episodes.iter().map(|id| &details[id].episode).collect();
-        self.record_review_of(query, &quoted, self.recall_moment(query)?)?;
-        Ok(RecalledContext {
-            text: block.text,
-            tokens: block.tokens,
-            episodes: block.episodes,
-            turns: chosen,
-        })
+        let blocks: Vec<RecalledContext> = budgets
+            .iter()
+            .map(|&budget| {
+                let block = render_turns(&items, budget, &self.tokens);
+                RecalledContext {
+                    text: block.text,
+                    tokens: block.tokens,
+                    episodes: block.episodes,
+                    turns: items[..block.included]
+                        .iter()
+                        .map(|t| (t.episode.id.clone(), t.message.seq))
+                        .collect(),
+                }
+            })
+            .collect();
+        if let Some(widest) = budgets.iter().position(|&b| b == largest).map(|i| &blocks[i]) {
+            let quoted: Vec<&epimem_core::Episode> =
+                widest.episodes.iter().map(|id| &details[id].episode).collect();
+            self.record_review_of(query, &quoted, self.recall_moment(query)?)?;
+        }
+        Ok(blocks)
     }
 
     /// Renders `hits` (best first) as a context block of at most `budget` tokens: title, when,

@@ -217,6 +217,11 @@ fn a_context_block_quotes_the_best_turns_within_its_budget() {
     }
     let reviews = e.store().take_pending_reviews(&ConversationKey::new("t", "c")).unwrap();
     assert_eq!(reviews.last().unwrap().memory_ids, large.episodes);
+    // Several budgets at once give the blocks one at a time would, and one review.
+    assert_eq!(e.recall_contexts(&query, &[60, 2_000]).unwrap(), [small, large.clone()]);
+    let reviews = e.store().take_pending_reviews(&ConversationKey::new("t", "c")).unwrap();
+    assert_eq!(reviews.len(), 1);
+    assert_eq!(reviews[0].memory_ids, large.episodes);
 }
 
 #[test]

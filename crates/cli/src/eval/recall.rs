@@ -186,8 +186,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 sums.at_k[i] = recall_of(&covered);
             }
             let mut contexts = BTreeMap::new();
-            for (i, &budget) in BUDGETS.iter().enumerate() {
-                let context = engine.recall_context(&query, budget)?;
+            let blocks = engine.recall_contexts(&query, &BUDGETS)?;
+            for (i, (&budget, context)) in BUDGETS.iter().zip(&blocks).enumerate() {
                 let quoted: Vec<&str> = context
                     .turns
                     .iter()
