@@ -334,7 +334,7 @@ impl<S: Store> Engine<S> {
         candidates: &mut [Candidate],
     ) -> Result<(), EngineError> {
         let Some(embedder) = &self.embedder else { return Ok(()) };
-        let words = WordIndex::query_words(&index.without_names(&query.text)?);
+        let words = WordIndex::query_words(&index.without_names(&query.text));
         if words.is_empty() {
             return Ok(());
         }
@@ -374,7 +374,7 @@ impl<S: Store> Engine<S> {
         // Names of who spoke say little about what was said (LoCoMo: R@10 0.748 → 0.782).
         let text = {
             let guard = self.search_index()?;
-            guard.as_ref().expect("loaded by search_index").without_names(&query.text)?
+            guard.as_ref().expect("loaded by search_index").without_names(&query.text)
         };
         Ok(Some(embedder.embed(&[text.as_str()])?.pop().unwrap_or_default()))
     }

@@ -212,26 +212,6 @@ impl Bm25 {
         Ok(Some(hits))
     }
 
-    /// `text` without the words that name an author (all of it if nothing else is left).
-    pub(crate) fn without_names(&self, text: &str) -> tantivy::Result<String> {
-        let searcher = self.reader.searcher();
-        let mut kept: Vec<&str> = Vec::new();
-        for word in text.split_whitespace() {
-            let bare: String =
-                word.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
-            let named = !bare.is_empty()
-                && searcher.doc_freq(&Term::from_field_text(self.fields.author, &bare))? > 0;
-            if !named {
-                kept.push(word);
-            }
-        }
-        Ok(if kept.iter().any(|w| w.chars().any(char::is_alphanumeric)) {
-            kept.join(" ")
-        } else {
-            text.to_owned()
-        })
-    }
-
     /// The analyzed terms of the query's words, each once, and the words that name an author.
     /// Stopwords are left out unless nothing else is left. Names are not searched as words:
     /// in a conversation between two people their names are in most lines, and matching them
@@ -289,29 +269,4 @@ fn analyzer() -> TextAnalyzer {
         .filter(AsciiFoldingFilter)
         .filter(Stemmer::new(Language::English))
         .build()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_of_authors_are_not_words_to_embed() {
-        let mut index = Bm25::new().unwrap();
-        let episode = crate::search::table::tests::episode("t", "c", None, 0);
-        let doc = Doc {
-            slot: 0,
-            episode: &episode,
-            seq: 1,
-            title: "",
-            summary: "",
-            body: "Caroline: I adopted a puppy",
-            authors: &["Caroline"],
-        };
-        index.add(&doc).unwrap();
-        index.commit().unwrap();
-        assert_eq!(index.without_names("Where did Caroline go?").unwrap(), "Where did go?");
-        assert_eq!(index.without_names("caroline's puppy").unwrap(), "caroline's puppy");
-        assert_eq!(index.without_names("Caroline?").unwrap(), "Caroline?", "nothing else left");
-    }
 }

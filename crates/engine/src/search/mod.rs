@@ -158,9 +158,22 @@ impl SearchIndex {
             .is_some_and(|id| authors.contains(id))
     }
 
-    /// The query as worth embedding: without the names of who spoke.
-    pub(crate) fn without_names(&self, text: &str) -> Result<String, EngineError> {
-        self.messages.without_names(text).map_err(index_error)
+    /// The query as worth embedding: without the words that name who spoke (all of it if
+    /// nothing else is left).
+    pub(crate) fn without_names(&self, text: &str) -> String {
+        let kept: Vec<&str> = text
+            .split_whitespace()
+            .filter(|word| {
+                let bare: String =
+                    word.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
+                !self.author_ids.contains_key(&bare)
+            })
+            .collect();
+        if kept.iter().any(|w| w.chars().any(char::is_alphanumeric)) {
+            kept.join(" ")
+        } else {
+            text.to_owned()
+        }
     }
 
     /// Vector candidates in `scope`, and the similarity of the `also` slots.
@@ -252,4 +265,24 @@ impl SearchIndex {
 
 fn index_error(e: tantivy::TantivyError) -> EngineError {
     EngineError::Index(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_of_authors_are_not_words_to_embed() {
+        let row = IndexedMessage {
+            episode: table::tests::episode("t", "c", None, 0),
+            seq: 1,
+            author: "Caroline".into(),
+            content: "I adopted a puppy".into(),
+            vector: None,
+        };
+        let index = SearchIndex::build(&[row], &RankingConfig::default()).unwrap();
+        assert_eq!(index.without_names("Where did Caroline go?"), "Where did go?");
+        assert_eq!(index.without_names("caroline's puppy"), "caroline's puppy");
+        assert_eq!(index.without_names("Caroline?"), "Caroline?", "nothing else left");
+    }
 }
