@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{Fusion, fusion::fuse};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RankingConfig {
@@ -13,6 +15,10 @@ pub struct RankingConfig {
     pub turn_candidates: usize,
     /// The `k` of reciprocal rank fusion: `Σ 1 / (k + rank)`.
     pub rrf_k: f64,
+    /// How turn-level recall fuses its three rankings (episodes fuse ranks).
+    pub turn_fusion: Fusion,
+    /// Weights of the lexical, vector and word scores when fusing scores.
+    pub score_weights: [f64; 3],
     /// Gate: drop vector-only hits whose similarity is below this...
     pub min_similarity: f64,
     /// ...or more than this below the best hit's similarity.
@@ -43,6 +49,9 @@ pub struct RankingConfig {
     /// Turn-level recall: a turn written by someone the query names scores `1 + this` times
     /// as much (after spreading, so an answer by that person next to a question rises too).
     pub author_boost: f64,
+    /// Turn-level recall: a turn that asks (ends in a question mark) keeps this share of its
+    /// score (after spreading, so the answer next to it still rises).
+    pub question_weight: f64,
     /// Turn-level recall: a turn's score is multiplied by `1 + this · c`, where c (0 to 1) is
     /// how well its episode answers the query.
     pub episode_context_weight: f64,
@@ -54,6 +63,8 @@ impl Default for RankingConfig {
             candidates: 100,
             turn_candidates: 300,
             rrf_k: 60.0,
+            turn_fusion: Fusion::Scores,
+            score_weights: [1.0, 1.0, 1.0],
             min_similarity: 0.1,
             similarity_delta: 0.5,
             gate_lexical_hits: false,
@@ -64,6 +75,7 @@ impl Default for RankingConfig {
             date_boost: 2.0,
             date_after_days: 7.0,
             author_boost: 0.5,
+            question_weight: 0.8,
             word_match: true,
             episode_context_weight: 2.0,
         }
@@ -79,8 +91,12 @@ pub struct Candidate {
     pub vector_rank: Option<usize>,
     /// 1-based rank by soft word matching (turn-level recall), when that was done.
     pub word_rank: Option<usize>,
+    /// BM25 score, when a lexical candidate.
+    pub lexical_score: Option<f64>,
     /// Cosine similarity of the query to the candidate, when known.
     pub similarity: Option<f64>,
+    /// Soft word matching score, when that was done.
+    pub word_score: Option<f64>,
     /// Recall weight from memory strength, `floor + (1 − floor) · R`.
     pub weight: f64,
 }
@@ -93,32 +109,22 @@ pub struct Ranked {
     pub score: f64,
 }
 
-/// Reciprocal rank fusion of the candidate's ranks.
-pub fn rrf(candidate: &Candidate, k: f64) -> f64 {
-    [candidate.lexical_rank, candidate.vector_rank, candidate.word_rank]
-        .into_iter()
-        .flatten()
-        .map(|rank| 1.0 / (k + rank as f64))
-        .sum()
-}
-
-/// Fuses, weights and gates `candidates`; best first. `same(a, b)` tells whether two
-/// candidates are near-duplicates (the caller knows their vectors).
+/// Fuses (`fusion`), weights and gates `candidates`; best first. `same(a, b)` tells whether
+/// two candidates are near-duplicates (the caller knows their vectors).
 pub fn rank(
     candidates: &[Candidate],
     config: &RankingConfig,
+    fusion: Fusion,
     same: impl Fn(usize, usize) -> bool,
 ) -> Vec<Ranked> {
+    let fused = fuse(candidates, fusion, config.rrf_k, config.score_weights);
     let best_similarity =
         candidates.iter().filter_map(|c| c.similarity).fold(f64::NEG_INFINITY, f64::max);
     let mut ranked: Vec<Ranked> = candidates
         .iter()
         .enumerate()
         .filter(|(_, c)| passes_gate(c, best_similarity, config))
-        .map(|(index, c)| {
-            let fused = rrf(c, config.rrf_k);
-            Ranked { index, fused, score: fused * c.weight }
-        })
+        .map(|(index, c)| Ranked { index, fused: fused[index], score: fused[index] * c.weight })
         .collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
     let mut kept: Vec<Ranked> = Vec::with_capacity(ranked.len());
@@ -181,6 +187,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::rrf;
 
     fn c(
         lexical: Option<usize>,
@@ -192,18 +199,11 @@ mod tests {
             lexical_rank: lexical,
             vector_rank: vector,
             word_rank: None,
+            lexical_score: None,
             similarity,
+            word_score: None,
             weight,
         }
-    }
-
-    #[test]
-    fn rrf_by_hand() {
-        let k = 60.0;
-        assert!(
-            (rrf(&c(Some(1), Some(3), None, 1.0), k) - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-15
-        );
-        assert_eq!(rrf(&c(None, None, None, 1.0), k), 0.0);
     }
 
     #[test]
@@ -215,7 +215,10 @@ mod tests {
             c(Some(3), Some(3), Some(0.7), 0.3),
         ];
         let order: Vec<usize> =
-            rank(&cands, &RankingConfig::default(), |_, _| false).iter().map(|r| r.index).collect();
+            rank(&cands, &RankingConfig::default(), Fusion::Ranks, |_, _| false)
+                .iter()
+                .map(|r| r.index)
+                .collect();
         assert_eq!(order, [1, 0, 2, 3]);
     }
 
@@ -227,12 +230,14 @@ mod tests {
             c(None, Some(3), Some(0.05), 1.0), // below the minimum
             c(Some(1), None, Some(0.01), 1.0), // lexical: passes
         ];
-        let kept: Vec<usize> =
-            rank(&cands, &RankingConfig::default(), |_, _| false).iter().map(|r| r.index).collect();
+        let kept: Vec<usize> = rank(&cands, &RankingConfig::default(), Fusion::Ranks, |_, _| false)
+            .iter()
+            .map(|r| r.index)
+            .collect();
         assert_eq!(kept, [0, 3]); // equal scores: input order
         let strict = RankingConfig { gate_lexical_hits: true, ..Default::default() };
         let kept: Vec<usize> =
-            rank(&cands, &strict, |_, _| false).iter().map(|r| r.index).collect();
+            rank(&cands, &strict, Fusion::Ranks, |_, _| false).iter().map(|r| r.index).collect();
         assert_eq!(kept, [0]);
     }
 
@@ -240,11 +245,12 @@ mod tests {
     fn duplicates_collapse_onto_the_better() {
         let cands =
             [c(Some(2), None, None, 1.0), c(Some(1), None, None, 1.0), c(Some(3), None, None, 1.0)];
-        let kept: Vec<usize> =
-            rank(&cands, &RankingConfig::default(), |a, b| a.min(b) == 0 && a.max(b) == 1)
-                .iter()
-                .map(|r| r.index)
-                .collect();
+        let kept: Vec<usize> = rank(&cands, &RankingConfig::default(), Fusion::Ranks, |a, b| {
+            a.min(b) == 0 && a.max(b) == 1
+        })
+        .iter()
+        .map(|r| r.index)
+        .collect();
         assert_eq!(kept, [1, 2]);
     }
 
@@ -318,7 +324,7 @@ mod tests {
         ) {
             let cands: Vec<Candidate> = raw.iter().map(|&(l, v, s, w)| c(l, v, s, w)).collect();
             let config = RankingConfig::default();
-            let out = rank(&cands, &config, |_, _| false);
+            let out = rank(&cands, &config, Fusion::Ranks, |_, _| false);
             for w in out.windows(2) {
                 prop_assert!(w[0].score >= w[1].score);
             }

@@ -407,3 +407,51 @@ fn near_words_raise_a_turn_when_word_matching_is_on() {
     assert!(on.0 > off.0 * 1.2, "the photography line is ranked a third way: {off:?} {on:?}");
     assert!(on.0 - on.1 > off.0 - off.1, "{off:?} {on:?}");
 }
+
+#[test]
+fn a_line_that_asks_yields_to_the_line_that_answers() {
+    let ratio = |question_weight: f64| {
+        let mut config = EngineConfig::default();
+        config.ranking.question_weight = question_weight;
+        // Without spreading, each line keeps only its own score.
+        config.ranking.neighbor_weights = Vec::new();
+        let e = engine_with(config);
+        remember(&e, "t", "c", 0, &["did you adopt a kitten?", "yes, we adopted a kitten"]);
+        let turns =
+            e.recall_messages(&RecallQuery::new(Scope::tenant("t"), "adopted kitten", 5)).unwrap();
+        let score = |seq| turns.iter().find(|t| t.seq == seq).unwrap().score;
+        score(1) / score(2)
+    };
+    let (plain, weighed) = (ratio(1.0), ratio(0.5));
+    assert!((weighed / plain - 0.5).abs() < 1e-9, "{plain} {weighed}");
+}
+
+#[test]
+fn fused_scores_count_each_retriever_by_its_weight() {
+    let vector_only_score = |weights: [f64; 3]| {
+        let mut config = EngineConfig::default();
+        config.ranking.score_weights = weights;
+        config.ranking.neighbor_weights = Vec::new();
+        let e = engine_with(config);
+        remember(&e, "t", "c", 0, &["we went camping by the mountain lake"]);
+        remember(&e, "t", "c", 1, &["taxes are due in april"]);
+        let turns = e
+            .recall_messages(&RecallQuery::new(Scope::tenant("t"), "campground lakeside", 5))
+            .unwrap();
+        // No word of the query is in the camping line: only its vector (trigrams) finds it.
+        turns.iter().find(|t| t.seq == 1).map_or(0.0, |t| t.score)
+    };
+    assert_eq!(vector_only_score([1.0, 0.0, 0.0]), 0.0);
+    assert!(vector_only_score([0.0, 1.0, 0.0]) > 0.0);
+    let ranks = {
+        let mut config = EngineConfig::default();
+        config.ranking.turn_fusion = epimem_core::Fusion::Ranks;
+        let e = engine_with(config);
+        remember(&e, "t", "c", 0, &["we went camping by the mountain lake"]);
+        let turns = e
+            .recall_messages(&RecallQuery::new(Scope::tenant("t"), "campground lakeside", 5))
+            .unwrap();
+        turns[0].score
+    };
+    assert!(ranks > 0.0 && ranks < 1.0, "reciprocal ranks are small: {ranks}");
+}

@@ -147,7 +147,7 @@ impl Bm25 {
         scope: &Scope,
         query: &str,
         limit: usize,
-    ) -> tantivy::Result<Option<Vec<(usize, u64)>>> {
+    ) -> tantivy::Result<Option<Vec<(usize, u64, f32)>>> {
         let f = self.fields;
         let searcher = self.reader.searcher();
         let (terms, names) = self.query_terms(query, &searcher)?;
@@ -200,14 +200,14 @@ impl Bm25 {
             &TopDocs::with_limit(limit.max(1)).order_by_score(),
         )?;
         let mut hits = Vec::with_capacity(top.len());
-        for (_, DocAddress { segment_ord, doc_id }) in top {
+        for (score, DocAddress { segment_ord, doc_id }) in top {
             let fast = searcher.segment_reader(segment_ord).fast_fields();
             let (Some(slot), seq) =
                 (fast.u64("slot")?.first(doc_id), fast.u64("seq")?.first(doc_id).unwrap_or(0))
             else {
                 continue;
             };
-            hits.push((slot as usize, seq));
+            hits.push((slot as usize, seq, score));
         }
         Ok(Some(hits))
     }

@@ -26,15 +26,23 @@ pub(crate) struct IndexedLine<'a> {
     pub(crate) vector: Option<&'a [f32]>,
 }
 
+/// What ranking knows of one message besides its words.
+#[derive(Debug, Clone, Copy)]
+struct LineFacts {
+    /// Who wrote it (interned, lower case), to favour the lines of a person the query names.
+    author: u32,
+    /// Whether it ends in a question mark: a line that asks tells less than one that answers.
+    asks: bool,
+}
+
 #[derive(Debug)]
 pub(crate) struct SearchIndex {
     table: table::EpisodeTable,
     episodes: lexical::Bm25,
     messages: lexical::Bm25,
     vectors: vectors::VectorIndex,
-    /// Who wrote each message, by slot and by seq from the episode's first (interned, lower
-    /// case), to favour the lines of a person the query names.
-    authors: Vec<Vec<u32>>,
+    /// What ranking knows of each message, by slot and by seq from the episode's first.
+    lines: Vec<Vec<LineFacts>>,
     author_ids: HashMap<String, u32>,
     /// The content words of each message, for soft word matching.
     pub(crate) words: words::WordIndex,
@@ -46,6 +54,8 @@ pub(crate) struct LexicalHit {
     pub(crate) slot: usize,
     /// The message (message hits only).
     pub(crate) seq: u64,
+    /// Its BM25 score (with what a named author adds).
+    pub(crate) score: f32,
 }
 
 impl SearchIndex {
@@ -60,7 +70,7 @@ impl SearchIndex {
             table: table::EpisodeTable::default(),
             episodes: lexical::Bm25::new().map_err(index_error)?,
             messages: lexical::Bm25::new().map_err(index_error)?,
-            authors: Vec::new(),
+            lines: Vec::new(),
             author_ids: HashMap::new(),
             words: words::WordIndex::default(),
             vectors: vectors::VectorIndex::new(
@@ -102,6 +112,9 @@ impl SearchIndex {
         self.messages.remove(slot);
         self.vectors.remove(slot);
         self.words.remove_episode(slot);
+        if let Some(lines) = self.lines.get_mut(slot) {
+            *lines = Vec::new();
+        }
         self.commit()
     }
 
@@ -152,10 +165,17 @@ impl SearchIndex {
 
     /// Whether message `seq` of `slot` was written by one of `authors`.
     pub(crate) fn written_by(&self, slot: usize, seq: u64, authors: &[u32]) -> bool {
-        let first = self.table.episode(slot).first_seq;
-        seq.checked_sub(first)
-            .and_then(|at| self.authors.get(slot)?.get(at as usize))
-            .is_some_and(|id| authors.contains(id))
+        self.line(slot, seq).is_some_and(|line| authors.contains(&line.author))
+    }
+
+    /// Whether message `seq` of `slot` asks a question (ends in a question mark).
+    pub(crate) fn asks(&self, slot: usize, seq: u64) -> bool {
+        self.line(slot, seq).is_some_and(|line| line.asks)
+    }
+
+    fn line(&self, slot: usize, seq: u64) -> Option<&LineFacts> {
+        let at = seq.checked_sub(self.table.episode(slot).first_seq)?;
+        self.lines.get(slot)?.get(at as usize)
     }
 
     /// The query as worth embedding: without the words that name who spoke (all of it if
@@ -197,7 +217,9 @@ impl SearchIndex {
         limit: usize,
     ) -> Result<Option<Vec<LexicalHit>>, EngineError> {
         let hits = index.search(scope, query, limit).map_err(index_error)?;
-        Ok(hits.map(|hits| hits.into_iter().map(|(slot, seq)| LexicalHit { slot, seq }).collect()))
+        Ok(hits.map(|hits| {
+            hits.into_iter().map(|(slot, seq, score)| LexicalHit { slot, seq, score }).collect()
+        }))
     }
 
     fn stage(&mut self, episode: &Episode, lines: &[IndexedLine<'_>]) -> Result<(), EngineError> {
@@ -208,19 +230,20 @@ impl SearchIndex {
         let conversation = self.table.conversation_of(slot);
         let mut body = String::new();
         let mut authors: Vec<&str> = Vec::new();
-        if self.authors.len() <= slot {
-            self.authors.resize(slot + 1, Vec::new());
+        if self.lines.len() <= slot {
+            self.lines.resize(slot + 1, Vec::new());
         }
         for line in lines {
             let next = u32::try_from(self.author_ids.len()).expect("fewer than 4 billion authors");
             let id = *self.author_ids.entry(line.author.to_lowercase()).or_insert(next);
             // Lines are the episode's own, from its first message on.
             if let Some(at) = line.seq.checked_sub(episode.first_seq) {
-                let written = &mut self.authors[slot];
-                if written.len() <= at as usize {
-                    written.resize(at as usize + 1, u32::MAX);
+                let facts = &mut self.lines[slot];
+                if facts.len() <= at as usize {
+                    facts.resize(at as usize + 1, LineFacts { author: u32::MAX, asks: false });
                 }
-                written[at as usize] = id;
+                let asks = line.content.trim_end().ends_with('?');
+                facts[at as usize] = LineFacts { author: id, asks };
             }
             self.words.add_turn(slot, line.seq, line.content);
             if !authors.contains(&line.author) {
