@@ -77,7 +77,7 @@ impl Default for RankingConfig {
             author_boost: 0.5,
             question_weight: 0.8,
             word_match: true,
-            episode_context_weight: 2.0,
+            episode_context_weight: 4.0,
         }
     }
 }

@@ -4,8 +4,8 @@
 use std::{collections::HashMap, sync::MutexGuard};
 
 use epimem_core::{
-    Candidate, DateMention, Episode, EpisodeId, Fusion, Scope, Timestamp, date_mention, rank, rrf,
-    spread_to_neighbors,
+    Candidate, DateMention, Episode, EpisodeId, Fusion, RankingConfig, Scope, Timestamp,
+    date_mention, fuse, rank, spread_to_neighbors,
 };
 use epimem_store::{PendingReview, Store};
 
@@ -228,7 +228,7 @@ impl<S: Store> Engine<S> {
         let context = if context_wanted {
             let lexical_episodes =
                 index.lexical_episodes(&query.scope, &query.text, n)?.unwrap_or_default();
-            episode_context(&lexical_episodes, &vector_episodes, config.rrf_k)
+            episode_context(&lexical_episodes, &vector_episodes, config)
         } else {
             HashMap::new()
         };
@@ -452,21 +452,30 @@ const BLANK: Candidate = Candidate {
     weight: 1.0,
 };
 
-/// How well each episode answers the query as a whole: reciprocal rank fusion of its lexical
-/// and vector ranks, scaled so the best is 1.
+/// How well each episode answers the query as a whole: its lexical and vector ranks or scores
+/// fused as turns are, scaled so the best is 1.
 fn episode_context(
     lexical: &[LexicalHit],
     vector: &[(usize, f64, u64)],
-    k: f64,
+    config: &RankingConfig,
 ) -> HashMap<usize, f64> {
     let mut ranks: HashMap<usize, Candidate> = HashMap::new();
     for (i, h) in lexical.iter().enumerate() {
-        ranks.entry(h.slot).or_insert(BLANK).lexical_rank.get_or_insert(i + 1);
+        let c = ranks.entry(h.slot).or_insert(BLANK);
+        c.lexical_rank.get_or_insert(i + 1);
+        c.lexical_score.get_or_insert(f64::from(h.score));
     }
     for (i, v) in vector.iter().enumerate() {
-        ranks.entry(v.0).or_insert(BLANK).vector_rank.get_or_insert(i + 1);
+        let c = ranks.entry(v.0).or_insert(BLANK);
+        c.vector_rank.get_or_insert(i + 1);
+        c.similarity.get_or_insert(v.1);
     }
-    let mut fused: HashMap<usize, f64> = ranks.iter().map(|(&slot, c)| (slot, rrf(c, k))).collect();
+    let slots: Vec<usize> = ranks.keys().copied().collect();
+    let candidates: Vec<Candidate> = slots.iter().map(|s| ranks[s]).collect();
+    let [lexical_weight, vector_weight, _] = config.score_weights;
+    let fused =
+        fuse(&candidates, config.turn_fusion, config.rrf_k, [lexical_weight, vector_weight, 0.0]);
+    let mut fused: HashMap<usize, f64> = slots.into_iter().zip(fused).collect();
     let best = fused.values().copied().fold(0.0, f64::max);
     if best > 0.0 {
         fused.values_mut().for_each(|v| *v /= best);
@@ -482,14 +491,24 @@ mod tests {
     fn episode_context_is_fused_and_scaled_to_the_best() {
         let lexical = [
             LexicalHit { slot: 7, seq: 0, score: 2.0 },
-            LexicalHit { slot: 3, seq: 0, score: 1.0 },
+            LexicalHit { slot: 3, seq: 0, score: 1.8 },
         ];
-        let vector = [(3, 0.9, 1), (5, 0.8, 2)];
-        let context = episode_context(&lexical, &vector, 60.0);
-        // Episode 3 is in both lists, so it is the best.
-        assert_eq!(context[&3], 1.0);
-        assert!(context[&7] < 1.0 && context[&7] > context[&5], "{context:?}");
-        assert!(context.values().all(|&c| c > 0.0 && c <= 1.0));
-        assert!(episode_context(&[], &[], 60.0).is_empty());
+        let vector = [(3, 0.9, 1), (5, 0.8, 2), (7, 0.1, 3)];
+        for fusion in [Fusion::Ranks, Fusion::Scores] {
+            let config = RankingConfig { turn_fusion: fusion, ..Default::default() };
+            let context = episode_context(&lexical, &vector, &config);
+            // Episode 3 is near the top of both lists, so it is the best.
+            assert_eq!(context[&3], 1.0, "{fusion:?}");
+            assert!(context.values().all(|&c| (0.0..=1.0).contains(&c)), "{fusion:?}");
+            assert!(episode_context(&[], &[], &config).is_empty());
+        }
+        // Ranks forget that episode 7 is barely similar; scores remember.
+        let by = |fusion| {
+            let config = RankingConfig { turn_fusion: fusion, ..Default::default() };
+            episode_context(&lexical, &vector, &config)
+        };
+        let (ranks, scores) = (by(Fusion::Ranks), by(Fusion::Scores));
+        assert!(ranks[&7] > ranks[&5], "{ranks:?}");
+        assert!(scores[&7] / scores[&3] < ranks[&7] / ranks[&3], "{scores:?} {ranks:?}");
     }
 }
