@@ -55,6 +55,9 @@ pub struct RankingConfig {
     /// Turn-level recall: a turn's score is multiplied by `1 + this · c`, where c (0 to 1) is
     /// how well its episode answers the query.
     pub episode_context_weight: f64,
+    /// Turn-level recall: an episode's context is at least this share of the context of the
+    /// episode just before or after it (unless a silence separates them).
+    pub context_neighbor_share: f64,
 }
 
 impl Default for RankingConfig {
@@ -78,6 +81,7 @@ impl Default for RankingConfig {
             question_weight: 0.8,
             word_match: true,
             episode_context_weight: 4.0,
+            context_neighbor_share: 0.8,
         }
     }
 }

@@ -255,10 +255,18 @@ impl<S: Store> Engine<S> {
         if config.word_match && q.is_some() {
             self.rank_by_words(index, query, &keys, &mut candidates)?;
         }
+        let max_gap = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
+        // A cut can fall inside a story: an episode answers as well as the one beside it, a
+        // little discounted.
+        let context_of = |slot: usize| {
+            let own = context.get(&slot).copied().unwrap_or(0.0);
+            index.adjacent(slot, max_gap).fold(own, |best, n| {
+                best.max(config.context_neighbor_share * context.get(&n).copied().unwrap_or(0.0))
+            })
+        };
         for (c, &(slot, _)) in candidates.iter_mut().zip(&keys) {
             let dated = self.date_match(query, index.episode(slot));
-            c.weight = (1.0
-                + config.episode_context_weight * context.get(&slot).copied().unwrap_or(0.0))
+            c.weight = (1.0 + config.episode_context_weight * context_of(slot))
                 * if dated { 1.0 + config.date_boost } else { 1.0 };
         }
         let scored: Vec<((usize, u64), f64)> =
@@ -269,7 +277,6 @@ impl<S: Store> Engine<S> {
         // Neighbours cross episode edges (a cut can fall between a question and its answer)
         // within the conversation, unless a long silence separates the episodes, and stay
         // inside the query's time range.
-        let max_gap = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
         let neighbor = |(slot, seq): (usize, u64), offset: i64| {
             let seq = seq.checked_add_signed(offset).filter(|&s| s > 0)?;
             let found = index.holding(slot, seq)?;

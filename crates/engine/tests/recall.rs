@@ -455,3 +455,39 @@ fn fused_scores_count_each_retriever_by_its_weight() {
     };
     assert!(ranks > 0.0 && ranks < 1.0, "reciprocal ranks are small: {ranks}");
 }
+
+#[test]
+fn an_episode_shares_the_context_of_the_one_told_just_before() {
+    // Two episodes of one conversation, `gap_minutes` apart; the second holds one line.
+    let seeds_score = |share: f64, gap_minutes: i64| {
+        let mut config = EngineConfig::default();
+        config.ranking.context_neighbor_share = share;
+        config.ranking.neighbor_weights = Vec::new();
+        let e = engine_with(config);
+        let scope = Scope::tenant("t").with_conversation(Some("c".into()));
+        let at = |minutes: i64| Timestamp(T0 + minutes * 60_000);
+        let message = |key: &str, text: &str, minutes: i64| MessageInput {
+            conversation: ConversationKey::new("t", "c"),
+            user: None,
+            agent: None,
+            key: key.into(),
+            role: Role::User,
+            speaker: Some("Caroline".into()),
+            content: text.into(),
+            timestamp: Some(at(minutes)),
+            metadata: serde_json::Value::Null,
+        };
+        e.ingest(vec![
+            message("a1", "the garden show had prize roses and prize tulips", 0),
+            message("a2", "prize roses everywhere, roses by the gate", 1),
+        ])
+        .unwrap();
+        e.flush(&scope).unwrap();
+        e.ingest(vec![message("b1", "we also bought seeds", 1 + gap_minutes)]).unwrap();
+        e.flush(&scope).unwrap();
+        let turns = e.recall_messages(&RecallQuery::new(scope, "prize roses seeds", 5)).unwrap();
+        turns.iter().find(|t| t.seq == 3).unwrap().score
+    };
+    assert!(seeds_score(0.8, 5) > seeds_score(0.0, 5) * 1.2, "five minutes after the show");
+    assert_eq!(seeds_score(0.8, 120), seeds_score(0.0, 120), "two hours later: a new story");
+}

@@ -127,6 +127,22 @@ impl SearchIndex {
         self.table.holding(slot, seq)
     }
 
+    /// The episodes just before and just after `slot`'s in its conversation, unless a silence
+    /// of more than `max_gap_ms` separates them.
+    pub(crate) fn adjacent(&self, slot: usize, max_gap_ms: i64) -> impl Iterator<Item = usize> {
+        let e = self.episode(slot);
+        let before = e
+            .first_seq
+            .checked_sub(1)
+            .filter(|&seq| seq > 0)
+            .and_then(|seq| self.holding(slot, seq))
+            .filter(|&n| e.start.0 - self.episode(n).end.0 <= max_gap_ms);
+        let after = (e.last_seq.checked_add(1))
+            .and_then(|seq| self.holding(slot, seq))
+            .filter(|&n| self.episode(n).start.0 - e.end.0 <= max_gap_ms);
+        before.into_iter().chain(after)
+    }
+
     /// Message vectors held.
     pub(crate) fn vectors_len(&self) -> usize {
         self.vectors.len()
