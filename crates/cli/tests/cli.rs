@@ -65,6 +65,29 @@ fn recall_ranks_the_right_episode_first() {
 }
 
 #[test]
+fn recall_with_a_budget_prints_lines_or_whole_episodes() {
+    let dir = ingested();
+    let db = dir.path().join("e.db");
+    let lines =
+        json_lines(&epimem(&db, &["recall", "flaky webhook test", "--budget", "200", "--json"]));
+    assert!(lines[0]["tokens"].as_u64().unwrap() <= 200, "{}", lines[0]);
+    assert!(!lines[0]["turns"].as_array().unwrap().is_empty());
+    let whole = json_lines(&epimem(
+        &db,
+        &["recall", "flaky webhook test", "--budget", "400", "--episodes", "--json"],
+    ));
+    let episodes = whole[0]["episodes"].as_array().unwrap();
+    assert!(whole[0]["tokens"].as_u64().unwrap() <= 400, "{}", whole[0]);
+    let title = episodes[0]["title"].as_str().unwrap();
+    assert!(title.contains("CI pipeline"), "{}", whole[0]);
+    assert!(whole[0]["context"].as_str().unwrap().contains(title));
+    // --episodes shapes a budgeted block; alone it is a mistake worth naming.
+    let alone = epimem(&db, &["recall", "flaky webhook test", "--episodes"]);
+    assert!(!alone.status.success());
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("--budget"));
+}
+
+#[test]
 fn show_returns_messages_and_names_unknown_ids() {
     let dir = ingested();
     let db = dir.path().join("e.db");

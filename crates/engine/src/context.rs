@@ -22,12 +22,25 @@ pub struct RecalledContext {
     pub turns: Vec<(EpisodeId, u64)>,
 }
 
+/// A context block of whole episodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeContext {
+    pub text: String,
+    /// Tokens of `text`.
+    pub tokens: usize,
+    /// The episodes shown, best first, and why each came back.
+    pub hits: Vec<RecallHit>,
+}
+
 /// At least what a heading costs (`## 2023-05-08 13:56`), and a quoted line beyond its
 /// words: lower bounds, so turns stop being fetched only once they surely overfill the budget.
 const HEADING_TOKENS: usize = 6;
 const QUOTE_TOKENS: usize = 2;
 /// A quoted line is cut at 60 words, so it costs at least this much of a longer message.
 const LONG_LINE_TOKENS: usize = 60;
+
+/// Most episodes an episode context block shows.
+const MAX_EPISODES: usize = 1000;
 
 /// Raw lines quoted per episode.
 const LINES_PER_EPISODE: usize = 2;
@@ -106,6 +119,30 @@ impl<S: Store> Engine<S> {
             self.record_review_of(query, &quoted, self.recall_moment(query)?)?;
         }
         Ok(blocks)
+    }
+
+    /// The episodes that best answer `query`, as many as fit in `budget` tokens, each as its
+    /// title, when, summary and the lines that matched. A recall in one conversation is
+    /// recorded as a pending review of the episodes shown.
+    pub fn recall_episode_context(
+        &self,
+        query: &RecallQuery,
+        budget: usize,
+    ) -> Result<EpisodeContext, EngineError> {
+        // Ranks more episodes until the budget, not the ranking, is what ends the block.
+        let mut limit = query.limit.max(16);
+        loop {
+            let wide = RecallQuery { limit, ..query.clone() };
+            let (hits, at) = self.rank_episodes(&wide)?;
+            let context = self.render_context(&query.scope, &query.text, &hits, budget)?;
+            if context.included < hits.len() || hits.len() < limit || limit >= MAX_EPISODES {
+                let mut hits = hits;
+                hits.truncate(context.included);
+                self.record_review(query, &hits, at)?;
+                return Ok(EpisodeContext { text: context.text, tokens: context.tokens, hits });
+            }
+            limit = (limit * 4).min(MAX_EPISODES);
+        }
     }
 
     /// Renders `hits` (best first) as a context block of at most `budget` tokens: title, when,

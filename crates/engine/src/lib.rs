@@ -19,7 +19,7 @@ use epimem_store::{EpisodeDetail, PushOutcome, Stats, Store};
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{EngineConfig, JobsConfig};
-pub use context::RecalledContext;
+pub use context::{EpisodeContext, RecalledContext};
 pub use error::EngineError;
 pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;

@@ -75,6 +75,17 @@ impl<S: Store> Engine<S> {
     /// The episodes in the query's scope that best answer it, best first. A recall in one
     /// conversation is recorded as a pending review of what it returned.
     pub fn recall(&self, query: &RecallQuery) -> Result<Vec<RecallHit>, EngineError> {
+        let (hits, at) = self.rank_episodes(query)?;
+        self.record_review(query, &hits, at)?;
+        Ok(hits)
+    }
+
+    /// The episodes in the query's scope that best answer it, best first, and the moment
+    /// their strength was judged at; no review is recorded.
+    pub(crate) fn rank_episodes(
+        &self,
+        query: &RecallQuery,
+    ) -> Result<(Vec<RecallHit>, Timestamp), EngineError> {
         if query.text.trim().is_empty() {
             return Err(EngineError::Invalid("the recall query is empty".into()));
         }
@@ -176,8 +187,7 @@ impl<S: Store> Engine<S> {
                 })
             })
             .collect();
-        self.record_review(query, &hits, at)?;
-        Ok(hits)
+        Ok((hits, at))
     }
 
     /// The moment memory strength is judged at: the query's, else conversation time now.
@@ -405,7 +415,7 @@ impl<S: Store> Engine<S> {
         self.index.lock().map_err(|_| EngineError::Index("the search index is poisoned".into()))
     }
 
-    fn record_review(
+    pub(crate) fn record_review(
         &self,
         query: &RecallQuery,
         hits: &[RecallHit],

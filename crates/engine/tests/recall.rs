@@ -196,6 +196,29 @@ fn context_fits_the_budget() {
 }
 
 #[test]
+fn an_episode_context_shows_whole_episodes_while_they_fit() {
+    let e = garden_plans();
+    let scope = Scope::tenant("t").with_conversation(Some("c".into()));
+    // The limit does not cap the block: the budget does.
+    let query = RecallQuery::new(scope, "garden tomato seedlings", 1);
+    let small = e.recall_episode_context(&query, 150).unwrap();
+    let large = e.recall_episode_context(&query, 5_000).unwrap();
+    assert!(small.tokens <= 150 && !small.hits.is_empty(), "{small:?}");
+    assert_eq!(large.hits.len(), 6, "every episode fits in 5,000 tokens");
+    assert_eq!(e.tokens().count(&large.text) as usize, large.tokens);
+    // Title, when, summary and lines, best first as episode recall ranks them.
+    let best = &large.hits[0].episode;
+    assert!(large.text.contains(&best.title), "{}", large.text);
+    assert!(large.text.contains("compost goes in first"));
+    assert_eq!(small.hits[..], large.hits[..small.hits.len()]);
+    // The review records the episodes shown, not all that were ranked.
+    let reviews = e.store().take_pending_reviews(&ConversationKey::new("t", "c")).unwrap();
+    let shown: Vec<EpisodeId> = small.hits.iter().map(|h| h.episode.id.clone()).collect();
+    assert_eq!(reviews[0].memory_ids, shown);
+    assert_eq!(reviews.len(), 2);
+}
+
+#[test]
 fn a_context_block_quotes_the_best_turns_within_its_budget() {
     let e = garden_plans();
     let scope = Scope::tenant("t").with_conversation(Some("c".into()));

@@ -55,6 +55,10 @@ pub(crate) struct RecallArgs {
     /// query (single turns, best first), grouped by episode under the time it began.
     #[arg(long, value_name = "TOKENS")]
     budget: Option<usize>,
+    /// With --budget: whole episodes instead of single lines, each as its title, when,
+    /// summary and the lines that matched, best first.
+    #[arg(long, requires = "budget")]
+    episodes: bool,
     /// One JSON object per line, best first (with --budget: one object with the context).
     #[arg(long)]
     json: bool,
@@ -108,6 +112,20 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
         ..Scope::tenant(&config.tenant).with_conversation(args.conversation.clone())
     };
     let query = RecallQuery::new(scope, args.query.clone(), args.limit as usize);
+    if let (Some(budget), true) = (args.budget, args.episodes) {
+        let context = engine.recall_episode_context(&query, budget)?;
+        if args.json {
+            let hits: Vec<EpisodeJson<'_>> = context.hits.iter().map(EpisodeJson::hit).collect();
+            let out = serde_json::json!({
+                "context": context.text, "tokens": context.tokens, "episodes": hits,
+            });
+            println!("{}", json_line(&out));
+        } else {
+            print!("{}", context.text);
+            eprintln!("{} episode(s), {} of {budget} tokens", context.hits.len(), context.tokens);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(budget) = args.budget {
         let context = engine.recall_context(&query, budget)?;
         if args.json {
