@@ -198,8 +198,20 @@ impl VectorIndex {
             bounds.push(b);
         }
         bounds.push(self.rows.len());
-        let scan =
-            |t: usize| self.scan(bounds[t]..bounds[t + 1], &query, visible, episodes, messages);
+        // The scan is compiled again for the widest SIMD the CPU has (AVX2 on most x86),
+        // picked at run time: the baseline build only knows SSE2.
+        let arch = pulp::Arch::new();
+        let scan = |t: usize| {
+            let rows = bounds[t]..bounds[t + 1];
+            arch.dispatch(ScanShare {
+                index: self,
+                rows,
+                query: &query,
+                visible,
+                episodes,
+                messages,
+            })
+        };
         let mut parts: Vec<Scan> = if threads == 1 {
             vec![scan(0)]
         } else {
@@ -225,6 +237,27 @@ impl VectorIndex {
     }
 }
 
+/// One thread's share of a scan, as pulp dispatches it: `with_simd` and the scan it calls are
+/// inlined into each SIMD variant (a closure would stay a separate, baseline function).
+struct ScanShare<'a> {
+    index: &'a VectorIndex,
+    rows: std::ops::Range<usize>,
+    query: &'a Quantized,
+    visible: &'a [bool],
+    episodes: usize,
+    messages: usize,
+}
+
+impl pulp::WithSimd for ScanShare<'_> {
+    type Output = Scan;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Scan {
+        let Self { index, rows, query, visible, episodes, messages } = self;
+        index.scan(rows, query, visible, episodes, messages)
+    }
+}
+
 /// What one thread's share of a scan found.
 struct Scan {
     episodes: TopK<(usize, u64)>,
@@ -233,7 +266,9 @@ struct Scan {
 
 impl VectorIndex {
     /// Scans `rows`, which hold whole episodes: an episode's rows are contiguous, as each
-    /// episode's vectors are added together.
+    /// episode's vectors are added together. Always inlined, so that it is compiled inside
+    /// each SIMD variant of the dispatch above.
+    #[inline(always)]
     fn scan(
         &self,
         rows: std::ops::Range<usize>,
@@ -453,7 +488,7 @@ impl<T> TopK<T> {
 }
 
 /// Dot product in sixteen lanes, which the compiler turns into SIMD.
-#[inline]
+#[inline(always)]
 fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     let mut lanes = [0i32; 16];
     let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
