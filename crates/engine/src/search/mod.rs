@@ -6,6 +6,7 @@
 
 mod lexical;
 mod table;
+mod top_k;
 mod vectors;
 mod words;
 
