@@ -274,10 +274,14 @@ impl<S: Store> Engine<S> {
                 best.max(config.context_neighbor_share * context.get(&n).copied().unwrap_or(0.0))
             })
         };
+        // Many candidate turns share an episode: weigh each episode once.
+        let mut episode_weight: HashMap<usize, f64> = HashMap::new();
         for (c, &(slot, _)) in candidates.iter_mut().zip(&keys) {
-            let dated = self.date_match(query, index.episode(slot));
-            c.weight = (1.0 + config.episode_context_weight * context_of(slot))
-                * if dated { 1.0 + config.date_boost } else { 1.0 };
+            c.weight = *episode_weight.entry(slot).or_insert_with(|| {
+                let dated = self.date_match(query, index.episode(slot));
+                (1.0 + config.episode_context_weight * context_of(slot))
+                    * if dated { 1.0 + config.date_boost } else { 1.0 }
+            });
         }
         let scored: Vec<((usize, u64), f64)> =
             rank(&candidates, config, config.turn_fusion, |_, _| false)
@@ -290,9 +294,8 @@ impl<S: Store> Engine<S> {
         let neighbor = |(slot, seq): (usize, u64), offset: i64| {
             let seq = seq.checked_add_signed(offset).filter(|&s| s > 0)?;
             let found = index.holding(slot, seq)?;
-            let (from, to) = (index.episode(slot), index.episode(found));
-            let gap = if offset < 0 { from.start.0 - to.end.0 } else { to.start.0 - from.end.0 };
-            let near = found == slot || gap <= max_gap;
+            let to = index.episode(found);
+            let near = index.within_gap(slot, found, max_gap);
             let in_time = query.scope.since.is_none_or(|t| to.end >= t)
                 && query.scope.until.is_none_or(|t| to.start <= t);
             (near && in_time).then_some((found, seq))
@@ -476,19 +479,26 @@ fn episode_context(
     vector: &[(usize, f64, u64)],
     config: &RankingConfig,
 ) -> HashMap<usize, f64> {
-    let mut ranks: HashMap<usize, Candidate> = HashMap::new();
+    let mut slots: Vec<usize> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut at: HashMap<usize, usize> = HashMap::new();
+    let mut index_of = |slot: usize, candidates: &mut Vec<Candidate>| {
+        *at.entry(slot).or_insert_with(|| {
+            slots.push(slot);
+            candidates.push(BLANK);
+            candidates.len() - 1
+        })
+    };
     for (i, h) in lexical.iter().enumerate() {
-        let c = ranks.entry(h.slot).or_insert(BLANK);
-        c.lexical_rank.get_or_insert(i + 1);
-        c.lexical_score.get_or_insert(f64::from(h.score));
+        let c = index_of(h.slot, &mut candidates);
+        candidates[c].lexical_rank.get_or_insert(i + 1);
+        candidates[c].lexical_score.get_or_insert(f64::from(h.score));
     }
-    for (i, v) in vector.iter().enumerate() {
-        let c = ranks.entry(v.0).or_insert(BLANK);
-        c.vector_rank.get_or_insert(i + 1);
-        c.similarity.get_or_insert(v.1);
+    for (i, &(slot, similarity, _)) in vector.iter().enumerate() {
+        let c = index_of(slot, &mut candidates);
+        candidates[c].vector_rank.get_or_insert(i + 1);
+        candidates[c].similarity.get_or_insert(similarity);
     }
-    let slots: Vec<usize> = ranks.keys().copied().collect();
-    let candidates: Vec<Candidate> = slots.iter().map(|s| ranks[s]).collect();
     let [lexical_weight, vector_weight, _] = config.score_weights;
     let fused =
         fuse(&candidates, config.turn_fusion, config.rrf_k, [lexical_weight, vector_weight, 0.0]);

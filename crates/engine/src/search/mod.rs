@@ -132,16 +132,20 @@ impl SearchIndex {
     /// of more than `max_gap_ms` separates them.
     pub(crate) fn adjacent(&self, slot: usize, max_gap_ms: i64) -> impl Iterator<Item = usize> {
         let e = self.episode(slot);
-        let before = e
-            .first_seq
-            .checked_sub(1)
-            .filter(|&seq| seq > 0)
-            .and_then(|seq| self.holding(slot, seq))
-            .filter(|&n| e.start.0 - self.episode(n).end.0 <= max_gap_ms);
-        let after = (e.last_seq.checked_add(1))
-            .and_then(|seq| self.holding(slot, seq))
-            .filter(|&n| self.episode(n).start.0 - e.end.0 <= max_gap_ms);
-        before.into_iter().chain(after)
+        let before = e.first_seq.checked_sub(1).filter(|&seq| seq > 0);
+        [before, e.last_seq.checked_add(1)]
+            .into_iter()
+            .flatten()
+            .filter_map(move |seq| self.holding(slot, seq))
+            .filter(move |&n| self.within_gap(slot, n, max_gap_ms))
+    }
+
+    /// Whether at most `max_gap_ms` of silence separate episodes `a` and `b` (an episode is
+    /// within any gap of itself).
+    pub(crate) fn within_gap(&self, a: usize, b: usize, max_gap_ms: i64) -> bool {
+        let (a, b) = (self.episode(a), self.episode(b));
+        let gap = if b.start >= a.end { b.start.0 - a.end.0 } else { a.start.0 - b.end.0 };
+        gap <= max_gap_ms
     }
 
     /// Message vectors held.
