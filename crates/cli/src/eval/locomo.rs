@@ -8,10 +8,41 @@ use chrono::NaiveDateTime;
 use epimem_core::Timestamp;
 use serde::Deserialize;
 
+/// Which part of a public set a conversation belongs to: defaults are tuned on the first and
+/// judged on the second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Split {
+    Tuning,
+    Test,
+}
+
+impl Split {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Split::Tuning => "tuning",
+            Split::Test => "test",
+        }
+    }
+
+    /// BEAM's chats `beam-1` … `beam-17` are for tuning and the rest for test; in any other
+    /// file (LoCoMo: conv-26 … conv-43, then conv-44 … conv-50) the first half of the
+    /// conversations, in file order, is for tuning.
+    pub(crate) fn of(id: &str, position: usize, count: usize) -> Split {
+        match id.strip_prefix("beam-").and_then(|n| n.parse::<u32>().ok()) {
+            Some(n) if n <= 17 => Split::Tuning,
+            Some(_) => Split::Test,
+            None if position < count.div_ceil(2) => Split::Tuning,
+            None => Split::Test,
+        }
+    }
+}
+
 /// One conversation, its turns in order, and its questions.
 #[derive(Debug, Clone)]
 pub(crate) struct Sample {
     pub(crate) id: String,
+    pub(crate) split: Split,
     pub(crate) turns: Vec<Turn>,
     pub(crate) questions: Vec<Question>,
 }
@@ -57,17 +88,37 @@ struct RawTurn {
 
 /// Reads a file in LoCoMo's format.
 pub(crate) fn load(path: &Path) -> Result<Vec<Sample>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = read_text(path)?;
     let raw: Vec<RawSample> = serde_json::from_str(&text)
         .with_context(|| format!("{} is not in LoCoMo's format", path.display()))?;
     if raw.is_empty() {
         bail!("{} holds no conversations", path.display());
     }
-    raw.into_iter().map(sample).collect()
+    let count = raw.len();
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            let split = Split::of(&raw.sample_id, i, count);
+            sample(raw, split)
+        })
+        .collect()
 }
 
-fn sample(raw: RawSample) -> Result<Sample> {
+/// The file's text, gunzipped when its name ends in `.gz`.
+fn read_text(path: &Path) -> Result<String> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut text = String::new();
+    let read = if path.extension().is_some_and(|e| e == "gz") {
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(file), &mut text)
+    } else {
+        std::io::Read::read_to_string(&mut std::io::BufReader::new(file), &mut text)
+    };
+    read.with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text)
+}
+
+fn sample(raw: RawSample, split: Split) -> Result<Sample> {
     // Sessions in numeric order; some conversations list dates of sessions that do not exist.
     let mut sessions: Vec<(u32, &Vec<serde_json::Value>)> = raw
         .conversation
@@ -109,7 +160,7 @@ fn sample(raw: RawSample) -> Result<Sample> {
         .into_iter()
         .map(|q| Question { question: q.question, category: q.category, evidence: q.evidence })
         .collect();
-    Ok(Sample { id: raw.sample_id, turns, questions })
+    Ok(Sample { id: raw.sample_id, split, turns, questions })
 }
 
 /// "1:56 pm on 8 May, 2023", read as UTC.
@@ -123,6 +174,18 @@ fn parse_date(text: &str) -> Result<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_follow_the_data_readme() {
+        let locomo = ["conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44", "conv-47"];
+        let splits: Vec<Split> =
+            locomo.iter().enumerate().map(|(i, id)| Split::of(id, i, 10)).collect();
+        assert_eq!(splits[..5], [Split::Tuning; 5]);
+        assert_eq!(splits[5..], [Split::Test; 2]);
+        assert_eq!(Split::of("beam-17", 30, 35), Split::Tuning);
+        assert_eq!(Split::of("beam-18", 0, 35), Split::Test);
+        assert_eq!(Split::of("beam-x", 0, 1), Split::Tuning, "not BEAM's numbering: by position");
+    }
 
     #[test]
     fn reads_locomo_dates() {
@@ -152,7 +215,7 @@ mod tests {
             "qa": [{"question": "q", "answer": "a", "evidence": ["D2:1"], "category": 4}]
         }))
         .unwrap();
-        let s = sample(raw).unwrap();
+        let s = sample(raw, Split::Test).unwrap();
         assert_eq!(
             s.turns.iter().map(|t| t.dia_id.as_str()).collect::<Vec<_>>(),
             ["D2:1", "D10:1"]

@@ -16,14 +16,19 @@ use epimem_engine::{MessageInput, RecallQuery};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use super::locomo::{self, Sample};
+use super::locomo::{self, Sample, Split};
 use crate::{commands::open_engine_at, config::AppConfig, output::json_line};
 
 #[derive(Debug, Args)]
 pub(crate) struct RecallArgs {
-    /// The data set's format: locomo.
+    /// The data set, in LoCoMo's layout: `locomo`, or `beam` (BEAM's user/assistant chats:
+    /// speakers named `User` and `Assistant` take those roles, and categories are BEAM's).
     #[arg(long, default_value = "locomo")]
     dataset: String,
+    /// Which conversations to run: `tuning`, `test` or `all` (reported per part). LoCoMo's
+    /// first five conversations and BEAM's beam-1 … beam-17 are for tuning.
+    #[arg(long, default_value = "all")]
+    split: String,
     /// The data set file.
     #[arg(long)]
     path: PathBuf,
@@ -104,14 +109,55 @@ struct DumpLine<'a> {
     contexts: BTreeMap<usize, Vec<&'a str>>,
 }
 
-pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
-    if args.dataset != "locomo" {
-        bail!("unknown dataset {:?}: expected locomo", args.dataset);
+/// Question categories, as each data set names them.
+fn category_names(dataset: &str) -> HashMap<u8, &'static str> {
+    let names: &[(u8, &str)] = if dataset == "beam" {
+        &[(1, "multi-session"), (2, "temporal"), (3, "update/preference"), (4, "extraction")]
+    } else {
+        &[(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")]
+    };
+    names.iter().copied().collect()
+}
+
+/// The questions of one part of the set: all of them, and per category.
+#[derive(Debug, Default)]
+struct PartSums {
+    overall: Sums,
+    by_category: BTreeMap<u8, Sums>,
+}
+
+impl PartSums {
+    fn add(&mut self, category: u8, one: &Sums) {
+        add(&mut self.overall, one);
+        add(self.by_category.entry(category).or_default(), one);
     }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "overall": self.overall.mean(),
+            "by_category": self.by_category.iter().map(|(c, s)| (c.to_string(), s.mean())).collect::<BTreeMap<_, _>>(),
+        })
+    }
+}
+
+pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
+    if !["locomo", "beam"].contains(&args.dataset.as_str()) {
+        bail!("unknown dataset {:?}: expected locomo or beam", args.dataset);
+    }
+    let wanted: &[Split] = match args.split.as_str() {
+        "all" => &[Split::Tuning, Split::Test],
+        "tuning" => &[Split::Tuning],
+        "test" => &[Split::Test],
+        other => bail!("unknown split {other:?}: expected tuning, test or all"),
+    };
     let started = Instant::now();
     let mut samples = locomo::load(&args.path)?;
+    samples.retain(|s| wanted.contains(&s.split));
     if let Some(limit) = args.limit {
         samples.truncate(limit);
+    }
+    if samples.is_empty() {
+        bail!("{} has no conversations in the {} split", args.path.display(), args.split);
     }
     let dir = tempfile::tempdir().context("temporary directory")?;
     let engine = open_engine_at(config, &dir.path().join("locomo.db"), true)?;
@@ -137,8 +183,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let ingest_took = ingest_started.elapsed();
 
     progress.set_message("asking");
-    let mut overall = Sums::default();
-    let mut by_category: BTreeMap<u8, Sums> = BTreeMap::new();
+    let mut all = PartSums::default();
+    let mut parts: BTreeMap<Split, PartSums> = BTreeMap::new();
     let mut latencies: Vec<f64> = Vec::new();
     let mut episodes_seen = 0usize;
     let mut dump = super::create_dump(args.dump.as_deref())?;
@@ -205,8 +251,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 let covered: HashSet<&str> = turn_ids.iter().take(k).copied().collect();
                 sums.turns_at_k[i] = recall_of(&covered);
             }
-            add(&mut overall, &sums);
-            add(by_category.entry(q.category).or_default(), &sums);
+            all.add(q.category, &sums);
+            parts.entry(s.split).or_default().add(q.category, &sums);
             if let Some(out) = dump.as_mut() {
                 let line = DumpLine {
                     conversation: &s.id,
@@ -235,13 +281,14 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
 
     if args.json {
         let out = serde_json::json!({
-            "dataset": "locomo",
+            "dataset": args.dataset,
             "embedder": fingerprint,
             "conversations": samples.len(),
             "turns": turns,
             "episodes": episodes_seen,
-            "overall": overall.mean(),
-            "by_category": by_category.iter().map(|(c, s)| (c.to_string(), s.mean())).collect::<BTreeMap<_, _>>(),
+            "overall": all.overall.mean(),
+            "by_category": all.json()["by_category"],
+            "splits": parts.iter().map(|(p, s)| (p.name(), s.json())).collect::<BTreeMap<_, _>>(),
             "latency_ms": {"p50": pct(0.5), "p95": pct(0.95), "p99": pct(0.99)},
             "ingest_seconds": ingest_took.as_secs_f64(),
         });
@@ -251,9 +298,10 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut out = String::new();
     writeln!(
         out,
-        "locomo: {} conversations, {turns} turns, {episodes_seen} episodes, {} questions (categories 1-4); embedder {fingerprint}",
+        "{}: {} conversations, {turns} turns, {episodes_seen} episodes, {} questions (categories 1-4); embedder {fingerprint}",
+        args.dataset,
         samples.len(),
-        overall.questions
+        all.overall.questions
     )?;
     writeln!(
         out,
@@ -271,45 +319,20 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         out,
         "turn@k: the first k single messages (turn-level recall, as in the published table).\n"
     )?;
-    writeln!(
-        out,
-        "{:<16} {:>9} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
-        "questions",
-        "n",
-        "R@1",
-        "R@5",
-        "R@10",
-        "≤500t",
-        "≤1000t",
-        "≤2000t",
-        "turn@5",
-        "turn@10",
-        "turn@25"
-    )?;
-    let names: HashMap<u8, &str> =
-        [(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")]
-            .into_iter()
-            .collect();
-    for (label, s) in std::iter::once(("all".to_owned(), &overall)).chain(
-        by_category
-            .iter()
-            .map(|(c, s)| (format!("{c} {}", names.get(c).copied().unwrap_or("?")), s)),
-    ) {
-        let n = s.questions.max(1) as f64;
+    let names = category_names(&args.dataset);
+    for (split, part) in &parts {
         writeln!(
             out,
-            "{label:<16} {:>9} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>8.3} {:>8.3}",
-            s.questions,
-            s.at_k[0] / n,
-            s.at_k[1] / n,
-            s.at_k[2] / n,
-            s.at_budget[0] / n,
-            s.at_budget[1] / n,
-            s.at_budget[2] / n,
-            s.turns_at_k[0] / n,
-            s.turns_at_k[1] / n,
-            s.turns_at_k[2] / n
+            "{} part ({} conversations; a standard error of about {:.3} on these means)",
+            split.name(),
+            samples.iter().filter(|s| s.split == *split).count(),
+            standard_error(part.overall.questions)
         )?;
+        write_table(&mut out, part, &names)?;
+    }
+    if parts.len() > 1 {
+        writeln!(out, "both parts")?;
+        write_table(&mut out, &all, &names)?;
     }
     writeln!(
         out,
@@ -326,6 +349,53 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     )?;
     print!("{out}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The standard error of a mean recall over `n` questions, taking the spread of a 0/1 outcome
+/// at its widest (p = 0.5): what a difference must exceed before it is more than noise.
+fn standard_error(n: usize) -> f64 {
+    0.5 / (n.max(1) as f64).sqrt()
+}
+
+fn write_table(out: &mut String, part: &PartSums, names: &HashMap<u8, &str>) -> Result<()> {
+    writeln!(
+        out,
+        "{:<20} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
+        "questions",
+        "n",
+        "R@1",
+        "R@5",
+        "R@10",
+        "≤500t",
+        "≤1000t",
+        "≤2000t",
+        "turn@5",
+        "turn@10",
+        "turn@25"
+    )?;
+    let categories = part
+        .by_category
+        .iter()
+        .map(|(c, s)| (format!("{c} {}", names.get(c).copied().unwrap_or("?")), s));
+    for (label, s) in std::iter::once(("all".to_owned(), &part.overall)).chain(categories) {
+        let n = s.questions.max(1) as f64;
+        writeln!(
+            out,
+            "{label:<20} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>8.3} {:>8.3}",
+            s.questions,
+            s.at_k[0] / n,
+            s.at_k[1] / n,
+            s.at_k[2] / n,
+            s.at_budget[0] / n,
+            s.at_budget[1] / n,
+            s.at_budget[2] / n,
+            s.turns_at_k[0] / n,
+            s.turns_at_k[1] / n,
+            s.turns_at_k[2] / n
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
 }
 
 fn add(total: &mut Sums, one: &Sums) {
@@ -347,17 +417,24 @@ fn ingest<S: epimem_store::Store>(
     let messages: Vec<MessageInput> = s
         .turns
         .iter()
-        .map(|t| MessageInput {
-            conversation: conversation.clone(),
-            user: None,
-            agent: None,
-            key: format!("dia:{}", t.dia_id),
-            // Two people talking: both speak as users, named.
-            role: Role::User,
-            speaker: Some(t.speaker.clone()),
-            content: t.text.clone(),
-            timestamp: Some(t.timestamp),
-            metadata: serde_json::Value::Null,
+        .map(|t| {
+            // A speaker called after a role (BEAM's "User" and "Assistant") takes that role;
+            // two people talking both speak as users, named.
+            let (role, speaker) = match t.speaker.parse::<Role>() {
+                Ok(role) => (role, None),
+                Err(_) => (Role::User, Some(t.speaker.clone())),
+            };
+            MessageInput {
+                conversation: conversation.clone(),
+                user: None,
+                agent: None,
+                key: format!("dia:{}", t.dia_id),
+                role,
+                speaker,
+                content: t.text.clone(),
+                timestamp: Some(t.timestamp),
+                metadata: serde_json::Value::Null,
+            }
         })
         .collect();
     for chunk in messages.chunks(500) {
