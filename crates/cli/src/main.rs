@@ -60,8 +60,9 @@ enum Command {
     Show(commands::query::ShowArgs),
     /// Find the episodes that best match a query.
     Recall(commands::query::RecallArgs),
-    /// Forget an episode: it leaves the database and every index.
-    Forget(commands::query::ShowArgs),
+    /// Forget an episode or a whole conversation: its text leaves the database's files and
+    /// every index.
+    Forget(commands::query::ForgetArgs),
     /// Count conversations, messages, episodes and jobs.
     Stats(commands::query::StatsArgs),
     /// Print the reference configuration (every setting, its default, and what it does).

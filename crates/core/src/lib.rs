@@ -32,7 +32,7 @@ pub use ids::{episode_id, message_key};
 pub use job::{Job, JobId, JobKind};
 pub use keywords::{KeywordBag, is_stopword, jaccard, keyword_list};
 pub use memory::{Memory, MemoryConfig};
-pub use message::{Message, NewMessage, Role, RoleParseError};
+pub use message::{Message, NewMessage, Role, RoleParseError, name_words};
 pub use plan::{ClosedSegment, Plan, plan_segmentation};
 pub use ranking::{Candidate, Ranked, RankingConfig, rank, spread_to_neighbors};
 pub use scope::{ConversationKey, Scope};

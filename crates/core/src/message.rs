@@ -53,6 +53,24 @@ impl FromStr for Role {
     }
 }
 
+/// The words a query can name an author by, lowercased: each word of a speaker's name
+/// ("Dr. Ana Silva" → dr, ana, silva), stopwords left out. A role (`user`, `assistant`,
+/// `system`, `tool` and their synonyms) is never a person's name, so an author called after
+/// one has no name words: "python" in a query stays a word to search for whoever spoke.
+pub fn name_words(author: &str) -> Vec<String> {
+    if author.parse::<Role>().is_ok() {
+        return Vec::new();
+    }
+    let mut words: Vec<String> = author
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !crate::is_stopword(w))
+        .collect();
+    words.dedup();
+    words
+}
+
 /// A message as pushed by a caller, before the store gives it a sequence number.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewMessage {
@@ -88,5 +106,21 @@ impl Message {
     /// The name to show for the author: the speaker's name if known, else the role.
     pub fn author(&self) -> &str {
         self.speaker.as_deref().unwrap_or(self.role.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_are_not_names_and_names_have_several_words() {
+        for role in ["user", "User", "ASSISTANT", "system", "tool", "agent"] {
+            assert!(name_words(role).is_empty(), "{role}");
+        }
+        assert_eq!(name_words("Dr. Ana Silva"), ["dr", "ana", "silva"]);
+        assert_eq!(name_words("Caroline"), ["caroline"]);
+        assert_eq!(name_words("Python"), ["python"], "a person may be called anything");
+        assert!(name_words("").is_empty());
     }
 }

@@ -67,7 +67,7 @@ pub struct Engine<S> {
     worker: String,
     embedder: Option<Box<dyn Embedder>>,
     memory: Memory,
-    index: std::sync::Mutex<Option<search::SearchIndex>>,
+    indexes: search::TenantIndexes,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -88,7 +88,7 @@ impl<S: Store> Engine<S> {
             worker,
             embedder: None,
             memory,
-            index: std::sync::Mutex::new(None),
+            indexes: search::TenantIndexes::default(),
         }
     }
 
@@ -208,15 +208,35 @@ impl<S: Store> Engine<S> {
         if !self.store.delete_episode(scope, id)? {
             return Err(EngineError::NotFound(format!("episode {id}")));
         }
-        let mut guard = self.lock_index()?;
-        if let Some(index) = guard.as_mut()
-            && let Err(e) = index.remove(id)
+        if let Some(mut index) = self.indexes.loaded(&scope.tenant)?
+            && let Err(e) = index.remove(std::slice::from_ref(id))
         {
             // The store has forgotten it; a half-updated index must not answer for it.
-            *guard = None;
+            index.discard();
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Forgets a conversation: its messages, episodes and everything derived from them leave
+    /// the store and every search index. Returns how many episodes it had.
+    pub fn delete_conversation(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<usize, EngineError> {
+        let Some(ids) = self.store.delete_conversation(conversation)? else {
+            return Err(EngineError::NotFound(format!(
+                "conversation {:?} of tenant {:?}",
+                conversation.conversation, conversation.tenant
+            )));
+        };
+        if let Some(mut index) = self.indexes.loaded(&conversation.tenant)?
+            && let Err(e) = index.remove(&ids)
+        {
+            index.discard();
+            return Err(e);
+        }
+        Ok(ids.len())
     }
 
     pub fn stats(&self, tenant: Option<&str>) -> Result<Stats, EngineError> {

@@ -1,7 +1,7 @@
 //! Recall: lexical and vector candidates, fused, weighted by memory strength, gated, and
 //! recorded for review.
 
-use std::{collections::HashMap, sync::MutexGuard};
+use std::collections::HashMap;
 
 use epimem_core::{
     Candidate, DateMention, Episode, EpisodeId, Fusion, RankingConfig, Scope, Timestamp,
@@ -12,7 +12,7 @@ use epimem_store::{PendingReview, Store};
 use crate::{
     Engine, EngineError,
     search::WordIndex,
-    search::{LexicalHit, SearchIndex},
+    search::{LexicalHit, SearchIndex, TenantIndex},
 };
 
 /// What to recall.
@@ -95,8 +95,7 @@ impl<S: Store> Engine<S> {
         let config = &self.config.ranking;
         let scope = &query.scope;
         let q = self.embed_query(query)?;
-        let mut guard = self.search_index()?;
-        let index = guard.as_mut().expect("loaded by search_index");
+        let mut index = self.search_index(&scope.tenant)?;
         let lexical = self.lexical_or_none(
             index.lexical_episodes(scope, &query.text, config.candidates)?,
             query,
@@ -160,7 +159,7 @@ impl<S: Store> Engine<S> {
         // The store has the episodes as they are now (another process may have forgotten one).
         let ids: Vec<EpisodeId> =
             ranked.iter().map(|r| index.episode(order[r.index]).id.clone()).collect();
-        drop(guard);
+        drop(index);
         let mut current: HashMap<EpisodeId, Episode> = self
             .store
             .episodes_by_id(scope, &ids)?
@@ -222,8 +221,7 @@ impl<S: Store> Engine<S> {
         let config = &self.config.ranking;
         let n = config.turn_candidates.max(query.limit);
         let q = self.embed_query(query)?;
-        let mut guard = self.search_index()?;
-        let index = guard.as_mut().expect("loaded by search_index");
+        let mut index = self.search_index(&query.scope.tenant)?;
         let lexical =
             self.lexical_or_none(index.lexical_messages(&query.scope, &query.text, n)?, query)?;
         let context_wanted = config.episode_context_weight > 0.0;
@@ -263,7 +261,7 @@ impl<S: Store> Engine<S> {
             candidates[s].similarity = Some(sim);
         }
         if config.word_match && q.is_some() {
-            self.rank_by_words(index, query, &keys, &mut candidates)?;
+            self.rank_by_words(&mut index, query, &keys, &mut candidates)?;
         }
         let max_gap = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
         // A cut can fall inside a story: an episode answers as well as the one beside it, a
@@ -396,26 +394,17 @@ impl<S: Store> Engine<S> {
             return Ok(Some(v.clone()));
         }
         // Names of who spoke say little about what was said (LoCoMo: R@10 0.748 → 0.782).
-        let text = {
-            let guard = self.search_index()?;
-            guard.as_ref().expect("loaded by search_index").without_names(&query.text)
-        };
+        let text = self.search_index(&query.scope.tenant)?.without_names(&query.text);
         Ok(Some(embedder.embed(&[text.as_str()])?.pop().unwrap_or_default()))
     }
 
-    /// The search index, loaded from the store on first use.
-    fn search_index(&self) -> Result<MutexGuard<'_, Option<SearchIndex>>, EngineError> {
-        let mut guard = self.lock_index()?;
-        if guard.is_none() {
+    /// The tenant's search index, loaded from the store on first use.
+    fn search_index(&self, tenant: &str) -> Result<TenantIndex<'_>, EngineError> {
+        self.indexes.get(tenant, || {
             let fingerprint = self.embedder.as_ref().map(|e| e.fingerprint());
-            let rows = self.store.indexed_messages(fingerprint)?;
-            *guard = Some(SearchIndex::build(&rows, &self.config.ranking)?);
-        }
-        Ok(guard)
-    }
-
-    pub(crate) fn lock_index(&self) -> Result<MutexGuard<'_, Option<SearchIndex>>, EngineError> {
-        self.index.lock().map_err(|_| EngineError::Index("the search index is poisoned".into()))
+            let rows = self.store.indexed_messages(tenant, fingerprint)?;
+            SearchIndex::build(&rows, &self.config.ranking)
+        })
     }
 
     pub(crate) fn record_review(
@@ -450,14 +439,15 @@ impl<S: Store> Engine<S> {
         Ok(())
     }
 
-    /// Number of message vectors in the loaded index (0 before the first recall).
+    /// Number of message vectors in the loaded indexes (0 before the first recall).
     pub fn indexed_vectors(&self) -> usize {
-        self.index.lock().ok().and_then(|g| g.as_ref().map(SearchIndex::vectors_len)).unwrap_or(0)
+        self.indexes.vectors_len()
     }
 
-    /// Loads the search index now (else the first recall does), so a caller can time it.
-    pub fn load_search_index(&self) -> Result<(), EngineError> {
-        self.search_index().map(drop)
+    /// Loads the tenant's search index now (else its first recall does), so a caller can time
+    /// it.
+    pub fn load_search_index(&self, tenant: &str) -> Result<(), EngineError> {
+        self.search_index(tenant).map(drop)
     }
 }
 

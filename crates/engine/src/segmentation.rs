@@ -166,8 +166,8 @@ impl<S: Store> Engine<S> {
         batch: &SegmentationBatch,
         vectors: Option<&[Vec<f32>]>,
     ) {
-        let Ok(mut guard) = self.index.lock() else { return };
-        let Some(index) = guard.as_mut() else { return };
+        let Some(first) = episodes.first() else { return };
+        let Ok(Some(mut index)) = self.indexes.loaded(&first.conversation.tenant) else { return };
         let offset = batch.context.len();
         let closed: Vec<(&Episode, Vec<IndexedLine<'_>>)> = episodes
             .iter()
@@ -188,7 +188,7 @@ impl<S: Store> Engine<S> {
             })
             .collect();
         if index.add(&closed).is_err() {
-            *guard = None;
+            index.discard();
         }
     }
 

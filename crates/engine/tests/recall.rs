@@ -1,52 +1,13 @@
 //! Hybrid recall end to end: a real SQLite store and the model-free embedder.
 
-use std::sync::Arc;
-
 use epimem_core::{ConversationKey, EpisodeId, Role, Scope, Timestamp};
-use epimem_embed::HashEmbedder;
-use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput, RecallQuery};
+use epimem_engine::{Engine, EngineConfig, MessageInput, RecallQuery};
 use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 
-const T0: i64 = 1_767_225_600_000;
-const DAY: i64 = 86_400_000;
+mod common;
 
-fn engine() -> Engine<SqliteStore> {
-    engine_with(EngineConfig::default())
-}
-
-fn engine_with(config: EngineConfig) -> Engine<SqliteStore> {
-    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
-    Engine::new(SqliteStore::open_in_memory().unwrap(), config, Box::new(clock), "t:1".into())
-        .with_embedder(Box::new(HashEmbedder::new(256)))
-}
-
-/// One closed episode per (conversation, text), a day apart.
-fn remember(
-    engine: &Engine<SqliteStore>,
-    tenant: &str,
-    conversation: &str,
-    day: i64,
-    lines: &[&str],
-) {
-    let msgs: Vec<MessageInput> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| MessageInput {
-            conversation: ConversationKey::new(tenant, conversation),
-            user: None,
-            agent: None,
-            key: format!("{day}-{i}"),
-            role: Role::User,
-            speaker: Some("Caroline".into()),
-            content: (*l).into(),
-            timestamp: Some(Timestamp(T0 + day * DAY + i as i64 * 60_000)),
-            metadata: serde_json::Value::Null,
-        })
-        .collect();
-    engine.ingest(msgs).unwrap();
-    engine.flush(&Scope::tenant(tenant).with_conversation(Some(conversation.into()))).unwrap();
-}
+use common::{DAY, T0, engine, engine_with, remember};
 
 #[test]
 fn vectors_find_what_words_alone_miss() {
@@ -77,31 +38,6 @@ fn vectors_find_what_words_alone_miss() {
     assert_eq!(hits[0].vector_rank, Some(1));
     assert!(hits[0].similarity.unwrap() > 0.1);
     assert!((0.0..=1.0).contains(&hits[0].retrievability));
-}
-
-#[test]
-fn a_tenant_never_sees_another_tenants_best_match() {
-    let e = engine();
-    remember(
-        &e,
-        "theirs",
-        "c",
-        0,
-        &["quarterly merger negotiation with acme corporation", "merger merger acme"],
-    );
-    remember(&e, "mine", "c", 0, &["my garden tomatoes are ripe", "time to make sauce"]);
-    // Load the index with the other tenant's vectors first.
-    assert!(
-        !e.recall(&RecallQuery::new(Scope::tenant("theirs"), "acme merger", 5)).unwrap().is_empty()
-    );
-    let hits =
-        e.recall(&RecallQuery::new(Scope::tenant("mine"), "acme merger negotiation", 10)).unwrap();
-    assert!(hits.iter().all(|h| h.episode.conversation.tenant == "mine"), "{hits:?}");
-    let turns =
-        e.recall_messages(&RecallQuery::new(Scope::tenant("mine"), "acme merger", 10)).unwrap();
-    let mine: Vec<EpisodeId> =
-        e.episodes(&Scope::tenant("mine"), None).unwrap().into_iter().map(|x| x.id).collect();
-    assert!(turns.iter().all(|t| mine.contains(&t.episode)));
 }
 
 #[test]

@@ -94,6 +94,7 @@ pub(crate) fn detail(
 
 pub(crate) fn indexed_messages(
     conn: &Connection,
+    tenant: &str,
     fingerprint: Option<&str>,
 ) -> Result<Vec<IndexedMessage>, StoreError> {
     let mut stmt = conn
@@ -106,12 +107,13 @@ pub(crate) fn indexed_messages(
              LEFT JOIN vector_models vm ON vm.fingerprint = ?1
              LEFT JOIN message_vectors mv ON mv.conversation_id = m.conversation_id
                  AND mv.model_id = vm.id AND mv.seq = m.seq
+             WHERE c.tenant = ?2
              ORDER BY e.rowid, m.seq",
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
     let rows = stmt
-        .query_map([fingerprint], |r| {
+        .query_map(rusqlite::params![fingerprint, tenant], |r| {
             Ok((
                 rows::episode(r)?,
                 r.get::<_, u64>(19)?,
@@ -152,32 +154,4 @@ pub(crate) fn by_id(
         ))
         .map_err(map_err)?;
     collect(&mut stmt, with_scope(scope, vec![Box::new(ids)]))
-}
-
-pub(crate) fn delete(
-    tx: &Transaction<'_>,
-    scope: &Scope,
-    id: &EpisodeId,
-) -> Result<bool, StoreError> {
-    let found: Option<(i64, i64, u64, u64)> = tx
-        .prepare_cached(&format!(
-            "SELECT e.rowid, e.conversation_id, e.first_seq, e.last_seq
-             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = ?7"
-        ))
-        .and_then(|mut s| {
-            s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })
-            .optional()
-        })
-        .map_err(map_err)?;
-    let Some((rowid, conversation, first, last)) = found else { return Ok(false) };
-    tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
-    tx.execute(
-        "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
-        rusqlite::params![conversation, first, last],
-    )
-    .map_err(map_err)?;
-    Ok(true)
 }

@@ -5,6 +5,7 @@
 //! halfway through a transaction.
 
 mod episodes;
+mod forget;
 mod ingest;
 mod jobs;
 mod reviews;
@@ -63,7 +64,8 @@ impl SqliteStore {
         // A larger page cache and memory-mapped reads keep index rebuilds off read() calls.
         conn.execute_batch(
             "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-             PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824;",
+             PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824;
+             PRAGMA secure_delete = ON;",
         )
         .map_err(map_err)?;
         schema::migrate(&mut conn)?;
@@ -213,9 +215,10 @@ impl Store for SqliteStore {
 
     fn indexed_messages(
         &self,
+        tenant: &str,
         fingerprint: Option<&str>,
     ) -> Result<Vec<IndexedMessage>, StoreError> {
-        self.with_conn(|conn| episodes::indexed_messages(conn, fingerprint))
+        self.with_conn(|conn| episodes::indexed_messages(conn, tenant, fingerprint))
     }
 
     fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError> {
@@ -238,7 +241,22 @@ impl Store for SqliteStore {
     }
 
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {
-        self.write(|tx| episodes::delete(tx, scope, id))
+        let found = self.write(|tx| forget::episode(tx, scope, id))?;
+        if found {
+            self.with_conn(|conn| forget::checkpoint(conn))?;
+        }
+        Ok(found)
+    }
+
+    fn delete_conversation(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Option<Vec<EpisodeId>>, StoreError> {
+        let found = self.write(|tx| forget::conversation(tx, conversation))?;
+        if found.is_some() {
+            self.with_conn(|conn| forget::checkpoint(conn))?;
+        }
+        Ok(found)
     }
 
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {

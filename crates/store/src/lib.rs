@@ -111,11 +111,12 @@ pub trait Store: Send + Sync {
         vectors: &[(u64, Vec<f32>)],
     ) -> Result<(), StoreError>;
 
-    /// Every message of every episode, episode by episode in sequence order, with its text and
-    /// (when `fingerprint` is given) its cached vector of that model: the rows the search
-    /// indexes are rebuilt from.
+    /// Every message of every episode of `tenant`, episode by episode in sequence order, with
+    /// its text and (when `fingerprint` is given) its cached vector of that model: the rows the
+    /// tenant's search index is rebuilt from.
     fn indexed_messages(
         &self,
+        tenant: &str,
         fingerprint: Option<&str>,
     ) -> Result<Vec<IndexedMessage>, StoreError>;
 
@@ -136,10 +137,21 @@ pub trait Store: Send + Sync {
         conversation: &ConversationKey,
     ) -> Result<Vec<PendingReview>, StoreError>;
 
-    /// Forgets an episode that `scope` may see: the episode, its searchable text and its
-    /// messages' vectors go, in one transaction (the raw messages stay, outside any episode).
-    /// Returns whether there was such an episode.
+    /// Forgets an episode that `scope` may see, in one transaction: the episode, its messages'
+    /// vectors and the pending reviews that returned it (their query may quote it) go, and its
+    /// messages lose their text (speaker and metadata too) but
+    /// keep their place in the conversation. Once this returns, the text is in no file the
+    /// store writes (unless another process's open read holds an older copy, which goes at
+    /// the store's next compaction). Returns whether there was such an episode.
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError>;
+
+    /// Forgets a conversation whole, in one transaction: its messages, episodes, vectors,
+    /// pending reviews and queued jobs, as [`Store::delete_episode`] does for one episode.
+    /// Returns the ids of the episodes it had, or `None` if there was no such conversation.
+    fn delete_conversation(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Option<Vec<EpisodeId>>, StoreError>;
 
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;

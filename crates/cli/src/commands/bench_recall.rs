@@ -73,7 +73,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
 
     let scope = Scope::tenant("bench");
     let index_started = Instant::now();
-    engine.load_search_index()?;
+    engine.load_search_index("bench")?;
     let index_ms = index_started.elapsed().as_secs_f64() * 1000.0;
 
     let queries: Vec<RecallQuery> = texts

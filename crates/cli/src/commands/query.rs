@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use epimem_core::{EpisodeId, Scope, Timestamp};
+use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
 use epimem_engine::RecallQuery;
 
 use super::{open_engine, open_with_embedder};
@@ -31,6 +31,24 @@ pub(crate) struct ShowArgs {
     /// The episode's id (ep_…).
     id: String,
     /// One JSON object, messages included.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "When forget returns, the text is gone from the database file and its \
+write-ahead log (freed pages are zeroed, then checkpointed) and from the search index. \
+Another process reading the database at that moment can keep the log from being emptied; \
+its copy goes at the next forget or checkpoint.")]
+pub(crate) struct ForgetArgs {
+    /// The episode to forget (ep_…): it leaves every index, and its messages lose their text
+    /// but keep their place in the conversation.
+    #[arg(required_unless_present = "conversation", conflicts_with = "conversation")]
+    id: Option<String>,
+    /// Forget a whole conversation instead: its messages, episodes, vectors and pending work.
+    #[arg(long, value_name = "ID")]
+    conversation: Option<String>,
+    /// Print one JSON object.
     #[arg(long)]
     json: bool,
 }
@@ -181,13 +199,26 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn forget(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
+pub(crate) fn forget(config: &AppConfig, args: &ForgetArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
-    engine.delete_episode(&Scope::tenant(&config.tenant), &EpisodeId(args.id.clone()))?;
+    if let Some(conversation) = &args.conversation {
+        let key = ConversationKey::new(config.tenant.clone(), conversation.clone());
+        let episodes = engine.delete_conversation(&key)?;
+        if args.json {
+            let out =
+                serde_json::json!({"forgotten_conversation": conversation, "episodes": episodes});
+            println!("{}", json_line(&out));
+        } else {
+            println!("forgot conversation {conversation} ({episodes} episode(s))");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let id = args.id.as_deref().expect("clap requires an id without --conversation");
+    engine.delete_episode(&Scope::tenant(&config.tenant), &EpisodeId(id.to_owned()))?;
     if args.json {
-        println!("{}", json_line(&serde_json::json!({"forgotten": args.id})));
+        println!("{}", json_line(&serde_json::json!({"forgotten": id})));
     } else {
-        println!("forgot {}", args.id);
+        println!("forgot {id}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -47,7 +47,8 @@ struct Fields {
     conversation: Field,
     user: Field,
     agent: Field,
-    /// Who spoke the document's lines (speakers, else roles), lowercased.
+    /// The words of the names of who spoke the document's lines, lowercased (roles are not
+    /// names).
     author: Field,
     start: Field,
     end: Field,
@@ -65,7 +66,8 @@ pub(crate) struct Doc<'a> {
     pub(crate) title: &'a str,
     pub(crate) summary: &'a str,
     pub(crate) body: &'a str,
-    pub(crate) authors: &'a [&'a str],
+    /// The words of its authors' names (`name_words`).
+    pub(crate) authors: &'a [String],
 }
 
 impl std::fmt::Debug for Bm25 {
@@ -122,8 +124,8 @@ impl Bm25 {
         d.add_text(f.title, doc.title);
         d.add_text(f.summary, doc.summary);
         d.add_text(f.body, doc.body);
-        for author in doc.authors {
-            d.add_text(f.author, author.to_lowercase());
+        for word in doc.authors {
+            d.add_text(f.author, word);
         }
         self.writer.add_document(d)?;
         Ok(())

@@ -1,21 +1,23 @@
-//! The search indexes: derived state, in memory, rebuilt from the store on first use and kept
-//! up to date as this process closes and forgets episodes.
+//! The search indexes: derived state, in memory, one per tenant, rebuilt from the store on
+//! first use and kept up to date as this process closes and forgets episodes.
 //!
 //! One table gives every episode a slot; BM25 over episodes, BM25 over messages and the
 //! message vectors all speak in slots, and the table turns scopes into per-slot visibility.
 
 mod lexical;
 mod table;
+mod tenants;
 mod top_k;
 mod vectors;
 mod words;
 
 use std::collections::HashMap;
 
-use epimem_core::{Episode, EpisodeId, RankingConfig, Scope};
+use epimem_core::{Episode, EpisodeId, RankingConfig, Scope, name_words};
 use epimem_store::IndexedMessage;
 
 use crate::EngineError;
+pub(crate) use tenants::{TenantIndex, TenantIndexes};
 pub(crate) use vectors::VectorHits;
 pub(crate) use words::WordIndex;
 
@@ -44,7 +46,10 @@ pub(crate) struct SearchIndex {
     vectors: vectors::VectorIndex,
     /// What ranking knows of each message, by slot and by seq from the episode's first.
     lines: Vec<Vec<LineFacts>>,
+    /// Authors as they spoke, lowercased.
     author_ids: HashMap<String, u32>,
+    /// The authors each name word can mean ("ana" → "Ana Silva", "Ana Lima").
+    names: HashMap<String, Vec<u32>>,
     /// The content words of each message, for soft word matching.
     pub(crate) words: words::WordIndex,
 }
@@ -73,6 +78,7 @@ impl SearchIndex {
             messages: lexical::Bm25::new().map_err(index_error)?,
             lines: Vec::new(),
             author_ids: HashMap::new(),
+            names: HashMap::new(),
             words: words::WordIndex::default(),
             vectors: vectors::VectorIndex::new(
                 config.approximate_from,
@@ -106,17 +112,21 @@ impl SearchIndex {
         self.commit()
     }
 
-    /// Forgets an episode in every index.
-    pub(crate) fn remove(&mut self, id: &EpisodeId) -> Result<(), EngineError> {
-        let Some(slot) = self.table.remove(id) else { return Ok(()) };
-        self.episodes.remove(slot);
-        self.messages.remove(slot);
-        self.vectors.remove(slot);
-        self.words.remove_episode(slot);
-        if let Some(lines) = self.lines.get_mut(slot) {
-            *lines = Vec::new();
+    /// Forgets episodes in every index.
+    pub(crate) fn remove(&mut self, ids: &[EpisodeId]) -> Result<(), EngineError> {
+        let mut removed = false;
+        for id in ids {
+            let Some(slot) = self.table.remove(id) else { continue };
+            self.episodes.remove(slot);
+            self.messages.remove(slot);
+            self.vectors.remove(slot);
+            self.words.remove_episode(slot);
+            if let Some(lines) = self.lines.get_mut(slot) {
+                *lines = Vec::new();
+            }
+            removed = true;
         }
-        self.commit()
+        if removed { self.commit() } else { Ok(()) }
     }
 
     pub(crate) fn episode(&self, slot: usize) -> &Episode {
@@ -173,11 +183,13 @@ impl SearchIndex {
         self.lexical(&self.messages, scope, query, limit)
     }
 
-    /// The authors the query names (by a word of their name as they spoke, in any case).
+    /// The authors the query names (by a word of their name, in any case).
     pub(crate) fn named_authors(&self, query: &str) -> Vec<u32> {
         let mut named: Vec<u32> = query
             .split(|c: char| !c.is_alphanumeric())
-            .filter_map(|w| self.author_ids.get(&w.to_lowercase()).copied())
+            .filter_map(|w| self.names.get(&w.to_lowercase()))
+            .flatten()
+            .copied()
             .collect();
         named.sort_unstable();
         named.dedup();
@@ -207,7 +219,7 @@ impl SearchIndex {
             .filter(|word| {
                 let bare: String =
                     word.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
-                !self.author_ids.contains_key(&bare)
+                !self.names.contains_key(&bare)
             })
             .collect();
         if kept.iter().any(|w| w.chars().any(char::is_alphanumeric)) {
@@ -250,13 +262,13 @@ impl SearchIndex {
         let slot = self.table.insert(episode);
         let conversation = self.table.conversation_of(slot);
         let mut body = String::new();
-        let mut authors: Vec<&str> = Vec::new();
+        let mut authors: Vec<String> = Vec::new();
         if self.lines.len() <= slot {
             self.lines.resize(slot + 1, Vec::new());
         }
         for line in lines {
-            let next = u32::try_from(self.author_ids.len()).expect("fewer than 4 billion authors");
-            let id = *self.author_ids.entry(line.author.to_lowercase()).or_insert(next);
+            let id = self.author_id(line.author);
+            let said_by = name_words(line.author);
             // Lines are the episode's own, from its first message on.
             if let Some(at) = line.seq.checked_sub(episode.first_seq) {
                 let facts = &mut self.lines[slot];
@@ -267,8 +279,10 @@ impl SearchIndex {
                 facts[at as usize] = LineFacts { author: id, asks };
             }
             self.words.add_turn(slot, line.seq, line.content);
-            if !authors.contains(&line.author) {
-                authors.push(line.author);
+            for word in &said_by {
+                if !authors.contains(word) {
+                    authors.push(word.clone());
+                }
             }
             let text = format!("{}: {}", line.author, line.content);
             self.messages
@@ -279,7 +293,7 @@ impl SearchIndex {
                     title: "",
                     summary: "",
                     body: &text,
-                    authors: &[line.author],
+                    authors: &said_by,
                 })
                 .map_err(index_error)?;
             body.push_str(&text);
@@ -301,6 +315,20 @@ impl SearchIndex {
             .map_err(index_error)
     }
 
+    /// The author's id, registering the author and its name words on first sight.
+    fn author_id(&mut self, author: &str) -> u32 {
+        let lower = author.to_lowercase();
+        if let Some(&id) = self.author_ids.get(&lower) {
+            return id;
+        }
+        let id = u32::try_from(self.author_ids.len()).expect("fewer than 4 billion authors");
+        for word in name_words(author) {
+            self.names.entry(word).or_default().push(id);
+        }
+        self.author_ids.insert(lower, id);
+        id
+    }
+
     fn commit(&mut self) -> Result<(), EngineError> {
         self.episodes.commit().map_err(index_error)?;
         self.messages.commit().map_err(index_error)
@@ -317,16 +345,29 @@ mod tests {
 
     #[test]
     fn names_of_authors_are_not_words_to_embed() {
-        let row = IndexedMessage {
-            episode: table::tests::episode("t", "c", None, 0),
-            seq: 1,
-            author: "Caroline".into(),
-            content: "I adopted a puppy".into(),
-            vector: None,
-        };
-        let index = SearchIndex::build(&[row], &RankingConfig::default()).unwrap();
+        let rows: Vec<IndexedMessage> = ["Caroline", "Ana Silva", "user", "Assistant"]
+            .into_iter()
+            .enumerate()
+            .map(|(i, author)| IndexedMessage {
+                episode: table::tests::episode("t", "c", None, 0),
+                seq: i as u64 + 1,
+                author: author.into(),
+                content: "I adopted a puppy".into(),
+                vector: None,
+            })
+            .collect();
+        let index = SearchIndex::build(&rows, &RankingConfig::default()).unwrap();
         assert_eq!(index.without_names("Where did Caroline go?"), "Where did go?");
         assert_eq!(index.without_names("caroline's puppy"), "caroline's puppy");
         assert_eq!(index.without_names("Caroline?"), "Caroline?", "nothing else left");
+        assert_eq!(index.without_names("What did Silva adopt?"), "What did adopt?");
+        // Roles are not names: the words stay in the query and name nobody.
+        assert_eq!(
+            index.without_names("the user asked the assistant"),
+            "the user asked the assistant"
+        );
+        assert!(index.named_authors("what did the user ask the assistant").is_empty());
+        assert_eq!(index.named_authors("Ana's dog").len(), 1, "a possessive names her");
+        assert_eq!(index.named_authors("what did Ana Silva say"), index.named_authors("Silva"));
     }
 }

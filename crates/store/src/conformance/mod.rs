@@ -12,6 +12,9 @@ use serde_json::json;
 
 use crate::{PendingReview, SegmentationCommit, Store, StoreError};
 
+mod forget;
+pub use forget::*;
+
 /// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
 #[macro_export]
 macro_rules! conformance_tests {
@@ -34,7 +37,8 @@ macro_rules! conformance_tests {
             index_rows_cover_closed_episodes_only,
             episodes_by_id_respect_scope_and_time,
             pending_reviews_are_taken_once,
-            deleting_an_episode_removes_it_everywhere
+            deleting_an_episode_removes_it_everywhere,
+            deleting_a_conversation_removes_all_of_it
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -406,7 +410,7 @@ pub fn index_rows_cover_closed_episodes_only(store: &dyn Store) {
     let vectors: Vec<(u64, Vec<f32>)> = (1..=6).map(|i| (i, vec![i as f32])).collect();
     store.put_message_vectors(&conv, "m", &vectors).unwrap();
     segment(store, &conv, 6, vec![episode(&conv, 1, 2, "a", "s"), episode(&conv, 3, 4, "b", "s")]);
-    let rows = store.indexed_messages(Some("m")).unwrap();
+    let rows = store.indexed_messages("t", Some("m")).unwrap();
     let got: Vec<(u64, u64)> = rows.iter().map(|r| (r.seq, r.episode.first_seq)).collect();
     assert_eq!(got, [(1, 1), (2, 1), (3, 3), (4, 3)], "messages 5 and 6 are still pending");
     assert_eq!(rows[2].vector, Some(vec![3.0]));
@@ -414,10 +418,17 @@ pub fn index_rows_cover_closed_episodes_only(store: &dyn Store) {
     assert_eq!((rows[0].author.as_str(), rows[1].author.as_str()), ("Caroline", "assistant"));
     assert_eq!(rows[1].content, "message number 2 about gardening");
     // Another model's vectors are never handed out; the text still is.
-    let other = store.indexed_messages(Some("other")).unwrap();
+    // Only the tenant's own rows.
+    let theirs = key("u", "c");
+    push_n(store, &theirs, 2);
+    segment(store, &theirs, 2, vec![episode(&theirs, 1, 2, "x", "s")]);
+    assert_eq!(store.indexed_messages("t", Some("m")).unwrap(), rows);
+    assert_eq!(store.indexed_messages("u", Some("m")).unwrap().len(), 2);
+    assert!(store.indexed_messages("nobody", None).unwrap().is_empty());
+    let other = store.indexed_messages("t", Some("other")).unwrap();
     assert_eq!(other.len(), 4);
     assert!(other.iter().all(|r| r.vector.is_none()));
-    assert!(store.indexed_messages(None).unwrap().iter().all(|r| r.vector.is_none()));
+    assert!(store.indexed_messages("t", None).unwrap().iter().all(|r| r.vector.is_none()));
 }
 
 pub fn episodes_by_id_respect_scope_and_time(store: &dyn Store) {
@@ -460,39 +471,4 @@ pub fn pending_reviews_are_taken_once(store: &dyn Store) {
         store.record_pending_review(&key("t", "never"), &review),
         Err(StoreError::NotFound(_))
     ));
-}
-
-pub fn deleting_an_episode_removes_it_everywhere(store: &dyn Store) {
-    let conv = key("t", "c");
-    store
-        .push_messages(&[
-            message(&conv, 1, "zebra stripes"),
-            message(&conv, 2, "ok"),
-            message(&conv, 3, "lion mane"),
-        ])
-        .unwrap();
-    store
-        .put_message_vectors(&conv, "m", &[(1, vec![1.0]), (2, vec![2.0]), (3, vec![3.0])])
-        .unwrap();
-    segment(
-        store,
-        &conv,
-        3,
-        vec![
-            episode(&conv, 1, 2, "Zebras", "Zebra talk."),
-            episode(&conv, 3, 3, "Lions", "Lion talk."),
-        ],
-    );
-    let id = episode_id(&conv, 1, 2);
-    // Another tenant cannot delete it.
-    assert!(!store.delete_episode(&Scope::tenant("other"), &id).unwrap());
-    assert!(store.delete_episode(&Scope::tenant("t"), &id).unwrap());
-    assert!(!store.delete_episode(&Scope::tenant("t"), &id).unwrap());
-    let scope = Scope::tenant("t");
-    assert_eq!(store.episode(&scope, &id).unwrap(), None);
-    assert_eq!(store.episodes(&scope, None).unwrap().len(), 1);
-    let rows = store.indexed_messages(Some("m")).unwrap();
-    assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), [3]);
-    assert_eq!(rows[0].vector, Some(vec![3.0]));
-    assert!(store.message_vectors(&conv, 1, 2, "m").unwrap().is_empty());
 }

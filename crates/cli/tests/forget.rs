@@ -1,0 +1,107 @@
+//! Forgetting deletes: after `forget`, the forgotten text is in no file under the database's
+//! folder, while what was kept is still there.
+
+use std::{path::Path, process::Command};
+
+use serde_json::Value;
+
+fn epimem(db: &Path, args: &[&str]) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("EPIMEM_TENANT")
+        .env_remove("EPIMEM_CONFIG")
+        .env("EPIMEM_EMBEDDER", "hash")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Two conversations; in "trip", two episodes a day apart, each with a word of its own.
+fn ingested(dir: &Path) -> std::path::PathBuf {
+    let line = |conversation: &str, n: u32, day: u32, content: &str| {
+        serde_json::json!({
+            "conversation": conversation, "role": if n.is_multiple_of(2) { "user" } else { "assistant" },
+            "content": content, "timestamp": format!("2026-03-{day:02}T10:{n:02}:00Z"),
+        })
+        .to_string()
+    };
+    let lines = [
+        line("trip", 0, 1, "We should visit the xylophonequartz museum in Lisbon."),
+        line("trip", 1, 1, "The xylophonequartz museum opens at nine."),
+        line("trip", 2, 5, "Let us book the marmaladecomet ferry to Cacilhas."),
+        line("trip", 3, 5, "The marmaladecomet ferry leaves every twenty minutes."),
+        line("cooking", 0, 2, "My grandmother's quindimbrioche recipe needs coconut."),
+        line("cooking", 1, 2, "Quindimbrioche bakes in a water bath."),
+    ];
+    let file = dir.join("in.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let db = dir.join("data").join("e.db");
+    epimem(&db, &["ingest", file.to_str().unwrap(), "--flush", "--json"]);
+    std::fs::remove_file(&file).unwrap();
+    db
+}
+
+/// Whether any file under `dir` holds `word`.
+fn in_some_file(dir: &Path, word: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().any(|entry| {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            return in_some_file(&path, word);
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+    })
+}
+
+#[test]
+fn a_forgotten_episodes_words_are_in_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = ingested(dir.path());
+    let data = db.parent().unwrap();
+    let hits = epimem(&db, &["recall", "xylophonequartz", "--json", "--conversation", "trip"]);
+    let id = hits[0]["id"].as_str().unwrap().to_owned();
+    assert!(in_some_file(data, "xylophonequartz"), "the scan finds stored text");
+
+    epimem(&db, &["forget", &id, "--json"]);
+    assert!(!in_some_file(data, "xylophonequartz"));
+    assert!(in_some_file(data, "marmaladecomet"), "the other episode is kept");
+    assert!(
+        epimem(&db, &["recall", "xylophonequartz museum", "--json"]).iter().all(|h| h["id"] != id)
+    );
+    let kept = epimem(&db, &["recall", "marmaladecomet", "--json"]);
+    assert!(!kept.is_empty());
+}
+
+#[test]
+fn a_forgotten_conversation_is_in_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = ingested(dir.path());
+    let data = db.parent().unwrap();
+    let before = epimem(&db, &["stats", "--json"]);
+    let out = epimem(&db, &["forget", "--conversation", "cooking", "--json"]);
+    assert_eq!(out[0]["episodes"], 1);
+    assert!(!in_some_file(data, "quindimbrioche"));
+    assert!(in_some_file(data, "xylophonequartz"));
+    let after = epimem(&db, &["stats", "--json"]);
+    assert_eq!(after[0]["conversations"], before[0]["conversations"].as_u64().unwrap() - 1);
+    assert_eq!(after[0]["messages"], 4);
+    let hits = epimem(&db, &["recall", "quindimbrioche coconut", "--json"]);
+    assert!(hits.iter().all(|h| h["conversation"] == "trip"), "{hits:?}");
+    // A conversation that is not there is an error that names it.
+    let missing = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .arg("--db")
+        .arg(&db)
+        .args(["forget", "--conversation", "cooking"])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cooking"));
+}

@@ -1,0 +1,63 @@
+//! Fixtures shared by the recall tests: an engine over an in-memory SQLite store with the
+//! model-free embedder, and closed episodes made from a few lines.
+
+#![allow(dead_code, unreachable_pub)] // each test binary uses its own share of the fixtures
+
+use std::sync::Arc;
+
+use epimem_core::{ConversationKey, Role, Scope, Timestamp};
+use epimem_embed::HashEmbedder;
+use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput};
+use epimem_store_sqlite::SqliteStore;
+
+pub const T0: i64 = 1_767_225_600_000;
+pub const DAY: i64 = 86_400_000;
+
+pub fn engine() -> Engine<SqliteStore> {
+    engine_with(EngineConfig::default())
+}
+
+pub fn engine_with(config: EngineConfig) -> Engine<SqliteStore> {
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    Engine::new(SqliteStore::open_in_memory().unwrap(), config, Box::new(clock), "t:1".into())
+        .with_embedder(Box::new(HashEmbedder::new(256)))
+}
+
+/// One closed episode per (conversation, text), a day apart, said by Caroline.
+pub fn remember(
+    engine: &Engine<SqliteStore>,
+    tenant: &str,
+    conversation: &str,
+    day: i64,
+    lines: &[&str],
+) {
+    remember_as(engine, tenant, conversation, day, "Caroline", lines);
+}
+
+/// One closed episode of `lines`, said by `speaker` on `day`.
+pub fn remember_as(
+    engine: &Engine<SqliteStore>,
+    tenant: &str,
+    conversation: &str,
+    day: i64,
+    speaker: &str,
+    lines: &[&str],
+) {
+    let msgs: Vec<MessageInput> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| MessageInput {
+            conversation: ConversationKey::new(tenant, conversation),
+            user: None,
+            agent: None,
+            key: format!("{day}-{i}"),
+            role: Role::User,
+            speaker: Some(speaker.into()),
+            content: (*l).into(),
+            timestamp: Some(Timestamp(T0 + day * DAY + i as i64 * 60_000)),
+            metadata: serde_json::Value::Null,
+        })
+        .collect();
+    engine.ingest(msgs).unwrap();
+    engine.flush(&Scope::tenant(tenant).with_conversation(Some(conversation.into()))).unwrap();
+}

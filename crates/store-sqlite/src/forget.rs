@@ -1,0 +1,101 @@
+//! Forgetting: an episode or a whole conversation leaves every table, and its text leaves the
+//! files. `secure_delete` (set when the database opens) zeroes what a delete frees; a
+//! checkpoint afterwards copies the zeroed pages over the old ones and truncates the
+//! write-ahead log, which still holds the text until then.
+
+use epimem_core::{ConversationKey, EpisodeId, Scope};
+use epimem_store::StoreError;
+use rusqlite::{Connection, OptionalExtension, Transaction};
+
+use crate::{
+    episodes::{SCOPE_FILTER, with_scope},
+    map_err,
+};
+
+/// Forgets an episode `scope` may see: the episode, its vectors and the pending reviews that
+/// returned it go (their query may quote it), and its messages keep their place in the
+/// conversation (so episodes still tile the queue) but lose their text.
+pub(crate) fn episode(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    id: &EpisodeId,
+) -> Result<bool, StoreError> {
+    let found: Option<(i64, i64, u64, u64)> = tx
+        .prepare_cached(&format!(
+            "SELECT e.rowid, e.conversation_id, e.first_seq, e.last_seq
+             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = ?7"
+        ))
+        .and_then(|mut s| {
+            s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()
+        })
+        .map_err(map_err)?;
+    let Some((rowid, conversation, first, last)) = found else { return Ok(false) };
+    tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
+    let range = rusqlite::params![conversation, first, last];
+    tx.execute(
+        "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
+        range,
+    )
+    .map_err(map_err)?;
+    tx.execute(
+        "UPDATE messages SET content = '', speaker = NULL, metadata = NULL, tokens = 0
+         WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
+        range,
+    )
+    .map_err(map_err)?;
+    tx.execute(
+        "DELETE FROM pending_reviews WHERE conversation_id = ?1
+           AND EXISTS (SELECT 1 FROM json_each(review, '$.memory_ids') WHERE value = ?2)",
+        rusqlite::params![conversation, id.0],
+    )
+    .map_err(map_err)?;
+    Ok(true)
+}
+
+/// Forgets a conversation: its messages, episodes, vectors, pending reviews and queued jobs.
+/// Returns the ids of the episodes it had, or `None` if there was no such conversation.
+pub(crate) fn conversation(
+    tx: &Transaction<'_>,
+    key: &ConversationKey,
+) -> Result<Option<Vec<EpisodeId>>, StoreError> {
+    let id: Option<i64> = tx
+        .query_row(
+            "SELECT id FROM conversations WHERE tenant = ?1 AND external_id = ?2",
+            [&key.tenant, &key.conversation],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(map_err)?;
+    let Some(id) = id else { return Ok(None) };
+    let episodes: Vec<EpisodeId> = tx
+        .prepare_cached("SELECT id FROM episodes WHERE conversation_id = ?1 ORDER BY first_seq")
+        .and_then(|mut s| s.query_map([id], |r| r.get(0).map(EpisodeId))?.collect())
+        .map_err(map_err)?;
+    for table in ["message_vectors", "pending_reviews", "episodes", "messages"] {
+        tx.execute(&format!("DELETE FROM {table} WHERE conversation_id = ?1"), [id])
+            .map_err(map_err)?;
+    }
+    // A queued or running segmentation of it has nothing left to do (a running one's commit
+    // finds no conversation and changes nothing).
+    tx.execute(
+        "DELETE FROM jobs WHERE json_extract(payload, '$.conversation.tenant') = ?1
+           AND json_extract(payload, '$.conversation.conversation') = ?2",
+        [&key.tenant, &key.conversation],
+    )
+    .map_err(map_err)?;
+    tx.execute("DELETE FROM conversations WHERE id = ?1", [id]).map_err(map_err)?;
+    Ok(Some(episodes))
+}
+
+/// Moves every committed page into the database file and empties the write-ahead log, so
+/// text zeroed by a delete survives in no file. A reader in another process can keep the log
+/// from being emptied; then the text goes at the next checkpoint that finds no reader.
+pub(crate) fn checkpoint(conn: &Connection) -> Result<bool, StoreError> {
+    let busy: i64 =
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)).map_err(map_err)?;
+    Ok(busy == 0)
+}
