@@ -6,6 +6,7 @@ mod clock;
 mod config;
 mod context;
 mod error;
+mod indexing;
 mod recall;
 mod search;
 mod segmentation;

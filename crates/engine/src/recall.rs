@@ -12,7 +12,7 @@ use epimem_store::{PendingReview, Store};
 use crate::{
     Engine, EngineError,
     search::WordIndex,
-    search::{LexicalHit, SearchIndex, TenantIndex},
+    search::{LexicalHit, SearchIndex},
 };
 
 /// What to recall.
@@ -398,15 +398,6 @@ impl<S: Store> Engine<S> {
         Ok(Some(embedder.embed(&[text.as_str()])?.pop().unwrap_or_default()))
     }
 
-    /// The tenant's search index, loaded from the store on first use.
-    fn search_index(&self, tenant: &str) -> Result<TenantIndex<'_>, EngineError> {
-        self.indexes.get(tenant, || {
-            let fingerprint = self.embedder.as_ref().map(|e| e.fingerprint());
-            let rows = self.store.indexed_messages(tenant, fingerprint)?;
-            SearchIndex::build(&rows, &self.config.ranking)
-        })
-    }
-
     pub(crate) fn record_review(
         &self,
         query: &RecallQuery,
@@ -437,17 +428,6 @@ impl<S: Store> Engine<S> {
         };
         self.store.record_pending_review(&key, &review)?;
         Ok(())
-    }
-
-    /// Number of message vectors in the loaded indexes (0 before the first recall).
-    pub fn indexed_vectors(&self) -> usize {
-        self.indexes.vectors_len()
-    }
-
-    /// Loads the tenant's search index now (else its first recall does), so a caller can time
-    /// it.
-    pub fn load_search_index(&self, tenant: &str) -> Result<(), EngineError> {
-        self.search_index(tenant).map(drop)
     }
 }
 

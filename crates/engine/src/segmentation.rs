@@ -6,7 +6,7 @@ use epimem_core::{
 };
 use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
 
-use crate::{Engine, EngineError, search::IndexedLine};
+use crate::{Engine, EngineError};
 
 /// What a run of the job queue did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -155,41 +155,6 @@ impl<S: Store> Engine<S> {
             cached.extend(fresh);
         }
         Ok(Some(messages.iter().map(|m| cached.remove(&m.seq).unwrap_or_default()).collect()))
-    }
-
-    /// Adds newly closed episodes to the loaded search index (if one is loaded: an unloaded
-    /// index reads them from the store when first used). The episodes are committed already,
-    /// so an index that cannot take them is dropped, to be rebuilt from the store.
-    fn index_closed(
-        &self,
-        episodes: &[Episode],
-        batch: &SegmentationBatch,
-        vectors: Option<&[Vec<f32>]>,
-    ) {
-        let Some(first) = episodes.first() else { return };
-        let Ok(Some(mut index)) = self.indexes.loaded(&first.conversation.tenant) else { return };
-        let offset = batch.context.len();
-        let closed: Vec<(&Episode, Vec<IndexedLine<'_>>)> = episodes
-            .iter()
-            .map(|e| {
-                let lines = batch
-                    .pending
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, m)| (e.first_seq..=e.last_seq).contains(&m.seq))
-                    .map(|(i, m)| IndexedLine {
-                        seq: m.seq,
-                        author: m.author(),
-                        content: &m.content,
-                        vector: vectors.map(|v| v[offset + i].as_slice()),
-                    })
-                    .collect();
-                (e, lines)
-            })
-            .collect();
-        if index.add(&closed).is_err() {
-            index.discard();
-        }
     }
 
     fn build_episode(

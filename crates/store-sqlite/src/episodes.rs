@@ -95,8 +95,13 @@ pub(crate) fn detail(
 pub(crate) fn indexed_messages(
     conn: &Connection,
     tenant: &str,
+    only: Option<&[EpisodeId]>,
     fingerprint: Option<&str>,
 ) -> Result<Vec<IndexedMessage>, StoreError> {
+    let only = only
+        .map(|ids| serde_json::to_string(&ids.iter().map(|i| i.0.as_str()).collect::<Vec<_>>()))
+        .transpose()
+        .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))?;
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT {}, m.seq, coalesce(m.speaker, m.role), m.content, mv.vector
@@ -107,13 +112,13 @@ pub(crate) fn indexed_messages(
              LEFT JOIN vector_models vm ON vm.fingerprint = ?1
              LEFT JOIN message_vectors mv ON mv.conversation_id = m.conversation_id
                  AND mv.model_id = vm.id AND mv.seq = m.seq
-             WHERE c.tenant = ?2
+             WHERE c.tenant = ?2 AND (?3 IS NULL OR e.id IN (SELECT value FROM json_each(?3)))
              ORDER BY e.rowid, m.seq",
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
     let rows = stmt
-        .query_map(rusqlite::params![fingerprint, tenant], |r| {
+        .query_map(rusqlite::params![fingerprint, tenant, only], |r| {
             Ok((
                 rows::episode(r)?,
                 r.get::<_, u64>(19)?,

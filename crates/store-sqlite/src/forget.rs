@@ -34,6 +34,7 @@ pub(crate) fn episode(
         })
         .map_err(map_err)?;
     let Some((rowid, conversation, first, last)) = found else { return Ok(false) };
+    crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
     tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
     let range = rusqlite::params![conversation, first, last];
     tx.execute(
@@ -75,6 +76,7 @@ pub(crate) fn conversation(
         .prepare_cached("SELECT id FROM episodes WHERE conversation_id = ?1 ORDER BY first_seq")
         .and_then(|mut s| s.query_map([id], |r| r.get(0).map(EpisodeId))?.collect())
         .map_err(map_err)?;
+    crate::changes::forgotten(tx, &key.tenant, &episodes)?;
     for table in ["message_vectors", "pending_reviews", "episodes", "messages"] {
         tx.execute(&format!("DELETE FROM {table} WHERE conversation_id = ?1"), [id])
             .map_err(map_err)?;

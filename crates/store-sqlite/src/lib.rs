@@ -4,6 +4,7 @@
 //! (`BEGIN IMMEDIATE`) so concurrent processes queue on the busy timeout instead of failing
 //! halfway through a transaction.
 
+mod changes;
 mod episodes;
 mod forget;
 mod ingest;
@@ -22,7 +23,7 @@ use epimem_core::{
     Trigger,
 };
 use epimem_store::{
-    EpisodeDetail, IndexedMessage, PendingReview, PushOutcome, SegmentationBatch,
+    EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome, SegmentationBatch,
     SegmentationCommit, Stats, Store, StoreError,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
@@ -218,7 +219,32 @@ impl Store for SqliteStore {
         tenant: &str,
         fingerprint: Option<&str>,
     ) -> Result<Vec<IndexedMessage>, StoreError> {
-        self.with_conn(|conn| episodes::indexed_messages(conn, tenant, fingerprint))
+        self.with_conn(|conn| episodes::indexed_messages(conn, tenant, None, fingerprint))
+    }
+
+    fn indexed_messages_of(
+        &self,
+        tenant: &str,
+        ids: &[EpisodeId],
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<IndexedMessage>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.with_conn(|conn| episodes::indexed_messages(conn, tenant, Some(ids), fingerprint))
+    }
+
+    fn change_generation(&self, tenant: &str) -> Result<u64, StoreError> {
+        self.with_conn(|conn| changes::generation(conn, tenant))
+    }
+
+    fn episode_changes(
+        &self,
+        tenant: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EpisodeChange>, StoreError> {
+        self.with_conn(|conn| changes::since(conn, tenant, after, limit))
     }
 
     fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError> {

@@ -115,6 +115,20 @@ FROM messages m JOIN episodes e
 DROP TABLE messages_fts;
 DROP TABLE episodes_fts;
 "#,
+    // Every episode closed or forgotten, in order, per tenant: what search indexes (in this
+    // process or any other) catch up from.
+    r#"
+CREATE TABLE episode_changes (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant     TEXT NOT NULL,
+    episode_id TEXT NOT NULL,
+    forgotten  INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX episode_changes_by_tenant ON episode_changes (tenant, seq);
+INSERT INTO episode_changes (tenant, episode_id)
+SELECT c.tenant, e.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+ORDER BY e.rowid;
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

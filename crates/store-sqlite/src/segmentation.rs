@@ -125,7 +125,11 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         )
         .map_err(map_err)?;
+    let mut changed = tx
+        .prepare_cached("INSERT INTO episode_changes (tenant, episode_id) VALUES (?1, ?2)")
+        .map_err(map_err)?;
     for e in &commit.episodes {
+        changed.execute(params![key.tenant, e.id.0]).map_err(map_err)?;
         let keywords = serde_json::to_string(&e.keywords)
             .map_err(|err| StoreError::Internal(format!("encoding keywords: {err}")))?;
         insert

@@ -11,7 +11,7 @@ mod types;
 
 pub use error::StoreError;
 pub use types::{
-    EpisodeDetail, IndexedMessage, PendingReview, PushOutcome, SegmentationBatch,
+    EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome, SegmentationBatch,
     SegmentationCommit, Stats,
 };
 
@@ -119,6 +119,27 @@ pub trait Store: Send + Sync {
         tenant: &str,
         fingerprint: Option<&str>,
     ) -> Result<Vec<IndexedMessage>, StoreError>;
+
+    /// [`Store::indexed_messages`] for the episodes among `ids` that `tenant` still has.
+    fn indexed_messages_of(
+        &self,
+        tenant: &str,
+        ids: &[EpisodeId],
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<IndexedMessage>, StoreError>;
+
+    /// The number of `tenant`'s newest episode change (0 before any). Every commit that closes
+    /// or forgets episodes appends to the tenant's change log, in commit order, whichever
+    /// process made it; an index that applied every change up to this number is current.
+    fn change_generation(&self, tenant: &str) -> Result<u64, StoreError>;
+
+    /// `tenant`'s episode changes numbered after `after`, oldest first, at most `limit`.
+    fn episode_changes(
+        &self,
+        tenant: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EpisodeChange>, StoreError>;
 
     /// The episodes among `ids` that `scope` may see (in no particular order).
     fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError>;

@@ -15,6 +15,15 @@ pub struct IndexedMessage {
     pub vector: Option<Vec<f32>>,
 }
 
+/// One entry of the change log of a tenant's episodes: an episode closed (or forgotten), and
+/// the change's number, which only grows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpisodeChange {
+    pub seq: u64,
+    pub episode: EpisodeId,
+    pub forgotten: bool,
+}
+
 /// A recall waiting to be reviewed: review ≠ retrieval, so recall only records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingReview {

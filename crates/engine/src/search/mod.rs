@@ -52,6 +52,8 @@ pub(crate) struct SearchIndex {
     names: HashMap<String, Vec<u32>>,
     /// The content words of each message, for soft word matching.
     pub(crate) words: words::WordIndex,
+    /// The number of the store's last episode change this index reflects.
+    pub(crate) generation: u64,
 }
 
 /// A lexical (BM25) hit; hits come best first.
@@ -80,11 +82,21 @@ impl SearchIndex {
             author_ids: HashMap::new(),
             names: HashMap::new(),
             words: words::WordIndex::default(),
+            generation: 0,
             vectors: vectors::VectorIndex::new(
                 config.approximate_from,
                 vectors::Borrow { before, after, max_gap_ms },
             ),
         };
+        index.add_rows(rows)?;
+        Ok(index)
+    }
+
+    /// Adds the episodes of the store's rows (episode by episode, in sequence order).
+    pub(crate) fn add_rows(&mut self, rows: &[IndexedMessage]) -> Result<(), EngineError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
         for group in rows.chunk_by(|a, b| a.episode.id == b.episode.id) {
             let lines: Vec<IndexedLine<'_>> = group
                 .iter()
@@ -95,10 +107,9 @@ impl SearchIndex {
                     vector: r.vector.as_deref(),
                 })
                 .collect();
-            index.stage(&group[0].episode, &lines)?;
+            self.stage(&group[0].episode, &lines)?;
         }
-        index.commit()?;
-        Ok(index)
+        self.commit()
     }
 
     /// Adds closed episodes with their messages.
@@ -127,6 +138,11 @@ impl SearchIndex {
             removed = true;
         }
         if removed { self.commit() } else { Ok(()) }
+    }
+
+    /// Whether the episode is in the index.
+    pub(crate) fn contains(&self, id: &EpisodeId) -> bool {
+        self.table.contains(id)
     }
 
     pub(crate) fn episode(&self, slot: usize) -> &Episode {

@@ -18,8 +18,17 @@ pub fn engine() -> Engine<SqliteStore> {
 }
 
 pub fn engine_with(config: EngineConfig) -> Engine<SqliteStore> {
+    on_store(SqliteStore::open_in_memory().unwrap(), config)
+}
+
+/// An engine on the database file at `path`: several of them stand for several processes.
+pub fn engine_at(path: &std::path::Path) -> Engine<SqliteStore> {
+    on_store(SqliteStore::open(path).unwrap(), EngineConfig::default())
+}
+
+fn on_store(store: SqliteStore, config: EngineConfig) -> Engine<SqliteStore> {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
-    Engine::new(SqliteStore::open_in_memory().unwrap(), config, Box::new(clock), "t:1".into())
+    Engine::new(store, config, Box::new(clock), "t:1".into())
         .with_embedder(Box::new(HashEmbedder::new(256)))
 }
 

@@ -12,7 +12,9 @@ use serde_json::json;
 
 use crate::{PendingReview, SegmentationCommit, Store, StoreError};
 
+mod changes;
 mod forget;
+pub use changes::*;
 pub use forget::*;
 
 /// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
@@ -38,7 +40,8 @@ macro_rules! conformance_tests {
             episodes_by_id_respect_scope_and_time,
             pending_reviews_are_taken_once,
             deleting_an_episode_removes_it_everywhere,
-            deleting_a_conversation_removes_all_of_it
+            deleting_a_conversation_removes_all_of_it,
+            changes_are_logged_per_tenant_in_commit_order
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

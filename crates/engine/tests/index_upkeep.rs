@@ -1,0 +1,70 @@
+//! Search indexes stay current: what another process closes or forgets reaches an index that
+//! is already loaded, and an index kept up to date piece by piece answers exactly as one
+//! built from scratch.
+
+mod common;
+
+use common::{engine_at, remember};
+use epimem_core::Scope;
+use epimem_engine::{Engine, RecallQuery};
+use epimem_store_sqlite::SqliteStore;
+
+fn query(text: &str) -> RecallQuery {
+    RecallQuery::new(Scope::tenant("t"), text, 10)
+}
+
+#[test]
+fn what_another_process_closes_or_forgets_reaches_a_loaded_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let (reader, writer) = (engine_at(&db), engine_at(&db));
+    remember(&reader, "t", "c", 0, &["the garden tomatoes are ripe", "time to make sauce"]);
+    assert!(
+        reader.recall(&query("walrus saxophone")).unwrap().iter().all(|h| h.episode.first_seq == 1)
+    );
+
+    remember(&writer, "t", "c", 1, &["a walrus played the saxophone", "at the harbour concert"]);
+    let hits = reader.recall(&query("walrus saxophone")).unwrap();
+    let theirs = hits.first().expect("found without a restart").episode.id.clone();
+    assert_eq!(hits[0].lexical_rank, Some(1));
+    let turns = reader.recall_messages(&query("walrus saxophone")).unwrap();
+    assert_eq!(turns[0].episode, theirs);
+
+    writer.delete_episode(&Scope::tenant("t"), &theirs).unwrap();
+    assert!(
+        reader.recall(&query("walrus saxophone")).unwrap().iter().all(|h| h.episode.id != theirs)
+    );
+    let turns = reader.recall_messages(&query("walrus saxophone")).unwrap();
+    assert!(turns.iter().all(|t| t.episode != theirs), "{turns:?}");
+    let context = reader.recall_context(&query("walrus saxophone"), 500).unwrap();
+    assert!(!context.text.contains("walrus"), "{}", context.text);
+}
+
+const QUERIES: [&str; 3] = ["ferry to the island", "sourdough starter", "the deploy failed"];
+
+fn answers(e: &Engine<SqliteStore>) -> Vec<String> {
+    let mut out = Vec::new();
+    for text in QUERIES {
+        out.push(format!("{:?}", e.recall(&query(text)).unwrap()));
+        out.push(format!("{:?}", e.recall_messages(&query(text)).unwrap()));
+        out.push(format!("{:?}", e.recall_context(&query(text), 300).unwrap()));
+    }
+    out
+}
+
+#[test]
+fn an_index_kept_current_answers_as_one_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let (incremental, other) = (engine_at(&db), engine_at(&db));
+    remember(&incremental, "t", "trip", 0, &["we took the ferry to the island", "rough sea"]);
+    assert!(!incremental.recall(&query("ferry")).unwrap().is_empty(), "loads the index");
+    // Closed by this process (added directly) and by another (caught up from the change log).
+    remember(&incremental, "t", "bread", 1, &["my sourdough starter is bubbly", "feed it flour"]);
+    remember(&other, "t", "work", 2, &["the deploy failed on staging", "rollback the release"]);
+    remember(&other, "t", "trip", 3, &["the island ferry was late again", "we waited an hour"]);
+    remember(&incremental, "t", "bread", 4, &["the sourdough loaf rose well", "crisp crust"]);
+    let kept = answers(&incremental);
+    let rebuilt = answers(&engine_at(&db));
+    assert_eq!(kept, rebuilt);
+}
