@@ -1,7 +1,8 @@
 //! Keyword bags: the lexical fingerprint of a prompt or an episode.
 //!
 //! Keywords are lower-cased alphanumeric words of three or more characters that are not
-//! stopwords, with a light plural strip. Bags hold 64-bit hashes so that comparing two prompts
+//! stopwords, with a light plural strip; text in Chinese or Japanese gives pairs of
+//! characters (`cjk.rs`). Bags hold 64-bit hashes so that comparing two prompts
 //! allocates nothing per word; [`keyword_list`] gives the readable words for summaries.
 
 use std::{
@@ -143,7 +144,8 @@ pub(crate) fn for_each_keyword(text: &str, mut f: impl FnMut(&str, u64)) {
     let mut word = String::with_capacity(32);
     let mut chars = 0usize;
     let mut stem = String::with_capacity(32);
-    let mut emit = |word: &mut String, chars: usize| {
+    let mut run: Vec<char> = Vec::new();
+    let mut emit = |word: &mut String, chars: usize, f: &mut dyn FnMut(&str, u64)| {
         if chars >= 3 && !word.bytes().all(|b| b.is_ascii_digit()) {
             let raw = xxh3_64(word.as_bytes());
             if !stopword_hashes().contains(&raw) {
@@ -155,7 +157,22 @@ pub(crate) fn for_each_keyword(text: &str, mut f: impl FnMut(&str, u64)) {
         }
         word.clear();
     };
+    let emit_run = |run: &mut Vec<char>, f: &mut dyn FnMut(&str, u64)| {
+        crate::for_each_bigram(run, |pair| f(pair, xxh3_64(pair.as_bytes())));
+        run.clear();
+    };
     for ch in text.chars() {
+        if crate::is_cjk(ch) {
+            if !word.is_empty() {
+                emit(&mut word, chars, &mut f);
+                chars = 0;
+            }
+            run.push(ch);
+            continue;
+        }
+        if !run.is_empty() {
+            emit_run(&mut run, &mut f);
+        }
         if ch.is_alphanumeric() {
             if ch.is_ascii() {
                 word.push(ch.to_ascii_lowercase());
@@ -164,18 +181,22 @@ pub(crate) fn for_each_keyword(text: &str, mut f: impl FnMut(&str, u64)) {
             }
             chars += 1;
         } else if !word.is_empty() {
-            emit(&mut word, chars);
+            emit(&mut word, chars, &mut f);
             chars = 0;
         }
     }
     if !word.is_empty() {
-        emit(&mut word, chars);
+        emit(&mut word, chars, &mut f);
+    }
+    if !run.is_empty() {
+        emit_run(&mut run, &mut f);
     }
 }
 
-/// Whitespace-separated words, as a person would count them ("5,6" is one word).
+/// Whitespace-separated words, as a person would count them ("5,6" is one word); in Chinese
+/// and Japanese, which put no spaces between words, each character counts.
 pub(crate) fn word_count(text: &str) -> usize {
-    text.split_whitespace().count()
+    text.split_whitespace().map(|w| w.chars().filter(|&c| crate::is_cjk(c)).count().max(1)).sum()
 }
 
 /// A light English plural strip: "varieties" → "variety", "tomatoes" → "tomato",
@@ -411,6 +432,17 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn chinese_and_japanese_give_pairs_and_count_by_character() {
+        let keywords = keyword_list("数据库连接失败 with the pool");
+        assert!(keywords.contains(&"数据".to_owned()) && keywords.contains(&"失败".to_owned()));
+        assert!(keywords.contains(&"pool".to_owned()), "{keywords:?}");
+        assert_eq!(word_count("帮我看看这个错误"), 8);
+        assert_eq!(word_count("ok 好的"), 3);
+        assert_eq!(word_count("fix the CI"), 3);
+        assert!(!KeywordBag::from_text("東京タワー").is_empty());
+    }
 
     #[test]
     fn stopwords_are_sorted_and_distinct() {

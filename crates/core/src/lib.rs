@@ -3,6 +3,7 @@
 //! Nothing in this crate performs I/O or reads a clock: `now`, seeds and configuration are
 //! always parameters, so every function here is deterministic and testable in isolation.
 
+mod cjk;
 mod context;
 mod dates;
 mod episode;
@@ -23,6 +24,7 @@ mod tokens;
 mod trigger;
 mod turn_context;
 
+pub use cjk::{for_each_bigram, is_cjk};
 pub use context::{ContextItem, RenderedContext, render_context};
 pub use dates::{DateMention, date_mention};
 pub use episode::{Episode, EpisodeId, FsrsState};

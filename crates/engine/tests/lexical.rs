@@ -109,3 +109,20 @@ fn a_name_selects_the_speakers_own_lines_not_every_mention() {
     // (if at all) only as the neighbour of the best line.
     assert_eq!(seqs[..2], [3, 1], "{turns:?}");
 }
+
+#[test]
+fn chinese_and_japanese_are_searchable_by_a_few_characters() {
+    let e = engine();
+    remember(&e, "zh", 0, &["我们讨论了数据库连接池的配置问题", "需要把超时时间调大"]);
+    remember(&e, "ja", 1, &["東京タワーに行きました", "夜景がとてもきれいでした"]);
+    remember(&e, "en", 2, &["the garden needs water", "tomatoes are ripe"]);
+    let found = |text: &str| -> Vec<String> {
+        let query = RecallQuery::new(Scope::tenant("t"), text, 10);
+        let hits = e.recall(&query).unwrap();
+        hits.into_iter().map(|h| h.episode.conversation.conversation).collect()
+    };
+    assert_eq!(found("数据库"), ["zh"]);
+    assert_eq!(found("超时"), ["zh"]);
+    assert_eq!(found("東京タワー"), ["ja"]);
+    assert_eq!(found("tomatoes"), ["en"]);
+}

@@ -28,6 +28,9 @@ use epimem_store::{
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
+/// How long a write waits for another process's lock before it fails as unavailable.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A [`Store`] in one SQLite file.
 #[derive(Debug)]
 pub struct SqliteStore {
@@ -58,19 +61,35 @@ impl SqliteStore {
     }
 
     fn init(mut conn: Connection) -> Result<Self, StoreError> {
-        conn.busy_timeout(Duration::from_secs(30)).map_err(map_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
+        // Switching to WAL takes the database lock without waiting on the busy timeout, so
+        // processes opening a new database at once retry it (within the same time).
+        let started = std::time::Instant::now();
+        loop {
+            match Self::prepare(&mut conn) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => break other.map_err(map_err)?,
+            }
+        }
+        schema::migrate(&mut conn)?;
+        Ok(Self { conn: Mutex::new(conn) })
+    }
+
+    fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
         // journal_mode answers with a row, so it is read rather than executed.
-        let _mode: String =
-            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(map_err)?;
-        // A larger page cache and memory-mapped reads keep index rebuilds off read() calls.
+        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        // A larger page cache and memory-mapped reads keep index rebuilds off read() calls;
+        // secure_delete zeroes what deletes free, so forgotten text leaves the file.
         conn.execute_batch(
             "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
              PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824;
              PRAGMA secure_delete = ON;",
         )
-        .map_err(map_err)?;
-        schema::migrate(&mut conn)?;
-        Ok(Self { conn: Mutex::new(conn) })
     }
 
     fn with_conn<T>(

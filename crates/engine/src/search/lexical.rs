@@ -13,8 +13,7 @@ use tantivy::{
         FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
     },
     tokenizer::{
-        AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
-        TextAnalyzer,
+        AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer,
     },
 };
 
@@ -263,9 +262,10 @@ impl Bm25 {
     }
 }
 
-/// Words split on anything not alphanumeric, lowercased, accents folded, English stems.
+/// Words split on anything not alphanumeric (Chinese and Japanese in pairs of characters),
+/// lowercased, accents folded, English stems.
 fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
+    TextAnalyzer::builder(super::tokenizer::WordTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)

@@ -7,6 +7,7 @@
 mod lexical;
 mod table;
 mod tenants;
+mod tokenizer;
 mod top_k;
 mod vectors;
 mod words;
