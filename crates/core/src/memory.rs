@@ -22,7 +22,7 @@ pub struct MemoryConfig {
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        Self { desired_retention: 0.9, surprise_boost: 0.5, retrievability_floor: 0.9 }
+        Self { desired_retention: 0.9, surprise_boost: 0.5, retrievability_floor: 0.8 }
     }
 }
 

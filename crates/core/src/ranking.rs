@@ -15,8 +15,12 @@ pub struct RankingConfig {
     pub turn_candidates: usize,
     /// The `k` of reciprocal rank fusion: `Σ 1 / (k + rank)`.
     pub rrf_k: f64,
-    /// How turn-level recall fuses its three rankings (episodes fuse ranks).
+    /// How turn-level recall fuses its three rankings.
     pub turn_fusion: Fusion,
+    /// How episode recall fuses its two rankings. Scores keep how much better the best match
+    /// is, so memory strength can reorder near-equal episodes without burying a clearly better
+    /// one; ranks make the first two a few percent apart however far apart they are.
+    pub episode_fusion: Fusion,
     /// Weights of the lexical, vector and word scores when fusing scores.
     pub score_weights: [f64; 3],
     /// Gate: drop vector-only hits whose similarity is below this...
@@ -52,6 +56,9 @@ pub struct RankingConfig {
     /// Turn-level recall: a turn that asks (ends in a question mark) keeps this share of its
     /// score (after spreading, so the answer next to it still rises).
     pub question_weight: f64,
+    /// Turn-level recall: a turn written by an assistant, a tool or the system keeps this share
+    /// of its score (after spreading, so the person's line beside it still borrows from it).
+    pub assistant_weight: f64,
     /// Turn-level recall: a turn's score is multiplied by `1 + this · c`, where c (0 to 1) is
     /// how well its episode answers the query.
     pub episode_context_weight: f64,
@@ -67,6 +74,7 @@ impl Default for RankingConfig {
             turn_candidates: 300,
             rrf_k: 60.0,
             turn_fusion: Fusion::Scores,
+            episode_fusion: Fusion::Scores,
             score_weights: [1.0, 1.0, 1.0],
             min_similarity: 0.1,
             similarity_delta: 0.5,
@@ -79,6 +87,7 @@ impl Default for RankingConfig {
             date_after_days: 7.0,
             author_boost: 0.5,
             question_weight: 0.8,
+            assistant_weight: 0.5,
             word_match: true,
             episode_context_weight: 4.0,
             context_neighbor_share: 0.8,

@@ -98,6 +98,7 @@ impl<S: Store> Engine<S> {
                     .filter(|(_, m)| (e.first_seq..=e.last_seq).contains(&m.seq))
                     .map(|(i, m)| IndexedLine {
                         seq: m.seq,
+                        role: m.role,
                         author: m.author(),
                         content: &m.content,
                         vector: vectors.map(|v| v[offset + i].as_slice()),

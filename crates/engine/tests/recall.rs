@@ -386,6 +386,43 @@ fn a_line_that_asks_yields_to_the_line_that_answers() {
 }
 
 #[test]
+fn an_assistants_line_yields_to_the_persons_line() {
+    let ratio = |assistant_weight: f64| {
+        let mut config = EngineConfig::default();
+        config.ranking.assistant_weight = assistant_weight;
+        config.ranking.neighbor_weights = Vec::new();
+        let e = engine_with(config);
+        let lines = [
+            (Role::User, "I moved the billing database to postgres sixteen"),
+            (Role::Assistant, "Moving the billing database to postgres sixteen is a good idea"),
+        ];
+        let msgs: Vec<MessageInput> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, (role, content))| MessageInput {
+                conversation: ConversationKey::new("t", "c"),
+                user: None,
+                agent: None,
+                key: format!("k{i}"),
+                role: *role,
+                speaker: None,
+                content: (*content).into(),
+                timestamp: Some(Timestamp(T0 + i as i64 * 60_000)),
+                metadata: serde_json::Value::Null,
+            })
+            .collect();
+        e.ingest(msgs).unwrap();
+        e.flush(&Scope::tenant("t")).unwrap();
+        let query = RecallQuery::new(Scope::tenant("t"), "billing database postgres", 5);
+        let turns = e.recall_messages(&query).unwrap();
+        let score = |seq| turns.iter().find(|t| t.seq == seq).unwrap().score;
+        score(2) / score(1)
+    };
+    let (plain, weighed) = (ratio(1.0), ratio(0.5));
+    assert!((weighed / plain - 0.5).abs() < 1e-9, "{plain} {weighed}");
+}
+
+#[test]
 fn fused_scores_count_each_retriever_by_its_weight() {
     let vector_only_score = |weights: [f64; 3]| {
         let mut config = EngineConfig::default();

@@ -104,7 +104,7 @@ pub(crate) fn indexed_messages(
         .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))?;
     let mut stmt = conn
         .prepare_cached(&format!(
-            "SELECT {}, m.seq, coalesce(m.speaker, m.role), m.content, mv.vector
+            "SELECT {}, m.seq, coalesce(m.speaker, m.role), m.content, mv.vector, m.role
              FROM episodes e
              JOIN conversations c ON c.id = e.conversation_id
              JOIN messages m ON m.conversation_id = e.conversation_id
@@ -125,14 +125,16 @@ pub(crate) fn indexed_messages(
                 r.get::<_, String>(20)?,
                 r.get::<_, String>(21)?,
                 r.get::<_, Option<Vec<u8>>>(22)?,
+                r.get::<_, String>(23)?,
             ))
         })
         .map_err(map_err)?;
     let mut out = Vec::new();
     for row in rows {
-        let (episode, seq, author, content, bytes) = row.map_err(map_err)?;
+        let (episode, seq, author, content, bytes, role) = row.map_err(map_err)?;
         let vector = bytes.as_deref().map(crate::vectors::decode).transpose()?;
-        out.push(IndexedMessage { episode: episode?, seq, author, content, vector });
+        let role = role.parse().map_err(|e| StoreError::Internal(format!("message {seq}: {e}")))?;
+        out.push(IndexedMessage { episode: episode?, seq, role, author, content, vector });
     }
     Ok(out)
 }

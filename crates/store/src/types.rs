@@ -1,6 +1,8 @@
 //! Values that cross the storage port.
 
-use epimem_core::{ConversationKey, Episode, EpisodeId, JobId, Message, QueueSnapshot, Timestamp};
+use epimem_core::{
+    ConversationKey, Episode, EpisodeId, JobId, Message, QueueSnapshot, Role, Timestamp,
+};
 use serde::{Deserialize, Serialize};
 
 /// A message of an episode as the search indexes are built from it.
@@ -8,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct IndexedMessage {
     pub episode: Episode,
     pub seq: u64,
+    pub role: Role,
     /// Its speaker, else its role.
     pub author: String,
     pub content: String,

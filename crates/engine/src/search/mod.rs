@@ -14,7 +14,7 @@ mod words;
 
 use std::collections::HashMap;
 
-use epimem_core::{Episode, EpisodeId, RankingConfig, Scope, name_words};
+use epimem_core::{Episode, EpisodeId, RankingConfig, Role, Scope, name_words};
 use epimem_store::IndexedMessage;
 
 use crate::EngineError;
@@ -25,6 +25,7 @@ pub(crate) use words::WordIndex;
 /// A message of a closed episode, as indexed.
 pub(crate) struct IndexedLine<'a> {
     pub(crate) seq: u64,
+    pub(crate) role: Role,
     pub(crate) author: &'a str,
     pub(crate) content: &'a str,
     pub(crate) vector: Option<&'a [f32]>,
@@ -37,6 +38,8 @@ struct LineFacts {
     author: u32,
     /// Whether it ends in a question mark: a line that asks tells less than one that answers.
     asks: bool,
+    /// Whether a person wrote it (a user), rather than an assistant, a tool or the system.
+    by_person: bool,
 }
 
 #[derive(Debug)]
@@ -103,6 +106,7 @@ impl SearchIndex {
                 .iter()
                 .map(|r| IndexedLine {
                     seq: r.seq,
+                    role: r.role,
                     author: &r.author,
                     content: &r.content,
                     vector: r.vector.as_deref(),
@@ -223,6 +227,12 @@ impl SearchIndex {
         self.line(slot, seq).is_some_and(|line| line.asks)
     }
 
+    /// Whether message `seq` of `slot` was written by a person (a user), rather than an
+    /// assistant, a tool or the system.
+    pub(crate) fn by_person(&self, slot: usize, seq: u64) -> bool {
+        self.line(slot, seq).is_none_or(|line| line.by_person)
+    }
+
     fn line(&self, slot: usize, seq: u64) -> Option<&LineFacts> {
         let at = seq.checked_sub(self.table.episode(slot).first_seq)?;
         self.lines.get(slot)?.get(at as usize)
@@ -290,10 +300,12 @@ impl SearchIndex {
             if let Some(at) = line.seq.checked_sub(episode.first_seq) {
                 let facts = &mut self.lines[slot];
                 if facts.len() <= at as usize {
-                    facts.resize(at as usize + 1, LineFacts { author: u32::MAX, asks: false });
+                    let blank = LineFacts { author: u32::MAX, asks: false, by_person: true };
+                    facts.resize(at as usize + 1, blank);
                 }
                 let asks = line.content.trim_end().ends_with('?');
-                facts[at as usize] = LineFacts { author: id, asks };
+                let by_person = line.role == Role::User;
+                facts[at as usize] = LineFacts { author: id, asks, by_person };
             }
             self.words.add_turn(slot, line.seq, line.content);
             for word in &said_by {
@@ -368,6 +380,7 @@ mod tests {
             .map(|(i, author)| IndexedMessage {
                 episode: table::tests::episode("t", "c", None, 0),
                 seq: i as u64 + 1,
+                role: Role::User,
                 author: author.into(),
                 content: "I adopted a puppy".into(),
                 vector: None,
