@@ -19,43 +19,45 @@ pub struct TurnContext {
     pub text: String,
     /// Tokens of `text`.
     pub tokens: usize,
-    /// How many of the turns (a prefix of them, best first) it holds.
-    pub included: usize,
+    /// Which of the turns it holds (their indexes, best first).
+    pub quoted: Vec<usize>,
     /// The episodes it quotes, in the order they appear in it.
     pub episodes: Vec<EpisodeId>,
 }
 
-/// Takes turns best first while they fit in `budget` tokens (the first that does not fit
-/// ends the block), then renders each episode once, in the order its best turn came, with
-/// its turns in conversation order under the time the episode began.
+/// Takes turns best first while they fit in `budget` tokens (a turn longer than what is left
+/// gives its place to the next ones that fit: one long reply must not crowd out ten short
+/// lines), then renders each episode once, in the order its best turn came, with its turns in
+/// conversation order under the time the episode began.
 pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounter) -> TurnContext {
-    let mut included = 0;
+    let mut quoted: Vec<usize> = Vec::new();
     let mut estimate = 0;
     let mut headed: Vec<&EpisodeId> = Vec::new();
     let mixed = mixed(turns);
-    for turn in turns {
+    for (i, turn) in turns.iter().enumerate() {
         let mut cost = counter.count(&context::quote(turn.message)) as usize;
         if !headed.contains(&&turn.episode.id) {
             cost += counter.count(&turn_heading(turn.episode, mixed)) as usize + 1;
         }
         if estimate + cost > budget {
-            break;
+            continue;
         }
         if !headed.contains(&&turn.episode.id) {
             headed.push(&turn.episode.id);
         }
         estimate += cost;
-        included += 1;
+        quoted.push(i);
     }
     // Pieces counted apart can merge into fewer tokens or split into more: the whole text
     // decides, dropping the last turn until it fits.
     loop {
-        let block = render(&turns[..included]);
+        let chosen: Vec<TurnItem<'_>> = quoted.iter().map(|&i| turns[i]).collect();
+        let block = render(&chosen);
         let tokens = counter.count(&block.text) as usize;
-        if tokens <= budget || included == 0 {
-            return TurnContext { tokens, included, ..block };
+        if tokens <= budget || quoted.is_empty() {
+            return TurnContext { tokens, quoted, ..block };
         }
-        included -= 1;
+        quoted.pop();
     }
 }
 
@@ -100,7 +102,7 @@ fn render(turns: &[TurnItem<'_>]) -> TurnContext {
     TurnContext {
         text,
         tokens: 0,
-        included: turns.len(),
+        quoted: (0..turns.len()).collect(),
         episodes: order.iter().map(|e| e.id.clone()).collect(),
     }
 }
@@ -131,13 +133,29 @@ mod tests {
         let counter = TokenCounter::cl100k();
         let out = render_turns(&turns, 10_000, &counter);
         insta::assert_snapshot!(out.text);
-        assert_eq!(out.included, 3);
+        assert_eq!(out.quoted, [0, 1, 2]);
         assert_eq!(out.episodes, [one.id.clone(), two.id.clone()]);
         assert_eq!(out.tokens, counter.count(&out.text) as usize);
         let every = out.tokens;
         let fewer = render_turns(&turns, every - 1, &counter);
-        assert!(fewer.included < 3 && fewer.tokens < every);
-        assert_eq!(render_turns(&turns, 3, &counter).included, 0);
+        assert!(fewer.quoted.len() < 3 && fewer.tokens < every);
+        assert!(render_turns(&turns, 3, &counter).quoted.is_empty());
+    }
+
+    #[test]
+    fn a_turn_too_long_for_what_is_left_gives_its_place_to_shorter_ones() {
+        let e = episode(1);
+        let long = at(message(&"a very long reply about tomatoes ".repeat(40)), 1);
+        let short =
+            [at(message("water them at dawn"), 2), at(message("mulch keeps them moist"), 3)];
+        let turns = [
+            TurnItem { episode: &e, message: &short[0] },
+            TurnItem { episode: &e, message: &long },
+            TurnItem { episode: &e, message: &short[1] },
+        ];
+        let out = render_turns(&turns, 60, &TokenCounter::cl100k());
+        assert_eq!(out.quoted, [0, 2], "{}", out.text);
+        assert!(out.text.contains("mulch") && !out.text.contains("very long"));
     }
 
     #[test]
@@ -176,10 +194,14 @@ mod tests {
                 .collect();
             let counter = TokenCounter::cl100k();
             let out = render_turns(&turns, budget, &counter);
-            proptest::prop_assert!(out.tokens <= budget || out.included == 0);
+            proptest::prop_assert!(out.tokens <= budget || out.quoted.is_empty());
             proptest::prop_assert_eq!(out.tokens, counter.count(&out.text) as usize);
-            let more = render_turns(&turns, budget + 200, &counter);
-            proptest::prop_assert!(more.included >= out.included);
+            proptest::prop_assert!(out.quoted.windows(2).all(|w| w[0] < w[1]), "best first");
+            // The best turn is quoted whenever it fits alone.
+            if let Some(first) = turns.first() {
+                let alone = render_turns(std::slice::from_ref(first), budget, &counter);
+                proptest::prop_assert!(alone.quoted.is_empty() || out.quoted.first() == Some(&0));
+            }
         }
     }
 }

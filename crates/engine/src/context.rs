@@ -106,9 +106,10 @@ impl<S: Store> Engine<S> {
                     text: block.text,
                     tokens: block.tokens,
                     episodes: block.episodes,
-                    turns: items[..block.included]
+                    turns: block
+                        .quoted
                         .iter()
-                        .map(|t| (t.episode.id.clone(), t.message.seq))
+                        .map(|&i| (items[i].episode.id.clone(), items[i].message.seq))
                         .collect(),
                 }
             })
