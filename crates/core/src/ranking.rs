@@ -29,9 +29,6 @@ pub struct RankingConfig {
     pub similarity_delta: f64,
     /// Whether hits found by BM25 are gated too (by default they pass).
     pub gate_lexical_hits: bool,
-    /// Message vectors from which vector search is approximate (an HNSW graph) rather than a
-    /// full scan.
-    pub approximate_from: usize,
     /// Turn-level recall: share of a turn's score lent to the turns one, two, … before and
     /// after it (an answer sits next to its question, a story goes on over a few turns).
     pub neighbor_weights: Vec<f64>,
@@ -79,7 +76,6 @@ impl Default for RankingConfig {
             min_similarity: 0.1,
             similarity_delta: 0.5,
             gate_lexical_hits: false,
-            approximate_from: 2_000_000,
             neighbor_weights: vec![0.2, 0.2, 0.1],
             vector_neighbor_weights: [0.8, 0.6],
             neighbor_max_gap_minutes: 30.0,

@@ -87,10 +87,7 @@ impl SearchIndex {
             names: HashMap::new(),
             words: words::WordIndex::default(),
             generation: 0,
-            vectors: vectors::VectorIndex::new(
-                config.approximate_from,
-                vectors::Borrow { before, after, max_gap_ms },
-            ),
+            vectors: vectors::VectorIndex::new(vectors::Borrow { before, after, max_gap_ms }),
         };
         index.add_rows(rows)?;
         Ok(index)

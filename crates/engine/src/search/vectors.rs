@@ -4,13 +4,9 @@
 //! bandwidth, and a quarter of the bytes makes it about twice as fast (unit vectors lose
 //! about 0.01 of cosine similarity to rounding, far below what separates a match).
 //!
-//! Search scans every message vector of a visible episode (on up to four threads once there
-//! are many) until the index holds `approximate_from` vectors; past that an HNSW graph
-//! (usearch) answers, with the scope as its filter. The default threshold is high: at 200,000
-//! vectors the scan takes a few milliseconds while building the graph took minutes on two
-//! cores.
-
-use std::collections::HashMap;
+//! Search scans every message vector of a visible episode, on up to four threads once there
+//! are many: exact, and at 200,000 vectors a few milliseconds on two cores (an HNSW graph,
+//! tried here before, lost on both build time and latency at that size).
 
 use epimem_core::Episode;
 
@@ -19,11 +15,6 @@ use super::top_k::TopK;
 #[derive(Default)]
 pub(crate) struct VectorIndex {
     dim: usize,
-    /// Vectors from which searches go through the graph.
-    approximate_from: usize,
-    /// The HNSW graph over `data` (keys are row numbers), built on the first search past the
-    /// threshold and dropped when rows are removed.
-    graph: Option<usearch::Index>,
     /// Rows of each episode slot.
     episode_rows: Vec<Vec<usize>>,
     /// (episode slot, message seq) of each row of `data`.
@@ -69,16 +60,13 @@ pub(crate) struct VectorHits {
 
 impl std::fmt::Debug for VectorIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VectorIndex")
-            .field("rows", &self.rows.len())
-            .field("graph", &self.graph.is_some())
-            .finish_non_exhaustive()
+        f.debug_struct("VectorIndex").field("rows", &self.rows.len()).finish_non_exhaustive()
     }
 }
 
 impl VectorIndex {
-    pub(crate) fn new(approximate_from: usize, borrow: Borrow) -> Self {
-        Self { approximate_from, borrow, ..Self::default() }
+    pub(crate) fn new(borrow: Borrow) -> Self {
+        Self { borrow, ..Self::default() }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -107,36 +95,6 @@ impl VectorIndex {
         self.rows.push((slot, seq));
         self.scales.push(quantize(vector, &mut self.data));
         self.episode_rows[slot].push(row);
-        if let Some(graph) = &self.graph {
-            let added = graph.reserve(row + 1).and_then(|()| graph.add(row as u64, vector));
-            if added.is_err() {
-                self.graph = None; // rebuilt on the next search
-            }
-        }
-    }
-
-    /// Builds the graph if the index has grown past the threshold and has none.
-    fn ensure_graph(&mut self) {
-        if self.graph.is_some() || self.rows.len() < self.approximate_from.max(1) {
-            return;
-        }
-        let options = usearch::IndexOptions {
-            dimensions: self.dim,
-            // Vectors are unit length: inner product is cosine, and cheaper.
-            metric: usearch::MetricKind::IP,
-            quantization: usearch::ScalarKind::F32,
-            ..Default::default()
-        };
-        let Ok(graph) = usearch::Index::new(&options) else { return };
-        if graph.reserve(self.rows.len()).is_err() {
-            return;
-        }
-        for row in 0..self.rows.len() {
-            if graph.add(row as u64, &self.row_f32(row)).is_err() {
-                return;
-            }
-        }
-        self.graph = Some(graph);
     }
 
     /// Removes an episode's vectors.
@@ -158,7 +116,6 @@ impl VectorIndex {
         self.rows = rows;
         self.data = data;
         self.scales = scales;
-        self.graph = None;
         for rows in &mut self.episode_rows {
             rows.clear();
         }
@@ -179,10 +136,6 @@ impl VectorIndex {
     ) -> VectorHits {
         if query.len() != self.dim || self.rows.is_empty() {
             return VectorHits { also: vec![None; also.len()], ..VectorHits::default() };
-        }
-        self.ensure_graph();
-        if let Some(graph) = &self.graph {
-            return search_graph(self, graph, query, visible, episodes, messages, also);
         }
         let query = Quantized::new(query);
         let threads = if self.rows.len() >= PARALLEL_FROM {
@@ -344,14 +297,6 @@ impl VectorIndex {
         let data = &self.data[row * self.dim..(row + 1) * self.dim];
         dot_i8(data, &query.data) as f32 * self.scales[row] * query.scale
     }
-
-    fn row_f32(&self, row: usize) -> Vec<f32> {
-        let scale = self.scales[row];
-        self.data[row * self.dim..(row + 1) * self.dim]
-            .iter()
-            .map(|&x| f32::from(x) * scale)
-            .collect()
-    }
 }
 
 /// A query vector quantized like the rows.
@@ -396,55 +341,6 @@ fn hits(
     }
 }
 
-/// Approximate search: the graph's nearest messages (filtered by scope), grouped by episode;
-/// exact similarities for the `also` slots.
-fn search_graph(
-    index: &VectorIndex,
-    graph: &usearch::Index,
-    query: &[f32],
-    visible: &[bool],
-    episodes: usize,
-    messages: usize,
-    also: &[usize],
-) -> VectorHits {
-    // Several messages per episode may come first: ask for more than needed.
-    let k = (episodes * 4).max(messages).max(16);
-    let found = graph
-        .filtered_search(query, k, |key| {
-            index.rows.get(key as usize).is_some_and(|&(e, _)| visible.get(e) == Some(&true))
-        })
-        .map(|m| (m.keys, m.distances))
-        .unwrap_or_default();
-    let mut best: HashMap<usize, (f32, u64)> = HashMap::new();
-    let mut top_messages = TopK::new(messages);
-    for (key, distance) in found.0.into_iter().zip(found.1) {
-        let Some(&(e, seq)) = index.rows.get(key as usize) else { continue };
-        let sim = 1.0 - distance;
-        let entry = best.entry(e).or_insert((f32::NEG_INFINITY, seq));
-        if sim > entry.0 {
-            *entry = (sim, seq);
-        }
-        top_messages.offer(sim, (e, seq));
-    }
-    let mut top_episodes = TopK::new(episodes);
-    for (&e, &(sim, seq)) in &best {
-        top_episodes.offer(sim, (e, seq));
-    }
-    let query = Quantized::new(query);
-    let exact = |e: usize| -> Option<(f64, u64)> {
-        index
-            .episode_rows
-            .get(e)?
-            .iter()
-            .map(|&row| (index.similarity(row, &query), index.rows[row].1))
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(sim, seq)| (f64::from(sim), seq))
-    };
-    let also =
-        also.iter().map(|&e| if visible.get(e) == Some(&true) { exact(e) } else { None }).collect();
-    hits(top_episodes, also, top_messages)
-}
-
 /// Dot product in sixteen lanes, which the compiler turns into SIMD.
 #[inline(always)]
 fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
@@ -475,7 +371,7 @@ mod tests {
     #[test]
     fn quantized_similarity_is_close_to_the_exact_one() {
         let dim = 37; // not a multiple of the lanes: the tail counts too
-        let mut index = VectorIndex::new(usize::MAX, Borrow::default());
+        let mut index = VectorIndex::new(Borrow::default());
         let rows: Vec<Vec<f32>> = (0..20).map(|s| unit(s, dim)).collect();
         for (i, r) in rows.iter().enumerate() {
             index.add((i, 0, &episode("t", "c", None, 0)), 1, r);
@@ -504,7 +400,7 @@ mod tests {
             let found = index.search(&q, &[true; 4], 4, 8, &[]).messages;
             move |seq| found.iter().find(|m| m.1 == seq).map(|m| m.2 as f32).unwrap()
         };
-        let mut index = VectorIndex::new(usize::MAX, borrow);
+        let mut index = VectorIndex::new(borrow);
         // Conversation 1: a question (episode 0, seq 1) answered in the next episode (seq 2),
         // a few moments later.
         index.add((0, 1, &ep(0)), 1, &axis(0));
@@ -519,7 +415,7 @@ mod tests {
         assert!(score(3).abs() < 0.02, "another conversation lends nothing");
         assert!(score(4).abs() < 0.02, "nothing borrowed over a long silence");
         // Borrowing off: a message scores its own similarity only.
-        let mut plain = VectorIndex::new(usize::MAX, Borrow::default());
+        let mut plain = VectorIndex::new(Borrow::default());
         plain.add((0, 1, &ep(0)), 1, &axis(0));
         plain.add((1, 1, &ep(20)), 2, &axis(1));
         assert!((search(&mut plain)(2) - 0.3).abs() < 0.02);
@@ -528,7 +424,7 @@ mod tests {
     #[test]
     fn threads_find_what_one_thread_finds() {
         let dim = 16;
-        let mut index = VectorIndex::new(usize::MAX, Borrow::default());
+        let mut index = VectorIndex::new(Borrow::default());
         // Each episode's rows together, as the search index adds them.
         for row in 0..PARALLEL_FROM + 10 {
             let slot = row * 1000 / (PARALLEL_FROM + 10);
