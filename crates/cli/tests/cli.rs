@@ -1,32 +1,14 @@
 //! The command line as a user drives it, on the sample conversation.
 
-use std::{path::Path, process::Command};
+use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+
+use common::{epimem, json_lines};
+
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample-conversation.jsonl");
-
-fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .env_remove("EPIMEM_TENANT")
-        .env_remove("EPIMEM_CONFIG")
-        // The model-free embedder: these tests must not depend on downloaded models.
-        .env("EPIMEM_EMBEDDER", "hash")
-        .output()
-        .unwrap()
-}
-
-fn json_lines(out: &std::process::Output) -> Vec<Value> {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 fn ingested() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

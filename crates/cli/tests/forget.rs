@@ -1,26 +1,15 @@
 //! Forgetting deletes: after `forget`, the forgotten text is in no file under the database's
 //! folder, while what was kept is still there.
 
-use std::{path::Path, process::Command};
+use std::path::Path;
 
 use serde_json::Value;
 
+mod common;
+
+/// Runs the binary and reads its JSON lines (failing the test if it fails).
 fn epimem(db: &Path, args: &[&str]) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .env_remove("EPIMEM_TENANT")
-        .env_remove("EPIMEM_CONFIG")
-        .env("EPIMEM_EMBEDDER", "hash")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::json_lines(&common::epimem(db, args))
 }
 
 /// Two conversations; in "trip", two episodes a day apart, each with a word of its own.
@@ -95,13 +84,7 @@ fn a_forgotten_conversation_is_in_no_file() {
     let hits = epimem(&db, &["recall", "quindimbrioche coconut", "--json"]);
     assert!(hits.iter().all(|h| h["conversation"] == "trip"), "{hits:?}");
     // A conversation that is not there is an error that names it.
-    let missing = Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .arg("--db")
-        .arg(&db)
-        .args(["forget", "--conversation", "cooking"])
-        .env("EPIMEM_EMBEDDER", "hash")
-        .output()
-        .unwrap();
+    let missing = common::epimem(&db, &["forget", "--conversation", "cooking"]);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cooking"));
 }

@@ -23,6 +23,7 @@ mod time;
 mod tokens;
 mod trigger;
 mod turn_context;
+mod turn_rules;
 
 pub use cjk::{for_each_bigram, is_cjk};
 pub use context::{ContextItem, RenderedContext, render_context};
@@ -44,3 +45,6 @@ pub use time::{Timestamp, TimestampParseError};
 pub use tokens::TokenCounter;
 pub use trigger::{QueueSnapshot, Trigger, TriggerConfig, TriggerKind, evaluate_trigger};
 pub use turn_context::{TurnContext, TurnItem, render_turns};
+pub use turn_rules::{
+    EpisodeSignals, LineSignals, context_with_neighbors, episode_factor, line_factor,
+};

@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Candidate, DateMention, Episode, EpisodeId, RankingConfig, Scope, Timestamp, date_mention,
-    fuse, rank, spread_to_neighbors,
+    Candidate, DateMention, Episode, EpisodeId, EpisodeSignals, LineSignals, RankingConfig, Scope,
+    Timestamp, context_with_neighbors, date_mention, episode_factor, fuse, line_factor, rank,
+    spread_to_neighbors,
 };
 use epimem_store::{PendingReview, Store};
 
@@ -268,27 +269,22 @@ impl<S: Store> Engine<S> {
             self.rank_by_words(&mut index, query, &keys, &mut candidates)?;
         }
         let max_gap = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
-        // A cut can fall inside a story: an episode answers as well as the one beside it, a
-        // little discounted.
-        let context_of = |slot: usize| {
-            let own = context.get(&slot).copied().unwrap_or(0.0);
-            index.adjacent(slot, max_gap).fold(own, |best, n| {
-                best.max(config.context_neighbor_share * context.get(&n).copied().unwrap_or(0.0))
-            })
-        };
-        // Many candidate turns share an episode: weigh each episode once, by how well it
-        // answers the query, a date the query names, and how strong its memory is.
+        let context_of = |slot: usize| context.get(&slot).copied().unwrap_or(0.0);
+        // Many candidate turns share an episode: weigh each episode once (`turn_rules.rs`).
         let at = self.recall_moment(query)?;
         let mut episode_weight: HashMap<usize, f64> = HashMap::new();
         for (c, &(slot, _)) in candidates.iter_mut().zip(&keys) {
             c.weight = *episode_weight.entry(slot).or_insert_with(|| {
                 let episode = index.episode(slot);
-                let dated = self.date_match(query, episode);
-                let strength =
-                    self.memory.recall_weight(self.memory.retrievability(&episode.fsrs, at));
-                (1.0 + config.episode_context_weight * context_of(slot))
-                    * if dated { 1.0 + config.date_boost } else { 1.0 }
-                    * strength
+                let adjacent = index.adjacent(slot, max_gap).map(context_of);
+                let signals = EpisodeSignals {
+                    context: context_with_neighbors(context_of(slot), adjacent, config),
+                    dated: self.date_match(query, episode),
+                    strength: self
+                        .memory
+                        .recall_weight(self.memory.retrievability(&episode.fsrs, at)),
+                };
+                episode_factor(&signals, config)
             });
         }
         let scored: Vec<((usize, u64), f64)> =
@@ -310,28 +306,16 @@ impl<S: Store> Engine<S> {
         };
         let named = index.named_authors(&query.text);
         let mut spread = spread_to_neighbors(&scored, &config.neighbor_weights, neighbor);
-        // What the query asks about a person is mostly in that person's own lines (LoCoMo:
-        // 96% of the evidence of questions naming one speaker, against 77% of the lines
-        // returned without this). A line that asks tells little (LoCoMo: 13% of the evidence
-        // ends in a question mark, against 25% of all lines).
-        // What a person says of themselves is the memory; an assistant's reply mostly says
-        // again what a model can say again (BEAM: 76% of the evidence is the user's lines,
-        // against 25-38% of the ten best turns before this).
-        let boost_authors = !named.is_empty() && config.author_boost > 0.0;
-        if boost_authors || config.question_weight != 1.0 || config.assistant_weight != 1.0 {
-            for ((slot, seq), score) in &mut spread {
-                if boost_authors && index.written_by(*slot, *seq, &named) {
-                    *score *= 1.0 + config.author_boost;
-                }
-                if index.asks(*slot, *seq) {
-                    *score *= config.question_weight;
-                }
-                if !index.by_person(*slot, *seq) {
-                    *score *= config.assistant_weight;
-                }
-            }
-            spread.sort_by(|a, b| b.1.total_cmp(&a.1));
+        // Who wrote each line and how (`turn_rules.rs`), after spreading.
+        for ((slot, seq), score) in &mut spread {
+            let signals = LineSignals {
+                by_named_author: !named.is_empty() && index.written_by(*slot, *seq, &named),
+                asks: index.asks(*slot, *seq),
+                by_machine: !index.by_person(*slot, *seq),
+            };
+            *score *= line_factor(&signals, config);
         }
+        spread.sort_by(|a, b| b.1.total_cmp(&a.1));
         Ok(spread
             .into_iter()
             .take(query.limit)

@@ -7,7 +7,7 @@ use epimem_store_sqlite::SqliteStore;
 
 mod common;
 
-use common::{DAY, T0, engine, engine_with, remember};
+use common::{DAY, T0, engine, engine_with, remember, say};
 
 #[test]
 fn vectors_find_what_words_alone_miss() {
@@ -240,25 +240,13 @@ fn turns_by_the_person_a_query_names_rise() {
         let mut config = EngineConfig::default();
         config.ranking.author_boost = author_boost;
         let e = engine_with(config);
-        let lines =
-            [("Melanie", "we adopted a kitten last week"), ("Caroline", "we adopted a kitten too")];
-        let msgs: Vec<MessageInput> = lines
-            .iter()
-            .enumerate()
-            .map(|(i, (who, text))| MessageInput {
-                conversation: ConversationKey::new("t", "c"),
-                user: None,
-                agent: None,
-                key: format!("{i}"),
-                role: Role::User,
-                speaker: Some((*who).into()),
-                content: (*text).into(),
-                timestamp: Some(Timestamp(T0 + i as i64 * 60_000)),
-                metadata: serde_json::Value::Null,
-            })
-            .collect();
-        e.ingest(msgs).unwrap();
-        e.flush(&Scope::tenant("t")).unwrap();
+        say(
+            &e,
+            &[
+                (Role::User, Some("Melanie"), "we adopted a kitten last week"),
+                (Role::User, Some("Caroline"), "we adopted a kitten too"),
+            ],
+        );
         let turns = e
             .recall_messages(&RecallQuery::new(
                 Scope::tenant("t"),
@@ -324,27 +312,13 @@ fn an_assistants_line_yields_to_the_persons_line() {
         config.ranking.assistant_weight = assistant_weight;
         config.ranking.neighbor_weights = Vec::new();
         let e = engine_with(config);
-        let lines = [
-            (Role::User, "I moved the billing database to postgres sixteen"),
-            (Role::Assistant, "Moving the billing database to postgres sixteen is a good idea"),
-        ];
-        let msgs: Vec<MessageInput> = lines
-            .iter()
-            .enumerate()
-            .map(|(i, (role, content))| MessageInput {
-                conversation: ConversationKey::new("t", "c"),
-                user: None,
-                agent: None,
-                key: format!("k{i}"),
-                role: *role,
-                speaker: None,
-                content: (*content).into(),
-                timestamp: Some(Timestamp(T0 + i as i64 * 60_000)),
-                metadata: serde_json::Value::Null,
-            })
-            .collect();
-        e.ingest(msgs).unwrap();
-        e.flush(&Scope::tenant("t")).unwrap();
+        say(
+            &e,
+            &[
+                (Role::User, None, "I moved the billing database to postgres sixteen"),
+                (Role::Assistant, None, "Moving the billing database to postgres sixteen is wise"),
+            ],
+        );
         let query = RecallQuery::new(Scope::tenant("t"), "billing database postgres", 5);
         let turns = e.recall_messages(&query).unwrap();
         let score = |seq| turns.iter().find(|t| t.seq == seq).unwrap().score;

@@ -72,10 +72,6 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
     let embed_ms = embed_started.elapsed().as_secs_f64() * 1000.0 / args.queries as f64;
 
     let scope = Scope::tenant("bench");
-    let index_started = Instant::now();
-    engine.load_search_index("bench")?;
-    let index_ms = index_started.elapsed().as_secs_f64() * 1000.0;
-
     let queries: Vec<RecallQuery> = texts
         .iter()
         .zip(vectors)
@@ -84,6 +80,13 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
             ..RecallQuery::new(scope.clone(), text.clone(), args.limit)
         })
         .collect();
+    // What a new process pays before its first answer: opening the store, loading the
+    // tenant's search index, one recall.
+    drop(engine);
+    let open_started = Instant::now();
+    let engine = open_engine_at(config, &path, true)?;
+    engine.recall(&queries[0])?;
+    let open_ms = open_started.elapsed().as_secs_f64() * 1000.0;
     let episodes_ms = time_each(&queries, |q| engine.recall(q).map(drop))?;
     let messages_ms = time_each(&queries, |q| engine.recall_messages(q).map(drop))?;
     println!(
@@ -92,7 +95,10 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         built.as_secs_f64(),
         embedder.fingerprint()
     );
-    println!("loading the search indexes from the store (first recall): {index_ms:.0} ms");
+    println!(
+        "open to first answer (store opened, search index loaded, one recall): {open_ms:.0} ms"
+    );
+    println!("resident memory after the recalls: {}", resident_memory());
     println!("query embedding: {embed_ms:.3} ms per query (excluded below)\n");
     println!(
         "{:<48} {:>9} {:>9} {:>9} {:>9}",
@@ -103,18 +109,30 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         "target"
     );
     for (label, ms, target) in [
-        ("episodes (BM25 + vectors, fused)", &episodes_ms, true),
-        ("messages (BM25 + vectors + words)", &messages_ms, false),
+        ("episodes (BM25 + vectors, fused)", &episodes_ms, 5.0),
+        ("messages (BM25 + vectors + words)", &messages_ms, 20.0),
     ] {
         let pct = |p: f64| ms[((ms.len() as f64 - 1.0) * p).round() as usize];
-        let mark = match (target, pct(0.99) <= 10.0) {
-            (false, _) => String::new(),
-            (true, true) => "p99≤10 ok".into(),
-            (true, false) => "p99≤10 MISSED".into(),
-        };
+        let verdict = if pct(0.99) <= target { "ok" } else { "MISSED" };
+        let mark = format!("p99≤{target} {verdict}");
         println!("{label:<48} {:>9.2} {:>9.2} {:>9.2} {mark:>9}", pct(0.5), pct(0.95), pct(0.99));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The process's resident set size, as the kernel reports it (Linux), else "unknown".
+fn resident_memory() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    match (field("VmRSS:"), field("VmHWM:")) {
+        (Some(now), Some(peak)) => format!("{} MiB (peak {} MiB)", now / 1024, peak / 1024),
+        _ => "unknown".into(),
+    }
 }
 
 /// Milliseconds each call took, sorted.

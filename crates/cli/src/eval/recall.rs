@@ -161,7 +161,9 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     }
     let dir = tempfile::tempdir().context("temporary directory")?;
     let engine = open_engine_at(config, &dir.path().join("locomo.db"), true)?;
-    let tenant = "locomo";
+    // Each part is its own tenant: BM25 statistics and names are per tenant, so a part scores
+    // the same whether or not the other part was run beside it.
+    let tenant_of = |s: &Sample| format!("{}-{}", args.dataset, s.split.name());
     let questions: usize = samples
         .iter()
         .map(|s| s.questions.iter().filter(|q| (1..=4).contains(&q.category)).count())
@@ -177,7 +179,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     progress.set_message("ingesting");
     let ingest_started = Instant::now();
     for s in &samples {
-        ingest(&engine, tenant, s)?;
+        ingest(&engine, &tenant_of(s), s)?;
         progress.inc(s.turns.len() as u64);
     }
     let ingest_took = ingest_started.elapsed();
@@ -190,7 +192,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut dump = super::create_dump(args.dump.as_deref())?;
     for s in &samples {
         let dia_of_seq: Vec<&str> = s.turns.iter().map(|t| t.dia_id.as_str()).collect();
-        let scope = Scope::tenant(tenant).with_conversation(Some(s.id.clone()));
+        let scope = Scope::tenant(tenant_of(s)).with_conversation(Some(s.id.clone()));
         let at = s.turns.last().map(|t| t.timestamp);
         episodes_seen += engine.episodes(&scope, None)?.len();
         for q in s.questions.iter().filter(|q| (1..=4).contains(&q.category)) {

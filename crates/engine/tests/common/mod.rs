@@ -43,6 +43,28 @@ pub fn remember(
     remember_as(engine, tenant, conversation, day, "Caroline", lines);
 }
 
+/// One closed episode in tenant "t", conversation "c", of `lines` a minute apart: (role,
+/// speaker, text).
+pub fn say(engine: &Engine<SqliteStore>, lines: &[(Role, Option<&str>, &str)]) {
+    let msgs: Vec<MessageInput> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, &(role, speaker, text))| MessageInput {
+            conversation: ConversationKey::new("t", "c"),
+            user: None,
+            agent: None,
+            key: format!("{i}"),
+            role,
+            speaker: speaker.map(Into::into),
+            content: text.into(),
+            timestamp: Some(Timestamp(T0 + i as i64 * 60_000)),
+            metadata: serde_json::Value::Null,
+        })
+        .collect();
+    engine.ingest(msgs).unwrap();
+    engine.flush(&Scope::tenant("t")).unwrap();
+}
+
 /// One closed episode of `lines`, said by `speaker` on `day`.
 pub fn remember_as(
     engine: &Engine<SqliteStore>,

@@ -1,0 +1,29 @@
+//! What the command-line tests share: running the binary on a database, reading its JSON.
+
+#![allow(dead_code, unreachable_pub)] // each test binary uses its own share
+
+use std::{path::Path, process::Command};
+
+use serde_json::Value;
+
+pub fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("EPIMEM_TENANT")
+        .env_remove("EPIMEM_CONFIG")
+        // The model-free embedder: these tests must not depend on downloaded models.
+        .env("EPIMEM_EMBEDDER", "hash")
+        .output()
+        .unwrap()
+}
+
+pub fn json_lines(out: &std::process::Output) -> Vec<Value> {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
