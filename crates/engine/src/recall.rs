@@ -96,6 +96,8 @@ impl<S: Store> Engine<S> {
         let config = &self.config.ranking;
         let scope = &query.scope;
         let q = self.embed_query(query)?;
+        // Read before the index is locked: it may ask the store.
+        let at = self.recall_moment(query)?;
         let mut index = self.search_index(&scope.tenant)?;
         let lexical = self.lexical_or_none(
             index.lexical_episodes(scope, &query.text, config.candidates)?,
@@ -126,7 +128,6 @@ impl<S: Store> Engine<S> {
             }
         }
 
-        let at = self.recall_moment(query)?;
         let retrievability: Vec<f64> = order
             .iter()
             .map(|&slot| self.memory.retrievability(&index.episode(slot).fsrs, at))
@@ -226,6 +227,8 @@ impl<S: Store> Engine<S> {
         let config = &self.config.ranking;
         let n = config.turn_candidates.max(query.limit);
         let q = self.embed_query(query)?;
+        // Read before the index is locked: it may ask the store.
+        let moment = self.recall_moment(query)?;
         let mut index = self.search_index(&query.scope.tenant)?;
         let lexical =
             self.lexical_or_none(index.lexical_messages(&query.scope, &query.text, n)?, query)?;
@@ -271,7 +274,6 @@ impl<S: Store> Engine<S> {
         let max_gap = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
         let context_of = |slot: usize| context.get(&slot).copied().unwrap_or(0.0);
         // Many candidate turns share an episode: weigh each episode once (`turn_rules.rs`).
-        let at = self.recall_moment(query)?;
         let mut episode_weight: HashMap<usize, f64> = HashMap::new();
         for (c, &(slot, _)) in candidates.iter_mut().zip(&keys) {
             c.weight = *episode_weight.entry(slot).or_insert_with(|| {
@@ -282,7 +284,7 @@ impl<S: Store> Engine<S> {
                     dated: self.date_match(query, episode),
                     strength: self
                         .memory
-                        .recall_weight(self.memory.retrievability(&episode.fsrs, at)),
+                        .recall_weight(self.memory.retrievability(&episode.fsrs, moment)),
                 };
                 episode_factor(&signals, config)
             });
