@@ -106,10 +106,12 @@ impl<S: Store> Engine<S> {
 
         // Merge the two candidate lists by slot.
         let mut order: Vec<usize> = lexical.iter().map(|h| h.slot).collect();
-        let lexical_rank: HashMap<usize, usize> =
-            order.iter().enumerate().map(|(i, &slot)| (slot, i + 1)).collect();
-        let lexical_score: HashMap<usize, f64> =
-            lexical.iter().map(|h| (h.slot, f64::from(h.score))).collect();
+        // (rank among the lexical candidates, BM25 score).
+        let lexical_rank: HashMap<usize, (usize, f64)> = lexical
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.slot, (i + 1, f64::from(h.score))))
+            .collect();
         // (rank among the vector candidates, similarity, best message).
         let mut vector_rank: HashMap<usize, (Option<usize>, f64, u64)> = HashMap::new();
         if let Some(q) = &q {
@@ -142,10 +144,10 @@ impl<S: Store> Engine<S> {
                 let v = vector_rank.get(slot);
                 let date_weight = if dated { 1.0 + config.date_boost } else { 1.0 };
                 Candidate {
-                    lexical_rank: lexical_rank.get(slot).copied(),
+                    lexical_rank: lexical_rank.get(slot).map(|l| l.0),
                     vector_rank: v.and_then(|v| v.0),
                     word_rank: None,
-                    lexical_score: lexical_score.get(slot).copied(),
+                    lexical_score: lexical_rank.get(slot).map(|l| l.1),
                     similarity: v.map(|v| v.1),
                     word_score: None,
                     weight: self.memory.recall_weight(r) * date_weight,

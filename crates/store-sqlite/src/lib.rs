@@ -102,6 +102,20 @@ impl SqliteStore {
         f(&mut conn)
     }
 
+    /// Runs a forgetting write `f`; when `forgot` says it removed something, checkpoints so the
+    /// text leaves the write-ahead log too.
+    fn forget<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+        forgot: impl FnOnce(&T) -> bool,
+    ) -> Result<T, StoreError> {
+        let out = self.write(f)?;
+        if forgot(&out) {
+            self.with_conn(|conn| forget::checkpoint(conn))?;
+        }
+        Ok(out)
+    }
+
     /// Runs `f` in a write transaction, committed only if `f` succeeds.
     fn write<T>(
         &self,
@@ -286,22 +300,14 @@ impl Store for SqliteStore {
     }
 
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {
-        let found = self.write(|tx| forget::episode(tx, scope, id))?;
-        if found {
-            self.with_conn(|conn| forget::checkpoint(conn))?;
-        }
-        Ok(found)
+        self.forget(|tx| forget::episode(tx, scope, id), |&found| found)
     }
 
     fn delete_conversation(
         &self,
         conversation: &ConversationKey,
     ) -> Result<Option<Vec<EpisodeId>>, StoreError> {
-        let found = self.write(|tx| forget::conversation(tx, conversation))?;
-        if found.is_some() {
-            self.with_conn(|conn| forget::checkpoint(conn))?;
-        }
-        Ok(found)
+        self.forget(|tx| forget::conversation(tx, conversation), Option::is_some)
     }
 
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {

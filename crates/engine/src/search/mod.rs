@@ -54,6 +54,8 @@ pub(crate) struct SearchIndex {
     author_ids: HashMap<String, u32>,
     /// The authors each name word can mean ("ana" → "Ana Silva", "Ana Lima").
     names: HashMap<String, Vec<u32>>,
+    /// The name words of each author, by id (`name_words`, worked out once per author).
+    author_names: Vec<Vec<String>>,
     /// The content words of each message, for soft word matching.
     pub(crate) words: words::WordIndex,
     /// The number of the store's last episode change this index reflects.
@@ -85,6 +87,7 @@ impl SearchIndex {
             lines: Vec::new(),
             author_ids: HashMap::new(),
             names: HashMap::new(),
+            author_names: Vec::new(),
             words: words::WordIndex::default(),
             generation: 0,
             vectors: vectors::VectorIndex::new(vectors::Borrow { before, after, max_gap_ms }),
@@ -292,7 +295,7 @@ impl SearchIndex {
         }
         for line in lines {
             let id = self.author_id(line.author);
-            let said_by = name_words(line.author);
+            let said_by = &self.author_names[id as usize];
             // Lines are the episode's own, from its first message on.
             if let Some(at) = line.seq.checked_sub(episode.first_seq) {
                 let facts = &mut self.lines[slot];
@@ -305,7 +308,7 @@ impl SearchIndex {
                 facts[at as usize] = LineFacts { author: id, asks, by_person };
             }
             self.words.add_turn(slot, line.seq, line.content);
-            for word in &said_by {
+            for word in said_by {
                 if !authors.contains(word) {
                     authors.push(word.clone());
                 }
@@ -319,7 +322,7 @@ impl SearchIndex {
                     title: "",
                     summary: "",
                     body: &text,
-                    authors: &said_by,
+                    authors: said_by,
                 })
                 .map_err(index_error)?;
             body.push_str(&text);
@@ -348,9 +351,11 @@ impl SearchIndex {
             return id;
         }
         let id = u32::try_from(self.author_ids.len()).expect("fewer than 4 billion authors");
-        for word in name_words(author) {
-            self.names.entry(word).or_default().push(id);
+        let words = name_words(author);
+        for word in &words {
+            self.names.entry(word.clone()).or_default().push(id);
         }
+        self.author_names.push(words);
         self.author_ids.insert(lower, id);
         id
     }
