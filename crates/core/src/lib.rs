@@ -8,6 +8,7 @@ mod context;
 mod dates;
 mod episode;
 mod error;
+mod features;
 mod fusion;
 mod ids;
 mod job;
@@ -23,6 +24,7 @@ mod time;
 mod tokens;
 mod trigger;
 mod turn_context;
+mod turn_ranking;
 mod turn_rules;
 
 pub use cjk::{for_each_bigram, is_cjk};
@@ -30,6 +32,9 @@ pub use context::{ContextItem, RenderedContext, render_context};
 pub use dates::{DateMention, date_mention};
 pub use episode::{Episode, EpisodeId, FsrsState};
 pub use error::ErrorKind;
+pub use features::{
+    EpisodeCandidates, EpisodeFeatures, LexicalMatch, TurnFeatures, TurnKey, TurnTable, VectorMatch,
+};
 pub use fusion::{Fusion, fuse, rrf};
 pub use ids::{episode_id, message_key};
 pub use job::{Job, JobId, JobKind};
@@ -45,6 +50,9 @@ pub use time::{Timestamp, TimestampParseError};
 pub use tokens::TokenCounter;
 pub use trigger::{QueueSnapshot, Trigger, TriggerConfig, TriggerKind, evaluate_trigger};
 pub use turn_context::{TurnContext, TurnItem, render_turns};
+pub use turn_ranking::{
+    EpisodeScore, EpisodeState, TurnScore, episode_context, rank_episodes, rank_turns,
+};
 pub use turn_rules::{
     EpisodeSignals, LineSignals, context_with_neighbors, episode_factor, line_factor,
 };

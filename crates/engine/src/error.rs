@@ -14,9 +14,9 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Embed(#[from] epimem_embed::EmbedError),
-    /// The in-memory search index failed (derived state: rebuilt on the next start).
-    #[error("search index: {0}")]
-    Index(String),
+    /// The search index failed (derived state: rebuilt from the store).
+    #[error(transparent)]
+    Search(#[from] epimem_search::SearchError),
 }
 
 impl EngineError {
@@ -27,7 +27,7 @@ impl EngineError {
             Self::Store(e) => e.kind(),
             Self::Embed(epimem_embed::EmbedError::Inference(_)) => ErrorKind::Internal,
             Self::Embed(_) => ErrorKind::Unavailable,
-            Self::Index(_) => ErrorKind::Internal,
+            Self::Search(e) => e.kind(),
         }
     }
 }

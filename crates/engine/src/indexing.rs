@@ -1,47 +1,39 @@
-//! Keeping each tenant's search index current: loaded from the store on first use, extended
-//! by the episodes this process closes, and caught up from the store's change log with what
-//! other processes closed or forgot, before every use.
+//! Keeping each tenant's search index current: before every use, the index is caught up from
+//! the store's change log with what any process closed or forgot since the last change it
+//! applied. A new index starts from change 0, so building one and catching up are one path.
 
 use std::collections::HashSet;
 
-use epimem_core::{Episode, EpisodeId};
-use epimem_store::{SegmentationBatch, Store};
+use epimem_core::EpisodeId;
+use epimem_search::{IndexedEpisode, IndexedLine, Update};
+use epimem_store::{IndexedMessage, Store};
 
-use crate::{
-    Engine, EngineError,
-    search::{IndexedLine, SearchIndex, TenantIndex},
-};
+use crate::{Engine, EngineError};
 
 /// Changes read from the store at a time while catching up.
 const CHANGES_PER_READ: usize = 10_000;
 
 impl<S: Store> Engine<S> {
-    /// The tenant's search index, loaded on first use and caught up with the store.
-    pub(crate) fn search_index(&self, tenant: &str) -> Result<TenantIndex<'_>, EngineError> {
-        let mut index = self.indexes.get(tenant, || {
-            // The generation is read before the rows: a change in between is applied again by
-            // the catch-up below, which is harmless (adding what is there, or forgetting what
-            // is not, changes nothing).
-            let generation = self.store.change_generation(tenant)?;
-            let rows = self.store.indexed_messages(tenant, self.fingerprint())?;
-            let mut index = SearchIndex::build(&rows, &self.config.ranking)?;
-            index.generation = generation;
-            Ok(index)
-        })?;
-        if self.store.change_generation(tenant)? > index.generation
-            && let Err(e) = self.catch_up(&mut index, tenant)
-        {
-            index.discard();
+    /// Brings the tenant's search index up to the store's last change. An update that fails
+    /// discards the index, to be built again from the store on the next use.
+    pub(crate) fn sync_index(&self, tenant: &str) -> Result<(), EngineError> {
+        let target = self.store.change_generation(tenant)?;
+        if self.search.generation(tenant)? >= target {
+            return Ok(());
+        }
+        if let Err(e) = self.catch_up(tenant) {
+            self.search.discard(tenant)?;
             return Err(e);
         }
-        Ok(index)
+        Ok(())
     }
 
     /// Applies the tenant's changes since the index's generation, in order: episodes forgotten
-    /// leave it, episodes closed (by any process) and not yet in it are read and added.
-    fn catch_up(&self, index: &mut SearchIndex, tenant: &str) -> Result<(), EngineError> {
+    /// leave it, episodes closed and not forgotten since are read from the store and added.
+    fn catch_up(&self, tenant: &str) -> Result<(), EngineError> {
+        let mut from = self.search.generation(tenant)?;
         loop {
-            let changes = self.store.episode_changes(tenant, index.generation, CHANGES_PER_READ)?;
+            let changes = self.store.episode_changes(tenant, from, CHANGES_PER_READ)?;
             let Some(last) = changes.last().map(|c| c.seq) else { return Ok(()) };
             let mut forgotten: HashSet<EpisodeId> = HashSet::new();
             let mut added: Vec<EpisodeId> = Vec::new();
@@ -53,11 +45,12 @@ impl<S: Store> Engine<S> {
                     added.push(change.episode);
                 }
             }
-            index.remove(&forgotten.into_iter().collect::<Vec<_>>())?;
-            added.retain(|id| !index.contains(id));
+            let forgotten: Vec<EpisodeId> = forgotten.into_iter().collect();
             let rows = self.store.indexed_messages_of(tenant, &added, self.fingerprint())?;
-            index.add_rows(&rows)?;
-            index.generation = last;
+            let added = episodes_of(&rows);
+            let update = Update { forgotten: &forgotten, added: &added, generation: Some(last) };
+            self.search.apply(tenant, &update)?;
+            from = last;
         }
     }
 
@@ -65,50 +58,34 @@ impl<S: Store> Engine<S> {
         self.embedder.as_ref().map(|e| e.fingerprint())
     }
 
-    /// Number of message vectors in the loaded indexes (0 before the first recall).
+    /// Number of message vectors in the search index (0 before the first recall, for an index
+    /// that loads on first use).
     pub fn indexed_vectors(&self) -> usize {
-        self.indexes.vectors_len()
+        self.search.vectors()
     }
 
-    /// Loads the tenant's search index now (else its first recall does), so a caller can time
-    /// it.
+    /// Brings the tenant's search index up to date now (else its first recall does), so a
+    /// caller can time it.
     pub fn load_search_index(&self, tenant: &str) -> Result<(), EngineError> {
-        self.search_index(tenant).map(drop)
+        self.sync_index(tenant)
     }
+}
 
-    /// Adds newly closed episodes to the loaded search index (if one is loaded: an unloaded
-    /// index reads them from the store when first used). The episodes are committed already,
-    /// so an index that cannot take them is dropped, to be rebuilt from the store.
-    pub(crate) fn index_closed(
-        &self,
-        episodes: &[Episode],
-        batch: &SegmentationBatch,
-        vectors: Option<&[Vec<f32>]>,
-    ) {
-        let Some(first) = episodes.first() else { return };
-        let Ok(Some(mut index)) = self.indexes.loaded(&first.conversation.tenant) else { return };
-        let offset = batch.context.len();
-        let closed: Vec<(&Episode, Vec<IndexedLine<'_>>)> = episodes
-            .iter()
-            .map(|e| {
-                let lines = batch
-                    .pending
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, m)| (e.first_seq..=e.last_seq).contains(&m.seq))
-                    .map(|(i, m)| IndexedLine {
-                        seq: m.seq,
-                        role: m.role,
-                        author: m.author(),
-                        content: &m.content,
-                        vector: vectors.map(|v| v[offset + i].as_slice()),
-                    })
-                    .collect();
-                (e, lines)
-            })
-            .collect();
-        if index.add(&closed).is_err() {
-            index.discard();
-        }
-    }
+/// The store's rows (episode by episode, in sequence order) as the search port takes them.
+fn episodes_of(rows: &[IndexedMessage]) -> Vec<IndexedEpisode<'_>> {
+    rows.chunk_by(|a, b| a.episode.id == b.episode.id)
+        .map(|group| IndexedEpisode {
+            episode: &group[0].episode,
+            lines: group
+                .iter()
+                .map(|r| IndexedLine {
+                    seq: r.seq,
+                    role: r.role,
+                    author: &r.author,
+                    content: &r.content,
+                    vector: r.vector.as_deref(),
+                })
+                .collect(),
+        })
+        .collect()
 }

@@ -8,7 +8,6 @@ mod context;
 mod error;
 mod indexing;
 mod recall;
-mod search;
 mod segmentation;
 
 use epimem_core::{
@@ -16,6 +15,7 @@ use epimem_core::{
     evaluate_trigger,
 };
 use epimem_embed::Embedder;
+use epimem_search::{Search, Update};
 use epimem_store::{EpisodeDetail, PushOutcome, Stats, Store};
 
 pub use clock::{Clock, FixedClock, SystemClock};
@@ -68,7 +68,7 @@ pub struct Engine<S> {
     worker: String,
     embedder: Option<Box<dyn Embedder>>,
     memory: Memory,
-    indexes: search::TenantIndexes,
+    search: Box<dyn Search>,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -78,8 +78,15 @@ impl<S> std::fmt::Debug for Engine<S> {
 }
 
 impl<S: Store> Engine<S> {
+    /// `search` is the index recall asks (kept current from the store's change log);
     /// `worker` names this process in job leases (say, `host:pid`).
-    pub fn new(store: S, config: EngineConfig, clock: Box<dyn Clock>, worker: String) -> Self {
+    pub fn new(
+        store: S,
+        search: Box<dyn Search>,
+        config: EngineConfig,
+        clock: Box<dyn Clock>,
+        worker: String,
+    ) -> Self {
         let memory = Memory::new(config.memory.clone());
         Self {
             store,
@@ -89,7 +96,7 @@ impl<S: Store> Engine<S> {
             worker,
             embedder: None,
             memory,
-            indexes: search::TenantIndexes::default(),
+            search,
         }
     }
 
@@ -209,14 +216,7 @@ impl<S: Store> Engine<S> {
         if !self.store.delete_episode(scope, id)? {
             return Err(EngineError::NotFound(format!("episode {id}")));
         }
-        if let Some(mut index) = self.indexes.loaded(&scope.tenant)?
-            && let Err(e) = index.remove(std::slice::from_ref(id))
-        {
-            // The store has forgotten it; a half-updated index must not answer for it.
-            index.discard();
-            return Err(e);
-        }
-        Ok(())
+        self.unindex(&scope.tenant, std::slice::from_ref(id))
     }
 
     /// Forgets a conversation: its messages, episodes and everything derived from them leave
@@ -231,13 +231,20 @@ impl<S: Store> Engine<S> {
                 conversation.conversation, conversation.tenant
             )));
         };
-        if let Some(mut index) = self.indexes.loaded(&conversation.tenant)?
-            && let Err(e) = index.remove(&ids)
-        {
-            index.discard();
-            return Err(e);
-        }
+        self.unindex(&conversation.tenant, &ids)?;
         Ok(ids.len())
+    }
+
+    /// Takes forgotten episodes out of the search index now (the change log would, before its
+    /// next use). The store has forgotten them: an index that fails to is discarded, to be
+    /// built again from the store, rather than answer for them.
+    fn unindex(&self, tenant: &str, ids: &[EpisodeId]) -> Result<(), EngineError> {
+        let update = Update { forgotten: ids, ..Update::default() };
+        if let Err(e) = self.search.apply(tenant, &update) {
+            self.search.discard(tenant)?;
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     pub fn stats(&self, tenant: Option<&str>) -> Result<Stats, EngineError> {

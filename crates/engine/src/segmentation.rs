@@ -123,7 +123,6 @@ impl<S: Store> Engine<S> {
             window_doubled: plan.window_doubled,
         };
         self.store.commit_segmentation(&commit)?;
-        self.index_closed(&commit.episodes, &batch, vectors.as_deref());
         Ok(report)
     }
 

@@ -4,17 +4,27 @@ use std::sync::Arc;
 
 use epimem_core::{BoundaryReason, ConversationKey, Role, Scope, Timestamp, Trigger, TriggerKind};
 use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput, RecallQuery};
+use epimem_search_local::LocalSearch;
 use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 
 const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 const MIN: i64 = 60_000;
 
+fn search() -> Box<LocalSearch> {
+    Box::new(LocalSearch::new(&EngineConfig::default().ranking))
+}
+
 fn engine() -> (Engine<SqliteStore>, Arc<FixedClock>) {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
     let store = SqliteStore::open_in_memory().unwrap();
-    let engine =
-        Engine::new(store, EngineConfig::default(), Box::new(clock.clone()), "test:1".into());
+    let engine = Engine::new(
+        store,
+        search(),
+        EngineConfig::default(),
+        Box::new(clock.clone()),
+        "test:1".into(),
+    );
     (engine, clock)
 }
 
@@ -254,6 +264,7 @@ fn message_vectors_are_cached_per_model_and_reused() {
     });
     let engine = Engine::new(
         SqliteStore::open(&path).unwrap(),
+        search(),
         EngineConfig::default(),
         Box::new(clock.clone()),
         "test:1".into(),
@@ -274,6 +285,7 @@ fn message_vectors_are_cached_per_model_and_reused() {
     });
     let engine = Engine::new(
         SqliteStore::open(&path).unwrap(),
+        search(),
         EngineConfig::default(),
         Box::new(clock.clone()),
         "test:2".into(),

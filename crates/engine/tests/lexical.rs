@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use epimem_core::{ConversationKey, Role, Scope, Timestamp};
 use epimem_engine::{Engine, EngineConfig, EngineError, FixedClock, MessageInput, RecallQuery};
+use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 
 const T0: i64 = 1_767_225_600_000;
@@ -11,9 +12,11 @@ const DAY: i64 = 86_400_000;
 
 fn engine() -> Engine<SqliteStore> {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let config = EngineConfig::default();
     Engine::new(
         SqliteStore::open_in_memory().unwrap(),
-        EngineConfig::default(),
+        Box::new(LocalSearch::new(&config.ranking)),
+        config,
         Box::new(clock),
         "t:1".into(),
     )

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use epimem_engine::{Engine, SystemClock};
+use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 
 use crate::config::AppConfig;
@@ -33,7 +34,9 @@ pub(crate) fn open_engine_at(
     let store = SqliteStore::open(path)
         .with_context(|| format!("cannot open the database {}", path.display()))?;
     let worker = format!("pid:{}", std::process::id());
-    let engine = Engine::new(store, config.engine(), Box::new(SystemClock), worker);
+    let engine_config = config.engine();
+    let search = Box::new(LocalSearch::new(&engine_config.ranking));
+    let engine = Engine::new(store, search, engine_config, Box::new(SystemClock), worker);
     if !segments {
         return Ok(engine);
     }

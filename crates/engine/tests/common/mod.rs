@@ -8,6 +8,7 @@ use std::sync::Arc;
 use epimem_core::{ConversationKey, Role, Scope, Timestamp};
 use epimem_embed::HashEmbedder;
 use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput};
+use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 
 pub const T0: i64 = 1_767_225_600_000;
@@ -28,7 +29,8 @@ pub fn engine_at(path: &std::path::Path) -> Engine<SqliteStore> {
 
 fn on_store(store: SqliteStore, config: EngineConfig) -> Engine<SqliteStore> {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
-    Engine::new(store, config, Box::new(clock), "t:1".into())
+    let search = Box::new(LocalSearch::new(&config.ranking));
+    Engine::new(store, search, config, Box::new(clock), "t:1".into())
         .with_embedder(Box::new(HashEmbedder::new(256)))
 }
 

@@ -1,35 +1,13 @@
-//! The search indexes: derived state, in memory, one per tenant, rebuilt from the store on
-//! first use and kept up to date as this process closes and forgets episodes.
-//!
-//! One table gives every episode a slot; BM25 over episodes, BM25 over messages and the
-//! message vectors all speak in slots, and the table turns scopes into per-slot visibility.
-
-mod lexical;
-mod table;
-mod tenants;
-mod tokenizer;
-mod top_k;
-mod vectors;
-mod words;
+//! One tenant's search index: a table giving every episode a slot; BM25 over episodes, BM25
+//! over messages and the message vectors all speak in slots, and the table turns scopes into
+//! per-slot visibility.
 
 use std::collections::HashMap;
 
 use epimem_core::{Episode, EpisodeId, RankingConfig, Role, Scope, name_words};
-use epimem_store::IndexedMessage;
+use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
 
-use crate::EngineError;
-pub(crate) use tenants::{TenantIndex, TenantIndexes};
-pub(crate) use vectors::VectorHits;
-pub(crate) use words::WordIndex;
-
-/// A message of a closed episode, as indexed.
-pub(crate) struct IndexedLine<'a> {
-    pub(crate) seq: u64,
-    pub(crate) role: Role,
-    pub(crate) author: &'a str,
-    pub(crate) content: &'a str,
-    pub(crate) vector: Option<&'a [f32]>,
-}
+use crate::{lexical, table, vectors, vectors::VectorHits, words};
 
 /// What ranking knows of one message besides its words.
 #[derive(Debug, Clone, Copy)]
@@ -43,7 +21,7 @@ struct LineFacts {
 }
 
 #[derive(Debug)]
-pub(crate) struct SearchIndex {
+pub(crate) struct TenantIndex {
     table: table::EpisodeTable,
     episodes: lexical::Bm25,
     messages: lexical::Bm25,
@@ -72,15 +50,12 @@ pub(crate) struct LexicalHit {
     pub(crate) score: f32,
 }
 
-impl SearchIndex {
-    /// Builds the indexes from the store's rows (episode by episode, in sequence order).
-    pub(crate) fn build(
-        rows: &[IndexedMessage],
-        config: &RankingConfig,
-    ) -> Result<Self, EngineError> {
+impl TenantIndex {
+    /// An empty index; `config` says how much a message vector borrows from its neighbours'.
+    pub(crate) fn new(config: &RankingConfig) -> Result<Self, SearchError> {
         let [before, after] = config.vector_neighbor_weights.map(|w| w as f32);
         let max_gap_ms = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
-        let mut index = Self {
+        Ok(Self {
             table: table::EpisodeTable::default(),
             episodes: lexical::Bm25::new().map_err(index_error)?,
             messages: lexical::Bm25::new().map_err(index_error)?,
@@ -91,45 +66,22 @@ impl SearchIndex {
             words: words::WordIndex::default(),
             generation: 0,
             vectors: vectors::VectorIndex::new(vectors::Borrow { before, after, max_gap_ms }),
-        };
-        index.add_rows(rows)?;
-        Ok(index)
+        })
     }
 
-    /// Adds the episodes of the store's rows (episode by episode, in sequence order).
-    pub(crate) fn add_rows(&mut self, rows: &[IndexedMessage]) -> Result<(), EngineError> {
-        if rows.is_empty() {
+    /// Adds closed episodes with their messages (an episode already in is left as it is).
+    pub(crate) fn add(&mut self, episodes: &[IndexedEpisode<'_>]) -> Result<(), SearchError> {
+        if episodes.is_empty() {
             return Ok(());
         }
-        for group in rows.chunk_by(|a, b| a.episode.id == b.episode.id) {
-            let lines: Vec<IndexedLine<'_>> = group
-                .iter()
-                .map(|r| IndexedLine {
-                    seq: r.seq,
-                    role: r.role,
-                    author: &r.author,
-                    content: &r.content,
-                    vector: r.vector.as_deref(),
-                })
-                .collect();
-            self.stage(&group[0].episode, &lines)?;
-        }
-        self.commit()
-    }
-
-    /// Adds closed episodes with their messages.
-    pub(crate) fn add(
-        &mut self,
-        episodes: &[(&Episode, Vec<IndexedLine<'_>>)],
-    ) -> Result<(), EngineError> {
-        for (episode, lines) in episodes {
-            self.stage(episode, lines)?;
+        for e in episodes {
+            self.stage(e.episode, &e.lines)?;
         }
         self.commit()
     }
 
     /// Forgets episodes in every index.
-    pub(crate) fn remove(&mut self, ids: &[EpisodeId]) -> Result<(), EngineError> {
+    pub(crate) fn remove(&mut self, ids: &[EpisodeId]) -> Result<(), SearchError> {
         let mut removed = false;
         for id in ids {
             let Some(slot) = self.table.remove(id) else { continue };
@@ -143,11 +95,6 @@ impl SearchIndex {
             removed = true;
         }
         if removed { self.commit() } else { Ok(()) }
-    }
-
-    /// Whether the episode is in the index.
-    pub(crate) fn contains(&self, id: &EpisodeId) -> bool {
-        self.table.contains(id)
     }
 
     pub(crate) fn episode(&self, slot: usize) -> &Episode {
@@ -190,7 +137,7 @@ impl SearchIndex {
         scope: &Scope,
         query: &str,
         limit: usize,
-    ) -> Result<Option<Vec<LexicalHit>>, EngineError> {
+    ) -> Result<Option<Vec<LexicalHit>>, SearchError> {
         self.lexical(&self.episodes, scope, query, limit)
     }
 
@@ -200,7 +147,7 @@ impl SearchIndex {
         scope: &Scope,
         query: &str,
         limit: usize,
-    ) -> Result<Option<Vec<LexicalHit>>, EngineError> {
+    ) -> Result<Option<Vec<LexicalHit>>, SearchError> {
         self.lexical(&self.messages, scope, query, limit)
     }
 
@@ -275,14 +222,14 @@ impl SearchIndex {
         scope: &Scope,
         query: &str,
         limit: usize,
-    ) -> Result<Option<Vec<LexicalHit>>, EngineError> {
+    ) -> Result<Option<Vec<LexicalHit>>, SearchError> {
         let hits = index.search(scope, query, limit).map_err(index_error)?;
         Ok(hits.map(|hits| {
             hits.into_iter().map(|(slot, seq, score)| LexicalHit { slot, seq, score }).collect()
         }))
     }
 
-    fn stage(&mut self, episode: &Episode, lines: &[IndexedLine<'_>]) -> Result<(), EngineError> {
+    fn stage(&mut self, episode: &Episode, lines: &[IndexedLine<'_>]) -> Result<(), SearchError> {
         if self.table.contains(&episode.id) {
             return Ok(()); // indexed once, its vectors in one run
         }
@@ -360,14 +307,14 @@ impl SearchIndex {
         id
     }
 
-    fn commit(&mut self) -> Result<(), EngineError> {
+    fn commit(&mut self) -> Result<(), SearchError> {
         self.episodes.commit().map_err(index_error)?;
         self.messages.commit().map_err(index_error)
     }
 }
 
-fn index_error(e: tantivy::TantivyError) -> EngineError {
-    EngineError::Index(e.to_string())
+pub(crate) fn index_error(e: tantivy::TantivyError) -> SearchError {
+    SearchError::Index(e.to_string())
 }
 
 #[cfg(test)]
@@ -376,19 +323,20 @@ mod tests {
 
     #[test]
     fn names_of_authors_are_not_words_to_embed() {
-        let rows: Vec<IndexedMessage> = ["Caroline", "Ana Silva", "user", "Assistant"]
+        let episode = table::tests::episode("t", "c", None, 0);
+        let lines: Vec<IndexedLine<'_>> = ["Caroline", "Ana Silva", "user", "Assistant"]
             .into_iter()
             .enumerate()
-            .map(|(i, author)| IndexedMessage {
-                episode: table::tests::episode("t", "c", None, 0),
+            .map(|(i, author)| IndexedLine {
                 seq: i as u64 + 1,
                 role: Role::User,
-                author: author.into(),
-                content: "I adopted a puppy".into(),
+                author,
+                content: "I adopted a puppy",
                 vector: None,
             })
             .collect();
-        let index = SearchIndex::build(&rows, &RankingConfig::default()).unwrap();
+        let mut index = TenantIndex::new(&RankingConfig::default()).unwrap();
+        index.add(&[IndexedEpisode { episode: &episode, lines }]).unwrap();
         assert_eq!(index.without_names("Where did Caroline go?"), "Where did go?");
         assert_eq!(index.without_names("caroline's puppy"), "caroline's puppy");
         assert_eq!(index.without_names("Caroline?"), "Caroline?", "nothing else left");

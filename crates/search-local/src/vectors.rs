@@ -10,7 +10,7 @@
 
 use epimem_core::Episode;
 
-use super::top_k::TopK;
+use crate::top_k::TopK;
 
 #[derive(Default)]
 pub(crate) struct VectorIndex {
@@ -359,7 +359,7 @@ fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::table::tests::episode;
+    use crate::table::tests::episode;
 
     fn unit(seed: u32, dim: usize) -> Vec<f32> {
         let v: Vec<f32> =

@@ -265,7 +265,7 @@ impl Bm25 {
 /// Words split on anything not alphanumeric (Chinese and Japanese in pairs of characters),
 /// lowercased, accents folded, English stems.
 fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(super::tokenizer::WordTokenizer::default())
+    TextAnalyzer::builder(crate::tokenizer::WordTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)

@@ -1,0 +1,85 @@
+//! What a search index knows of its candidates, as raw features: scores of each retriever,
+//! who wrote a line and how, which turns and episodes neighbour which. No policy: the ranking
+//! rules that turn these into one score live in `turn_ranking.rs`, `turn_rules.rs` and
+//! `ranking.rs`.
+
+use std::collections::HashMap;
+
+use crate::{Episode, LineSignals};
+
+/// A BM25 candidate: its 1-based rank among the lexical candidates, and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalMatch {
+    pub rank: usize,
+    pub score: f64,
+}
+
+/// A vector candidate: its 1-based rank among the vector candidates (none when it is a
+/// candidate only because another retriever found it), and its cosine similarity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VectorMatch {
+    pub rank: Option<usize>,
+    pub similarity: f64,
+}
+
+/// One candidate episode of episode recall.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeFeatures {
+    /// The episode as indexed.
+    pub episode: Episode,
+    pub lexical: Option<LexicalMatch>,
+    pub vector: Option<VectorMatch>,
+    /// Its message most similar to the query.
+    pub best_seq: Option<u64>,
+}
+
+/// The candidates of episode recall: lexical candidates first (best first), then the vector
+/// candidates no lexical one was.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EpisodeCandidates {
+    /// Whether the query had any word to search for.
+    pub searched_words: bool,
+    pub candidates: Vec<EpisodeFeatures>,
+}
+
+/// A turn of a [`TurnTable`]: its episode (an index into the table's episodes) and message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TurnKey {
+    pub episode: u32,
+    pub seq: u64,
+}
+
+/// One candidate turn of turn-level recall.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TurnFeatures {
+    pub turn: TurnKey,
+    pub lexical: Option<LexicalMatch>,
+    pub vector: Option<VectorMatch>,
+    /// Soft word matching (the mean over the query's words of the best similarity to a word of
+    /// the turn), when positive.
+    pub words: Option<f64>,
+}
+
+/// Everything turn-level ranking needs, as a search index found it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TurnTable {
+    /// Whether the query had any word to search for.
+    pub searched_words: bool,
+    /// Every episode the table refers to, as indexed.
+    pub episodes: Vec<Episode>,
+    /// Per episode (of those holding a candidate): the episodes just before and after it in
+    /// its conversation, unless a silence separates them.
+    pub adjacent: Vec<Vec<u32>>,
+    /// Episodes as BM25 ranks them for the query as a whole, best first: (episode, score).
+    pub context_lexical: Vec<(u32, f64)>,
+    /// Episodes by their best message's similarity to the query, best first.
+    pub context_vector: Vec<(u32, f64)>,
+    /// The candidate turns: lexical candidates first (best first), then the vector candidates
+    /// no lexical one was.
+    pub turns: Vec<TurnFeatures>,
+    /// The turn `offset` messages away from a candidate, within its conversation, unless a
+    /// silence or the query's time range separates them.
+    pub neighbors: HashMap<(TurnKey, i64), TurnKey>,
+    /// What is known of each candidate turn and each neighbour besides its words.
+    pub lines: HashMap<TurnKey, LineSignals>,
+}

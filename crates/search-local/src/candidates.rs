@@ -1,0 +1,230 @@
+//! A tenant's index answering the port's queries: each retriever's candidates gathered with
+//! their raw features, the turns around them, the episodes they belong to and what is known
+//! of each line. No ranking happens here.
+
+use std::collections::HashMap;
+
+use epimem_core::{
+    EpisodeCandidates, EpisodeFeatures, LexicalMatch, LineSignals, TurnFeatures, TurnKey,
+    TurnTable, VectorMatch,
+};
+use epimem_search::{EpisodeQuery, SearchError, TurnQuery, WordVectors};
+
+use crate::{index::TenantIndex, words::WordIndex};
+
+impl TenantIndex {
+    /// Lexical candidates first, then the vector candidates no lexical one was; the lexical
+    /// ones get their similarity too (the gate reads it).
+    pub(crate) fn episode_candidates(
+        &mut self,
+        q: &EpisodeQuery<'_>,
+    ) -> Result<EpisodeCandidates, SearchError> {
+        let lexical = self.lexical_episodes(q.scope, q.text, q.candidates)?;
+        let searched_words = lexical.is_some();
+        let lexical = lexical.unwrap_or_default();
+        let order: Vec<usize> = lexical.iter().map(|h| h.slot).collect();
+        let mut candidates: Vec<EpisodeFeatures> = lexical
+            .iter()
+            .enumerate()
+            .map(|(i, h)| EpisodeFeatures {
+                episode: self.episode(h.slot).clone(),
+                lexical: Some(LexicalMatch { rank: i + 1, score: f64::from(h.score) }),
+                vector: None,
+                best_seq: None,
+            })
+            .collect();
+        if let Some(v) = q.vector {
+            let hits = self.vector(v, q.scope, q.candidates, 0, &order);
+            for (c, found) in candidates.iter_mut().zip(&hits.also) {
+                if let Some((similarity, seq)) = *found {
+                    c.vector = Some(VectorMatch { rank: None, similarity });
+                    c.best_seq = Some(seq);
+                }
+            }
+            let at: HashMap<usize, usize> =
+                order.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+            for (i, &(slot, similarity, seq)) in hits.episodes.iter().enumerate() {
+                let c = match at.get(&slot) {
+                    Some(&c) => c,
+                    None => {
+                        candidates.push(EpisodeFeatures {
+                            episode: self.episode(slot).clone(),
+                            lexical: None,
+                            vector: None,
+                            best_seq: None,
+                        });
+                        candidates.len() - 1
+                    }
+                };
+                candidates[c].vector = Some(VectorMatch { rank: Some(i + 1), similarity });
+                candidates[c].best_seq = Some(seq);
+            }
+        }
+        Ok(EpisodeCandidates { searched_words, candidates })
+    }
+
+    /// Candidate turns from BM25 over messages and the message vectors (and their soft word
+    /// match), with their neighbours, what is known of each line, the episodes as BM25 and
+    /// vectors rank them for the query as a whole, and each episode's adjacent ones.
+    pub(crate) fn turn_candidates(
+        &mut self,
+        q: &TurnQuery<'_>,
+        words: Option<&dyn WordVectors>,
+    ) -> Result<TurnTable, SearchError> {
+        let n = q.candidates;
+        let lexical = self.lexical_messages(q.scope, q.text, n)?;
+        let searched_words = lexical.is_some();
+        let (vector, vector_episodes) = match q.vector {
+            Some(v) => {
+                let hits = self.vector(v, q.scope, if q.episode_context { n } else { 0 }, n, &[]);
+                (hits.messages, hits.episodes)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let lexical_episodes = if q.episode_context {
+            self.lexical_episodes(q.scope, q.text, n)?.unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let mut table = Episodes::default();
+        let mut found = Turns::default();
+        for (i, hit) in lexical.unwrap_or_default().iter().enumerate() {
+            let t = found.index((hit.slot, hit.seq), &mut table);
+            found.turns[t].lexical =
+                Some(LexicalMatch { rank: i + 1, score: f64::from(hit.score) });
+        }
+        for (i, &(slot, seq, similarity)) in vector.iter().enumerate() {
+            let t = found.index((slot, seq), &mut table);
+            found.turns[t].vector = Some(VectorMatch { rank: Some(i + 1), similarity });
+        }
+        let Turns { keys, mut turns, .. } = found;
+        if q.word_match
+            && let Some(words) = words
+        {
+            self.score_words(q.text, &keys, &mut turns, words)?;
+        }
+        let context_lexical: Vec<(u32, f64)> =
+            lexical_episodes.iter().map(|h| (table.index(h.slot), f64::from(h.score))).collect();
+        let context_vector: Vec<(u32, f64)> =
+            vector_episodes.iter().map(|&(slot, sim, _)| (table.index(slot), sim)).collect();
+
+        let mut adjacent: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut neighbors: HashMap<(TurnKey, i64), TurnKey> = HashMap::new();
+        let mut lines: HashMap<TurnKey, LineSignals> = HashMap::new();
+        let named = self.named_authors(q.text);
+        let mut line_of = |index: &Self, (slot, seq): (usize, u64), turn: TurnKey| {
+            lines.entry(turn).or_insert_with(|| LineSignals {
+                by_named_author: !named.is_empty() && index.written_by(slot, seq, &named),
+                asks: index.asks(slot, seq),
+                by_machine: !index.by_person(slot, seq),
+            });
+        };
+        for (&(slot, seq), t) in keys.iter().zip(&turns) {
+            adjacent.entry(t.turn.episode).or_insert_with(|| {
+                let near: Vec<usize> = self.adjacent(slot, q.max_gap_ms).collect();
+                near.into_iter().map(|n| table.index(n)).collect()
+            });
+            line_of(self, (slot, seq), t.turn);
+            for d in 1..=q.reach as i64 {
+                for offset in [-d, d] {
+                    if let Some((found, s)) = self.neighbor(q, (slot, seq), offset) {
+                        let turn = TurnKey { episode: table.index(found), seq: s };
+                        neighbors.insert((t.turn, offset), turn);
+                        line_of(self, (found, s), turn);
+                    }
+                }
+            }
+        }
+        let episodes: Vec<_> = table.slots.iter().map(|&s| self.episode(s).clone()).collect();
+        let adjacent =
+            (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
+        Ok(TurnTable {
+            searched_words,
+            episodes,
+            adjacent,
+            context_lexical,
+            context_vector,
+            turns,
+            neighbors,
+            lines,
+        })
+    }
+
+    /// The turn `offset` messages from `(slot, seq)` in its conversation: across episode edges
+    /// (a cut can fall between a question and its answer) unless a long silence separates the
+    /// episodes, and inside the query's time range.
+    fn neighbor(
+        &self,
+        q: &TurnQuery<'_>,
+        (slot, seq): (usize, u64),
+        offset: i64,
+    ) -> Option<(usize, u64)> {
+        let seq = seq.checked_add_signed(offset).filter(|&s| s > 0)?;
+        let found = self.holding(slot, seq)?;
+        let to = self.episode(found);
+        let near = self.within_gap(slot, found, q.max_gap_ms);
+        let in_time = q.scope.since.is_none_or(|t| to.end >= t)
+            && q.scope.until.is_none_or(|t| to.start <= t);
+        (near && in_time).then_some((found, seq))
+    }
+
+    /// Scores the candidate turns by soft word matching, embedding the words not seen before.
+    fn score_words(
+        &mut self,
+        text: &str,
+        keys: &[(usize, u64)],
+        turns: &mut [TurnFeatures],
+        embedder: &dyn WordVectors,
+    ) -> Result<(), SearchError> {
+        let query = WordIndex::query_words(&self.without_names(text));
+        if query.is_empty() {
+            return Ok(());
+        }
+        let missing = self.words.missing(keys, &query);
+        if !missing.is_empty() {
+            let texts: Vec<&str> = missing.iter().map(String::as_str).collect();
+            let vectors = embedder.embed_words(&texts)?;
+            self.words.set_vectors(&missing, vectors);
+        }
+        for (t, &key) in turns.iter_mut().zip(keys) {
+            let score = self.words.score(&query, key);
+            t.words = (score > 0.0).then_some(score);
+        }
+        Ok(())
+    }
+}
+
+/// The candidate turns, each once, in order of first sight.
+#[derive(Default)]
+struct Turns {
+    keys: Vec<(usize, u64)>,
+    turns: Vec<TurnFeatures>,
+    at: HashMap<(usize, u64), usize>,
+}
+
+impl Turns {
+    fn index(&mut self, key: (usize, u64), episodes: &mut Episodes) -> usize {
+        *self.at.entry(key).or_insert_with(|| {
+            self.keys.push(key);
+            let turn = TurnKey { episode: episodes.index(key.0), seq: key.1 };
+            self.turns.push(TurnFeatures { turn, lexical: None, vector: None, words: None });
+            self.turns.len() - 1
+        })
+    }
+}
+
+/// The episodes a turn table refers to, each given an index on first sight.
+#[derive(Default)]
+struct Episodes {
+    slots: Vec<usize>,
+    at: HashMap<usize, u32>,
+}
+
+impl Episodes {
+    fn index(&mut self, slot: usize) -> u32 {
+        *self.at.entry(slot).or_insert_with(|| {
+            self.slots.push(slot);
+            u32::try_from(self.slots.len() - 1).expect("fewer than 4 billion episodes a query")
+        })
+    }
+}

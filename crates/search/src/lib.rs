@@ -1,0 +1,135 @@
+//! The search port of epimem.
+//!
+//! A [`Search`] index is derived state: it holds what the store's change log told it (episodes
+//! closed, episodes forgotten), records the number of the last change it applied, and answers
+//! queries with raw features only (scores of each retriever, neighbours, who wrote a line). The
+//! ranking rules that turn features into one score are `epimem-core`'s; an index never mixes
+//! policy into what it returns.
+//!
+//! Indexes are per tenant: nothing one tenant stores may change what another's queries return
+//! or how they rank.
+
+use std::fmt;
+
+use epimem_core::{Episode, EpisodeCandidates, EpisodeId, ErrorKind, Role, Scope, TurnTable};
+
+/// A search index over closed episodes, one per tenant inside.
+pub trait Search: Send + Sync + fmt::Debug {
+    /// The number of the store's last episode change the tenant's index reflects (0 when it
+    /// reflects none: a new or discarded index).
+    fn generation(&self, tenant: &str) -> Result<u64, SearchError>;
+
+    /// Applies an update to the tenant's index. Applying one twice changes nothing: adding an
+    /// episode that is there, or forgetting one that is not, is harmless.
+    fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError>;
+
+    /// Drops the tenant's index after a failed update, so that it is built again from the
+    /// store (from generation 0) instead of answering half-updated.
+    fn discard(&self, tenant: &str) -> Result<(), SearchError>;
+
+    /// Candidates of episode recall, with their features.
+    fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError>;
+
+    /// Candidates of turn-level recall, with their features, neighbours and episodes.
+    fn turns(
+        &self,
+        query: &TurnQuery<'_>,
+        words: Option<&dyn WordVectors>,
+    ) -> Result<TurnTable, SearchError>;
+
+    /// The query as worth embedding: without the words that name someone who spoke in the
+    /// tenant's conversations (all of it if nothing else is left).
+    fn embedding_text(&self, tenant: &str, text: &str) -> Result<String, SearchError>;
+
+    /// Message vectors held, over every tenant.
+    fn vectors(&self) -> usize;
+}
+
+/// What to change in a tenant's index.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Update<'a> {
+    /// Episodes to forget.
+    pub forgotten: &'a [EpisodeId],
+    /// Episodes to add, with their messages.
+    pub added: &'a [IndexedEpisode<'a>],
+    /// The store's change this update brings the index to, if it comes from the change log.
+    pub generation: Option<u64>,
+}
+
+/// A closed episode and its messages, as indexed.
+#[derive(Debug, Clone)]
+pub struct IndexedEpisode<'a> {
+    pub episode: &'a Episode,
+    /// Its messages in sequence order.
+    pub lines: Vec<IndexedLine<'a>>,
+}
+
+/// A message of a closed episode, as indexed.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexedLine<'a> {
+    pub seq: u64,
+    pub role: Role,
+    /// Its speaker, else its role.
+    pub author: &'a str,
+    pub content: &'a str,
+    /// Its vector, from the embedder the index is kept for.
+    pub vector: Option<&'a [f32]>,
+}
+
+/// An episode-recall query.
+#[derive(Debug, Clone, Copy)]
+pub struct EpisodeQuery<'a> {
+    pub scope: &'a Scope,
+    pub text: &'a str,
+    /// The query's embedding, if there is an embedder.
+    pub vector: Option<&'a [f32]>,
+    /// Candidates taken from each retriever.
+    pub candidates: usize,
+}
+
+/// A turn-level query.
+#[derive(Debug, Clone, Copy)]
+pub struct TurnQuery<'a> {
+    pub scope: &'a Scope,
+    pub text: &'a str,
+    pub vector: Option<&'a [f32]>,
+    /// Candidates taken from each retriever.
+    pub candidates: usize,
+    /// Whether to rank episodes for the query as a whole too (the episode context).
+    pub episode_context: bool,
+    /// Whether to score candidates by soft word matching (needs `words`).
+    pub word_match: bool,
+    /// How many turns each way a candidate's neighbours are wanted.
+    pub reach: usize,
+    /// Turns (and episodes) of one conversation are neighbours only if at most this many
+    /// milliseconds of silence separate their episodes.
+    pub max_gap_ms: i64,
+}
+
+/// Word vectors for soft word matching, from the embedder the caller holds.
+pub trait WordVectors {
+    /// One unit vector per word.
+    fn embed_words(&self, words: &[&str]) -> Result<Vec<Vec<f32>>, SearchError>;
+}
+
+/// A failure of a search index.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// The index (or a file of it) failed; derived state, so rebuilding it from the store
+    /// repairs it.
+    #[error("search index: {0}")]
+    Index(String),
+    /// The caller's embedder failed while the index asked it for word vectors.
+    #[error("embedding words for search: {0}")]
+    Embed(String),
+}
+
+impl SearchError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Index(_) => ErrorKind::Internal,
+            Self::Embed(_) => ErrorKind::Unavailable,
+        }
+    }
+}
