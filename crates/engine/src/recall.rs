@@ -65,8 +65,16 @@ pub struct MessageHit {
     pub seq: u64,
     /// Cosine similarity to the query, when the message was a vector candidate.
     pub similarity: Option<f64>,
-    /// Fused score; higher is better.
+    /// The final score, `(fused · episode_factor + lent) · line_factor`; higher is better.
     pub score: f64,
+    /// Its retrievers' scores fused (0 for a turn found only beside a better one).
+    pub fused: f64,
+    /// What its episode adds: how well the episode answers, a named date, memory strength.
+    pub episode_factor: f64,
+    /// What the best turns around it lent it.
+    pub lent: f64,
+    /// Who wrote it and how: a person the query names, a question, an assistant's line.
+    pub line_factor: f64,
 }
 
 impl<S: Store> Engine<S> {
@@ -213,6 +221,10 @@ impl<S: Store> Engine<S> {
                 seq: t.turn.seq,
                 similarity: t.similarity,
                 score: t.score,
+                fused: t.fused,
+                episode_factor: t.episode_factor,
+                lent: t.lent,
+                line_factor: t.line_factor,
             })
             .collect())
     }

@@ -329,6 +329,36 @@ fn an_assistants_line_yields_to_the_persons_line() {
 }
 
 #[test]
+fn each_turn_says_what_its_score_is_made_of() {
+    let e = engine();
+    say(
+        &e,
+        &[
+            (Role::User, Some("Ana"), "did the billing database move to postgres?"),
+            (Role::Assistant, None, "the billing database now runs on postgres sixteen"),
+            (Role::User, Some("Ana"), "good, and the weather is lovely today"),
+        ],
+    );
+    let query = RecallQuery::new(Scope::tenant("t"), "what did Ana say of the billing database", 9);
+    let turns = e.recall_messages(&query).unwrap();
+    let config = EngineConfig::default().ranking;
+    for t in &turns {
+        let again = (t.fused * t.episode_factor + t.lent) * t.line_factor;
+        assert!((again - t.score).abs() < 1e-9, "{t:?}");
+        assert!(t.episode_factor >= 1.0, "a fresh episode that answers: {t:?}");
+    }
+    let line = |seq| turns.iter().find(|t| t.seq == seq).unwrap();
+    // Ana asks: named (× 1.5) and asking (× 0.8); the assistant answers (× 0.5).
+    let asks = (1.0 + config.author_boost) * config.question_weight;
+    assert!((line(1).line_factor - asks).abs() < 1e-9, "{:?}", line(1));
+    assert!((line(2).line_factor - config.assistant_weight).abs() < 1e-9, "{:?}", line(2));
+    // The weather line matches nothing: all it has was lent by the lines before it.
+    if let Some(weather) = turns.iter().find(|t| t.seq == 3 && t.fused == 0.0) {
+        assert!(weather.lent > 0.0, "{weather:?}");
+    }
+}
+
+#[test]
 fn fused_scores_count_each_retriever_by_its_weight() {
     let vector_only_score = |weights: [f64; 3]| {
         let mut config = EngineConfig::default();

@@ -9,6 +9,9 @@
 //! Indexes are per tenant: nothing one tenant stores may change what another's queries return
 //! or how they rank.
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
 use std::fmt;
 
 use epimem_core::{Episode, EpisodeCandidates, EpisodeId, ErrorKind, Role, Scope, TurnTable};
