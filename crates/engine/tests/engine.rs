@@ -12,7 +12,7 @@ const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 const MIN: i64 = 60_000;
 
 fn search() -> Box<LocalSearch> {
-    Box::new(LocalSearch::new(&EngineConfig::default().ranking))
+    Box::new(LocalSearch::in_memory(&EngineConfig::default().ranking))
 }
 
 fn engine() -> (Engine<SqliteStore>, Arc<FixedClock>) {

@@ -15,7 +15,7 @@ fn engine() -> Engine<SqliteStore> {
     let config = EngineConfig::default();
     Engine::new(
         SqliteStore::open_in_memory().unwrap(),
-        Box::new(LocalSearch::new(&config.ranking)),
+        Box::new(LocalSearch::in_memory(&config.ranking)),
         config,
         Box::new(clock),
         "t:1".into(),

@@ -2,16 +2,24 @@
 //! over messages and the message vectors all speak in slots, and the table turns scopes into
 //! per-slot visibility.
 
-use std::collections::HashMap;
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+};
 
 use epimem_core::{Episode, EpisodeId, RankingConfig, Role, Scope, name_words};
 use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
+use serde::{Deserialize, Serialize};
 
-use crate::{lexical, table, vectors, vectors::VectorHits, words};
+use crate::{
+    lexical, state, table,
+    vectors::{self, VectorHits},
+    words,
+};
 
 /// What ranking knows of one message besides its words.
-#[derive(Debug, Clone, Copy)]
-struct LineFacts {
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct LineFacts {
     /// Who wrote it (interned, lower case), to favour the lines of a person the query names.
     author: u32,
     /// Whether it ends in a question mark: a line that asks tells less than one that answers.
@@ -38,6 +46,41 @@ pub(crate) struct TenantIndex {
     pub(crate) words: words::WordIndex,
     /// The number of the store's last episode change this index reflects.
     pub(crate) generation: u64,
+    /// The tenant whose index this is.
+    tenant: String,
+    /// Where the index lives on disk; in memory only when `None`.
+    folder: Option<PathBuf>,
+    /// Whether episodes were forgotten since the last commit (their text must then leave
+    /// every file and table).
+    forgot: bool,
+    /// Why the saved index could not be used and was started again, if it was.
+    pub(crate) restarted: Option<String>,
+}
+
+/// Why a saved index could not be opened.
+enum OpenError {
+    /// Another process holds it for writing.
+    Busy,
+    /// Missing parts, unreadable or out of step: it is rebuilt from the store.
+    Unusable(String),
+}
+
+impl From<tantivy::TantivyError> for OpenError {
+    fn from(e: tantivy::TantivyError) -> Self {
+        match e {
+            tantivy::TantivyError::LockFailure(
+                tantivy::directory::error::LockError::LockBusy,
+                _,
+            ) => Self::Busy,
+            e => Self::Unusable(e.to_string()),
+        }
+    }
+}
+
+impl From<std::io::Error> for OpenError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Unusable(e.to_string())
+    }
 }
 
 /// A lexical (BM25) hit; hits come best first.
@@ -51,25 +94,106 @@ pub(crate) struct LexicalHit {
 }
 
 impl TenantIndex {
-    /// An empty index; `config` says how much a message vector borrows from its neighbours'.
-    pub(crate) fn new(config: &RankingConfig) -> Result<Self, SearchError> {
-        let [before, after] = config.vector_neighbor_weights.map(|w| w as f32);
-        let max_gap_ms = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
+    /// The tenant's index saved in `folder` (made empty there if it is missing, unreadable
+    /// or out of step: the engine then fills it from the store), or in memory only when
+    /// `folder` is `None` or another process holds the saved one. `config` says how much a
+    /// message vector borrows from its neighbours'.
+    pub(crate) fn open(
+        folder: Option<&Path>,
+        tenant: &str,
+        config: &RankingConfig,
+    ) -> Result<Self, SearchError> {
+        let Some(folder) = folder else { return Self::empty(None, tenant, config) };
+        match Self::load(folder, tenant, config) {
+            Ok(index) => Ok(index),
+            Err(OpenError::Busy) => Self::empty(None, tenant, config),
+            Err(OpenError::Unusable(why)) => {
+                if folder.exists() {
+                    std::fs::remove_dir_all(folder).map_err(io_error)?;
+                }
+                let mut index = Self::empty(Some(folder), tenant, config)?;
+                index.restarted = Some(why);
+                Ok(index)
+            }
+        }
+    }
+
+    fn empty(
+        folder: Option<&Path>,
+        tenant: &str,
+        config: &RankingConfig,
+    ) -> Result<Self, SearchError> {
+        let part = |name: &str| folder.map(|f| f.join(name));
         Ok(Self {
             table: table::EpisodeTable::default(),
-            episodes: lexical::Bm25::new().map_err(index_error)?,
-            messages: lexical::Bm25::new().map_err(index_error)?,
+            episodes: lexical::Bm25::open(part("episodes").as_deref()).map_err(index_error)?,
+            messages: lexical::Bm25::open(part("messages").as_deref()).map_err(index_error)?,
             lines: Vec::new(),
             author_ids: HashMap::new(),
             names: HashMap::new(),
             author_names: Vec::new(),
             words: words::WordIndex::default(),
             generation: 0,
-            vectors: vectors::VectorIndex::new(vectors::Borrow { before, after, max_gap_ms }),
+            vectors: vectors::VectorIndex::new(borrow(config)),
+            tenant: tenant.to_owned(),
+            folder: folder.map(Path::to_path_buf),
+            forgot: false,
+            restarted: None,
         })
     }
 
-    /// Adds closed episodes with their messages (an episode already in is left as it is).
+    fn load(folder: &Path, tenant: &str, config: &RankingConfig) -> Result<Self, OpenError> {
+        let episodes = lexical::Bm25::open(Some(&folder.join("episodes")))?;
+        let messages = lexical::Bm25::open(Some(&folder.join("messages")))?;
+        let (Some(in_episodes), Some(in_messages)) = (episodes.generation(), messages.generation())
+        else {
+            return Err(OpenError::Unusable("no generation in a BM25 index".into()));
+        };
+        let Some(saved) = state::load(folder)? else {
+            if in_episodes == 0 && in_messages == 0 {
+                let mut index = Self::empty(None, tenant, config)
+                    .map_err(|e| OpenError::Unusable(e.to_string()))?;
+                (index.episodes, index.messages) = (episodes, messages);
+                index.folder = Some(folder.to_path_buf());
+                return Ok(index);
+            }
+            return Err(OpenError::Unusable("BM25 indexes without their state".into()));
+        };
+        if saved.tenant != tenant || saved.generation != in_episodes || in_episodes != in_messages {
+            return Err(OpenError::Unusable(format!(
+                "out of step: state at {}, BM25 at {in_episodes} and {in_messages}",
+                saved.generation
+            )));
+        }
+        let mut words = saved.words;
+        words.loaded();
+        let mut vectors = saved.vectors;
+        vectors.borrow = borrow(config);
+        Ok(Self {
+            table: saved.table,
+            episodes,
+            messages,
+            vectors,
+            lines: saved.lines,
+            author_ids: saved.author_ids,
+            names: saved.names,
+            author_names: saved.author_names,
+            words,
+            generation: saved.generation,
+            tenant: tenant.to_owned(),
+            folder: Some(folder.to_path_buf()),
+            forgot: false,
+            restarted: None,
+        })
+    }
+
+    /// Whether the index is saved on disk (else it lives in this process's memory only).
+    pub(crate) fn on_disk(&self) -> bool {
+        self.folder.is_some()
+    }
+
+    /// Adds closed episodes with their messages (an episode already in is left as it is;
+    /// seen after the next commit).
     pub(crate) fn add(&mut self, episodes: &[IndexedEpisode<'_>]) -> Result<(), SearchError> {
         if episodes.is_empty() {
             return Ok(());
@@ -77,12 +201,11 @@ impl TenantIndex {
         for e in episodes {
             self.stage(e.episode, &e.lines)?;
         }
-        self.commit()
+        Ok(())
     }
 
-    /// Forgets episodes in every index.
+    /// Forgets episodes in every part (seen after the next commit).
     pub(crate) fn remove(&mut self, ids: &[EpisodeId]) -> Result<(), SearchError> {
-        let mut removed = false;
         for id in ids {
             let Some(slot) = self.table.remove(id) else { continue };
             self.episodes.remove(slot);
@@ -92,9 +215,9 @@ impl TenantIndex {
             if let Some(lines) = self.lines.get_mut(slot) {
                 *lines = Vec::new();
             }
-            removed = true;
+            self.forgot = true;
         }
-        if removed { self.commit() } else { Ok(()) }
+        Ok(())
     }
 
     pub(crate) fn episode(&self, slot: usize) -> &Episode {
@@ -297,7 +420,7 @@ impl TenantIndex {
         if let Some(&id) = self.author_ids.get(&lower) {
             return id;
         }
-        let id = u32::try_from(self.author_ids.len()).expect("fewer than 4 billion authors");
+        let id = u32::try_from(self.author_names.len()).expect("fewer than 4 billion authors");
         let words = name_words(author);
         for word in &words {
             self.names.entry(word.clone()).or_default().push(id);
@@ -307,10 +430,67 @@ impl TenantIndex {
         id
     }
 
-    fn commit(&mut self) -> Result<(), SearchError> {
-        self.episodes.commit().map_err(index_error)?;
-        self.messages.commit().map_err(index_error)
+    /// Makes what was added and forgotten searchable, records `generation`, and saves the
+    /// index (when it lives on disk). After forgetting, the forgotten text leaves every part
+    /// first: merged out of the BM25 files, dropped from the word and name tables.
+    pub(crate) fn commit(&mut self) -> Result<(), SearchError> {
+        self.episodes.commit(self.generation).map_err(index_error)?;
+        self.messages.commit(self.generation).map_err(index_error)?;
+        if self.forgot {
+            self.episodes.compact().map_err(index_error)?;
+            self.messages.compact().map_err(index_error)?;
+            self.table.compact();
+            self.words.compact();
+            self.compact_authors();
+            self.forgot = false;
+        }
+        if let Some(folder) = &self.folder {
+            let saved = state::SavedRef {
+                format: 0,
+                tenant: &self.tenant,
+                generation: self.generation,
+                table: &self.table,
+                vectors: &self.vectors,
+                lines: &self.lines,
+                author_ids: &self.author_ids,
+                names: &self.names,
+                author_names: &self.author_names,
+                words: &self.words,
+            };
+            state::save(folder, saved).map_err(io_error)?;
+        }
+        Ok(())
     }
+
+    /// Forgets the authors no line is by any more (their names are text too).
+    fn compact_authors(&mut self) {
+        let mut used = vec![false; self.author_names.len()];
+        for line in self.lines.iter().flatten() {
+            if let Some(u) = used.get_mut(line.author as usize) {
+                *u = true;
+            }
+        }
+        for (id, names) in self.author_names.iter_mut().enumerate() {
+            if !used[id] {
+                names.clear();
+            }
+        }
+        self.author_ids.retain(|_, id| used[*id as usize]);
+        self.names.retain(|_, ids| {
+            ids.retain(|id| used[*id as usize]);
+            !ids.is_empty()
+        });
+    }
+}
+
+fn borrow(config: &RankingConfig) -> vectors::Borrow {
+    let [before, after] = config.vector_neighbor_weights.map(|w| w as f32);
+    let max_gap_ms = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
+    vectors::Borrow { before, after, max_gap_ms }
+}
+
+fn io_error(e: std::io::Error) -> SearchError {
+    SearchError::Index(e.to_string())
 }
 
 pub(crate) fn index_error(e: tantivy::TantivyError) -> SearchError {
@@ -335,8 +515,9 @@ mod tests {
                 vector: None,
             })
             .collect();
-        let mut index = TenantIndex::new(&RankingConfig::default()).unwrap();
+        let mut index = TenantIndex::open(None, "t", &RankingConfig::default()).unwrap();
         index.add(&[IndexedEpisode { episode: &episode, lines }]).unwrap();
+        index.commit().unwrap();
         assert_eq!(index.without_names("Where did Caroline go?"), "Where did go?");
         assert_eq!(index.without_names("caroline's puppy"), "caroline's puppy");
         assert_eq!(index.without_names("Caroline?"), "Caroline?", "nothing else left");

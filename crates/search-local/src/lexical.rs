@@ -1,13 +1,14 @@
-//! BM25 over episodes (title, summary, raw lines) and over single messages, in memory
-//! (tantivy). Tantivy keeps the best k with block-max pruning instead of scoring every
+//! BM25 over episodes (title, summary, raw lines) and over single messages (tantivy), in a
+//! folder (mapped) or in memory. Tantivy keeps the best k with block-max pruning instead of scoring every
 //! matching document, which is what an OR-query over a large store needs.
 
-use std::ops::Bound;
+use std::{ops::Bound, path::Path};
 
 use epimem_core::{Episode, Scope, is_stopword};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term,
     collector::TopDocs,
+    directory::MmapDirectory,
     query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery},
     schema::{
         FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
@@ -29,8 +30,11 @@ const NAME_SCORE: f32 = 8.0;
 /// Bytes the writer buffers before it flushes a segment (tantivy's minimum is 15 MB).
 const WRITER_BUDGET: usize = 20_000_000;
 const ANALYZER: &str = "epimem";
+/// Segments past which a commit merges them all into one. Merging here, never in background
+/// threads, keeps what is on disk and the BM25 statistics a function of what was applied.
+const MAX_SEGMENTS: usize = 8;
 
-/// One in-memory BM25 index: episode documents or message documents.
+/// One BM25 index: episode documents or message documents.
 pub(crate) struct Bm25 {
     index: Index,
     writer: IndexWriter<TantivyDocument>,
@@ -76,7 +80,8 @@ impl std::fmt::Debug for Bm25 {
 }
 
 impl Bm25 {
-    pub(crate) fn new() -> tantivy::Result<Self> {
+    /// The index in `folder` (made if new), or in memory.
+    pub(crate) fn open(folder: Option<&Path>) -> tantivy::Result<Self> {
         let mut schema = Schema::builder();
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
@@ -97,9 +102,16 @@ impl Bm25 {
             summary: schema.add_text_field("summary", text.clone()),
             body: schema.add_text_field("body", text),
         };
-        let index = Index::create_in_ram(schema.build());
+        let index = match folder {
+            Some(folder) => {
+                std::fs::create_dir_all(folder)?;
+                Index::open_or_create(MmapDirectory::open(folder)?, schema.build())?
+            }
+            None => Index::create_in_ram(schema.build()),
+        };
         index.tokenizers().register(ANALYZER, analyzer());
         let writer = index.writer_with_num_threads(1, WRITER_BUDGET)?;
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         Ok(Self { index, writer, reader, fields })
     }
@@ -135,9 +147,35 @@ impl Bm25 {
         self.writer.delete_term(Term::from_field_u64(self.fields.slot, slot as u64));
     }
 
-    /// Makes what was added and removed searchable.
-    pub(crate) fn commit(&mut self) -> tantivy::Result<()> {
-        self.writer.commit()?;
+    /// Makes what was added and removed searchable (and durable, in a folder), recording
+    /// the store's change it reflects.
+    pub(crate) fn commit(&mut self, generation: u64) -> tantivy::Result<()> {
+        let mut commit = self.writer.prepare_commit()?;
+        commit.set_payload(&generation.to_string());
+        commit.commit()?;
+        if self.index.searchable_segment_ids()?.len() > MAX_SEGMENTS {
+            return self.compact();
+        }
+        self.reader.reload()
+    }
+
+    /// The store's change the last commit reflects (0 for a new index; `None` if unreadable).
+    pub(crate) fn generation(&self) -> Option<u64> {
+        let metas = self.index.load_metas().ok()?;
+        match metas.payload {
+            Some(payload) => payload.parse().ok(),
+            None => (metas.segments.is_empty()).then_some(0),
+        }
+    }
+
+    /// Merges every segment into one and deletes the files no longer used: removed documents,
+    /// and every word only they held, leave the folder.
+    pub(crate) fn compact(&mut self) -> tantivy::Result<()> {
+        let segments = self.index.searchable_segment_ids()?;
+        if !segments.is_empty() {
+            self.writer.merge(&segments).wait()?;
+        }
+        self.writer.garbage_collect_files().wait()?;
         self.reader.reload()
     }
 
@@ -210,6 +248,9 @@ impl Bm25 {
             };
             hits.push((slot as usize, seq, score));
         }
+        // Equal scores in the order the episodes were added, not in the order of tantivy's
+        // segments, which differs between an index reopened and one built at once.
+        hits.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
         Ok(Some(hits))
     }
 
@@ -271,4 +312,44 @@ fn analyzer() -> TextAnalyzer {
         .filter(AsciiFoldingFilter)
         .filter(Stemmer::new(Language::English))
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::tests::episode;
+
+    /// Whether any segment's dictionary holds `word` (analyzed) in the body field.
+    fn holds(bm25: &Bm25, word: &str) -> bool {
+        let searcher = bm25.reader.searcher();
+        let term = Term::from_field_text(bm25.fields.body, word);
+        searcher.segment_readers().iter().any(|segment| {
+            let index = segment.inverted_index(bm25.fields.body).unwrap();
+            index.terms().get(term.serialized_value_bytes()).unwrap().is_some()
+        })
+    }
+
+    #[test]
+    fn compacting_drops_the_words_only_removed_documents_held() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let mut bm25 = Bm25::open(Some(dir.path())).unwrap();
+        for (slot, body) in [(0, "the compost goes in first"), (1, "my xylophonist cousin")] {
+            let e = episode("t", "c", None, slot as i64);
+            let doc = Doc { slot, episode: &e, seq: 1, title: "", summary: "", body, authors: &[] };
+            bm25.add(&doc).unwrap();
+        }
+        // One commit: both documents in one segment.
+        bm25.commit(1).unwrap();
+        assert!(holds(&bm25, "xylophonist") && holds(&bm25, "compost"));
+        bm25.remove(1);
+        bm25.commit(2).unwrap();
+        assert!(holds(&bm25, "xylophonist"), "a delete alone leaves the word in the segment");
+        bm25.compact().unwrap();
+        assert!(!holds(&bm25, "xylophonist"));
+        assert!(holds(&bm25, "compost"));
+        assert_eq!(bm25.index.searchable_segment_ids().unwrap().len(), 1);
+        assert_eq!(bm25.generation(), Some(2));
+        let scope = Scope::tenant("t");
+        assert_eq!(bm25.search(&scope, "xylophonist", 5).unwrap(), Some(vec![]));
+    }
 }

@@ -1,12 +1,16 @@
 //! epimem's embedded search index: BM25 over episodes and over single messages (tantivy) and
-//! 8-bit message vectors scanned exactly, one index per tenant, in this process's memory.
+//! 8-bit message vectors scanned exactly, one index per tenant, saved in a folder beside the
+//! database (or kept in memory only).
 //!
-//! Derived state: built from the store's change log on a tenant's first use and kept current
-//! from it (the engine drives that through [`Search::generation`] and [`Search::apply`]).
+//! Derived state: built from the store's change log, saved with the number of the last change
+//! it applied, and caught up from there when next opened (the engine drives that through
+//! [`Search::generation`] and [`Search::apply`]). A saved index that is missing, unreadable,
+//! out of step or built with another embedder is started again empty and rebuilt.
 
 mod candidates;
 mod index;
 mod lexical;
+mod state;
 mod table;
 mod tokenizer;
 mod top_k;
@@ -15,6 +19,8 @@ mod words;
 
 use std::{
     collections::HashMap,
+    fs,
+    path::{Path, PathBuf},
     sync::{Mutex, MutexGuard},
 };
 
@@ -28,37 +34,121 @@ use index::TenantIndex;
 #[derive(Debug)]
 pub struct LocalSearch {
     config: RankingConfig,
-    by_tenant: Mutex<HashMap<String, TenantIndex>>,
+    /// Where the tenants' indexes are saved, and the embedder their vectors must come from.
+    disk: Option<Disk>,
+    by_tenant: Mutex<Loaded>,
 }
 
+#[derive(Debug)]
+struct Disk {
+    folder: PathBuf,
+    /// The fingerprint of the embedder (`none` without one).
+    fingerprint: String,
+}
+
+#[derive(Debug, Default)]
+struct Loaded {
+    /// Whether the folder's marker was checked against the embedder (on first use).
+    checked: bool,
+    indexes: HashMap<String, TenantIndex>,
+}
+
+/// The file in the folder that names the format and the embedder the vectors came from.
+const MARKER: &str = "epimem-search";
+const MARKER_FORMAT: &str = "epimem search index, format 1";
+
 impl LocalSearch {
-    /// An empty index. `config` says how much a message's vector score borrows from its
-    /// neighbours' (`vector_neighbor_weights`, `neighbor_max_gap_minutes`).
-    pub fn new(config: &RankingConfig) -> Self {
-        Self { config: config.clone(), by_tenant: Mutex::default() }
+    /// An index in this process's memory only. `config` says how much a message's vector
+    /// score borrows from its neighbours' (`vector_neighbor_weights`,
+    /// `neighbor_max_gap_minutes`).
+    pub fn in_memory(config: &RankingConfig) -> Self {
+        Self { config: config.clone(), disk: None, by_tenant: Mutex::default() }
     }
 
-    fn lock(&self) -> Result<MutexGuard<'_, HashMap<String, TenantIndex>>, SearchError> {
+    /// An index saved in `folder` (made on first use), for vectors of the embedder with this
+    /// `fingerprint` (`None`: no embedder). An index there built with another embedder, or by
+    /// another version of this format, is started again and rebuilt. When another process
+    /// holds a tenant's saved index, this one keeps that tenant's in memory.
+    pub fn open(folder: &Path, config: &RankingConfig, fingerprint: Option<&str>) -> Self {
+        let disk = Disk {
+            folder: folder.to_path_buf(),
+            fingerprint: fingerprint.unwrap_or("none").to_owned(),
+        };
+        Self { config: config.clone(), disk: Some(disk), by_tenant: Mutex::default() }
+    }
+
+    /// The folder a tenant's saved index lives in (a hash of its name: any name is safe).
+    fn tenant_folder(&self, tenant: &str) -> Option<PathBuf> {
+        let disk = self.disk.as_ref()?;
+        Some(disk.folder.join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(tenant.as_bytes()))))
+    }
+
+    fn lock(&self) -> Result<MutexGuard<'_, Loaded>, SearchError> {
         self.by_tenant.lock().map_err(|_| SearchError::Index("the search index is poisoned".into()))
     }
 
-    /// Runs `f` on the tenant's index, made empty on first use.
+    /// Runs `f` on the tenant's index, opened on first use.
     fn with<T>(
         &self,
         tenant: &str,
         f: impl FnOnce(&mut TenantIndex) -> Result<T, SearchError>,
     ) -> Result<T, SearchError> {
-        let mut guard = self.lock()?;
-        if !guard.contains_key(tenant) {
-            guard.insert(tenant.to_owned(), TenantIndex::new(&self.config)?);
+        let mut loaded = self.lock()?;
+        if !loaded.checked {
+            if let Some(disk) = &self.disk {
+                disk.check().map_err(|e| io_error(&disk.folder, e))?;
+            }
+            loaded.checked = true;
         }
-        f(guard.get_mut(tenant).expect("inserted above"))
+        if !loaded.indexes.contains_key(tenant) {
+            let folder = self.tenant_folder(tenant);
+            let index = TenantIndex::open(folder.as_deref(), tenant, &self.config)?;
+            loaded.indexes.insert(tenant.to_owned(), index);
+        }
+        f(loaded.indexes.get_mut(tenant).expect("inserted above"))
     }
+
+    /// Why the tenant's saved index could not be used when this process opened it (missing
+    /// parts, unreadable, out of step with itself), if it was started again empty.
+    pub fn restarted(&self, tenant: &str) -> Result<Option<String>, SearchError> {
+        self.with(tenant, |index| Ok(index.restarted.clone()))
+    }
+
+    /// Whether the tenant's index is saved on disk (false when it lives in memory only: an
+    /// in-memory index, or a saved one another process holds).
+    pub fn on_disk(&self, tenant: &str) -> Result<bool, SearchError> {
+        self.with(tenant, |index| Ok(index.on_disk()))
+    }
+}
+
+impl Disk {
+    /// Makes the folder, and empties it if its indexes were built with another embedder or in
+    /// another format.
+    fn check(&self) -> std::io::Result<()> {
+        fs::create_dir_all(&self.folder)?;
+        let marker = self.folder.join(MARKER);
+        let expected = format!("{MARKER_FORMAT}\nembedder {}\n", self.fingerprint);
+        match fs::read_to_string(&marker) {
+            Ok(found) if found == expected => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        for entry in fs::read_dir(&self.folder)? {
+            let path = entry?.path();
+            if path.is_dir() { fs::remove_dir_all(&path)? } else { fs::remove_file(&path)? }
+        }
+        fs::write(&marker, expected)
+    }
+}
+
+fn io_error(folder: &Path, e: std::io::Error) -> SearchError {
+    SearchError::Index(format!("{}: {e}", folder.display()))
 }
 
 impl Search for LocalSearch {
     fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
-        Ok(self.lock()?.get(tenant).map_or(0, |i| i.generation))
+        self.with(tenant, |index| Ok(index.generation))
     }
 
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
@@ -68,12 +158,19 @@ impl Search for LocalSearch {
             if let Some(generation) = update.generation {
                 index.generation = index.generation.max(generation);
             }
-            Ok(())
+            index.commit()
         })
     }
 
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {
-        self.lock()?.remove(tenant);
+        let removed = self.lock()?.indexes.remove(tenant);
+        // Only the process that holds the saved index may empty its folder.
+        if removed.is_some_and(|index| index.on_disk())
+            && let Some(folder) = self.tenant_folder(tenant)
+            && folder.exists()
+        {
+            fs::remove_dir_all(&folder).map_err(|e| io_error(&folder, e))?;
+        }
         Ok(())
     }
 
@@ -94,6 +191,6 @@ impl Search for LocalSearch {
     }
 
     fn vectors(&self) -> usize {
-        self.lock().map(|g| g.values().map(TenantIndex::vectors_len).sum()).unwrap_or(0)
+        self.lock().map(|g| g.indexes.values().map(TenantIndex::vectors_len).sum()).unwrap_or(0)
     }
 }

@@ -4,11 +4,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use epimem_core::{Episode, EpisodeId, Scope};
+use serde::{Deserialize, Serialize};
 
 /// No user or agent.
 const NONE: u32 = u32::MAX;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct EpisodeTable {
     episodes: Vec<Episode>,
     keys: Vec<Keys>,
@@ -16,12 +17,14 @@ pub(crate) struct EpisodeTable {
     by_id: HashMap<EpisodeId, usize>,
     live: Vec<bool>,
     names: HashMap<String, u32>,
+    /// The next name's number (names of forgotten episodes leave `names`).
+    next_name: u32,
     /// Live episodes of each conversation (tenant, conversation) by first message, to step
     /// from a message to its neighbours across episode edges.
     order: HashMap<(u32, u32), BTreeMap<u64, usize>>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct Keys {
     tenant: u32,
     conversation: u32,
@@ -62,6 +65,29 @@ impl EpisodeTable {
             order.retain(|_, s| *s != slot);
         }
         Some(slot)
+    }
+
+    /// Drops what forgotten episodes said (titles, summaries, keywords) and the names only they
+    /// used; their slots stay, dead.
+    pub(crate) fn compact(&mut self) {
+        let mut used = std::collections::HashSet::new();
+        for (slot, episode) in self.episodes.iter_mut().enumerate() {
+            if self.live[slot] {
+                let k = self.keys[slot];
+                used.extend([k.tenant, k.conversation, k.user, k.agent]);
+            } else {
+                *episode = Episode {
+                    conversation: epimem_core::ConversationKey::new("", ""),
+                    user: None,
+                    agent: None,
+                    title: String::new(),
+                    summary: String::new(),
+                    keywords: Vec::new(),
+                    ..episode.clone()
+                };
+            }
+        }
+        self.names.retain(|_, id| used.contains(id));
     }
 
     pub(crate) fn contains(&self, id: &EpisodeId) -> bool {
@@ -119,7 +145,8 @@ impl EpisodeTable {
         if let Some(&id) = self.names.get(name) {
             return id;
         }
-        let id = u32::try_from(self.names.len()).expect("fewer than 4 billion names");
+        let id = self.next_name;
+        self.next_name = id.checked_add(1).expect("fewer than 4 billion names");
         self.names.insert(name.to_owned(), id);
         id
     }

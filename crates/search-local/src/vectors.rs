@@ -9,10 +9,11 @@
 //! tried here before, lost on both build time and latency at that size).
 
 use epimem_core::Episode;
+use serde::{Deserialize, Serialize};
 
 use crate::top_k::TopK;
 
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub(crate) struct VectorIndex {
     dim: usize,
     /// Rows of each episode slot.
@@ -22,8 +23,10 @@ pub(crate) struct VectorIndex {
     /// The conversation, start and end (ms) of each episode slot, to tell which rows are
     /// neighbouring messages of one conversation.
     episodes: Vec<(u64, i64, i64)>,
-    /// Shares of the similarity of the message before and after that a message borrows.
-    borrow: Borrow,
+    /// Shares of the similarity of the message before and after that a message borrows
+    /// (configuration, set again after a load).
+    #[serde(skip)]
+    pub(crate) borrow: Borrow,
     /// `dim` quantized components per row.
     data: Vec<i8>,
     /// What one quantized unit is worth, per row.

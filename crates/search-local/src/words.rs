@@ -9,11 +9,14 @@
 use std::collections::HashMap;
 
 use epimem_core::keyword_list;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct WordIndex {
     ids: HashMap<String, u32>,
     words: Vec<String>,
+    /// Word vectors are the embedder's, asked for again after a load.
+    #[serde(skip)]
     vectors: Vec<Option<Vec<f32>>>,
     /// The distinct content words of each turn (episode slot, seq).
     turns: HashMap<(usize, u64), Vec<u32>>,
@@ -75,6 +78,27 @@ impl WordIndex {
         };
         let total: f32 = query_vectors.iter().map(|q| best(q)).sum();
         f64::from(total) / query_vectors.len() as f64
+    }
+
+    /// After a load: word vectors are the embedder's, asked for again when needed.
+    pub(crate) fn loaded(&mut self) {
+        self.vectors = vec![None; self.words.len()];
+    }
+
+    /// Forgets the words no turn holds any more, so the words of forgotten episodes (and of
+    /// past queries) are kept nowhere.
+    pub(crate) fn compact(&mut self) {
+        let mut used = vec![false; self.words.len()];
+        for &id in self.turns.values().flatten() {
+            used[id as usize] = true;
+        }
+        for (id, used) in used.into_iter().enumerate() {
+            if !used && !self.words[id].is_empty() {
+                self.ids.remove(&self.words[id]);
+                self.words[id] = String::new();
+                self.vectors[id] = None;
+            }
+        }
     }
 
     fn id(&mut self, word: String) -> u32 {

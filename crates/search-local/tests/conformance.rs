@@ -3,4 +3,4 @@
 use epimem_core::RankingConfig;
 use epimem_search_local::LocalSearch;
 
-epimem_search::conformance_tests!(Box::new(LocalSearch::new(&RankingConfig::default())));
+epimem_search::conformance_tests!(Box::new(LocalSearch::in_memory(&RankingConfig::default())));

@@ -35,13 +35,24 @@ pub(crate) fn open_engine_at(
         .with_context(|| format!("cannot open the database {}", path.display()))?;
     let worker = format!("pid:{}", std::process::id());
     let engine_config = config.engine();
-    let search = Box::new(LocalSearch::new(&engine_config.ranking));
-    let engine = Engine::new(store, search, engine_config, Box::new(SystemClock), worker);
     if !segments {
-        return Ok(engine);
+        // Reads that never search: the saved index is left alone.
+        let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
+        return Ok(Engine::new(store, search, engine_config, Box::new(SystemClock), worker));
     }
-    Ok(match config.embedder()? {
+    let embedder = config.embedder()?;
+    let fingerprint = embedder.as_ref().map(|e| e.fingerprint());
+    let search = LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint);
+    let engine = Engine::new(store, Box::new(search), engine_config, Box::new(SystemClock), worker);
+    Ok(match embedder {
         Some(embedder) => engine.with_embedder(embedder),
         None => engine,
     })
+}
+
+/// Where the search index of the database at `db` is saved: beside it, `<db>.search`.
+pub(crate) fn search_folder(db: &Path) -> std::path::PathBuf {
+    let mut name = db.file_name().unwrap_or_default().to_os_string();
+    name.push(".search");
+    db.with_file_name(name)
 }

@@ -200,7 +200,8 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn forget(config: &AppConfig, args: &ForgetArgs) -> Result<ExitCode> {
-    let engine = open_engine(config)?;
+    // With the embedder the saved search index was built for, so it is opened, not rebuilt.
+    let engine = open_with_embedder(config)?;
     if let Some(conversation) = &args.conversation {
         let key = ConversationKey::new(config.tenant.clone(), conversation.clone());
         let episodes = engine.delete_conversation(&key)?;

@@ -29,7 +29,7 @@ pub fn engine_at(path: &std::path::Path) -> Engine<SqliteStore> {
 
 fn on_store(store: SqliteStore, config: EngineConfig) -> Engine<SqliteStore> {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
-    let search = Box::new(LocalSearch::new(&config.ranking));
+    let search = Box::new(LocalSearch::in_memory(&config.ranking));
     Engine::new(store, search, config, Box::new(clock), "t:1".into())
         .with_embedder(Box::new(HashEmbedder::new(256)))
 }

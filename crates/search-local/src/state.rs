@@ -1,0 +1,74 @@
+//! What a tenant's index keeps beside its two tantivy indexes (the episode table, line facts,
+//! authors, word lists, message vectors and the generation), saved as one file written whole
+//! and renamed into place, so a crash leaves the old file or the new one, never half of one.
+
+use std::{
+    collections::HashMap,
+    fs,
+    io::{BufWriter, Write},
+    path::Path,
+};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{index::LineFacts, table::EpisodeTable, vectors::VectorIndex, words::WordIndex};
+
+/// The file, in the tenant's folder.
+pub(crate) const STATE: &str = "state.bin";
+/// Bumped whenever what is saved changes shape: an older file is rebuilt, never misread.
+const FORMAT: u32 = 1;
+
+/// The saved parts, borrowed from a live index (fields in the order of [`Saved`]).
+#[derive(Serialize)]
+pub(crate) struct SavedRef<'a> {
+    pub(crate) format: u32,
+    pub(crate) tenant: &'a str,
+    pub(crate) generation: u64,
+    pub(crate) table: &'a EpisodeTable,
+    pub(crate) vectors: &'a VectorIndex,
+    pub(crate) lines: &'a [Vec<LineFacts>],
+    pub(crate) author_ids: &'a HashMap<String, u32>,
+    pub(crate) names: &'a HashMap<String, Vec<u32>>,
+    pub(crate) author_names: &'a [Vec<String>],
+    pub(crate) words: &'a WordIndex,
+}
+
+/// The saved parts, read back.
+#[derive(Deserialize)]
+pub(crate) struct Saved {
+    pub(crate) format: u32,
+    pub(crate) tenant: String,
+    pub(crate) generation: u64,
+    pub(crate) table: EpisodeTable,
+    pub(crate) vectors: VectorIndex,
+    pub(crate) lines: Vec<Vec<LineFacts>>,
+    pub(crate) author_ids: HashMap<String, u32>,
+    pub(crate) names: HashMap<String, Vec<u32>>,
+    pub(crate) author_names: Vec<Vec<String>>,
+    pub(crate) words: WordIndex,
+}
+
+/// Writes the state into `folder`: a temporary file, then renamed over the old one.
+pub(crate) fn save(folder: &Path, state: SavedRef<'_>) -> std::io::Result<()> {
+    let state = SavedRef { format: FORMAT, ..state };
+    let temporary = folder.join(format!("{STATE}.tmp"));
+    let mut out = BufWriter::new(fs::File::create(&temporary)?);
+    postcard::to_io(&state, &mut out).map_err(std::io::Error::other)?;
+    out.flush()?;
+    drop(out);
+    fs::rename(&temporary, folder.join(STATE))
+}
+
+/// The state in `folder`, if there is a file; an error if it cannot be read as one.
+pub(crate) fn load(folder: &Path) -> std::io::Result<Option<Saved>> {
+    let bytes = match fs::read(folder.join(STATE)) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let saved: Saved = postcard::from_bytes(&bytes).map_err(std::io::Error::other)?;
+    if saved.format != FORMAT {
+        return Err(std::io::Error::other(format!("saved format {}", saved.format)));
+    }
+    Ok(Some(saved))
+}

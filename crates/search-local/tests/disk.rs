@@ -1,0 +1,278 @@
+//! The index saved in a folder: the conformance suite again, reopening, starting again when
+//! the saved index cannot be trusted, two processes on one folder, and forgetting that leaves
+//! nothing in any file.
+
+use std::{fs, ops::Deref, path::Path};
+
+use epimem_core::{
+    BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, RankingConfig, Role, Scope,
+    Timestamp,
+};
+use epimem_search::{EpisodeQuery, IndexedEpisode, IndexedLine, Search, TurnQuery, Update};
+use epimem_search_local::LocalSearch;
+use tempfile::TempDir;
+
+/// An index saved in a folder of its own, removed with it.
+struct OnDisk {
+    search: LocalSearch,
+    _dir: TempDir,
+}
+
+impl Deref for OnDisk {
+    type Target = LocalSearch;
+    fn deref(&self) -> &LocalSearch {
+        &self.search
+    }
+}
+
+fn on_disk() -> OnDisk {
+    let dir = TempDir::new().unwrap();
+    let search = open(dir.path(), Some("hash:v1:8"));
+    OnDisk { search, _dir: dir }
+}
+
+epimem_search::conformance_tests!(on_disk());
+
+fn open(folder: &Path, fingerprint: Option<&str>) -> LocalSearch {
+    LocalSearch::open(&folder.join("search"), &RankingConfig::default(), fingerprint)
+}
+
+fn episode(first: u64, lines: usize, title: &str) -> Episode {
+    Episode {
+        id: EpisodeId(format!("t/c/{first}")),
+        conversation: ConversationKey::new("t", "c"),
+        user: None,
+        agent: None,
+        first_seq: first,
+        last_seq: first + lines as u64 - 1,
+        context_first_seq: None,
+        start: Timestamp(1_767_225_600_000 + first as i64 * 60_000),
+        end: Timestamp(1_767_225_600_000 + (first as i64 + lines as i64) * 60_000),
+        title: title.into(),
+        summary: String::new(),
+        keywords: Vec::new(),
+        surprise: 0.0,
+        boundary_reason: BoundaryReason::Flush,
+        fsrs: FsrsState::default(),
+    }
+}
+
+fn unit(seed: usize) -> Vec<f32> {
+    let v: Vec<f32> = (0..8).map(|i| ((i + 1) as f32 * (seed as f32 + 0.37)).sin()).collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.into_iter().map(|x| x / n).collect()
+}
+
+/// Adds an episode of `lines` (author, text) starting at message `first`.
+fn add(search: &LocalSearch, first: u64, lines: &[(&str, &str)], generation: u64) {
+    let e = episode(first, lines.len(), lines[0].1);
+    let vectors: Vec<Vec<f32>> = (0..lines.len()).map(|i| unit(first as usize + i)).collect();
+    let lines: Vec<IndexedLine<'_>> = lines
+        .iter()
+        .zip(&vectors)
+        .enumerate()
+        .map(|(i, (&(author, content), v))| IndexedLine {
+            seq: first + i as u64,
+            role: if author == "assistant" { Role::Assistant } else { Role::User },
+            author,
+            content,
+            vector: Some(v),
+        })
+        .collect();
+    let added = [IndexedEpisode { episode: &e, lines }];
+    let update = Update { added: &added, generation: Some(generation), ..Update::default() };
+    search.apply("t", &update).unwrap();
+}
+
+fn garden(search: &LocalSearch) {
+    add(search, 1, &[("Ana", "I planted tomatoes in bed three"), ("assistant", "Water them")], 1);
+    add(search, 3, &[("Ana", "the compost goes in first"), ("Ana", "then mulch")], 2);
+    add(search, 5, &[("Ben", "taxes are due in April")], 3);
+}
+
+/// What the index answers to a few queries, features and all.
+fn answers(search: &LocalSearch) -> Vec<String> {
+    let scope = Scope::tenant("t");
+    ["tomatoes compost", "what did Ana say of mulch", "April"]
+        .iter()
+        .enumerate()
+        .map(|(i, &text)| {
+            let v = unit(i + 2);
+            let episodes = search
+                .episodes(&EpisodeQuery { scope: &scope, text, vector: Some(&v), candidates: 10 })
+                .unwrap();
+            let query = TurnQuery {
+                scope: &scope,
+                text,
+                vector: Some(&v),
+                candidates: 10,
+                episode_context: true,
+                word_match: false,
+                reach: 2,
+                max_gap_ms: 1_800_000,
+            };
+            let mut turns = search.turns(&query, None).unwrap();
+            // Maps print in no fixed order: compare them sorted.
+            let mut neighbors: Vec<_> = turns.neighbors.drain().collect();
+            neighbors.sort_by_key(|(k, _)| *k);
+            let mut lines: Vec<_> =
+                turns.lines.drain().map(|(k, v)| format!("{k:?}{v:?}")).collect();
+            lines.sort();
+            format!("{episodes:?}\n{turns:?}\n{neighbors:?}\n{lines:?}")
+        })
+        .collect()
+}
+
+#[test]
+fn a_saved_index_reopens_as_it_was() {
+    let dir = TempDir::new().unwrap();
+    let before = {
+        let search = open(dir.path(), Some("fp"));
+        garden(&search);
+        assert!(search.on_disk("t").unwrap());
+        answers(&search)
+    };
+    let search = open(dir.path(), Some("fp"));
+    assert_eq!(search.generation("t").unwrap(), 3, "not rebuilt");
+    assert_eq!(search.restarted("t").unwrap(), None);
+    assert_eq!(answers(&search), before);
+    // And it goes on from there, as one that never closed.
+    add(&search, 6, &[("Ana", "tomatoes ripen in August")], 4);
+    let kept = answers(&search);
+    let fresh_dir = TempDir::new().unwrap();
+    let fresh = open(fresh_dir.path(), Some("fp"));
+    garden(&fresh);
+    add(&fresh, 6, &[("Ana", "tomatoes ripen in August")], 4);
+    same(&kept, &answers(&fresh));
+}
+
+/// Equal, or where the two first differ.
+fn same(a: &[String], b: &[String]) {
+    for (x, y) in a.iter().zip(b) {
+        if let Some(at) = x.chars().zip(y.chars()).position(|(p, q)| p != q) {
+            let from = at.saturating_sub(150);
+            let show = |s: &str| s.chars().skip(from).take(300).collect::<String>();
+            panic!("differ at {at}:\n{}\n{}", show(x), show(y));
+        }
+    }
+    assert_eq!(a, b);
+}
+
+/// The saved index's folder for tenant "t" (the only one in these tests).
+fn tenant_folder(dir: &Path) -> std::path::PathBuf {
+    fs::read_dir(dir.join("search"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap()
+}
+
+#[test]
+fn an_index_that_cannot_be_trusted_starts_again_empty() {
+    let dir = TempDir::new().unwrap();
+    {
+        let search = open(dir.path(), Some("fp"));
+        garden(&search);
+    }
+    let state = tenant_folder(dir.path()).join("state.bin");
+    let good = fs::read(&state).unwrap();
+
+    fs::write(&state, b"not an index").unwrap();
+    let search = open(dir.path(), Some("fp"));
+    assert_eq!(search.generation("t").unwrap(), 0, "rebuilt from the store, from change 0");
+    assert!(search.restarted("t").unwrap().is_some());
+    garden(&search);
+    drop(search);
+
+    // A state saved before the last commit: out of step with the BM25 indexes.
+    let older = {
+        let search = open(dir.path(), Some("fp"));
+        add(&search, 6, &[("Ana", "tomatoes ripen in August")], 4);
+        good
+    };
+    fs::write(&state, older).unwrap();
+    let search = open(dir.path(), Some("fp"));
+    let why = search.restarted("t").unwrap().expect("out of step");
+    assert!(why.contains("out of step"), "{why}");
+    assert_eq!(search.generation("t").unwrap(), 0);
+    drop(search);
+
+    // The state gone, the BM25 indexes left.
+    let search = open(dir.path(), Some("fp"));
+    garden(&search);
+    drop(search);
+    fs::remove_file(&state).unwrap();
+    let search = open(dir.path(), Some("fp"));
+    assert!(search.restarted("t").unwrap().is_some());
+    assert_eq!(search.generation("t").unwrap(), 0);
+}
+
+#[test]
+fn another_embedder_starts_the_index_again() {
+    let dir = TempDir::new().unwrap();
+    garden(&open(dir.path(), Some("model-a")));
+    assert_eq!(open(dir.path(), Some("model-a")).generation("t").unwrap(), 3);
+    let other = open(dir.path(), Some("model-b"));
+    assert_eq!(other.generation("t").unwrap(), 0, "vectors of another model are never mixed");
+    garden(&other);
+    drop(other);
+    assert_eq!(open(dir.path(), Some("model-b")).generation("t").unwrap(), 3);
+    assert_eq!(open(dir.path(), None).generation("t").unwrap(), 0, "no embedder, no vectors");
+}
+
+#[test]
+fn a_second_process_keeps_its_own_copy_in_memory() {
+    let dir = TempDir::new().unwrap();
+    let owner = open(dir.path(), Some("fp"));
+    garden(&owner);
+    let second = open(dir.path(), Some("fp"));
+    assert!(!second.on_disk("t").unwrap(), "the owner holds the saved index");
+    assert_eq!(second.generation("t").unwrap(), 0);
+    garden(&second);
+    same(&answers(&second), &answers(&owner));
+    second.discard("t").unwrap();
+    drop(second);
+    drop(owner);
+    let again = open(dir.path(), Some("fp"));
+    assert_eq!(again.generation("t").unwrap(), 3, "the owner's folder was left alone");
+}
+
+/// Whether any file under `dir` holds `needle`.
+fn in_some_file(dir: &Path, needle: &[u8]) -> Option<std::path::PathBuf> {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if let Some(found) = in_some_file(&path, needle) {
+                return Some(found);
+            }
+        } else if fs::read(&path).unwrap().windows(needle.len()).any(|w| w == needle) {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[test]
+fn forgotten_words_and_names_leave_every_file() {
+    let dir = TempDir::new().unwrap();
+    let search = open(dir.path(), Some("fp"));
+    garden(&search);
+    add(&search, 6, &[("Zebulon Quaxley", "my xylophonist cousin visited")], 4);
+    // Asked for once, so the query's words are in the word table too.
+    answers(&search);
+    for word in [&b"xylophonist"[..], b"quaxley"] {
+        assert!(in_some_file(dir.path(), word).is_some(), "saved before forgetting");
+    }
+    let update = Update { forgotten: &[EpisodeId("t/c/6".into())], ..Update::default() };
+    search.apply("t", &update).unwrap();
+    for word in [&b"xylophon"[..], b"quaxley", b"Quaxley", b"zebulon", b"cousin"] {
+        let found = in_some_file(dir.path(), word);
+        assert!(found.is_none(), "{} in {found:?}", String::from_utf8_lossy(word));
+    }
+    // What was not forgotten is all still there.
+    assert!(in_some_file(dir.path(), b"compost").is_some());
+    drop(search);
+    let search = open(dir.path(), Some("fp"));
+    assert_eq!(search.generation("t").unwrap(), 4);
+    assert_eq!(search.restarted("t").unwrap(), None);
+}
