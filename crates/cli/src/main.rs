@@ -65,6 +65,8 @@ enum Command {
     Forget(commands::query::ForgetArgs),
     /// Count conversations, messages, episodes and jobs.
     Stats(commands::query::StatsArgs),
+    /// Build the tenant's search index again from the database, with a progress bar.
+    Reindex(commands::reindex::ReindexArgs),
     /// Print the reference configuration (every setting, its default, and what it does).
     Config,
     /// Ingest a built-in multi-topic conversation and show its episodes and a recall.
@@ -107,6 +109,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recall(args) => commands::query::recall(&config, &args),
         Command::Stats(args) => commands::query::stats(&config, &args),
         Command::Forget(args) => commands::query::forget(&config, &args),
+        Command::Reindex(args) => commands::reindex::reindex(&config, &args),
         Command::Config => {
             print!("{}", config::REFERENCE);
             Ok(ExitCode::SUCCESS)

@@ -74,6 +74,9 @@ fn a_forgotten_conversation_is_in_no_file() {
     let db = ingested(dir.path());
     let data = db.parent().unwrap();
     let before = epimem(&db, &["stats", "--json"]);
+    // Recalled once, so the saved search index holds the words too.
+    assert!(!epimem(&db, &["recall", "quindimbrioche", "--json"]).is_empty());
+    assert!(data.join("e.db.search").is_dir());
     let out = epimem(&db, &["forget", "--conversation", "cooking", "--json"]);
     assert_eq!(out[0]["episodes"], 1);
     assert!(!in_some_file(data, "quindimbrioche"));

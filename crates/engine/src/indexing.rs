@@ -21,7 +21,24 @@ impl<S: Store> Engine<S> {
         if self.search.generation(tenant)? >= target {
             return Ok(());
         }
-        if let Err(e) = self.catch_up(tenant) {
+        if let Err(e) = self.catch_up(tenant, &mut |_, _| {}) {
+            self.search.discard(tenant)?;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Builds the tenant's search index again from the store (after a model change, or to
+    /// repair it), calling `progress(changes applied, changes in all)` as it goes.
+    pub fn reindex(
+        &self,
+        tenant: &str,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), EngineError> {
+        // Opened first, so what it saved goes too.
+        self.search.generation(tenant)?;
+        self.search.discard(tenant)?;
+        if let Err(e) = self.catch_up(tenant, progress) {
             self.search.discard(tenant)?;
             return Err(e);
         }
@@ -30,7 +47,12 @@ impl<S: Store> Engine<S> {
 
     /// Applies the tenant's changes since the index's generation, in order: episodes forgotten
     /// leave it, episodes closed and not forgotten since are read from the store and added.
-    fn catch_up(&self, tenant: &str) -> Result<(), EngineError> {
+    fn catch_up(
+        &self,
+        tenant: &str,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), EngineError> {
+        let target = self.store.change_generation(tenant)?;
         let mut from = self.search.generation(tenant)?;
         loop {
             let changes = self.store.episode_changes(tenant, from, CHANGES_PER_READ)?;
@@ -51,6 +73,7 @@ impl<S: Store> Engine<S> {
             let update = Update { forgotten: &forgotten, added: &added, generation: Some(last) };
             self.search.apply(tenant, &update)?;
             from = last;
+            progress(from.min(target), target);
         }
     }
 

@@ -48,6 +48,34 @@ pub trait Search: Send + Sync + fmt::Debug {
     fn vectors(&self) -> usize;
 }
 
+impl<T: Search + ?Sized> Search for std::sync::Arc<T> {
+    fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
+        (**self).generation(tenant)
+    }
+    fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
+        (**self).apply(tenant, update)
+    }
+    fn discard(&self, tenant: &str) -> Result<(), SearchError> {
+        (**self).discard(tenant)
+    }
+    fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError> {
+        (**self).episodes(query)
+    }
+    fn turns(
+        &self,
+        query: &TurnQuery<'_>,
+        words: Option<&dyn WordVectors>,
+    ) -> Result<TurnTable, SearchError> {
+        (**self).turns(query, words)
+    }
+    fn embedding_text(&self, tenant: &str, text: &str) -> Result<String, SearchError> {
+        (**self).embedding_text(tenant, text)
+    }
+    fn vectors(&self) -> usize {
+        (**self).vectors()
+    }
+}
+
 /// What to change in a tenant's index.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Update<'a> {

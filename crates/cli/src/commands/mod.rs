@@ -5,8 +5,9 @@ mod bench_recall;
 pub(crate) mod demo;
 pub(crate) mod ingest;
 pub(crate) mod query;
+pub(crate) mod reindex;
 
-use std::path::Path;
+use std::{path::Path, sync::Arc};
 
 use anyhow::{Context, Result};
 use epimem_engine::{Engine, SystemClock};
@@ -31,23 +32,44 @@ pub(crate) fn open_engine_at(
     path: &Path,
     segments: bool,
 ) -> Result<Engine<SqliteStore>> {
+    if segments {
+        return Ok(open_searching(config, path)?.engine);
+    }
     let store = SqliteStore::open(path)
         .with_context(|| format!("cannot open the database {}", path.display()))?;
     let worker = format!("pid:{}", std::process::id());
     let engine_config = config.engine();
-    if !segments {
-        // Reads that never search: the saved index is left alone.
-        let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
-        return Ok(Engine::new(store, search, engine_config, Box::new(SystemClock), worker));
-    }
+    // Reads that never search: the saved index is left alone.
+    let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
+    Ok(Engine::new(store, search, engine_config, Box::new(SystemClock), worker))
+}
+
+/// Opens the database at `path` with the configured embedder and the search index saved
+/// beside it.
+pub(crate) fn open_searching(config: &AppConfig, path: &Path) -> Result<Searching> {
+    let store = SqliteStore::open(path)
+        .with_context(|| format!("cannot open the database {}", path.display()))?;
+    let worker = format!("pid:{}", std::process::id());
+    let engine_config = config.engine();
     let embedder = config.embedder()?;
     let fingerprint = embedder.as_ref().map(|e| e.fingerprint());
-    let search = LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint);
-    let engine = Engine::new(store, Box::new(search), engine_config, Box::new(SystemClock), worker);
-    Ok(match embedder {
-        Some(embedder) => engine.with_embedder(embedder),
-        None => engine,
+    let search =
+        Arc::new(LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint));
+    let engine =
+        Engine::new(store, Box::new(search.clone()), engine_config, Box::new(SystemClock), worker);
+    Ok(Searching {
+        engine: match embedder {
+            Some(embedder) => engine.with_embedder(embedder),
+            None => engine,
+        },
+        search,
     })
+}
+
+/// An engine and the saved search index it asks.
+pub(crate) struct Searching {
+    pub(crate) engine: Engine<SqliteStore>,
+    pub(crate) search: Arc<LocalSearch>,
 }
 
 /// Where the search index of the database at `db` is saved: beside it, `<db>.search`.

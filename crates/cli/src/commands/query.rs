@@ -37,7 +37,8 @@ pub(crate) struct ShowArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "When forget returns, the text is gone from the database file and its \
-write-ahead log (freed pages are zeroed, then checkpointed) and from the search index. \
+write-ahead log (freed pages are zeroed, then checkpointed) and from the search index saved \
+beside the database (FILE.search: its segments are merged and its tables written again). \
 Another process reading the database at that moment can keep the log from being emptied; \
 its copy goes at the next forget or checkpoint.")]
 pub(crate) struct ForgetArgs {

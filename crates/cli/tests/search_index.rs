@@ -1,0 +1,141 @@
+//! The search index saved beside the database: made by the first recall, opened (not built
+//! again) by the next, caught up with what other processes stored, rebuilt by itself when
+//! damaged or killed half-way, and by `reindex` on demand.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+
+mod common;
+
+fn epimem(db: &Path, args: &[&str]) -> Vec<Value> {
+    common::json_lines(&common::epimem(db, args))
+}
+
+/// `n` conversations of a few sessions each, about topics that differ by a word or two.
+fn chats(n: usize) -> String {
+    let topics =
+        ["garden tomatoes", "ferry timetable", "tax return", "piano lessons", "bike repair"];
+    let mut lines = Vec::new();
+    for c in 0..n {
+        for (day, topic) in topics.iter().enumerate() {
+            for i in 0..4 {
+                let role = if i % 2 == 0 { "user" } else { "assistant" };
+                let content = format!("note {i} on the {topic} of chat {c}, day {day}");
+                lines.push(
+                    serde_json::json!({
+                        "conversation": format!("c{c}"), "role": role, "content": content,
+                        "timestamp": format!("2026-03-{:02}T10:{:02}:00Z", day + 1, i),
+                    })
+                    .to_string(),
+                );
+            }
+        }
+    }
+    lines.join("\n")
+}
+
+fn ingest(db: &Path, text: &str) {
+    let file = db.with_extension("jsonl");
+    std::fs::write(&file, text).unwrap();
+    epimem(db, &["ingest", file.to_str().unwrap(), "--flush", "--json"]);
+}
+
+fn recalled(db: &Path, query: &str) -> Vec<String> {
+    epimem(db, &["recall", query, "--json", "--limit", "8"])
+        .iter()
+        .map(|h| format!("{} {}", h["id"], h["score"]))
+        .collect()
+}
+
+fn state_file(db: &Path) -> PathBuf {
+    let folder = db.with_file_name("e.db.search");
+    let tenant =
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir());
+    tenant.expect("a tenant's folder").join("state.bin")
+}
+
+#[test]
+fn the_first_recall_saves_the_index_and_the_next_opens_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(3));
+    let first = recalled(&db, "ferry timetable");
+    assert!(!first.is_empty());
+    let state = state_file(&db);
+    let saved = std::fs::metadata(&state).unwrap().modified().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(recalled(&db, "ferry timetable"), first);
+    assert_eq!(
+        std::fs::metadata(&state).unwrap().modified().unwrap(),
+        saved,
+        "nothing changed, so nothing was built or written again"
+    );
+    // Another process stores more: the next recall catches up from where the index stopped.
+    let more = r#"{"conversation": "late", "role": "user", "content": "the zeppelin hangar opens in May", "timestamp": "2026-04-01T09:00:00Z"}"#;
+    ingest(&db, more);
+    let hits = epimem(&db, &["recall", "zeppelin hangar", "--json"]);
+    assert_eq!(hits[0]["conversation"], "late", "{hits:?}");
+}
+
+#[test]
+fn a_damaged_index_is_rebuilt_with_the_same_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(3));
+    let before = recalled(&db, "piano lessons day 3");
+    std::fs::write(state_file(&db), b"damaged").unwrap();
+    assert_eq!(recalled(&db, "piano lessons day 3"), before);
+    std::fs::remove_dir_all(db.with_file_name("e.db.search")).unwrap();
+    assert_eq!(recalled(&db, "piano lessons day 3"), before);
+}
+
+#[test]
+fn reindex_builds_the_index_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(3));
+    let before = recalled(&db, "bike repair");
+    let out = epimem(&db, &["reindex", "--json"]);
+    assert_eq!(out[0]["episodes"], epimem(&db, &["stats", "--json"])[0]["episodes"]);
+    assert!(out[0]["changes"].as_u64().unwrap() > 0);
+    assert_eq!(recalled(&db, "bike repair"), before);
+    let help = common::epimem(&db, &["reindex", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("catches up"));
+}
+
+#[test]
+fn a_build_killed_half_way_is_repaired_by_the_next_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(150));
+    let expected = recalled(&db, "tax return of chat 77");
+    let mut killed = 0;
+    for attempt in 0..6u64 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .arg("--db")
+            .arg(&db)
+            .args(["reindex", "--json"])
+            .env("EPIMEM_EMBEDDER", "hash")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // At a different moment each time: while reading, indexing or saving.
+        let at = Instant::now() + Duration::from_millis(40 + attempt * 60);
+        while Instant::now() < at && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            killed += 1;
+        }
+        child.wait().unwrap();
+        assert_eq!(recalled(&db, "tax return of chat 77"), expected, "after attempt {attempt}");
+    }
+    assert!(killed > 0, "every reindex finished before it could be killed");
+}
