@@ -239,14 +239,18 @@ impl Bm25 {
             &TopDocs::with_limit(limit.max(1)).order_by_score(),
         )?;
         let mut hits = Vec::with_capacity(top.len());
+        // Each segment's columns opened once (opening one reads its block index).
+        let mut columns = std::collections::HashMap::new();
         for (score, DocAddress { segment_ord, doc_id }) in top {
-            let fast = searcher.segment_reader(segment_ord).fast_fields();
-            let (Some(slot), seq) =
-                (fast.u64("slot")?.first(doc_id), fast.u64("seq")?.first(doc_id).unwrap_or(0))
-            else {
-                continue;
+            let (slots, seqs) = match columns.entry(segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    let fast = searcher.segment_reader(segment_ord).fast_fields();
+                    e.insert((fast.u64("slot")?, fast.u64("seq")?))
+                }
             };
-            hits.push((slot as usize, seq, score));
+            let Some(slot) = slots.first(doc_id) else { continue };
+            hits.push((slot as usize, seqs.first(doc_id).unwrap_or(0), score));
         }
         // Equal scores in the order the episodes were added, not in the order of tantivy's
         // segments, which differs between an index reopened and one built at once.
