@@ -45,10 +45,12 @@ fn ingest(db: &Path, text: &str) {
     epimem(db, &["ingest", file.to_str().unwrap(), "--flush", "--json"]);
 }
 
+/// The episodes recalled, best first, with their scores to six digits (without a conversation,
+/// memory strength is judged at the wall clock, which moves a hair between runs).
 fn recalled(db: &Path, query: &str) -> Vec<String> {
     epimem(db, &["recall", query, "--json", "--limit", "8"])
         .iter()
-        .map(|h| format!("{} {}", h["id"], h["score"]))
+        .map(|h| format!("{} {:.6}", h["id"], h["score"].as_f64().unwrap()))
         .collect()
 }
 

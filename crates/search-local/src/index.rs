@@ -5,6 +5,7 @@
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
+    time::{Duration, Instant},
 };
 
 use epimem_core::{Episode, EpisodeId, RankingConfig, Role, Scope, name_words};
@@ -55,7 +56,15 @@ pub(crate) struct TenantIndex {
     forgot: bool,
     /// Why the saved index could not be used and was started again, if it was.
     pub(crate) restarted: Option<String>,
+    /// Whether commits were made since the state was last saved, and when that was.
+    unsaved: bool,
+    saved_at: Option<Instant>,
 }
+
+/// The state is saved at most this often (and after a forget, and when the index is dropped).
+/// The BM25 indexes commit every update; a state behind them is found out of step on the next
+/// open, and the index rebuilt: a crash costs a rebuild, never a wrong answer.
+const SAVE_EVERY: Duration = Duration::from_secs(10);
 
 /// Why a saved index could not be opened.
 enum OpenError {
@@ -139,6 +148,8 @@ impl TenantIndex {
             folder: folder.map(Path::to_path_buf),
             forgot: false,
             restarted: None,
+            unsaved: false,
+            saved_at: None,
         })
     }
 
@@ -184,6 +195,8 @@ impl TenantIndex {
             folder: Some(folder.to_path_buf()),
             forgot: false,
             restarted: None,
+            unsaved: false,
+            saved_at: None,
         })
     }
 
@@ -430,19 +443,33 @@ impl TenantIndex {
         id
     }
 
-    /// Makes what was added and forgotten searchable, records `generation`, and saves the
-    /// index (when it lives on disk). After forgetting, the forgotten text leaves every part
-    /// first: merged out of the BM25 files, dropped from the word and name tables.
+    /// Makes what was added and forgotten searchable and records `generation`; the state is
+    /// saved too when the index lives on disk and it is due (`SAVE_EVERY`). After forgetting,
+    /// the forgotten text leaves every part at once: merged out of the BM25 files, dropped from
+    /// the word and name tables, and the state saved without it.
     pub(crate) fn commit(&mut self) -> Result<(), SearchError> {
         self.episodes.commit(self.generation).map_err(index_error)?;
         self.messages.commit(self.generation).map_err(index_error)?;
-        if self.forgot {
+        self.unsaved = true;
+        let forgot = self.forgot;
+        if forgot {
             self.episodes.compact().map_err(index_error)?;
             self.messages.compact().map_err(index_error)?;
             self.table.compact();
             self.words.compact();
             self.compact_authors();
             self.forgot = false;
+        }
+        if forgot || self.saved_at.is_none_or(|at| at.elapsed() >= SAVE_EVERY) {
+            self.save()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the state if commits were made since it was last written (on disk only).
+    pub(crate) fn save(&mut self) -> Result<(), SearchError> {
+        if !self.unsaved {
+            return Ok(());
         }
         if let Some(folder) = &self.folder {
             let saved = state::SavedRef {
@@ -459,7 +486,14 @@ impl TenantIndex {
             };
             state::save(folder, saved).map_err(io_error)?;
         }
+        self.unsaved = false;
+        self.saved_at = Some(Instant::now());
         Ok(())
+    }
+
+    /// Drops what was not saved: the index is about to be thrown away.
+    pub(crate) fn abandon(&mut self) {
+        self.unsaved = false;
     }
 
     /// Forgets the authors no line is by any more (their names are text too).
@@ -480,6 +514,14 @@ impl TenantIndex {
             ids.retain(|id| used[*id as usize]);
             !ids.is_empty()
         });
+    }
+}
+
+impl Drop for TenantIndex {
+    fn drop(&mut self) {
+        // A state that cannot be saved here is found out of step on the next open, and the
+        // index is rebuilt from the store: nothing is lost but time.
+        let _ = self.save();
     }
 }
 

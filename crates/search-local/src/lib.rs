@@ -163,7 +163,10 @@ impl Search for LocalSearch {
     }
 
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {
-        let removed = self.lock()?.indexes.remove(tenant);
+        let mut removed = self.lock()?.indexes.remove(tenant);
+        if let Some(index) = &mut removed {
+            index.abandon();
+        }
         // Only the process that holds the saved index may empty its folder.
         if removed.is_some_and(|index| index.on_disk())
             && let Some(folder) = self.tenant_folder(tenant)
