@@ -5,6 +5,8 @@
 # harness.
 #   scripts/benchmarks.sh                 # the static embedder (potion); about five minutes
 #   EMBEDDERS="potion minilm" scripts/benchmarks.sh   # also MiniLM (BERT on CPU; ~10 minutes)
+#   MILLION=1 scripts/benchmarks.sh       # also recall over 1,000,000 episodes (~15 minutes, ~11 GB
+#                                         # of disk in target/benchmarks/million.db, kept for reuse)
 # Data: ../shared/data (DATA=... to point elsewhere). Models: scripts/fetch-models.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +33,9 @@ done
 # BEAM's 38,058 turns with the static embedder only (MiniLM would take most of an hour).
 "$bin" --embedder potion eval recall --dataset beam --path "$root/memory/beam500k_locomo.json.gz" --json > "$tmp/beam.potion.json"
 "$bin" --embedder potion bench recall > "$tmp/bench_recall.txt"
+if [ -n "${MILLION:-}" ]; then
+  "$bin" --embedder potion bench recall --episodes 1000000 --db "$tmp/million.db" > "$tmp/bench_recall_million.txt"
+fi
 # Throughput of the whole DialSeg711 evaluation, model loading and embedding included.
 start=$(date +%s%N)
 "$bin" --embedder potion eval segmentation --dataset dialseg711 --path "$data/dialseg711.json" >/dev/null
@@ -142,6 +147,15 @@ print("exactly on the machine's cores, here two):\n")
 print("```")
 print((tmp / "bench_recall.txt").read_text().rstrip())
 print("```")
+million = tmp / "bench_recall_million.txt"
+if million.exists():
+    print("\nThe same over 1,000,000 episodes (`bench recall --episodes 1000000`; `MILLION=1` runs it here):\n")
+    print("```")
+    print(million.read_text().rstrip())
+    print("```")
+    print("\nThe vector scan is exact, so its cost grows with the vectors (2,000,000 here): the approximate path")
+    print("the targets need at this size is not built yet. Opening reads the saved state whole (the message")
+    print("vectors and a table entry per episode and per message), which is most of the 6-7 s.")
 print("\nOn a 2-core machine p99 moves by up to a few milliseconds between runs, more when the machine is")
 print("busy. Measured with nothing else running.")
 print("")
@@ -169,14 +183,22 @@ for ds, label, target in [("locomo", "LoCoMo", 0.85), ("beam", "BEAM", 0.65)]:
         verdict = "met" if min(within, turn10) >= target else "not met"
         kind = "the target" if part == "test" else "for reference"
         print(f"- {label} {part} part, evidence within 1,000 tokens and turn R@10 ≥ {target} ({kind}): **{within:.3f}** and **{turn10:.3f}**" + (f", {verdict}." if part == "test" else "."))
-bench = (tmp / "bench_recall.txt").read_text()
-p99 = {l.split(" (")[0]: [float(x) for x in l.split() if x.replace(".", "", 1).isdigit()][2] for l in bench.splitlines() if l.startswith(("episodes (", "messages ("))}
-opened = [l for l in bench.splitlines() if l.startswith("open to first answer")]
+def latency(path):
+    text = path.read_text()
+    p99 = {l.split(" (")[0]: [float(x) for x in l.split() if x.replace(".", "", 1).isdigit()][2] for l in text.splitlines() if l.startswith(("episodes (", "messages ("))}
+    opened = [l.split(": ")[1] for l in text.splitlines() if l.startswith("open to first answer")]
+    return p99, (opened[0] if opened else "?")
+p99, opened = latency(tmp / "bench_recall.txt")
 if p99:
-    print(f"- Recall over 100,000 episodes (query embedding excluded): episode p99 **{p99.get('episodes', float('nan')):.1f} ms**, turn p99 **{p99.get('messages', float('nan')):.1f} ms**; " + (opened[0].split(": ")[1] if opened else "") + " from open to first answer.")
+    print(f"- Recall over 100,000 episodes (query embedding excluded): episode p99 **{p99.get('episodes', float('nan')):.1f} ms**, turn p99 **{p99.get('messages', float('nan')):.1f} ms**; {opened} from open to first answer.")
+if million.exists():
+    p99, opened = latency(million)
+    ms = float(opened.split()[0])
+    met = p99.get("episodes", 1e9) <= 5 and p99.get("messages", 1e9) <= 20 and ms <= 1000
+    print(f"- Recall over 1,000,000 episodes (the targets: episode p99 ≤ 5 ms, turn p99 ≤ 20 ms, open to first answer ≤ 1 s): episode p99 **{p99.get('episodes', float('nan')):.1f} ms**, turn p99 **{p99.get('messages', float('nan')):.1f} ms**, **{opened}** from open to first answer; " + ("met." if met else "not met."))
+else:
     print("  The targets (episode p99 ≤ 5 ms, turn p99 ≤ 20 ms, open to first answer ≤ 1 s) are set at")
-    print("  1,000,000 episodes, which is not measured yet. The saved index reads its state (message vectors")
-    print("  included) whole on open and writes it whole when saved, which will not open in under a second there.")
+    print("  1,000,000 episodes: `MILLION=1 scripts/benchmarks.sh` measures them.")
 print(f"- The whole DialSeg711 evaluation (19,350 utterances, every segmenter, model load and embedding")
 print(f"  included) takes **{whole:.1f} s** with the static embedder (target: under 10 s).")
 PY
