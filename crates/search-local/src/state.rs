@@ -10,13 +10,14 @@ use std::{
 };
 
 use serde::{Deserialize, Serialize};
+use tantivy::directory::{Directory, MmapDirectory, error::OpenReadError};
 
 use crate::{index::LineFacts, table::EpisodeTable, vectors::VectorIndex, words::WordIndex};
 
 /// The file, in the tenant's folder.
 pub(crate) const STATE: &str = "state.bin";
 /// Bumped whenever what is saved changes shape: an older file is rebuilt, never misread.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The saved parts, borrowed from a live index (fields in the order of [`Saved`]).
 #[derive(Serialize)]
@@ -59,14 +60,16 @@ pub(crate) fn save(folder: &Path, state: SavedRef<'_>) -> std::io::Result<()> {
     fs::rename(&temporary, folder.join(STATE))
 }
 
-/// The state in `folder`, if there is a file; an error if it cannot be read as one.
+/// The state in `folder`, if there is a file; an error if it cannot be read as one. The file is
+/// mapped, not read: copying it into a buffer first was most of the time an open took.
 pub(crate) fn load(folder: &Path) -> std::io::Result<Option<Saved>> {
-    let bytes = match fs::read(folder.join(STATE)) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let directory = MmapDirectory::open(folder).map_err(std::io::Error::other)?;
+    let bytes = match directory.open_read(Path::new(STATE)) {
+        Ok(file) => file.read_bytes()?,
+        Err(OpenReadError::FileDoesNotExist(_)) => return Ok(None),
+        Err(e) => return Err(std::io::Error::other(e)),
     };
-    let saved: Saved = postcard::from_bytes(&bytes).map_err(std::io::Error::other)?;
+    let saved: Saved = postcard::from_bytes(bytes.as_slice()).map_err(std::io::Error::other)?;
     if saved.format != FORMAT {
         return Err(std::io::Error::other(format!("saved format {}", saved.format)));
     }

@@ -27,7 +27,9 @@ pub(crate) struct VectorIndex {
     /// (configuration, set again after a load).
     #[serde(skip)]
     pub(crate) borrow: Borrow,
-    /// `dim` quantized components per row.
+    /// `dim` quantized components per row (saved as one byte string: element by element,
+    /// decoding hundreds of megabytes was most of what opening a saved index cost).
+    #[serde(with = "as_bytes")]
     data: Vec<i8>,
     /// What one quantized unit is worth, per row.
     scales: Vec<f32>,
@@ -299,6 +301,32 @@ impl VectorIndex {
     fn similarity(&self, row: usize, query: &Quantized) -> f32 {
         let data = &self.data[row * self.dim..(row + 1) * self.dim];
         dot_i8(data, &query.data) as f32 * self.scales[row] * query.scale
+    }
+}
+
+/// `Vec<i8>` as a byte string.
+mod as_bytes {
+    use serde::{Deserializer, Serializer, de::Visitor};
+
+    pub(super) fn serialize<S: Serializer>(data: &[i8], s: S) -> Result<S::Ok, S::Error> {
+        let bytes: Vec<u8> = data.iter().map(|&x| x as u8).collect();
+        s.serialize_bytes(&bytes)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<i8>, D::Error> {
+        struct Bytes;
+        impl Visitor<'_> for Bytes {
+            type Value = Vec<i8>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("quantized vector components as bytes")
+            }
+
+            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Vec<i8>, E> {
+                Ok(bytes.iter().map(|&x| x as i8).collect())
+            }
+        }
+        d.deserialize_bytes(Bytes)
     }
 }
 
