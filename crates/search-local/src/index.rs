@@ -49,6 +49,8 @@ pub(crate) struct TenantIndex {
     pub(crate) generation: u64,
     /// The tenant whose index this is.
     tenant: String,
+    /// The embedder its message vectors come from (`none` without one).
+    fingerprint: String,
     /// Where the index lives on disk; in memory only when `None`.
     folder: Option<PathBuf>,
     /// Whether episodes were forgotten since the last commit (their text must then leave
@@ -110,17 +112,18 @@ impl TenantIndex {
     pub(crate) fn open(
         folder: Option<&Path>,
         tenant: &str,
+        fingerprint: &str,
         config: &RankingConfig,
     ) -> Result<Self, SearchError> {
-        let Some(folder) = folder else { return Self::empty(None, tenant, config) };
-        match Self::load(folder, tenant, config) {
+        let Some(folder) = folder else { return Self::empty(None, tenant, fingerprint, config) };
+        match Self::load(folder, tenant, fingerprint, config) {
             Ok(index) => Ok(index),
-            Err(OpenError::Busy) => Self::empty(None, tenant, config),
+            Err(OpenError::Busy) => Self::empty(None, tenant, fingerprint, config),
             Err(OpenError::Unusable(why)) => {
                 if folder.exists() {
                     std::fs::remove_dir_all(folder).map_err(io_error)?;
                 }
-                let mut index = Self::empty(Some(folder), tenant, config)?;
+                let mut index = Self::empty(Some(folder), tenant, fingerprint, config)?;
                 index.restarted = Some(why);
                 Ok(index)
             }
@@ -130,6 +133,7 @@ impl TenantIndex {
     fn empty(
         folder: Option<&Path>,
         tenant: &str,
+        fingerprint: &str,
         config: &RankingConfig,
     ) -> Result<Self, SearchError> {
         let part = |name: &str| folder.map(|f| f.join(name));
@@ -145,6 +149,7 @@ impl TenantIndex {
             generation: 0,
             vectors: vectors::VectorIndex::new(borrow(config)),
             tenant: tenant.to_owned(),
+            fingerprint: fingerprint.to_owned(),
             folder: folder.map(Path::to_path_buf),
             forgot: false,
             restarted: None,
@@ -153,7 +158,12 @@ impl TenantIndex {
         })
     }
 
-    fn load(folder: &Path, tenant: &str, config: &RankingConfig) -> Result<Self, OpenError> {
+    fn load(
+        folder: &Path,
+        tenant: &str,
+        fingerprint: &str,
+        config: &RankingConfig,
+    ) -> Result<Self, OpenError> {
         let episodes = lexical::Bm25::open(Some(&folder.join("episodes")))?;
         let messages = lexical::Bm25::open(Some(&folder.join("messages")))?;
         let (Some(in_episodes), Some(in_messages)) = (episodes.generation(), messages.generation())
@@ -162,7 +172,7 @@ impl TenantIndex {
         };
         let Some(saved) = state::load(folder)? else {
             if in_episodes == 0 && in_messages == 0 {
-                let mut index = Self::empty(None, tenant, config)
+                let mut index = Self::empty(None, tenant, fingerprint, config)
                     .map_err(|e| OpenError::Unusable(e.to_string()))?;
                 (index.episodes, index.messages) = (episodes, messages);
                 index.folder = Some(folder.to_path_buf());
@@ -170,6 +180,12 @@ impl TenantIndex {
             }
             return Err(OpenError::Unusable("BM25 indexes without their state".into()));
         };
+        if saved.fingerprint != fingerprint {
+            return Err(OpenError::Unusable(format!(
+                "built with the embedder {}, not {fingerprint}",
+                saved.fingerprint
+            )));
+        }
         if saved.tenant != tenant || saved.generation != in_episodes || in_episodes != in_messages {
             return Err(OpenError::Unusable(format!(
                 "out of step: state at {}, BM25 at {in_episodes} and {in_messages}",
@@ -192,6 +208,7 @@ impl TenantIndex {
             words,
             generation: saved.generation,
             tenant: tenant.to_owned(),
+            fingerprint: fingerprint.to_owned(),
             folder: Some(folder.to_path_buf()),
             forgot: false,
             restarted: None,
@@ -475,6 +492,7 @@ impl TenantIndex {
             let saved = state::SavedRef {
                 format: 0,
                 tenant: &self.tenant,
+                fingerprint: &self.fingerprint,
                 generation: self.generation,
                 table: &self.table,
                 vectors: &self.vectors,
@@ -557,7 +575,7 @@ mod tests {
                 vector: None,
             })
             .collect();
-        let mut index = TenantIndex::open(None, "t", &RankingConfig::default()).unwrap();
+        let mut index = TenantIndex::open(None, "t", "none", &RankingConfig::default()).unwrap();
         index.add(&[IndexedEpisode { episode: &episode, lines }]).unwrap();
         index.commit().unwrap();
         assert_eq!(index.without_names("Where did Caroline go?"), "Where did go?");

@@ -48,14 +48,8 @@ struct Disk {
 
 #[derive(Debug, Default)]
 struct Loaded {
-    /// Whether the folder's marker was checked against the embedder (on first use).
-    checked: bool,
     indexes: HashMap<String, TenantIndex>,
 }
-
-/// The file in the folder that names the format and the embedder the vectors came from.
-const MARKER: &str = "epimem-search";
-const MARKER_FORMAT: &str = "epimem search index, format 1";
 
 impl LocalSearch {
     /// An index in this process's memory only. `config` says how much a message's vector
@@ -66,9 +60,10 @@ impl LocalSearch {
     }
 
     /// An index saved in `folder` (made on first use), for vectors of the embedder with this
-    /// `fingerprint` (`None`: no embedder). An index there built with another embedder, or by
-    /// another version of this format, is started again and rebuilt. When another process
-    /// holds a tenant's saved index, this one keeps that tenant's in memory.
+    /// `fingerprint` (`None`: no embedder). A tenant's saved index built with another embedder,
+    /// or by another version of this format, is started again and rebuilt. When another process
+    /// holds a tenant's saved index, this one keeps that tenant's in memory (and never touches
+    /// the folder).
     pub fn open(folder: &Path, config: &RankingConfig, fingerprint: Option<&str>) -> Self {
         let disk = Disk {
             folder: folder.to_path_buf(),
@@ -94,15 +89,10 @@ impl LocalSearch {
         f: impl FnOnce(&mut TenantIndex) -> Result<T, SearchError>,
     ) -> Result<T, SearchError> {
         let mut loaded = self.lock()?;
-        if !loaded.checked {
-            if let Some(disk) = &self.disk {
-                disk.check().map_err(|e| io_error(&disk.folder, e))?;
-            }
-            loaded.checked = true;
-        }
         if !loaded.indexes.contains_key(tenant) {
             let folder = self.tenant_folder(tenant);
-            let index = TenantIndex::open(folder.as_deref(), tenant, &self.config)?;
+            let fingerprint = self.disk.as_ref().map_or("none", |d| d.fingerprint.as_str());
+            let index = TenantIndex::open(folder.as_deref(), tenant, fingerprint, &self.config)?;
             loaded.indexes.insert(tenant.to_owned(), index);
         }
         f(loaded.indexes.get_mut(tenant).expect("inserted above"))
@@ -118,27 +108,6 @@ impl LocalSearch {
     /// in-memory index, or a saved one another process holds).
     pub fn on_disk(&self, tenant: &str) -> Result<bool, SearchError> {
         self.with(tenant, |index| Ok(index.on_disk()))
-    }
-}
-
-impl Disk {
-    /// Makes the folder, and empties it if its indexes were built with another embedder or in
-    /// another format.
-    fn check(&self) -> std::io::Result<()> {
-        fs::create_dir_all(&self.folder)?;
-        let marker = self.folder.join(MARKER);
-        let expected = format!("{MARKER_FORMAT}\nembedder {}\n", self.fingerprint);
-        match fs::read_to_string(&marker) {
-            Ok(found) if found == expected => return Ok(()),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        for entry in fs::read_dir(&self.folder)? {
-            let path = entry?.path();
-            if path.is_dir() { fs::remove_dir_all(&path)? } else { fs::remove_file(&path)? }
-        }
-        fs::write(&marker, expected)
     }
 }
 

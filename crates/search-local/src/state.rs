@@ -17,13 +17,15 @@ use crate::{index::LineFacts, table::EpisodeTable, vectors::VectorIndex, words::
 /// The file, in the tenant's folder.
 pub(crate) const STATE: &str = "state.bin";
 /// Bumped whenever what is saved changes shape: an older file is rebuilt, never misread.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// The saved parts, borrowed from a live index (fields in the order of [`Saved`]).
 #[derive(Serialize)]
 pub(crate) struct SavedRef<'a> {
     pub(crate) format: u32,
     pub(crate) tenant: &'a str,
+    /// The embedder the message vectors come from.
+    pub(crate) fingerprint: &'a str,
     pub(crate) generation: u64,
     pub(crate) table: &'a EpisodeTable,
     pub(crate) vectors: &'a VectorIndex,
@@ -39,6 +41,7 @@ pub(crate) struct SavedRef<'a> {
 pub(crate) struct Saved {
     pub(crate) format: u32,
     pub(crate) tenant: String,
+    pub(crate) fingerprint: String,
     pub(crate) generation: u64,
     pub(crate) table: EpisodeTable,
     pub(crate) vectors: VectorIndex,

@@ -237,6 +237,23 @@ fn a_second_process_keeps_its_own_copy_in_memory() {
     assert_eq!(again.generation("t").unwrap(), 3, "the owner's folder was left alone");
 }
 
+#[test]
+fn another_embedder_leaves_an_index_held_by_another_process_alone() {
+    let dir = TempDir::new().unwrap();
+    let owner = open(dir.path(), Some("model-a"));
+    garden(&owner);
+    let before = answers(&owner);
+    let other = open(dir.path(), Some("model-b"));
+    assert!(!other.on_disk("t").unwrap(), "held: kept in memory, the folder untouched");
+    assert_eq!(other.generation("t").unwrap(), 0);
+    drop(other);
+    assert_eq!(answers(&owner), before);
+    drop(owner);
+    let again = open(dir.path(), Some("model-a"));
+    assert_eq!(again.generation("t").unwrap(), 3);
+    assert_eq!(again.restarted("t").unwrap(), None);
+}
+
 /// Whether any file under `dir` holds `needle`.
 fn in_some_file(dir: &Path, needle: &[u8]) -> Option<std::path::PathBuf> {
     for entry in fs::read_dir(dir).unwrap() {
