@@ -247,14 +247,6 @@ impl Store for SqliteStore {
         self.write(|tx| vectors::put_message_vectors(tx, conversation, fingerprint, vectors))
     }
 
-    fn indexed_messages(
-        &self,
-        tenant: &str,
-        fingerprint: Option<&str>,
-    ) -> Result<Vec<IndexedMessage>, StoreError> {
-        self.with_conn(|conn| episodes::indexed_messages(conn, tenant, None, fingerprint))
-    }
-
     fn indexed_messages_of(
         &self,
         tenant: &str,

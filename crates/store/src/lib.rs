@@ -111,16 +111,9 @@ pub trait Store: Send + Sync {
         vectors: &[(u64, Vec<f32>)],
     ) -> Result<(), StoreError>;
 
-    /// Every message of every episode of `tenant`, episode by episode in sequence order, with
-    /// its text and (when `fingerprint` is given) its cached vector of that model: the rows the
-    /// tenant's search index is rebuilt from.
-    fn indexed_messages(
-        &self,
-        tenant: &str,
-        fingerprint: Option<&str>,
-    ) -> Result<Vec<IndexedMessage>, StoreError>;
-
-    /// [`Store::indexed_messages`] for the episodes among `ids` that `tenant` still has.
+    /// Every message of the episodes among `ids` that `tenant` still has, episode by episode (in
+    /// the order they were closed) and in sequence order, with its text and (when `fingerprint`
+    /// is given) its cached vector of that model: the rows a search index is built from.
     fn indexed_messages_of(
         &self,
         tenant: &str,

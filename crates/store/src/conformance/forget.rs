@@ -43,7 +43,7 @@ pub fn deleting_an_episode_removes_it_everywhere(store: &dyn Store) {
     let scope = Scope::tenant("t");
     assert_eq!(store.episode(&scope, &id).unwrap(), None);
     assert_eq!(store.episodes(&scope, None).unwrap().len(), 1);
-    let rows = store.indexed_messages("t", Some("m")).unwrap();
+    let rows = super::index_rows(store, "t", Some("m"));
     assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), [3]);
     assert_eq!(rows[0].vector, Some(vec![3.0]));
     assert!(store.message_vectors(&conv, 1, 2, "m").unwrap().is_empty());
@@ -81,7 +81,7 @@ pub fn deleting_a_conversation_removes_all_of_it(store: &dyn Store) {
     assert_eq!((stats.conversations, stats.messages, stats.episodes), (1, 2, 1));
     assert_eq!(stats.queued_jobs, 0, "its segmentation job went with it");
     assert!(store.claim_job("w", epimem_core::Timestamp(0), 1_000).unwrap().is_none());
-    let rows = store.indexed_messages("t", Some("m")).unwrap();
+    let rows = super::index_rows(store, "t", Some("m"));
     assert!(rows.iter().all(|r| r.episode.conversation == kept), "{rows:?}");
     assert_eq!(store.episodes(&Scope::tenant("t"), None).unwrap().len(), 1);
 
