@@ -67,7 +67,7 @@ impl<S: Store> Engine<S> {
     ) -> Result<Vec<RecalledContext>, EngineError> {
         let largest = budgets.iter().copied().max().unwrap_or(0);
         let limit = self.config.ranking.turn_candidates.max(query.limit);
-        let hits = self.recall_messages(&RecallQuery { limit, ..query.clone() })?;
+        let (hits, at) = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
         // Episodes are read from the store until the turns gathered surely overfill the
         // largest budget.
         let mut details: HashMap<EpisodeId, EpisodeDetail> = HashMap::new();
@@ -117,7 +117,7 @@ impl<S: Store> Engine<S> {
         if let Some(widest) = budgets.iter().position(|&b| b == largest).map(|i| &blocks[i]) {
             let quoted: Vec<&epimem_core::Episode> =
                 widest.episodes.iter().map(|id| &details[id].episode).collect();
-            self.record_review_of(query, &quoted, self.recall_moment(query)?)?;
+            self.record_review_of(query, &quoted, at)?;
         }
         Ok(blocks)
     }

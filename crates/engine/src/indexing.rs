@@ -18,10 +18,11 @@ impl<S: Store> Engine<S> {
     /// discards the index, to be built again from the store on the next use.
     pub(crate) fn sync_index(&self, tenant: &str) -> Result<(), EngineError> {
         let target = self.store.change_generation(tenant)?;
-        if self.search.generation(tenant)? >= target {
+        let from = self.search.generation(tenant)?;
+        if from >= target {
             return Ok(());
         }
-        if let Err(e) = self.catch_up(tenant, &mut |_, _| {}) {
+        if let Err(e) = self.catch_up(tenant, from, target, &mut |_, _| {}) {
             self.search.discard(tenant)?;
             return Err(e);
         }
@@ -35,25 +36,25 @@ impl<S: Store> Engine<S> {
         tenant: &str,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), EngineError> {
-        // Opened first, so what it saved goes too.
-        self.search.generation(tenant)?;
         self.search.discard(tenant)?;
-        if let Err(e) = self.catch_up(tenant, progress) {
+        let target = self.store.change_generation(tenant)?;
+        if let Err(e) = self.catch_up(tenant, 0, target, progress) {
             self.search.discard(tenant)?;
             return Err(e);
         }
         Ok(())
     }
 
-    /// Applies the tenant's changes since the index's generation, in order: episodes forgotten
-    /// leave it, episodes closed and not forgotten since are read from the store and added.
+    /// Applies the tenant's changes after `from` (the index's generation), in order: episodes
+    /// forgotten leave it, episodes closed and not forgotten since are read from the store and
+    /// added. `target` (the store's last change when asked) only scales `progress`.
     fn catch_up(
         &self,
         tenant: &str,
+        mut from: u64,
+        target: u64,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), EngineError> {
-        let target = self.store.change_generation(tenant)?;
-        let mut from = self.search.generation(tenant)?;
         loop {
             let changes = self.store.episode_changes(tenant, from, CHANGES_PER_READ)?;
             let Some(last) = changes.last().map(|c| c.seq) else { return Ok(()) };

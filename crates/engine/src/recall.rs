@@ -100,9 +100,9 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let scope = &query.scope;
-        let q = self.embed_query(query)?;
-        let at = self.recall_moment(query)?;
         self.sync_index(&scope.tenant)?;
+        let q = self.embed_synced(query)?;
+        let at = self.recall_moment(query)?;
         let found = self.search.episodes(&EpisodeQuery {
             scope,
             text: &query.text,
@@ -183,13 +183,21 @@ impl<S: Store> Engine<S> {
     /// their episode answers and by a date the query names, lent to the turns around them,
     /// weighed by who wrote them). Best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
+        self.rank_messages(query).map(|(hits, _)| hits)
+    }
+
+    /// [`Engine::recall_messages`], and the moment memory strength was judged at.
+    pub(crate) fn rank_messages(
+        &self,
+        query: &RecallQuery,
+    ) -> Result<(Vec<MessageHit>, Timestamp), EngineError> {
         if query.text.trim().is_empty() {
             return Err(EngineError::Invalid("the recall query is empty".into()));
         }
         let config = &self.config.ranking;
-        let q = self.embed_query(query)?;
-        let moment = self.recall_moment(query)?;
         self.sync_index(&query.scope.tenant)?;
+        let q = self.embed_synced(query)?;
+        let moment = self.recall_moment(query)?;
         let words = self.embedder.as_deref().map(EmbedderWords);
         let table = self.search.turns(
             &TurnQuery {
@@ -213,7 +221,7 @@ impl<S: Store> Engine<S> {
                 strength: self.memory.recall_weight(self.memory.retrievability(&e.fsrs, moment)),
             })
             .collect();
-        Ok(rank_turns(&table, &states, config)
+        let hits = rank_turns(&table, &states, config)
             .into_iter()
             .take(query.limit)
             .map(|t| MessageHit {
@@ -226,7 +234,8 @@ impl<S: Store> Engine<S> {
                 lent: t.lent,
                 line_factor: t.line_factor,
             })
-            .collect())
+            .collect();
+        Ok((hits, moment))
     }
 
     /// A query with no word to search for is an error only when there are no vectors to fall
@@ -252,12 +261,19 @@ impl<S: Store> Engine<S> {
     /// to strip names); `None` without an embedder. A caller asking one query several ways
     /// can embed it once and pass it in `RecallQuery::vector`.
     pub fn embed_query(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
+        if self.embedder.is_some() && query.vector.is_none() {
+            self.sync_index(&query.scope.tenant)?;
+        }
+        self.embed_synced(query)
+    }
+
+    /// [`Engine::embed_query`] once the tenant's index is current (it knows the names).
+    fn embed_synced(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
         if let Some(v) = &query.vector {
             return Ok(Some(v.clone()));
         }
         // Names of who spoke say little about what was said (LoCoMo: R@10 0.748 → 0.782).
-        self.sync_index(&query.scope.tenant)?;
         let text = self.search.embedding_text(&query.scope.tenant, &query.text)?;
         Ok(Some(embedder.embed(&[text.as_str()])?.pop().unwrap_or_default()))
     }

@@ -180,14 +180,14 @@ impl TenantIndex {
         if query.is_empty() {
             return Ok(());
         }
-        let missing = self.words.missing(keys, &query);
+        let missing = self.parts.words.missing(keys, &query);
         if !missing.is_empty() {
             let texts: Vec<&str> = missing.iter().map(String::as_str).collect();
             let vectors = embedder.embed_words(&texts)?;
-            self.words.set_vectors(&missing, vectors);
+            self.parts.words.set_vectors(&missing, vectors);
         }
         for (t, &key) in turns.iter_mut().zip(keys) {
-            let score = self.words.score(&query, key);
+            let score = self.parts.words.score(&query, key);
             t.words = (score > 0.0).then_some(score);
         }
         Ok(())

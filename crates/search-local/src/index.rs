@@ -31,20 +31,10 @@ pub(crate) struct LineFacts {
 
 #[derive(Debug)]
 pub(crate) struct TenantIndex {
-    table: table::EpisodeTable,
     episodes: lexical::Bm25,
     messages: lexical::Bm25,
-    vectors: vectors::VectorIndex,
-    /// What ranking knows of each message, by slot and by seq from the episode's first.
-    lines: Vec<Vec<LineFacts>>,
-    /// Authors as they spoke, lowercased.
-    author_ids: HashMap<String, u32>,
-    /// The authors each name word can mean ("ana" → "Ana Silva", "Ana Lima").
-    names: HashMap<String, Vec<u32>>,
-    /// The name words of each author, by id (`name_words`, worked out once per author).
-    author_names: Vec<Vec<String>>,
-    /// The content words of each message, for soft word matching.
-    pub(crate) words: words::WordIndex,
+    /// Everything else, saved beside the BM25 indexes.
+    pub(crate) parts: Parts,
     /// The number of the store's last episode change this index reflects.
     pub(crate) generation: u64,
     /// The tenant whose index this is.
@@ -61,6 +51,23 @@ pub(crate) struct TenantIndex {
     /// Whether commits were made since the state was last saved, and when that was.
     unsaved: bool,
     saved_at: Option<Instant>,
+}
+
+/// The parts of a tenant's index besides BM25: what is saved in its state file.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Parts {
+    pub(crate) table: table::EpisodeTable,
+    pub(crate) vectors: vectors::VectorIndex,
+    /// What ranking knows of each message, by slot and by seq from the episode's first.
+    pub(crate) lines: Vec<Vec<LineFacts>>,
+    /// Authors as they spoke, lowercased.
+    pub(crate) author_ids: HashMap<String, u32>,
+    /// The authors each name word can mean ("ana" → "Ana Silva", "Ana Lima").
+    pub(crate) names: HashMap<String, Vec<u32>>,
+    /// The name words of each author, by id (`name_words`, worked out once per author).
+    pub(crate) author_names: Vec<Vec<String>>,
+    /// The content words of each message, for soft word matching.
+    pub(crate) words: words::WordIndex,
 }
 
 /// The state is saved at most this often (and after a forget, and when the index is dropped).
@@ -121,7 +128,7 @@ impl TenantIndex {
             Err(OpenError::Busy) => Self::empty(None, tenant, fingerprint, config),
             Err(OpenError::Unusable(why)) => {
                 if folder.exists() {
-                    std::fs::remove_dir_all(folder).map_err(io_error)?;
+                    std::fs::remove_dir_all(folder).map_err(|e| io_error(folder, e))?;
                 }
                 let mut index = Self::empty(Some(folder), tenant, fingerprint, config)?;
                 index.restarted = Some(why);
@@ -130,6 +137,7 @@ impl TenantIndex {
         }
     }
 
+    /// An empty index, in `folder` or in memory.
     fn empty(
         folder: Option<&Path>,
         tenant: &str,
@@ -137,25 +145,11 @@ impl TenantIndex {
         config: &RankingConfig,
     ) -> Result<Self, SearchError> {
         let part = |name: &str| folder.map(|f| f.join(name));
-        Ok(Self {
-            table: table::EpisodeTable::default(),
-            episodes: lexical::Bm25::open(part("episodes").as_deref()).map_err(index_error)?,
-            messages: lexical::Bm25::open(part("messages").as_deref()).map_err(index_error)?,
-            lines: Vec::new(),
-            author_ids: HashMap::new(),
-            names: HashMap::new(),
-            author_names: Vec::new(),
-            words: words::WordIndex::default(),
-            generation: 0,
-            vectors: vectors::VectorIndex::new(borrow(config)),
-            tenant: tenant.to_owned(),
-            fingerprint: fingerprint.to_owned(),
-            folder: folder.map(Path::to_path_buf),
-            forgot: false,
-            restarted: None,
-            unsaved: false,
-            saved_at: None,
-        })
+        let episodes = lexical::Bm25::open(part("episodes").as_deref()).map_err(index_error)?;
+        let messages = lexical::Bm25::open(part("messages").as_deref()).map_err(index_error)?;
+        let parts =
+            Parts { vectors: vectors::VectorIndex::new(borrow(config)), ..Parts::default() };
+        Ok(Self::assemble((episodes, messages), parts, 0, folder, tenant, fingerprint))
     }
 
     fn load(
@@ -170,13 +164,14 @@ impl TenantIndex {
         else {
             return Err(OpenError::Unusable("no generation in a BM25 index".into()));
         };
+        let bm25 = (episodes, messages);
         let Some(saved) = state::load(folder)? else {
             if in_episodes == 0 && in_messages == 0 {
-                let mut index = Self::empty(None, tenant, fingerprint, config)
-                    .map_err(|e| OpenError::Unusable(e.to_string()))?;
-                (index.episodes, index.messages) = (episodes, messages);
-                index.folder = Some(folder.to_path_buf());
-                return Ok(index);
+                let parts = Parts {
+                    vectors: vectors::VectorIndex::new(borrow(config)),
+                    ..Parts::default()
+                };
+                return Ok(Self::assemble(bm25, parts, 0, Some(folder), tenant, fingerprint));
             }
             return Err(OpenError::Unusable("BM25 indexes without their state".into()));
         };
@@ -192,29 +187,33 @@ impl TenantIndex {
                 saved.generation
             )));
         }
-        let mut words = saved.words;
-        words.loaded();
-        let mut vectors = saved.vectors;
-        vectors.borrow = borrow(config);
-        Ok(Self {
-            table: saved.table,
+        let mut parts = saved.parts;
+        parts.words.loaded();
+        parts.vectors.borrow = borrow(config);
+        Ok(Self::assemble(bm25, parts, saved.generation, Some(folder), tenant, fingerprint))
+    }
+
+    fn assemble(
+        (episodes, messages): (lexical::Bm25, lexical::Bm25),
+        parts: Parts,
+        generation: u64,
+        folder: Option<&Path>,
+        tenant: &str,
+        fingerprint: &str,
+    ) -> Self {
+        Self {
             episodes,
             messages,
-            vectors,
-            lines: saved.lines,
-            author_ids: saved.author_ids,
-            names: saved.names,
-            author_names: saved.author_names,
-            words,
-            generation: saved.generation,
+            parts,
+            generation,
             tenant: tenant.to_owned(),
             fingerprint: fingerprint.to_owned(),
-            folder: Some(folder.to_path_buf()),
+            folder: folder.map(Path::to_path_buf),
             forgot: false,
             restarted: None,
             unsaved: false,
             saved_at: None,
-        })
+        }
     }
 
     /// Whether the index is saved on disk (else it lives in this process's memory only).
@@ -225,9 +224,6 @@ impl TenantIndex {
     /// Adds closed episodes with their messages (an episode already in is left as it is;
     /// seen after the next commit).
     pub(crate) fn add(&mut self, episodes: &[IndexedEpisode<'_>]) -> Result<(), SearchError> {
-        if episodes.is_empty() {
-            return Ok(());
-        }
         for e in episodes {
             self.stage(e.episode, &e.lines)?;
         }
@@ -235,28 +231,27 @@ impl TenantIndex {
     }
 
     /// Forgets episodes in every part (seen after the next commit).
-    pub(crate) fn remove(&mut self, ids: &[EpisodeId]) -> Result<(), SearchError> {
+    pub(crate) fn remove(&mut self, ids: &[EpisodeId]) {
         for id in ids {
-            let Some(slot) = self.table.remove(id) else { continue };
+            let Some(slot) = self.parts.table.remove(id) else { continue };
             self.episodes.remove(slot);
             self.messages.remove(slot);
-            self.vectors.remove(slot);
-            self.words.remove_episode(slot);
-            if let Some(lines) = self.lines.get_mut(slot) {
+            self.parts.vectors.remove(slot);
+            self.parts.words.remove_episode(slot);
+            if let Some(lines) = self.parts.lines.get_mut(slot) {
                 *lines = Vec::new();
             }
             self.forgot = true;
         }
-        Ok(())
     }
 
     pub(crate) fn episode(&self, slot: usize) -> &Episode {
-        self.table.episode(slot)
+        self.parts.table.episode(slot)
     }
 
     /// The live episode holding message `seq` of `slot`'s conversation.
     pub(crate) fn holding(&self, slot: usize, seq: u64) -> Option<usize> {
-        self.table.holding(slot, seq)
+        self.parts.table.holding(slot, seq)
     }
 
     /// The episodes just before and just after `slot`'s in its conversation, unless a silence
@@ -281,7 +276,7 @@ impl TenantIndex {
 
     /// Message vectors held.
     pub(crate) fn vectors_len(&self) -> usize {
-        self.vectors.len()
+        self.parts.vectors.len()
     }
 
     /// BM25 over episodes. `None` if the query has no word to search for.
@@ -308,7 +303,7 @@ impl TenantIndex {
     pub(crate) fn named_authors(&self, query: &str) -> Vec<u32> {
         let mut named: Vec<u32> = query
             .split(|c: char| !c.is_alphanumeric())
-            .filter_map(|w| self.names.get(&w.to_lowercase()))
+            .filter_map(|w| self.parts.names.get(&w.to_lowercase()))
             .flatten()
             .copied()
             .collect();
@@ -334,8 +329,8 @@ impl TenantIndex {
     }
 
     fn line(&self, slot: usize, seq: u64) -> Option<&LineFacts> {
-        let at = seq.checked_sub(self.table.episode(slot).first_seq)?;
-        self.lines.get(slot)?.get(at as usize)
+        let at = seq.checked_sub(self.parts.table.episode(slot).first_seq)?;
+        self.parts.lines.get(slot)?.get(at as usize)
     }
 
     /// The query as worth embedding: without the words that name who spoke (all of it if
@@ -346,7 +341,7 @@ impl TenantIndex {
             .filter(|word| {
                 let bare: String =
                     word.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
-                !self.names.contains_key(&bare)
+                !self.parts.names.contains_key(&bare)
             })
             .collect();
         if kept.iter().any(|w| w.chars().any(char::is_alphanumeric)) {
@@ -365,8 +360,8 @@ impl TenantIndex {
         messages: usize,
         also: &[usize],
     ) -> VectorHits {
-        let visible = self.table.visible(scope);
-        self.vectors.search(query, &visible, episodes, messages, also)
+        let visible = self.parts.table.visible(scope);
+        self.parts.vectors.search(query, &visible, episodes, messages, also)
     }
 
     fn lexical(
@@ -383,22 +378,22 @@ impl TenantIndex {
     }
 
     fn stage(&mut self, episode: &Episode, lines: &[IndexedLine<'_>]) -> Result<(), SearchError> {
-        if self.table.contains(&episode.id) {
+        if self.parts.table.contains(&episode.id) {
             return Ok(()); // indexed once, its vectors in one run
         }
-        let slot = self.table.insert(episode);
-        let conversation = self.table.conversation_of(slot);
+        let slot = self.parts.table.insert(episode);
+        let conversation = self.parts.table.conversation_of(slot);
         let mut body = String::new();
         let mut authors: Vec<String> = Vec::new();
-        if self.lines.len() <= slot {
-            self.lines.resize(slot + 1, Vec::new());
+        if self.parts.lines.len() <= slot {
+            self.parts.lines.resize(slot + 1, Vec::new());
         }
         for line in lines {
             let id = self.author_id(line.author);
-            let said_by = &self.author_names[id as usize];
+            let said_by = &self.parts.author_names[id as usize];
             // Lines are the episode's own, from its first message on.
             if let Some(at) = line.seq.checked_sub(episode.first_seq) {
-                let facts = &mut self.lines[slot];
+                let facts = &mut self.parts.lines[slot];
                 if facts.len() <= at as usize {
                     let blank = LineFacts { author: u32::MAX, asks: false, by_person: true };
                     facts.resize(at as usize + 1, blank);
@@ -407,7 +402,7 @@ impl TenantIndex {
                 let by_person = line.role == Role::User;
                 facts[at as usize] = LineFacts { author: id, asks, by_person };
             }
-            self.words.add_turn(slot, line.seq, line.content);
+            self.parts.words.add_turn(slot, line.seq, line.content);
             for word in said_by {
                 if !authors.contains(word) {
                     authors.push(word.clone());
@@ -428,7 +423,7 @@ impl TenantIndex {
             body.push_str(&text);
             body.push('\n');
             if let Some(v) = line.vector {
-                self.vectors.add((slot, conversation, episode), line.seq, v);
+                self.parts.vectors.add((slot, conversation, episode), line.seq, v);
             }
         }
         self.episodes
@@ -447,16 +442,17 @@ impl TenantIndex {
     /// The author's id, registering the author and its name words on first sight.
     fn author_id(&mut self, author: &str) -> u32 {
         let lower = author.to_lowercase();
-        if let Some(&id) = self.author_ids.get(&lower) {
+        if let Some(&id) = self.parts.author_ids.get(&lower) {
             return id;
         }
-        let id = u32::try_from(self.author_names.len()).expect("fewer than 4 billion authors");
+        let id =
+            u32::try_from(self.parts.author_names.len()).expect("fewer than 4 billion authors");
         let words = name_words(author);
         for word in &words {
-            self.names.entry(word.clone()).or_default().push(id);
+            self.parts.names.entry(word.clone()).or_default().push(id);
         }
-        self.author_names.push(words);
-        self.author_ids.insert(lower, id);
+        self.parts.author_names.push(words);
+        self.parts.author_ids.insert(lower, id);
         id
     }
 
@@ -465,15 +461,13 @@ impl TenantIndex {
     /// the forgotten text leaves every part at once: merged out of the BM25 files, dropped from
     /// the word and name tables, and the state saved without it.
     pub(crate) fn commit(&mut self) -> Result<(), SearchError> {
-        self.episodes.commit(self.generation).map_err(index_error)?;
-        self.messages.commit(self.generation).map_err(index_error)?;
-        self.unsaved = true;
         let forgot = self.forgot;
+        self.episodes.commit(self.generation, forgot).map_err(index_error)?;
+        self.messages.commit(self.generation, forgot).map_err(index_error)?;
+        self.unsaved = true;
         if forgot {
-            self.episodes.compact().map_err(index_error)?;
-            self.messages.compact().map_err(index_error)?;
-            self.table.compact();
-            self.words.compact();
+            self.parts.table.compact();
+            self.parts.words.compact();
             self.compact_authors();
             self.forgot = false;
         }
@@ -490,19 +484,12 @@ impl TenantIndex {
         }
         if let Some(folder) = &self.folder {
             let saved = state::SavedRef {
-                format: 0,
                 tenant: &self.tenant,
                 fingerprint: &self.fingerprint,
                 generation: self.generation,
-                table: &self.table,
-                vectors: &self.vectors,
-                lines: &self.lines,
-                author_ids: &self.author_ids,
-                names: &self.names,
-                author_names: &self.author_names,
-                words: &self.words,
+                parts: &self.parts,
             };
-            state::save(folder, saved).map_err(io_error)?;
+            state::save(folder, saved).map_err(|e| io_error(folder, e))?;
         }
         self.unsaved = false;
         self.saved_at = Some(Instant::now());
@@ -516,19 +503,19 @@ impl TenantIndex {
 
     /// Forgets the authors no line is by any more (their names are text too).
     fn compact_authors(&mut self) {
-        let mut used = vec![false; self.author_names.len()];
-        for line in self.lines.iter().flatten() {
+        let mut used = vec![false; self.parts.author_names.len()];
+        for line in self.parts.lines.iter().flatten() {
             if let Some(u) = used.get_mut(line.author as usize) {
                 *u = true;
             }
         }
-        for (id, names) in self.author_names.iter_mut().enumerate() {
+        for (id, names) in self.parts.author_names.iter_mut().enumerate() {
             if !used[id] {
                 names.clear();
             }
         }
-        self.author_ids.retain(|_, id| used[*id as usize]);
-        self.names.retain(|_, ids| {
+        self.parts.author_ids.retain(|_, id| used[*id as usize]);
+        self.parts.names.retain(|_, ids| {
             ids.retain(|id| used[*id as usize]);
             !ids.is_empty()
         });
@@ -549,8 +536,8 @@ fn borrow(config: &RankingConfig) -> vectors::Borrow {
     vectors::Borrow { before, after, max_gap_ms }
 }
 
-fn io_error(e: std::io::Error) -> SearchError {
-    SearchError::Index(e.to_string())
+pub(crate) fn io_error(path: &Path, e: std::io::Error) -> SearchError {
+    SearchError::Index(format!("{}: {e}", path.display()))
 }
 
 pub(crate) fn index_error(e: tantivy::TantivyError) -> SearchError {

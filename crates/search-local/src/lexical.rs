@@ -1,6 +1,6 @@
 //! BM25 over episodes (title, summary, raw lines) and over single messages (tantivy), in a
-//! folder (mapped) or in memory. Tantivy keeps the best k with block-max pruning instead of scoring every
-//! matching document, which is what an OR-query over a large store needs.
+//! folder (mapped) or in memory. Tantivy keeps the best k with block-max pruning instead of
+//! scoring every matching document, which is what an OR-query over a large store needs.
 
 use std::{ops::Bound, path::Path};
 
@@ -148,12 +148,13 @@ impl Bm25 {
     }
 
     /// Makes what was added and removed searchable (and durable, in a folder), recording
-    /// the store's change it reflects.
-    pub(crate) fn commit(&mut self, generation: u64) -> tantivy::Result<()> {
+    /// the store's change it reflects. With `compact` (after removing), or past
+    /// `MAX_SEGMENTS`, every segment is merged into one.
+    pub(crate) fn commit(&mut self, generation: u64, compact: bool) -> tantivy::Result<()> {
         let mut commit = self.writer.prepare_commit()?;
         commit.set_payload(&generation.to_string());
         commit.commit()?;
-        if self.index.searchable_segment_ids()?.len() > MAX_SEGMENTS {
+        if compact || self.index.searchable_segment_ids()?.len() > MAX_SEGMENTS {
             return self.compact();
         }
         self.reader.reload()
@@ -170,7 +171,7 @@ impl Bm25 {
 
     /// Merges every segment into one and deletes the files no longer used: removed documents,
     /// and every word only they held, leave the folder.
-    pub(crate) fn compact(&mut self) -> tantivy::Result<()> {
+    fn compact(&mut self) -> tantivy::Result<()> {
         let segments = self.index.searchable_segment_ids()?;
         if !segments.is_empty() {
             self.writer.merge(&segments).wait()?;
@@ -343,12 +344,12 @@ mod tests {
             bm25.add(&doc).unwrap();
         }
         // One commit: both documents in one segment.
-        bm25.commit(1).unwrap();
+        bm25.commit(1, false).unwrap();
         assert!(holds(&bm25, "xylophonist") && holds(&bm25, "compost"));
         bm25.remove(1);
-        bm25.commit(2).unwrap();
+        bm25.commit(2, false).unwrap();
         assert!(holds(&bm25, "xylophonist"), "a delete alone leaves the word in the segment");
-        bm25.compact().unwrap();
+        bm25.commit(2, true).unwrap();
         assert!(!holds(&bm25, "xylophonist"));
         assert!(holds(&bm25, "compost"));
         assert_eq!(bm25.index.searchable_segment_ids().unwrap().len(), 1);

@@ -27,28 +27,18 @@ use std::{
 use epimem_core::{EpisodeCandidates, RankingConfig, TurnTable};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
 
-use index::TenantIndex;
+use index::{TenantIndex, io_error};
 
 /// The embedded search index: one [`TenantIndex`] per tenant, so nothing ranking reads (BM25
 /// statistics, names of who spoke, vocabulary, the vector scan) crosses tenants.
 #[derive(Debug)]
 pub struct LocalSearch {
     config: RankingConfig,
-    /// Where the tenants' indexes are saved, and the embedder their vectors must come from.
-    disk: Option<Disk>,
-    by_tenant: Mutex<Loaded>,
-}
-
-#[derive(Debug)]
-struct Disk {
-    folder: PathBuf,
-    /// The fingerprint of the embedder (`none` without one).
+    /// Where the tenants' indexes are saved; in memory only when `None`.
+    folder: Option<PathBuf>,
+    /// The embedder their vectors must come from (`none` without one).
     fingerprint: String,
-}
-
-#[derive(Debug, Default)]
-struct Loaded {
-    indexes: HashMap<String, TenantIndex>,
+    by_tenant: Mutex<HashMap<String, TenantIndex>>,
 }
 
 impl LocalSearch {
@@ -56,7 +46,12 @@ impl LocalSearch {
     /// score borrows from its neighbours' (`vector_neighbor_weights`,
     /// `neighbor_max_gap_minutes`).
     pub fn in_memory(config: &RankingConfig) -> Self {
-        Self { config: config.clone(), disk: None, by_tenant: Mutex::default() }
+        Self {
+            config: config.clone(),
+            folder: None,
+            fingerprint: "none".into(),
+            by_tenant: Mutex::default(),
+        }
     }
 
     /// An index saved in `folder` (made on first use), for vectors of the embedder with this
@@ -65,20 +60,21 @@ impl LocalSearch {
     /// holds a tenant's saved index, this one keeps that tenant's in memory (and never touches
     /// the folder).
     pub fn open(folder: &Path, config: &RankingConfig, fingerprint: Option<&str>) -> Self {
-        let disk = Disk {
-            folder: folder.to_path_buf(),
+        Self {
+            config: config.clone(),
+            folder: Some(folder.to_path_buf()),
             fingerprint: fingerprint.unwrap_or("none").to_owned(),
-        };
-        Self { config: config.clone(), disk: Some(disk), by_tenant: Mutex::default() }
+            by_tenant: Mutex::default(),
+        }
     }
 
     /// The folder a tenant's saved index lives in (a hash of its name: any name is safe).
     fn tenant_folder(&self, tenant: &str) -> Option<PathBuf> {
-        let disk = self.disk.as_ref()?;
-        Some(disk.folder.join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(tenant.as_bytes()))))
+        let folder = self.folder.as_ref()?;
+        Some(folder.join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(tenant.as_bytes()))))
     }
 
-    fn lock(&self) -> Result<MutexGuard<'_, Loaded>, SearchError> {
+    fn lock(&self) -> Result<MutexGuard<'_, HashMap<String, TenantIndex>>, SearchError> {
         self.by_tenant.lock().map_err(|_| SearchError::Index("the search index is poisoned".into()))
     }
 
@@ -89,13 +85,22 @@ impl LocalSearch {
         f: impl FnOnce(&mut TenantIndex) -> Result<T, SearchError>,
     ) -> Result<T, SearchError> {
         let mut loaded = self.lock()?;
-        if !loaded.indexes.contains_key(tenant) {
+        f(self.opened(&mut loaded, tenant)?)
+    }
+
+    /// The tenant's index among the `loaded` ones, opened if it is not yet.
+    fn opened<'a>(
+        &self,
+        loaded: &'a mut HashMap<String, TenantIndex>,
+        tenant: &str,
+    ) -> Result<&'a mut TenantIndex, SearchError> {
+        if !loaded.contains_key(tenant) {
             let folder = self.tenant_folder(tenant);
-            let fingerprint = self.disk.as_ref().map_or("none", |d| d.fingerprint.as_str());
-            let index = TenantIndex::open(folder.as_deref(), tenant, fingerprint, &self.config)?;
-            loaded.indexes.insert(tenant.to_owned(), index);
+            let index =
+                TenantIndex::open(folder.as_deref(), tenant, &self.fingerprint, &self.config)?;
+            loaded.insert(tenant.to_owned(), index);
         }
-        f(loaded.indexes.get_mut(tenant).expect("inserted above"))
+        Ok(loaded.get_mut(tenant).expect("inserted above"))
     }
 
     /// Why the tenant's saved index could not be used when this process opened it (missing
@@ -111,10 +116,6 @@ impl LocalSearch {
     }
 }
 
-fn io_error(folder: &Path, e: std::io::Error) -> SearchError {
-    SearchError::Index(format!("{}: {e}", folder.display()))
-}
-
 impl Search for LocalSearch {
     fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
         self.with(tenant, |index| Ok(index.generation))
@@ -122,7 +123,7 @@ impl Search for LocalSearch {
 
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
         self.with(tenant, |index| {
-            index.remove(update.forgotten)?;
+            index.remove(update.forgotten);
             index.add(update.added)?;
             if let Some(generation) = update.generation {
                 index.generation = index.generation.max(generation);
@@ -132,12 +133,17 @@ impl Search for LocalSearch {
     }
 
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {
-        let mut removed = self.lock()?.indexes.remove(tenant);
-        if let Some(index) = &mut removed {
-            index.abandon();
-        }
+        // Opened if it was not, so that a saved index this process can hold is emptied too.
+        let mut index = {
+            let mut loaded = self.lock()?;
+            self.opened(&mut loaded, tenant)?;
+            loaded.remove(tenant).expect("opened above")
+        };
+        index.abandon();
+        let on_disk = index.on_disk();
+        drop(index); // its writer lock and files released before the folder goes
         // Only the process that holds the saved index may empty its folder.
-        if removed.is_some_and(|index| index.on_disk())
+        if on_disk
             && let Some(folder) = self.tenant_folder(tenant)
             && folder.exists()
         {
@@ -163,6 +169,6 @@ impl Search for LocalSearch {
     }
 
     fn vectors(&self) -> usize {
-        self.lock().map(|g| g.indexes.values().map(TenantIndex::vectors_len).sum()).unwrap_or(0)
+        self.lock().map(|g| g.values().map(TenantIndex::vectors_len).sum()).unwrap_or(0)
     }
 }

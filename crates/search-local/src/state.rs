@@ -3,7 +3,6 @@
 //! and renamed into place, so a crash leaves the old file or the new one, never half of one.
 
 use std::{
-    collections::HashMap,
     fs,
     io::{BufWriter, Write},
     path::Path,
@@ -12,52 +11,37 @@ use std::{
 use serde::{Deserialize, Serialize};
 use tantivy::directory::{Directory, MmapDirectory, error::OpenReadError};
 
-use crate::{index::LineFacts, table::EpisodeTable, vectors::VectorIndex, words::WordIndex};
+use crate::index::Parts;
 
 /// The file, in the tenant's folder.
 pub(crate) const STATE: &str = "state.bin";
 /// Bumped whenever what is saved changes shape: an older file is rebuilt, never misread.
 const FORMAT: u32 = 3;
 
-/// The saved parts, borrowed from a live index (fields in the order of [`Saved`]).
+/// What is saved, borrowed from a live index (fields in the order of [`Saved`]).
 #[derive(Serialize)]
 pub(crate) struct SavedRef<'a> {
-    pub(crate) format: u32,
     pub(crate) tenant: &'a str,
     /// The embedder the message vectors come from.
     pub(crate) fingerprint: &'a str,
     pub(crate) generation: u64,
-    pub(crate) table: &'a EpisodeTable,
-    pub(crate) vectors: &'a VectorIndex,
-    pub(crate) lines: &'a [Vec<LineFacts>],
-    pub(crate) author_ids: &'a HashMap<String, u32>,
-    pub(crate) names: &'a HashMap<String, Vec<u32>>,
-    pub(crate) author_names: &'a [Vec<String>],
-    pub(crate) words: &'a WordIndex,
+    pub(crate) parts: &'a Parts,
 }
 
-/// The saved parts, read back.
+/// What was saved, read back.
 #[derive(Deserialize)]
 pub(crate) struct Saved {
-    pub(crate) format: u32,
     pub(crate) tenant: String,
     pub(crate) fingerprint: String,
     pub(crate) generation: u64,
-    pub(crate) table: EpisodeTable,
-    pub(crate) vectors: VectorIndex,
-    pub(crate) lines: Vec<Vec<LineFacts>>,
-    pub(crate) author_ids: HashMap<String, u32>,
-    pub(crate) names: HashMap<String, Vec<u32>>,
-    pub(crate) author_names: Vec<Vec<String>>,
-    pub(crate) words: WordIndex,
+    pub(crate) parts: Parts,
 }
 
 /// Writes the state into `folder`: a temporary file, then renamed over the old one.
 pub(crate) fn save(folder: &Path, state: SavedRef<'_>) -> std::io::Result<()> {
-    let state = SavedRef { format: FORMAT, ..state };
     let temporary = folder.join(format!("{STATE}.tmp"));
     let mut out = BufWriter::new(fs::File::create(&temporary)?);
-    postcard::to_io(&state, &mut out).map_err(std::io::Error::other)?;
+    postcard::to_io(&(FORMAT, state), &mut out).map_err(std::io::Error::other)?;
     out.flush()?;
     drop(out);
     fs::rename(&temporary, folder.join(STATE))
@@ -72,9 +56,11 @@ pub(crate) fn load(folder: &Path) -> std::io::Result<Option<Saved>> {
         Err(OpenReadError::FileDoesNotExist(_)) => return Ok(None),
         Err(e) => return Err(std::io::Error::other(e)),
     };
-    let saved: Saved = postcard::from_bytes(bytes.as_slice()).map_err(std::io::Error::other)?;
-    if saved.format != FORMAT {
-        return Err(std::io::Error::other(format!("saved format {}", saved.format)));
+    // The format first, so a file of another version is rebuilt, never misread.
+    let (format, rest): (u32, &[u8]) =
+        postcard::take_from_bytes(bytes.as_slice()).map_err(std::io::Error::other)?;
+    if format != FORMAT {
+        return Err(std::io::Error::other(format!("saved format {format}, not {FORMAT}")));
     }
-    Ok(Some(saved))
+    postcard::from_bytes(rest).map(Some).map_err(std::io::Error::other)
 }

@@ -60,6 +60,17 @@ impl EpisodeTable {
     pub(crate) fn remove(&mut self, id: &EpisodeId) -> Option<usize> {
         let slot = self.by_id.remove(id)?;
         self.live[slot] = false;
+        // What it said goes now; the slot stays, dead.
+        let episode = &mut self.episodes[slot];
+        *episode = Episode {
+            conversation: epimem_core::ConversationKey::new("", ""),
+            user: None,
+            agent: None,
+            title: String::new(),
+            summary: String::new(),
+            keywords: Vec::new(),
+            ..episode.clone()
+        };
         let k = self.keys[slot];
         if let Some(order) = self.order.get_mut(&(k.tenant, k.conversation)) {
             order.retain(|_, s| *s != slot);
@@ -67,26 +78,15 @@ impl EpisodeTable {
         Some(slot)
     }
 
-    /// Drops what forgotten episodes said (titles, summaries, keywords) and the names only they
-    /// used; their slots stay, dead.
+    /// Drops the names only forgotten episodes used.
     pub(crate) fn compact(&mut self) {
-        let mut used = std::collections::HashSet::new();
-        for (slot, episode) in self.episodes.iter_mut().enumerate() {
-            if self.live[slot] {
+        let used: std::collections::HashSet<u32> = (0..self.keys.len())
+            .filter(|&slot| self.live[slot])
+            .flat_map(|slot| {
                 let k = self.keys[slot];
-                used.extend([k.tenant, k.conversation, k.user, k.agent]);
-            } else {
-                *episode = Episode {
-                    conversation: epimem_core::ConversationKey::new("", ""),
-                    user: None,
-                    agent: None,
-                    title: String::new(),
-                    summary: String::new(),
-                    keywords: Vec::new(),
-                    ..episode.clone()
-                };
-            }
-        }
+                [k.tenant, k.conversation, k.user, k.agent]
+            })
+            .collect();
         self.names.retain(|_, id| used.contains(id));
     }
 
