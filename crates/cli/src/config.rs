@@ -31,6 +31,23 @@ pub(crate) struct AppConfig {
     ranking: RankingConfig,
     #[serde(default)]
     jobs: JobsConfig,
+    #[serde(default)]
+    pub(crate) search: SearchConfig,
+}
+
+/// The embedded search index.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct SearchConfig {
+    /// Message vectors of a tenant from which vector search scans the groups of vectors
+    /// nearest the query instead of every vector.
+    pub(crate) approximate_from: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        Self { approximate_from: epimem_search_local::APPROXIMATE_FROM }
+    }
 }
 
 /// What the command line (flags, with their environment fallbacks) says.
@@ -144,6 +161,7 @@ mod tests {
     fn the_reference_file_is_the_default() {
         let reference = AppConfig::parse(REFERENCE).unwrap();
         assert_eq!(reference.engine(), EngineConfig::default());
+        assert_eq!(reference.search, SearchConfig::default());
         assert_eq!((reference.db, reference.tenant.as_str()), (None, "default"));
     }
 

@@ -8,13 +8,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_core::{Episode, EpisodeId, RankingConfig, Role, Scope, name_words};
+use epimem_core::{Episode, EpisodeId, Role, Scope, name_words};
 use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
 use serde::{Deserialize, Serialize};
 
 use crate::{
     lexical, state, table,
-    vectors::{self, VectorHits},
+    vectors::{self, VectorConfig, VectorHits},
     words,
 };
 
@@ -120,7 +120,7 @@ impl TenantIndex {
         folder: Option<&Path>,
         tenant: &str,
         fingerprint: &str,
-        config: &RankingConfig,
+        config: VectorConfig,
     ) -> Result<Self, SearchError> {
         let Some(folder) = folder else { return Self::empty(None, tenant, fingerprint, config) };
         match Self::load(folder, tenant, fingerprint, config) {
@@ -142,13 +142,12 @@ impl TenantIndex {
         folder: Option<&Path>,
         tenant: &str,
         fingerprint: &str,
-        config: &RankingConfig,
+        config: VectorConfig,
     ) -> Result<Self, SearchError> {
         let part = |name: &str| folder.map(|f| f.join(name));
         let episodes = lexical::Bm25::open(part("episodes").as_deref()).map_err(index_error)?;
         let messages = lexical::Bm25::open(part("messages").as_deref()).map_err(index_error)?;
-        let parts =
-            Parts { vectors: vectors::VectorIndex::new(borrow(config)), ..Parts::default() };
+        let parts = Parts { vectors: vectors::VectorIndex::new(config), ..Parts::default() };
         Ok(Self::assemble((episodes, messages), parts, 0, folder, tenant, fingerprint))
     }
 
@@ -156,7 +155,7 @@ impl TenantIndex {
         folder: &Path,
         tenant: &str,
         fingerprint: &str,
-        config: &RankingConfig,
+        config: VectorConfig,
     ) -> Result<Self, OpenError> {
         let episodes = lexical::Bm25::open(Some(&folder.join("episodes")))?;
         let messages = lexical::Bm25::open(Some(&folder.join("messages")))?;
@@ -167,10 +166,8 @@ impl TenantIndex {
         let bm25 = (episodes, messages);
         let Some(saved) = state::load(folder)? else {
             if in_episodes == 0 && in_messages == 0 {
-                let parts = Parts {
-                    vectors: vectors::VectorIndex::new(borrow(config)),
-                    ..Parts::default()
-                };
+                let parts =
+                    Parts { vectors: vectors::VectorIndex::new(config), ..Parts::default() };
                 return Ok(Self::assemble(bm25, parts, 0, Some(folder), tenant, fingerprint));
             }
             return Err(OpenError::Unusable("BM25 indexes without their state".into()));
@@ -189,8 +186,13 @@ impl TenantIndex {
         }
         let mut parts = saved.parts;
         parts.words.loaded();
-        parts.vectors.borrow = borrow(config);
-        Ok(Self::assemble(bm25, parts, saved.generation, Some(folder), tenant, fingerprint))
+        parts.vectors.config = config;
+        // Saved before vectors were grouped at this size (or with fewer rows to group from).
+        let grouped = parts.vectors.settle();
+        let mut index =
+            Self::assemble(bm25, parts, saved.generation, Some(folder), tenant, fingerprint);
+        index.unsaved = grouped;
+        Ok(index)
     }
 
     fn assemble(
@@ -462,6 +464,7 @@ impl TenantIndex {
     /// the word and name tables, and the state saved without it.
     pub(crate) fn commit(&mut self) -> Result<(), SearchError> {
         let forgot = self.forgot;
+        self.parts.vectors.settle();
         self.episodes.commit(self.generation, forgot).map_err(index_error)?;
         self.messages.commit(self.generation, forgot).map_err(index_error)?;
         self.unsaved = true;
@@ -530,12 +533,6 @@ impl Drop for TenantIndex {
     }
 }
 
-fn borrow(config: &RankingConfig) -> vectors::Borrow {
-    let [before, after] = config.vector_neighbor_weights.map(|w| w as f32);
-    let max_gap_ms = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
-    vectors::Borrow { before, after, max_gap_ms }
-}
-
 pub(crate) fn io_error(path: &Path, e: std::io::Error) -> SearchError {
     SearchError::Index(format!("{}: {e}", path.display()))
 }
@@ -562,7 +559,7 @@ mod tests {
                 vector: None,
             })
             .collect();
-        let mut index = TenantIndex::open(None, "t", "none", &RankingConfig::default()).unwrap();
+        let mut index = TenantIndex::open(None, "t", "none", VectorConfig::default()).unwrap();
         index.add(&[IndexedEpisode { episode: &episode, lines }]).unwrap();
         index.commit().unwrap();
         assert_eq!(index.without_names("Where did Caroline go?"), "Where did go?");

@@ -8,6 +8,7 @@
 //! out of step or built with another embedder is started again empty and rebuilt.
 
 mod candidates;
+mod clusters;
 mod index;
 mod lexical;
 mod state;
@@ -28,12 +29,14 @@ use epimem_core::{EpisodeCandidates, RankingConfig, TurnTable};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
 
 use index::{TenantIndex, io_error};
+pub use vectors::APPROXIMATE_FROM;
+use vectors::{Borrow, VectorConfig};
 
 /// The embedded search index: one [`TenantIndex`] per tenant, so nothing ranking reads (BM25
 /// statistics, names of who spoke, vocabulary, the vector scan) crosses tenants.
 #[derive(Debug)]
 pub struct LocalSearch {
-    config: RankingConfig,
+    config: VectorConfig,
     /// Where the tenants' indexes are saved; in memory only when `None`.
     folder: Option<PathBuf>,
     /// The embedder their vectors must come from (`none` without one).
@@ -47,7 +50,7 @@ impl LocalSearch {
     /// `neighbor_max_gap_minutes`).
     pub fn in_memory(config: &RankingConfig) -> Self {
         Self {
-            config: config.clone(),
+            config: vector_config(config),
             folder: None,
             fingerprint: "none".into(),
             by_tenant: Mutex::default(),
@@ -61,11 +64,20 @@ impl LocalSearch {
     /// the folder).
     pub fn open(folder: &Path, config: &RankingConfig, fingerprint: Option<&str>) -> Self {
         Self {
-            config: config.clone(),
+            config: vector_config(config),
             folder: Some(folder.to_path_buf()),
             fingerprint: fingerprint.unwrap_or("none").to_owned(),
             by_tenant: Mutex::default(),
         }
+    }
+
+    /// Message vectors are grouped by nearest centroid once a tenant has `rows` of them, and a
+    /// search then scans the groups nearest the query only (`usize::MAX`: always every row).
+    /// Approximate: it may miss a few of the rows an exact scan ranks best.
+    #[must_use]
+    pub fn approximate_from(mut self, rows: usize) -> Self {
+        self.config.approximate_from = rows;
+        self
     }
 
     /// The folder a tenant's saved index lives in (a hash of its name: any name is safe).
@@ -97,7 +109,7 @@ impl LocalSearch {
         if !loaded.contains_key(tenant) {
             let folder = self.tenant_folder(tenant);
             let index =
-                TenantIndex::open(folder.as_deref(), tenant, &self.fingerprint, &self.config)?;
+                TenantIndex::open(folder.as_deref(), tenant, &self.fingerprint, self.config)?;
             loaded.insert(tenant.to_owned(), index);
         }
         Ok(loaded.get_mut(tenant).expect("inserted above"))
@@ -171,4 +183,11 @@ impl Search for LocalSearch {
     fn vectors(&self) -> usize {
         self.lock().map(|g| g.values().map(TenantIndex::vectors_len).sum()).unwrap_or(0)
     }
+}
+
+/// How message vectors are searched, from the ranking settings that concern them.
+fn vector_config(config: &RankingConfig) -> VectorConfig {
+    let [before, after] = config.vector_neighbor_weights.map(|w| w as f32);
+    let max_gap_ms = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
+    VectorConfig { borrow: Borrow { before, after, max_gap_ms }, ..VectorConfig::default() }
 }

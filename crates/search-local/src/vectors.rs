@@ -6,33 +6,63 @@
 //!
 //! Search scans every message vector of a visible episode, on up to four threads once there
 //! are many: exact, and at 200,000 vectors a few milliseconds on two cores (an HNSW graph,
-//! tried here before, lost on both build time and latency at that size).
+//! tried here before, lost on both build time and latency at that size). Past
+//! `approximate_from` rows the vectors are grouped by nearest centroid ([`Clusters`]) and a
+//! search scans the groups nearest the query only, then scores its best candidates exactly.
 
 use epimem_core::Episode;
 use serde::{Deserialize, Serialize};
 
-use crate::top_k::TopK;
+use crate::{clusters::Clusters, top_k::TopK};
+
+/// Rows from which vectors are grouped and searched by group by default (`bench recall`
+/// compares the two searches at 100,000 and 1,000,000 episodes).
+pub const APPROXIMATE_FROM: usize = 500_000;
+/// Visible rows a grouped search scans, nearest groups first.
+const PROBE_ROWS: usize = 24_000;
 
 #[derive(Default, Serialize, Deserialize)]
 pub(crate) struct VectorIndex {
     dim: usize,
-    /// Rows of each episode slot.
-    episode_rows: Vec<Vec<usize>>,
+    /// Rows of each episode slot, `start..end` (an episode's vectors are added together).
+    episode_rows: Vec<(u32, u32)>,
     /// (episode slot, message seq) of each row of `data`.
     rows: Vec<(usize, u64)>,
     /// The conversation, start and end (ms) of each episode slot, to tell which rows are
     /// neighbouring messages of one conversation.
     episodes: Vec<(u64, i64, i64)>,
-    /// Shares of the similarity of the message before and after that a message borrows
-    /// (configuration, set again after a load).
+    /// Configuration, set again after a load.
     #[serde(skip)]
-    pub(crate) borrow: Borrow,
+    pub(crate) config: VectorConfig,
+    /// The rows grouped by nearest centroid, once there are `approximate_from` of them.
+    clusters: Option<Clusters>,
     /// `dim` quantized components per row (saved as one byte string: element by element,
     /// decoding hundreds of megabytes was most of what opening a saved index cost).
     #[serde(with = "as_bytes")]
     data: Vec<i8>,
     /// What one quantized unit is worth, per row.
     scales: Vec<f32>,
+}
+
+/// How vectors are searched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct VectorConfig {
+    /// Shares of the similarity of the message before and after that a message borrows.
+    pub(crate) borrow: Borrow,
+    /// Rows from which a search goes by groups of rows instead of scanning them all...
+    pub(crate) approximate_from: usize,
+    /// ...and how many visible rows it then scans.
+    pub(crate) probe_rows: usize,
+}
+
+impl Default for VectorConfig {
+    fn default() -> Self {
+        Self {
+            borrow: Borrow::default(),
+            approximate_from: APPROXIMATE_FROM,
+            probe_rows: PROBE_ROWS,
+        }
+    }
 }
 
 /// How much of its neighbours' similarity a message borrows: a message is scored
@@ -70,8 +100,8 @@ impl std::fmt::Debug for VectorIndex {
 }
 
 impl VectorIndex {
-    pub(crate) fn new(borrow: Borrow) -> Self {
-        Self { borrow, ..Self::default() }
+    pub(crate) fn new(config: VectorConfig) -> Self {
+        Self { config, ..Self::default() }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -92,40 +122,53 @@ impl VectorIndex {
             return; // another model's vector: never mixed in
         }
         if self.episode_rows.len() <= slot {
-            self.episode_rows.resize(slot + 1, Vec::new());
+            self.episode_rows.resize(slot + 1, (0, 0));
             self.episodes.resize(slot + 1, (0, 0, 0));
         }
-        self.episodes[slot] = (conversation, episode.start.0, episode.end.0);
         let row = self.rows.len();
+        let (start, end) = self.episode_rows[slot];
+        if start != end && end as usize != row {
+            return; // an episode's vectors come together, once
+        }
+        self.episodes[slot] = (conversation, episode.start.0, episode.end.0);
         self.rows.push((slot, seq));
         self.scales.push(quantize(vector, &mut self.data));
-        self.episode_rows[slot].push(row);
+        self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
+        if let Some(clusters) = &mut self.clusters {
+            clusters.add(row, &self.data[row * self.dim..(row + 1) * self.dim]);
+        }
+    }
+
+    /// Groups the rows by nearest centroid if there are enough of them and they are not
+    /// grouped yet, or have doubled since they were; whether it did.
+    pub(crate) fn settle(&mut self) -> bool {
+        let rows = self.rows.len();
+        let due = rows >= self.config.approximate_from
+            && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows));
+        if due {
+            self.clusters = Some(Clusters::train(&self.data, &self.scales, self.dim));
+        }
+        due
     }
 
     /// Removes an episode's vectors.
     pub(crate) fn remove(&mut self, slot: usize) {
-        if self.episode_rows.get(slot).is_none_or(Vec::is_empty) {
+        let Some(&(start, end)) = self.episode_rows.get(slot).filter(|(s, e)| s < e) else {
             return;
-        }
-        let dim = self.dim;
-        let mut rows = Vec::with_capacity(self.rows.len());
-        let mut data = Vec::with_capacity(self.data.len());
-        let mut scales = Vec::with_capacity(self.scales.len());
-        for (i, &(e, seq)) in self.rows.iter().enumerate() {
-            if e != slot {
-                rows.push((e, seq));
-                data.extend_from_slice(&self.data[i * dim..(i + 1) * dim]);
-                scales.push(self.scales[i]);
+        };
+        let (start, end, dim) = (start as usize, end as usize, self.dim);
+        self.rows.drain(start..end);
+        self.data.drain(start * dim..end * dim);
+        self.scales.drain(start..end);
+        let len = (end - start) as u32;
+        for span in &mut self.episode_rows {
+            if span.0 >= end as u32 {
+                *span = (span.0 - len, span.1 - len);
             }
         }
-        self.rows = rows;
-        self.data = data;
-        self.scales = scales;
-        for rows in &mut self.episode_rows {
-            rows.clear();
-        }
-        for (row, &(e, _)) in self.rows.iter().enumerate() {
-            self.episode_rows[e].push(row);
+        self.episode_rows[slot] = (0, 0);
+        if let Some(clusters) = &mut self.clusters {
+            clusters.remove_rows(start, end - start);
         }
     }
 
@@ -143,6 +186,17 @@ impl VectorIndex {
             return VectorHits { also: vec![None; also.len()], ..VectorHits::default() };
         }
         let query = Quantized::new(query);
+        let also = also
+            .iter()
+            .map(|&e| if visible.get(e) == Some(&true) { self.best_of(e, &query) } else { None })
+            .collect();
+        let grouped =
+            self.clusters.as_ref().filter(|_| self.rows.len() >= self.config.approximate_from);
+        if let Some(found) =
+            grouped.and_then(|c| self.probe(c, &query, visible, episodes, messages))
+        {
+            return VectorHits { also, ..found };
+        }
         let threads = if self.rows.len() >= PARALLEL_FROM {
             std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
         } else {
@@ -189,10 +243,6 @@ impl VectorIndex {
                 top_messages.offer(sim, item);
             }
         }
-        let also = also
-            .iter()
-            .map(|&e| if visible.get(e) == Some(&true) { self.best_of(e, &query) } else { None })
-            .collect();
         hits(top_episodes, also, top_messages)
     }
 }
@@ -243,11 +293,7 @@ impl VectorIndex {
         let mut run: Option<(usize, f32, u64)> = None;
         // The message waiting for its successor's similarity: (slot, seq, own, borrowed).
         let mut waiting: Option<(usize, u64, f32, f32)> = None;
-        let borrow = self.borrow;
-        let next_to = |(e1, s1): (usize, u64), (e2, s2): (usize, u64)| {
-            let ((c1, _, end), (c2, start, _)) = (self.episodes[e1], self.episodes[e2]);
-            s2 == s1 + 1 && (e1 == e2 || (c1 == c2 && start - end <= borrow.max_gap_ms))
-        };
+        let borrow = self.config.borrow;
         let dim = self.dim;
         let data = self.data[rows.start * dim..rows.end * dim].chunks_exact(dim);
         for ((&(e, seq), vector), &scale) in
@@ -269,7 +315,7 @@ impl VectorIndex {
             };
             let mut lent = f32::MIN;
             if let Some((we, wseq, own, borrowed)) = waiting {
-                let adjacent = next_to((we, wseq), (e, seq));
+                let adjacent = self.next_to((we, wseq), (e, seq));
                 let from_next =
                     if adjacent && borrow.after > 0.0 { borrow.after * sim } else { f32::MIN };
                 top_messages.offer(own.max(borrowed).max(from_next), (we, wseq));
@@ -290,18 +336,137 @@ impl VectorIndex {
 
     /// The best (similarity, message) of one episode.
     fn best_of(&self, slot: usize, query: &Quantized) -> Option<(f64, u64)> {
-        self.episode_rows
-            .get(slot)?
-            .iter()
-            .map(|&row| (self.similarity(row, query), self.rows[row].1))
-            .max_by(|a, b| a.0.total_cmp(&b.0))
+        let &(start, end) = self.episode_rows.get(slot).filter(|(s, e)| s < e)?;
+        (start as usize..end as usize)
+            .map(|row| (self.similarity(row, query), self.rows[row].1))
+            .reduce(|best, this| if this.0 > best.0 { this } else { best })
             .map(|(sim, seq)| (f64::from(sim), seq))
+    }
+
+    /// Whether `b` is the message right after `a` in one conversation (in one episode, or
+    /// across an episode's edge after a silence of at most `max_gap_ms`).
+    fn next_to(&self, (e1, s1): (usize, u64), (e2, s2): (usize, u64)) -> bool {
+        let ((c1, _, end), (c2, start, _)) = (self.episodes[e1], self.episodes[e2]);
+        s2 == s1 + 1 && (e1 == e2 || (c1 == c2 && start - end <= self.config.borrow.max_gap_ms))
+    }
+
+    /// A grouped search: the visible rows of the groups nearest the query, until `probe_rows`
+    /// were scanned; then its best candidates scored exactly (a message with its neighbours'
+    /// shares, an episode by its best message). `None` when the scope hides most rows, so
+    /// that the nearest groups hold too few of its own: the exact scan serves it.
+    fn probe(
+        &self,
+        clusters: &Clusters,
+        query: &Quantized,
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+    ) -> Option<VectorHits> {
+        let is_visible = |row: usize| visible.get(self.rows[row].0).copied().unwrap_or(false);
+        let mut best_rows = TopK::new(episodes * 4);
+        // A row is offered once for itself and once for what each neighbour lends it.
+        let mut message_rows = TopK::new(messages * 3);
+        let (mut scanned, mut seen) = (0, 0);
+        for group in clusters.by_nearness(&query.data) {
+            let probe_rows = self.config.probe_rows;
+            if seen >= probe_rows {
+                break;
+            }
+            if scanned >= probe_rows * 4 && seen < probe_rows {
+                return None;
+            }
+            for &row in clusters.members(group) {
+                let row = row as usize;
+                scanned += 1;
+                if !is_visible(row) {
+                    continue;
+                }
+                seen += 1;
+                let sim = self.similarity(row, query);
+                best_rows.offer(sim, row);
+                message_rows.offer(sim, row);
+                let here = self.rows[row];
+                if self.config.borrow.before > 0.0
+                    && row + 1 < self.rows.len()
+                    && is_visible(row + 1)
+                    && self.next_to(here, self.rows[row + 1])
+                {
+                    message_rows.offer(self.config.borrow.before * sim, row + 1);
+                }
+                if self.config.borrow.after > 0.0
+                    && row > 0
+                    && is_visible(row - 1)
+                    && self.next_to(self.rows[row - 1], here)
+                {
+                    message_rows.offer(self.config.borrow.after * sim, row - 1);
+                }
+            }
+        }
+        let mut slots: Vec<usize> =
+            best_rows.into_sorted().into_iter().map(|(_, row)| self.rows[row].0).collect();
+        dedup_in_order(&mut slots);
+        let mut found_episodes: Vec<(usize, f64, u64)> = slots
+            .into_iter()
+            .filter_map(|slot| self.best_of(slot, query).map(|(sim, seq)| (slot, sim, seq)))
+            .collect();
+        found_episodes.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        found_episodes.truncate(episodes);
+        let mut rows: Vec<usize> =
+            message_rows.into_sorted().into_iter().map(|(_, row)| row).collect();
+        dedup_in_order(&mut rows);
+        let mut found_messages: Vec<(usize, f32)> = rows
+            .into_iter()
+            .map(|row| (row, self.message_score(row, query, &is_visible)))
+            .collect();
+        found_messages.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        found_messages.truncate(messages);
+        Some(VectorHits {
+            episodes: found_episodes,
+            also: Vec::new(),
+            messages: found_messages
+                .into_iter()
+                .map(|(row, sim)| (self.rows[row].0, self.rows[row].1, f64::from(sim)))
+                .collect(),
+        })
+    }
+
+    /// A message's score as the exact scan gives it: its own similarity or the shares its
+    /// visible neighbours lend, whichever is more.
+    fn message_score(
+        &self,
+        row: usize,
+        query: &Quantized,
+        is_visible: &impl Fn(usize) -> bool,
+    ) -> f32 {
+        let here = self.rows[row];
+        let mut score = self.similarity(row, query);
+        if self.config.borrow.before > 0.0
+            && row > 0
+            && is_visible(row - 1)
+            && self.next_to(self.rows[row - 1], here)
+        {
+            score = score.max(self.config.borrow.before * self.similarity(row - 1, query));
+        }
+        if self.config.borrow.after > 0.0
+            && row + 1 < self.rows.len()
+            && is_visible(row + 1)
+            && self.next_to(here, self.rows[row + 1])
+        {
+            score = score.max(self.config.borrow.after * self.similarity(row + 1, query));
+        }
+        score
     }
 
     fn similarity(&self, row: usize, query: &Quantized) -> f32 {
         let data = &self.data[row * self.dim..(row + 1) * self.dim];
         dot_i8(data, &query.data) as f32 * self.scales[row] * query.scale
     }
+}
+
+/// Drops repeated items, keeping each one's first place.
+fn dedup_in_order(items: &mut Vec<usize>) {
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|&item| seen.insert(item));
 }
 
 /// `Vec<i8>` as a byte string.
@@ -345,7 +510,7 @@ impl Quantized {
 }
 
 /// Appends `vector` as 8-bit integers to `out`; returns what one unit is worth.
-fn quantize(vector: &[f32], out: &mut Vec<i8>) -> f32 {
+pub(crate) fn quantize(vector: &[f32], out: &mut Vec<i8>) -> f32 {
     let max = vector.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 && max.is_finite() { max / 127.0 } else { 1.0 };
     out.extend(vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
@@ -374,7 +539,7 @@ fn hits(
 
 /// Dot product in sixteen lanes, which the compiler turns into SIMD.
 #[inline(always)]
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     let mut lanes = [0i32; 16];
     let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
     let tail: i32 =
@@ -392,6 +557,10 @@ mod tests {
     use super::*;
     use crate::table::tests::episode;
 
+    fn exact(borrow: Borrow) -> VectorConfig {
+        VectorConfig { borrow, approximate_from: usize::MAX, probe_rows: PROBE_ROWS }
+    }
+
     fn unit(seed: u32, dim: usize) -> Vec<f32> {
         let v: Vec<f32> =
             (0..dim).map(|i| ((i as f32 + 1.0) * (seed as f32 + 0.37)).sin()).collect();
@@ -402,7 +571,7 @@ mod tests {
     #[test]
     fn quantized_similarity_is_close_to_the_exact_one() {
         let dim = 37; // not a multiple of the lanes: the tail counts too
-        let mut index = VectorIndex::new(Borrow::default());
+        let mut index = VectorIndex::new(exact(Borrow::default()));
         let rows: Vec<Vec<f32>> = (0..20).map(|s| unit(s, dim)).collect();
         for (i, r) in rows.iter().enumerate() {
             index.add((i, 0, &episode("t", "c", None, 0)), 1, r);
@@ -431,7 +600,7 @@ mod tests {
             let found = index.search(&q, &[true; 4], 4, 8, &[]).messages;
             move |seq| found.iter().find(|m| m.1 == seq).map(|m| m.2 as f32).unwrap()
         };
-        let mut index = VectorIndex::new(borrow);
+        let mut index = VectorIndex::new(exact(borrow));
         // Conversation 1: a question (episode 0, seq 1) answered in the next episode (seq 2),
         // a few moments later.
         index.add((0, 1, &ep(0)), 1, &axis(0));
@@ -446,7 +615,7 @@ mod tests {
         assert!(score(3).abs() < 0.02, "another conversation lends nothing");
         assert!(score(4).abs() < 0.02, "nothing borrowed over a long silence");
         // Borrowing off: a message scores its own similarity only.
-        let mut plain = VectorIndex::new(Borrow::default());
+        let mut plain = VectorIndex::new(exact(Borrow::default()));
         plain.add((0, 1, &ep(0)), 1, &axis(0));
         plain.add((1, 1, &ep(20)), 2, &axis(1));
         assert!((search(&mut plain)(2) - 0.3).abs() < 0.02);
@@ -455,7 +624,7 @@ mod tests {
     #[test]
     fn threads_find_what_one_thread_finds() {
         let dim = 16;
-        let mut index = VectorIndex::new(Borrow::default());
+        let mut index = VectorIndex::new(exact(Borrow::default()));
         // Each episode's rows together, as the search index adds them.
         for row in 0..PARALLEL_FROM + 10 {
             let slot = row * 1000 / (PARALLEL_FROM + 10);
@@ -478,5 +647,76 @@ mod tests {
         let best3 = index.best_of(3, &Quantized::new(&q));
         assert_eq!(parallel.also[0], best3);
         assert_eq!(parallel.also[1], None, "an unknown slot");
+    }
+
+    /// 3,000 rows about 30 directions, two messages an episode, each episode its own
+    /// conversation, searched exactly and by groups.
+    fn indexes(probe_rows: usize) -> (VectorIndex, VectorIndex) {
+        let dim = 24;
+        let borrow = Borrow { before: 0.8, after: 0.6, max_gap_ms: 0 };
+        let mut exact_index = VectorIndex::new(exact(borrow));
+        let mut grouped =
+            VectorIndex::new(VectorConfig { borrow, approximate_from: 0, probe_rows });
+        for row in 0..3_000u32 {
+            let mut v = unit(row, dim);
+            v[row as usize % 30 % dim] += 2.0;
+            let slot = row as usize / 2;
+            let at = (slot, slot as u64, &episode("t", "c", None, 0));
+            exact_index.add(at, u64::from(row), &v);
+            grouped.add(at, u64::from(row), &v);
+        }
+        grouped.settle();
+        exact_index.settle();
+        assert!(grouped.clusters.is_some() && exact_index.clusters.is_none());
+        (exact_index, grouped)
+    }
+
+    #[test]
+    fn a_grouped_search_scores_what_it_finds_exactly() {
+        let (mut exact_index, mut grouped) = indexes(300);
+        let visible = vec![true; 1_500];
+        let mut q = unit(5, 24);
+        q[7] += 2.0;
+        let want = exact_index.search(&q, &visible, 10, 10, &[]);
+        let got = grouped.search(&q, &visible, 10, 10, &[]);
+        // What it returns carries the exact scores, neighbours' shares included...
+        let exact_all = exact_index.search(&q, &visible, 1_500, 3_000, &[]);
+        for m in &got.messages {
+            let exact = exact_all.messages.iter().find(|e| (e.0, e.1) == (m.0, m.1)).unwrap();
+            assert_eq!(m.2, exact.2, "message {m:?}");
+        }
+        for e in &got.episodes {
+            let exact = exact_all.episodes.iter().find(|x| x.0 == e.0).unwrap();
+            assert_eq!((e.1, e.2), (exact.1, exact.2), "episode {e:?}");
+        }
+        // ...and most of the best ones, from a tenth of the rows.
+        let overlap = |a: &[(usize, u64, f64)], b: &[(usize, u64, f64)]| {
+            a.iter().filter(|x| b.iter().any(|y| (y.0, y.1) == (x.0, x.1))).count()
+        };
+        assert!(overlap(&got.messages, &want.messages) >= 8, "{got:?} against {want:?}");
+    }
+
+    #[test]
+    fn a_grouped_search_over_every_row_or_a_narrow_scope_equals_the_exact_scan() {
+        let same = |a: &VectorHits, b: &VectorHits| {
+            assert_eq!(a.messages, b.messages);
+            assert_eq!(a.episodes, b.episodes);
+            assert_eq!(a.also, b.also);
+        };
+        let q = unit(11, 24);
+        // Probing at least every row: nothing is missed.
+        let (mut exact_index, mut grouped) = indexes(3_000);
+        let all = vec![true; 1_500];
+        same(
+            &grouped.search(&q, &all, 10, 10, &[3, 7]),
+            &exact_index.search(&q, &all, 10, 10, &[3, 7]),
+        );
+        // A scope that hides nearly every row falls back to the exact scan.
+        let (mut exact_index, mut grouped) = indexes(100);
+        let narrow: Vec<bool> = (0..1_500).map(|slot| slot % 50 == 0).collect();
+        same(
+            &grouped.search(&q, &narrow, 10, 10, &[50]),
+            &exact_index.search(&q, &narrow, 10, 10, &[50]),
+        );
     }
 }

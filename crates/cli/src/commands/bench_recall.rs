@@ -33,6 +33,11 @@ pub(crate) struct RecallBenchArgs {
     /// temporary one otherwise).
     #[arg(long, value_name = "FILE")]
     pub(crate) db: Option<std::path::PathBuf>,
+    /// Message vectors from which vector search goes by groups of vectors (the configured
+    /// `search.approximate_from` otherwise). When it does, the recalls are timed again with
+    /// every vector scanned, and how often the two agree is printed.
+    #[arg(long, value_name = "VECTORS")]
+    pub(crate) approximate_from: Option<usize>,
 }
 
 /// Conversations the episodes are spread over.
@@ -48,6 +53,11 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
             "note: this is a debug build; use `cargo run --release -p epimem -- bench recall`"
         );
     }
+    let mut config = config.clone();
+    if let Some(rows) = args.approximate_from {
+        config.search.approximate_from = rows;
+    }
+    let config = &config;
     let dir = tempfile::tempdir().context("temporary directory")?;
     let path = args.db.clone().unwrap_or_else(|| dir.path().join("recall.db"));
     let engine = open_engine_at(config, &path, true)?;
@@ -91,11 +101,10 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
     let engine = open_engine_at(config, &path, true)?;
     engine.recall(&queries[0])?;
     let open_ms = open_started.elapsed().as_secs_f64() * 1000.0;
-    let episodes_ms = time_each(&queries, |q| engine.recall(q).map(drop))?;
-    let messages_ms = time_each(&queries, |q| engine.recall_messages(q).map(drop))?;
+    let timed = Timed::run(&engine, &queries)?;
+    let vectors = engine.indexed_vectors();
     println!(
-        "{episodes} episodes ({} message vectors) built in {:.1} s; embedder {}",
-        engine.indexed_vectors(),
+        "{episodes} episodes ({vectors} message vectors) built in {:.1} s; embedder {}",
         built.as_secs_f64(),
         embedder.fingerprint()
     );
@@ -109,24 +118,95 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
     );
     println!("resident memory after the recalls: {}", resident_memory());
     println!("query embedding: {embed_ms:.3} ms per query (excluded below)\n");
+    let grouped = vectors >= config.search.approximate_from;
+    let how = if grouped {
+        format!("vectors searched by groups (from {} vectors)", config.search.approximate_from)
+    } else {
+        format!("every vector scanned (groups from {})", config.search.approximate_from)
+    };
     println!(
         "{:<48} {:>9} {:>9} {:>9} {:>9}",
-        format!("{} recalls, top {}", args.queries, args.limit),
+        format!("{} recalls, top {}; {how}", args.queries, args.limit),
         "p50 ms",
         "p95 ms",
         "p99 ms",
         "target"
     );
-    for (label, ms, target) in [
-        ("episodes (BM25 + vectors, fused)", &episodes_ms, 5.0),
-        ("messages (BM25 + vectors + words)", &messages_ms, 20.0),
-    ] {
-        let pct = |p: f64| ms[((ms.len() as f64 - 1.0) * p).round() as usize];
-        let verdict = if pct(0.99) <= target { "ok" } else { "MISSED" };
-        let mark = format!("p99≤{target} {verdict}");
-        println!("{label:<48} {:>9.2} {:>9.2} {:>9.2} {mark:>9}", pct(0.5), pct(0.95), pct(0.99));
+    timed.print(true);
+    if grouped {
+        drop(engine);
+        let mut exact_config = config.clone();
+        exact_config.search.approximate_from = usize::MAX;
+        let engine = open_engine_at(&exact_config, &path, true)?;
+        engine.recall(&queries[0])?;
+        let exact = Timed::run(&engine, &queries)?;
+        println!("\nthe same with every vector scanned:");
+        exact.print(false);
+        let (episodes, messages) = timed.agreement(&exact);
+        println!(
+            "top {} shared with the exact scan: episodes {:.1}%, messages {:.1}%",
+            args.limit,
+            episodes * 100.0,
+            messages * 100.0
+        );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Latency of each kind of recall over the queries, and what each recall returned.
+struct Timed {
+    episodes_ms: Vec<f64>,
+    messages_ms: Vec<f64>,
+    episodes: Vec<Vec<String>>,
+    messages: Vec<Vec<(String, u64)>>,
+}
+
+impl Timed {
+    fn run(engine: &Engine<SqliteStore>, queries: &[RecallQuery]) -> Result<Self> {
+        let mut episodes = Vec::new();
+        let episodes_ms = time_each(queries, |q| {
+            let hits = engine.recall(q)?;
+            episodes.push(hits.into_iter().map(|h| h.episode.id.0).collect());
+            Ok(())
+        })?;
+        let mut messages = Vec::new();
+        let messages_ms = time_each(queries, |q| {
+            let hits = engine.recall_messages(q)?;
+            messages.push(hits.into_iter().map(|h| (h.episode.0, h.seq)).collect());
+            Ok(())
+        })?;
+        Ok(Self { episodes_ms, messages_ms, episodes, messages })
+    }
+
+    fn print(&self, with_targets: bool) {
+        for (label, ms, target) in [
+            ("episodes (BM25 + vectors, fused)", &self.episodes_ms, 5.0),
+            ("messages (BM25 + vectors + words)", &self.messages_ms, 20.0),
+        ] {
+            let pct = |p: f64| ms[((ms.len() as f64 - 1.0) * p).round() as usize];
+            let verdict = if pct(0.99) <= target { "ok" } else { "MISSED" };
+            let mark =
+                if with_targets { format!("p99≤{target} {verdict}") } else { String::new() };
+            println!(
+                "{label:<48} {:>9.2} {:>9.2} {:>9.2} {mark:>9}",
+                pct(0.5),
+                pct(0.95),
+                pct(0.99)
+            );
+        }
+    }
+
+    /// The share of what the other recalls returned that these returned too (episodes,
+    /// messages).
+    fn agreement(&self, other: &Self) -> (f64, f64) {
+        fn share<T: PartialEq>(a: &[Vec<T>], b: &[Vec<T>]) -> f64 {
+            let wanted: usize = b.iter().map(Vec::len).sum();
+            let found: usize =
+                a.iter().zip(b).map(|(a, b)| b.iter().filter(|x| a.contains(x)).count()).sum();
+            if wanted == 0 { 1.0 } else { found as f64 / wanted as f64 }
+        }
+        (share(&self.episodes, &other.episodes), share(&self.messages, &other.messages))
+    }
 }
 
 /// The process's resident set size, as the kernel reports it (Linux), else "unknown".

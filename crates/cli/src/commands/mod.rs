@@ -53,8 +53,10 @@ pub(crate) fn open_searching(config: &AppConfig, path: &Path) -> Result<Searchin
     let engine_config = config.engine();
     let embedder = config.embedder()?;
     let fingerprint = embedder.as_ref().map(|e| e.fingerprint());
-    let search =
-        Arc::new(LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint));
+    let search = Arc::new(
+        LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint)
+            .approximate_from(config.search.approximate_from),
+    );
     let engine =
         Engine::new(store, Box::new(search.clone()), engine_config, Box::new(SystemClock), worker);
     Ok(Searching {

@@ -1,0 +1,251 @@
+//! Message vectors grouped by their nearest centroid (an inverted file), so that a search over
+//! very many vectors scans the groups nearest the query instead of every row.
+//!
+//! Centroids come from spherical k-means over an evenly spaced sample of the rows, in their
+//! 8-bit form; every row is then put in the group of its nearest centroid, and rows added later
+//! join the group nearest them. Groups are trained again once the rows have doubled, so a
+//! centroid never stands for far more rows than it was fitted to. Hand-written: the vector
+//! crates on crates.io either build a C++ library (usearch, faiss) or keep f32 rows in memory,
+//! where the rows here are the 8-bit ones the exact scan already holds.
+
+use serde::{Deserialize, Serialize};
+
+use crate::vectors::{dot_i8, quantize};
+
+/// Sample rows per centroid when training.
+const SAMPLE_PER_GROUP: usize = 24;
+/// Rounds of k-means (the assignment barely moves after a handful on sentence vectors).
+const ROUNDS: usize = 8;
+/// Rows per group aimed at: about the square root of the rows, so that scanning the nearest
+/// centroids and the nearest groups cost about the same.
+const MIN_GROUPS: usize = 64;
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Clusters {
+    dim: usize,
+    /// One 8-bit unit centroid of `dim` components per group...
+    centroids: Vec<i8>,
+    /// ...and what one unit of it is worth.
+    scales: Vec<f32>,
+    /// The rows of each group, ascending.
+    members: Vec<Vec<u32>>,
+    /// Rows there were when trained.
+    trained_for: usize,
+}
+
+impl Clusters {
+    /// Groups for the `data.len() / dim` rows of `data` (8-bit, `scales` per row).
+    pub(crate) fn train(data: &[i8], scales: &[f32], dim: usize) -> Self {
+        let rows = scales.len();
+        let groups = ((rows as f64).sqrt() as usize).max(MIN_GROUPS).min(rows.max(1));
+        let sample_n = (groups * SAMPLE_PER_GROUP).min(rows);
+        let sample: Vec<usize> = (0..sample_n).map(|i| i * rows / sample_n).collect();
+        let row = |r: usize| &data[r * dim..(r + 1) * dim];
+        let mut clusters = Self { dim, trained_for: rows, ..Self::default() };
+        // Start from sample rows spread over the data, which is in the order it was added.
+        for g in 0..groups {
+            let r = sample[g * sample_n / groups];
+            clusters.set_centroid(g, &dequantize(row(r), scales[r]));
+        }
+        for _ in 0..ROUNDS {
+            let nearest = clusters.nearest_each(&sample, data);
+            let mut sums = vec![0.0f32; groups * dim];
+            let mut counts = vec![0usize; groups];
+            for (&r, &g) in sample.iter().zip(&nearest) {
+                counts[g as usize] += 1;
+                let sum = &mut sums[g as usize * dim..(g as usize + 1) * dim];
+                for (s, &x) in sum.iter_mut().zip(row(r)) {
+                    *s += f32::from(x) * scales[r];
+                }
+            }
+            for g in 0..groups {
+                // A group nothing joined keeps its centroid.
+                if counts[g] > 0 {
+                    clusters.set_centroid(g, &sums[g * dim..(g + 1) * dim]);
+                }
+            }
+        }
+        let all: Vec<usize> = (0..rows).collect();
+        clusters.members = vec![Vec::new(); groups];
+        for (r, g) in clusters.nearest_each(&all, data).into_iter().enumerate() {
+            clusters.members[g as usize].push(r as u32);
+        }
+        clusters
+    }
+
+    /// Whether the rows have outgrown the groups.
+    pub(crate) fn outgrown(&self, rows: usize) -> bool {
+        rows >= self.trained_for.saturating_mul(2)
+    }
+
+    pub(crate) fn groups(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Puts row `r` in the group nearest it (rows come in ascending order).
+    pub(crate) fn add(&mut self, r: usize, vector: &[i8]) {
+        if let Some(g) = self.nearest(vector) {
+            self.members[g].push(r as u32);
+        }
+    }
+
+    /// Drops rows `start..start + len` and renumbers the rows after them.
+    pub(crate) fn remove_rows(&mut self, start: usize, len: usize) {
+        let (start, end) = (start as u32, (start + len) as u32);
+        for members in &mut self.members {
+            members.retain(|&r| r < start || r >= end);
+            for r in members.iter_mut().filter(|r| **r >= end) {
+                *r -= end - start;
+            }
+        }
+    }
+
+    /// Groups, nearest to `query` first.
+    pub(crate) fn by_nearness(&self, query: &[i8]) -> Vec<usize> {
+        let mut order: Vec<(f32, usize)> =
+            (0..self.groups()).map(|g| (self.similarity(g, query), g)).collect();
+        order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        order.into_iter().map(|(_, g)| g).collect()
+    }
+
+    pub(crate) fn members(&self, group: usize) -> &[u32] {
+        &self.members[group]
+    }
+
+    fn set_centroid(&mut self, g: usize, direction: &[f32]) {
+        let norm = direction.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let unit: Vec<f32> =
+            direction.iter().map(|x| if norm > 0.0 { x / norm } else { 0.0 }).collect();
+        let mut quantized = Vec::with_capacity(self.dim);
+        let scale = quantize(&unit, &mut quantized);
+        let at = g * self.dim;
+        if self.centroids.len() < at + self.dim {
+            self.centroids.resize(at + self.dim, 0);
+            self.scales.resize(g + 1, 0.0);
+        }
+        self.centroids[at..at + self.dim].copy_from_slice(&quantized);
+        self.scales[g] = scale;
+    }
+
+    fn similarity(&self, g: usize, vector: &[i8]) -> f32 {
+        dot_i8(&self.centroids[g * self.dim..(g + 1) * self.dim], vector) as f32 * self.scales[g]
+    }
+
+    fn nearest(&self, vector: &[i8]) -> Option<usize> {
+        (0..self.scales.len())
+            .map(|g| (self.similarity(g, vector), g))
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+            .map(|(_, g)| g)
+    }
+
+    /// The nearest group of each of `rows`, on the machine's cores (the costly part of
+    /// training: every row against every centroid).
+    fn nearest_each(&self, rows: &[usize], data: &[i8]) -> Vec<u32> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let share = rows.len().div_ceil(threads).max(1);
+        let arch = pulp::Arch::new();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = rows
+                .chunks(share)
+                .map(|chunk| {
+                    s.spawn(move || arch.dispatch(Nearest { clusters: self, chunk, data }))
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().expect("training thread")).collect()
+        })
+    }
+}
+
+/// One thread's share of finding nearest groups, compiled for the widest SIMD the CPU has
+/// (see the scan in `vectors`).
+struct Nearest<'a> {
+    clusters: &'a Clusters,
+    chunk: &'a [usize],
+    data: &'a [i8],
+}
+
+impl pulp::WithSimd for Nearest<'_> {
+    type Output = Vec<u32>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<u32> {
+        let dim = self.clusters.dim;
+        self.chunk
+            .iter()
+            .map(|&r| {
+                let vector = &self.data[r * dim..(r + 1) * dim];
+                let mut best = (f32::MIN, 0u32);
+                for g in 0..self.clusters.scales.len() {
+                    let centroid = &self.clusters.centroids[g * dim..(g + 1) * dim];
+                    let sim = dot_i8(centroid, vector) as f32 * self.clusters.scales[g];
+                    if sim > best.0 {
+                        best = (sim, g as u32);
+                    }
+                }
+                best.1
+            })
+            .collect()
+    }
+}
+
+fn dequantize(row: &[i8], scale: f32) -> Vec<f32> {
+    row.iter().map(|&x| f32::from(x) * scale).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows around `centres` well-separated directions, a little noise each.
+    fn rows_around(centres: usize, per: usize, dim: usize) -> (Vec<i8>, Vec<f32>) {
+        let mut data = Vec::new();
+        let mut scales = Vec::new();
+        let mut seed = 17u64;
+        let mut noise = || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32 - 0.5) * 0.2
+        };
+        for _ in 0..per {
+            for c in 0..centres {
+                let mut v: Vec<f32> = (0..dim).map(|_| noise()).collect();
+                v[c] += 1.0;
+                scales.push(quantize(&v, &mut data));
+            }
+        }
+        (data, scales)
+    }
+
+    #[test]
+    fn rows_of_one_direction_share_a_group() {
+        let (dim, centres) = (32, 8);
+        let (data, scales) = rows_around(centres, 600, dim);
+        let clusters = Clusters::train(&data, &scales, dim);
+        // A group never mixes directions (there are more groups than directions).
+        for g in 0..clusters.groups() {
+            let members = clusters.members(g);
+            assert!(members.iter().all(|&r| r % centres as u32 == members[0] % centres as u32));
+        }
+        let total: usize = (0..clusters.groups()).map(|g| clusters.members(g).len()).sum();
+        assert_eq!(total, scales.len(), "every row in exactly one group");
+        // The group nearest a direction holds rows of that direction.
+        let mut query = Vec::new();
+        let mut axis = vec![0.0; dim];
+        axis[3] = 1.0;
+        quantize(&axis, &mut query);
+        let nearest = clusters.by_nearness(&query)[0];
+        assert!(clusters.members(nearest).iter().all(|&r| r as usize % centres == 3));
+    }
+
+    #[test]
+    fn removing_rows_renumbers_the_rest() {
+        let (dim, centres) = (16, 4);
+        let (data, scales) = rows_around(centres, 100, dim);
+        let mut clusters = Clusters::train(&data, &scales, dim);
+        clusters.remove_rows(10, 5);
+        let mut all: Vec<u32> = clusters.members.iter().flatten().copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..scales.len() as u32 - 5).collect::<Vec<_>>());
+        assert!(!clusters.outgrown(scales.len()));
+        assert!(clusters.outgrown(scales.len() * 2));
+    }
+}
