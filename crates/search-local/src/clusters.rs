@@ -31,6 +31,9 @@ pub(crate) struct Clusters {
     members: Vec<Vec<u32>>,
     /// Rows there were when trained.
     trained_for: usize,
+    /// Rows added since, not in a group yet: they join theirs together (`assign`), on every
+    /// core, instead of one by one as they come.
+    pending: Vec<u32>,
 }
 
 impl Clusters {
@@ -82,17 +85,29 @@ impl Clusters {
         self.members.len()
     }
 
-    /// Puts row `r` in the group nearest it (rows come in ascending order).
-    pub(crate) fn add(&mut self, r: usize, vector: &[i8]) {
-        if let Some(g) = self.nearest(vector) {
-            self.members[g].push(r as u32);
+    /// Takes row `r` in (rows come in ascending order); it joins its group at the next
+    /// `assign`, and is searched with every group until then.
+    pub(crate) fn add(&mut self, r: usize) {
+        self.pending.push(r as u32);
+    }
+
+    /// Puts the rows added since the last call in the groups nearest them.
+    pub(crate) fn assign(&mut self, data: &[i8]) {
+        let pending: Vec<usize> = self.pending.drain(..).map(|r| r as usize).collect();
+        for (r, g) in pending.iter().zip(self.nearest_each(&pending, data)) {
+            self.members[g as usize].push(*r as u32);
         }
+    }
+
+    /// Rows not in a group yet.
+    pub(crate) fn pending(&self) -> &[u32] {
+        &self.pending
     }
 
     /// Drops rows `start..start + len` and renumbers the rows after them.
     pub(crate) fn remove_rows(&mut self, start: usize, len: usize) {
         let (start, end) = (start as u32, (start + len) as u32);
-        for members in &mut self.members {
+        for members in self.members.iter_mut().chain([&mut self.pending]) {
             members.retain(|&r| r < start || r >= end);
             for r in members.iter_mut().filter(|r| **r >= end) {
                 *r -= end - start;
@@ -131,16 +146,12 @@ impl Clusters {
         dot_i8(&self.centroids[g * self.dim..(g + 1) * self.dim], vector) as f32 * self.scales[g]
     }
 
-    fn nearest(&self, vector: &[i8]) -> Option<usize> {
-        (0..self.scales.len())
-            .map(|g| (self.similarity(g, vector), g))
-            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
-            .map(|(_, g)| g)
-    }
-
     /// The nearest group of each of `rows`, on the machine's cores (the costly part of
     /// training: every row against every centroid).
     fn nearest_each(&self, rows: &[usize], data: &[i8]) -> Vec<u32> {
+        if rows.is_empty() {
+            return Vec::new();
+        }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let share = rows.len().div_ceil(threads).max(1);
         let arch = pulp::Arch::new();

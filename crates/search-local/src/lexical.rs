@@ -210,13 +210,14 @@ impl Bm25 {
                 words.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
             }
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
-            vec![(Occur::Must, Box::new(BooleanQuery::new(words)))];
+        // The index is the tenant's own: only narrower scopes filter. A query without filters
+        // stays a plain union of terms, which tantivy answers with block-max pruning; any
+        // filter makes it an intersection that scores every matching document.
+        let mut filters: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut filter = |field: Field, value: &str| {
             let q = TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic);
-            clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(q), 0.0))));
+            filters.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(q), 0.0))));
         };
-        filter(f.tenant, &scope.tenant);
         for (field, value) in
             [(f.conversation, &scope.conversation), (f.user, &scope.user), (f.agent, &scope.agent)]
         {
@@ -232,13 +233,17 @@ impl Bm25 {
             if let Some((low, high)) = bounds {
                 let term = |b: Bound<i64>| b.map(|v| Term::from_field_i64(field, v));
                 let range = RangeQuery::new(term(low), term(high));
-                clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(range), 0.0))));
+                filters.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(range), 0.0))));
             }
         }
-        let top = searcher.search(
-            &BooleanQuery::new(clauses),
-            &TopDocs::with_limit(limit.max(1)).order_by_score(),
-        )?;
+        let words = BooleanQuery::new(words);
+        let query = if filters.is_empty() {
+            words
+        } else {
+            filters.push((Occur::Must, Box::new(words)));
+            BooleanQuery::new(filters)
+        };
+        let top = searcher.search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
         let mut hits = Vec::with_capacity(top.len());
         // Each segment's columns opened once (opening one reads its block index).
         let mut columns = std::collections::HashMap::new();

@@ -135,18 +135,21 @@ impl VectorIndex {
         self.scales.push(quantize(vector, &mut self.data));
         self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
         if let Some(clusters) = &mut self.clusters {
-            clusters.add(row, &self.data[row * self.dim..(row + 1) * self.dim]);
+            clusters.add(row);
         }
     }
 
     /// Groups the rows by nearest centroid if there are enough of them and they are not
-    /// grouped yet, or have doubled since they were; whether it did.
+    /// grouped yet, or have doubled since they were (whether it did); else puts the rows
+    /// added since in their groups.
     pub(crate) fn settle(&mut self) -> bool {
         let rows = self.rows.len();
         let due = rows >= self.config.approximate_from
             && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows));
         if due {
             self.clusters = Some(Clusters::train(&self.data, &self.scales, self.dim));
+        } else if let Some(clusters) = &mut self.clusters {
+            clusters.assign(&self.data);
         }
         due
     }
@@ -367,15 +370,19 @@ impl VectorIndex {
         // A row is offered once for itself and once for what each neighbour lends it.
         let mut message_rows = TopK::new(messages * 3);
         let (mut scanned, mut seen) = (0, 0);
-        for group in clusters.by_nearness(&query.data) {
-            let probe_rows = self.config.probe_rows;
+        let probe_rows = self.config.probe_rows;
+        // Rows not in a group yet first, then the groups nearest the query.
+        let groups = clusters.by_nearness(&query.data);
+        let sources =
+            std::iter::once(clusters.pending()).chain(groups.iter().map(|&g| clusters.members(g)));
+        for members in sources {
             if seen >= probe_rows {
                 break;
             }
             if scanned >= probe_rows * 4 && seen < probe_rows {
                 return None;
             }
-            for &row in clusters.members(group) {
+            for &row in members {
                 let row = row as usize;
                 scanned += 1;
                 if !is_visible(row) {
@@ -718,5 +725,20 @@ mod tests {
             &grouped.search(&q, &narrow, 10, 10, &[50]),
             &exact_index.search(&q, &narrow, 10, 10, &[50]),
         );
+    }
+
+    #[test]
+    fn rows_added_after_grouping_are_found_before_and_after_they_join_a_group() {
+        let (_, mut grouped) = indexes(300);
+        // Away from every direction earlier rows lean to.
+        let v = vec![-1.0 / 24f32.sqrt(); 24];
+        let slot = 1_500;
+        grouped.add((slot, slot as u64, &episode("t", "c", None, 0)), 9_000, &v);
+        let visible = vec![true; slot + 1];
+        let best = |index: &mut VectorIndex| index.search(&v, &visible, 1, 1, &[]).messages[0];
+        assert_eq!(best(&mut grouped).1, 9_000, "not yet in a group");
+        assert!(!grouped.settle(), "a single row does not regroup");
+        assert_eq!(grouped.clusters.as_ref().unwrap().pending(), &[] as &[u32]);
+        assert_eq!(best(&mut grouped).1, 9_000, "in its group");
     }
 }
