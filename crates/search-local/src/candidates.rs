@@ -19,7 +19,15 @@ impl TenantIndex {
         &mut self,
         q: &EpisodeQuery<'_>,
     ) -> Result<EpisodeCandidates, SearchError> {
-        let lexical = self.lexical_episodes(q.scope, q.text, q.candidates)?;
+        self.look_in(q.scope);
+        // BM25 and the vectors side by side, on two cores.
+        let (lexical, vector) = std::thread::scope(|s| {
+            let this = &*self;
+            let vector = q.vector.map(|v| s.spawn(move || this.vector(v, q.candidates, 0)));
+            let lexical = this.lexical_episodes(q.scope, q.text, q.candidates);
+            (lexical, vector.map(|h| h.join().expect("vector search thread")))
+        });
+        let lexical = lexical?;
         let searched_words = lexical.is_some();
         let lexical = lexical.unwrap_or_default();
         let order: Vec<usize> = lexical.iter().map(|h| h.slot).collect();
@@ -33,9 +41,9 @@ impl TenantIndex {
                 best_seq: None,
             })
             .collect();
-        if let Some(v) = q.vector {
-            let hits = self.vector(v, q.scope, q.candidates, 0, &order);
-            for (c, found) in candidates.iter_mut().zip(&hits.also) {
+        if let (Some(v), Some(hits)) = (q.vector, vector) {
+            let also = self.vector_best_of(v, &order);
+            for (c, found) in candidates.iter_mut().zip(&also) {
                 if let Some((similarity, seq)) = *found {
                     c.vector = Some(VectorMatch { rank: None, similarity });
                     c.best_seq = Some(seq);
@@ -72,19 +80,28 @@ impl TenantIndex {
         words: Option<&dyn WordVectors>,
     ) -> Result<TurnTable, SearchError> {
         let n = q.candidates;
-        let lexical = self.lexical_messages(q.scope, q.text, n)?;
+        self.look_in(q.scope);
+        // The three retrievers side by side (BM25 over messages, over episodes, the vectors).
+        let (lexical, lexical_episodes, vector) = std::thread::scope(|s| {
+            let this = &*self;
+            let context = q.episode_context;
+            let vector =
+                q.vector.map(|v| s.spawn(move || this.vector(v, if context { n } else { 0 }, n)));
+            let episodes =
+                context.then(|| s.spawn(move || this.lexical_episodes(q.scope, q.text, n)));
+            let lexical = this.lexical_messages(q.scope, q.text, n);
+            let episodes = episodes.map(|h| h.join().expect("episode search thread"));
+            (lexical, episodes, vector.map(|h| h.join().expect("vector search thread")))
+        });
+        let lexical = lexical?;
         let searched_words = lexical.is_some();
-        let (vector, vector_episodes) = match q.vector {
-            Some(v) => {
-                let hits = self.vector(v, q.scope, if q.episode_context { n } else { 0 }, n, &[]);
-                (hits.messages, hits.episodes)
-            }
+        let (vector, vector_episodes) = match vector {
+            Some(hits) => (hits.messages, hits.episodes),
             None => (Vec::new(), Vec::new()),
         };
-        let lexical_episodes = if q.episode_context {
-            self.lexical_episodes(q.scope, q.text, n)?.unwrap_or_default()
-        } else {
-            Vec::new()
+        let lexical_episodes = match lexical_episodes {
+            Some(found) => found?.unwrap_or_default(),
+            None => Vec::new(),
         };
         let mut table = Episodes::default();
         let mut found = Turns::default();

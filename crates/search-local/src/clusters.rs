@@ -117,8 +117,7 @@ impl Clusters {
 
     /// Groups, nearest to `query` first.
     pub(crate) fn by_nearness(&self, query: &[i8]) -> Vec<usize> {
-        let mut order: Vec<(f32, usize)> =
-            (0..self.groups()).map(|g| (self.similarity(g, query), g)).collect();
+        let mut order = pulp::Arch::new().dispatch(Nearness { clusters: self, query });
         order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         order.into_iter().map(|(_, g)| g).collect()
     }
@@ -142,6 +141,7 @@ impl Clusters {
         self.scales[g] = scale;
     }
 
+    #[inline(always)]
     fn similarity(&self, g: usize, vector: &[i8]) -> f32 {
         dot_i8(&self.centroids[g * self.dim..(g + 1) * self.dim], vector) as f32 * self.scales[g]
     }
@@ -181,21 +181,39 @@ impl pulp::WithSimd for Nearest<'_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<u32> {
         let dim = self.clusters.dim;
-        self.chunk
-            .iter()
-            .map(|&r| {
-                let vector = &self.data[r * dim..(r + 1) * dim];
-                let mut best = (f32::MIN, 0u32);
-                for g in 0..self.clusters.scales.len() {
-                    let centroid = &self.clusters.centroids[g * dim..(g + 1) * dim];
-                    let sim = dot_i8(centroid, vector) as f32 * self.clusters.scales[g];
-                    if sim > best.0 {
-                        best = (sim, g as u32);
-                    }
+        // Plain loops: an iterator chain's `fold` would be compiled outside the SIMD variant.
+        let mut nearest = Vec::with_capacity(self.chunk.len());
+        for &r in self.chunk {
+            let vector = &self.data[r * dim..(r + 1) * dim];
+            let mut best = (f32::MIN, 0u32);
+            for g in 0..self.clusters.scales.len() {
+                let sim = self.clusters.similarity(g, vector);
+                if sim > best.0 {
+                    best = (sim, g as u32);
                 }
-                best.1
-            })
-            .collect()
+            }
+            nearest.push(best.1);
+        }
+        nearest
+    }
+}
+
+/// The similarity of the query to each centroid, compiled for the widest SIMD the CPU has.
+struct Nearness<'a> {
+    clusters: &'a Clusters,
+    query: &'a [i8],
+}
+
+impl pulp::WithSimd for Nearness<'_> {
+    type Output = Vec<(f32, usize)>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<(f32, usize)> {
+        let mut order = Vec::with_capacity(self.clusters.groups());
+        for g in 0..self.clusters.groups() {
+            order.push((self.clusters.similarity(g, self.query), g));
+        }
+        order
     }
 }
 

@@ -359,20 +359,25 @@ impl TenantIndex {
         }
     }
 
-    /// Vector candidates in `scope`, and the similarity of the `also` slots.
-    pub(crate) fn vector(
-        &mut self,
-        query: &[f32],
-        scope: &Scope,
-        episodes: usize,
-        messages: usize,
-        also: &[usize],
-    ) -> VectorHits {
+    /// Makes `scope` the one vector searches look in.
+    pub(crate) fn look_in(&mut self, scope: &Scope) {
         if self.visible.as_ref().is_none_or(|(seen, _)| seen != scope) {
             self.visible = Some((scope.clone(), self.parts.table.visible(scope)));
         }
-        let (_, visible) = self.visible.as_ref().expect("set above");
-        self.parts.vectors.search(query, visible, episodes, messages, also)
+    }
+
+    fn visible(&self) -> &[bool] {
+        self.visible.as_ref().map_or(&[], |(_, visible)| visible)
+    }
+
+    /// Vector candidates in the scope last looked in (`look_in`).
+    pub(crate) fn vector(&self, query: &[f32], episodes: usize, messages: usize) -> VectorHits {
+        self.parts.vectors.search(query, self.visible(), episodes, messages)
+    }
+
+    /// The best (similarity, message) of each of `slots` in the scope last looked in.
+    pub(crate) fn vector_best_of(&self, query: &[f32], slots: &[usize]) -> Vec<Option<(f64, u64)>> {
+        self.parts.vectors.best_of_each(query, self.visible(), slots)
     }
 
     fn lexical(

@@ -203,10 +203,13 @@ impl Bm25 {
             for (field, boost) in
                 [(f.title, TITLE_BOOST), (f.summary, SUMMARY_BOOST), (f.body, 1.0)]
             {
-                let q = TermQuery::new(
-                    Term::from_field_text(field, term),
-                    IndexRecordOption::WithFreqs,
-                );
+                let term = Term::from_field_text(field, term);
+                // A term no document has would only add an empty scorer (message documents
+                // have no title or summary).
+                if searcher.doc_freq(&term)? == 0 {
+                    continue;
+                }
+                let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
                 words.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
             }
         }

@@ -87,8 +87,6 @@ pub(crate) struct VectorHits {
     /// The best visible episodes by their best message similarity, best first:
     /// (slot, similarity, best message).
     pub(crate) episodes: Vec<(usize, f64, u64)>,
-    /// Similarity and best message of each of the `also` slots asked about (if visible).
-    pub(crate) also: Vec<Option<(f64, u64)>>,
     /// The best visible messages, best first: (slot, seq, similarity).
     pub(crate) messages: Vec<(usize, u64, f64)>,
 }
@@ -175,30 +173,24 @@ impl VectorIndex {
         }
     }
 
-    /// The `episodes` best episodes and `messages` best messages among the `visible` slots,
-    /// and the similarity of the `also` slots.
+    /// The `episodes` best episodes and `messages` best messages among the `visible` slots.
     pub(crate) fn search(
-        &mut self,
+        &self,
         query: &[f32],
         visible: &[bool],
         episodes: usize,
         messages: usize,
-        also: &[usize],
     ) -> VectorHits {
         if query.len() != self.dim || self.rows.is_empty() {
-            return VectorHits { also: vec![None; also.len()], ..VectorHits::default() };
+            return VectorHits::default();
         }
         let query = Quantized::new(query);
-        let also = also
-            .iter()
-            .map(|&e| if visible.get(e) == Some(&true) { self.best_of(e, &query) } else { None })
-            .collect();
         let grouped =
             self.clusters.as_ref().filter(|_| self.rows.len() >= self.config.approximate_from);
         if let Some(found) =
             grouped.and_then(|c| self.probe(c, &query, visible, episodes, messages))
         {
-            return VectorHits { also, ..found };
+            return found;
         }
         let threads = if self.rows.len() >= PARALLEL_FROM {
             std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
@@ -246,7 +238,7 @@ impl VectorIndex {
                 top_messages.offer(sim, item);
             }
         }
-        hits(top_episodes, also, top_messages)
+        hits(top_episodes, top_messages)
     }
 }
 
@@ -268,6 +260,27 @@ impl pulp::WithSimd for ScanShare<'_> {
     fn with_simd<S: pulp::Simd>(self, _simd: S) -> Scan {
         let Self { index, rows, query, visible, episodes, messages } = self;
         index.scan(rows, query, visible, episodes, messages)
+    }
+}
+
+/// Similarities of some rows, as pulp dispatches them (see [`ScanShare`]).
+struct Similarities<'a> {
+    index: &'a VectorIndex,
+    rows: &'a [usize],
+    query: &'a Quantized,
+}
+
+impl pulp::WithSimd for Similarities<'_> {
+    type Output = Vec<f32>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<f32> {
+        // A plain loop: an iterator chain's `fold` would be compiled outside the SIMD variant.
+        let mut sims = Vec::with_capacity(self.rows.len());
+        for &row in self.rows {
+            sims.push(self.index.similarity(row, self.query));
+        }
+        sims
     }
 }
 
@@ -337,6 +350,23 @@ impl VectorIndex {
         Scan { episodes: top_episodes, messages: top_messages }
     }
 
+    /// The best (similarity, message) of each of the `slots` (`None` where hidden).
+    pub(crate) fn best_of_each(
+        &self,
+        query: &[f32],
+        visible: &[bool],
+        slots: &[usize],
+    ) -> Vec<Option<(f64, u64)>> {
+        if query.len() != self.dim {
+            return vec![None; slots.len()];
+        }
+        let query = Quantized::new(query);
+        slots
+            .iter()
+            .map(|&e| if visible.get(e) == Some(&true) { self.best_of(e, &query) } else { None })
+            .collect()
+    }
+
     /// The best (similarity, message) of one episode.
     fn best_of(&self, slot: usize, query: &Quantized) -> Option<(f64, u64)> {
         let &(start, end) = self.episode_rows.get(slot).filter(|(s, e)| s < e)?;
@@ -369,44 +399,39 @@ impl VectorIndex {
         let mut best_rows = TopK::new(episodes * 4);
         // A row is offered once for itself and once for what each neighbour lends it.
         let mut message_rows = TopK::new(messages * 3);
-        let (mut scanned, mut seen) = (0, 0);
         let probe_rows = self.config.probe_rows;
-        // Rows not in a group yet first, then the groups nearest the query.
+        // The visible rows not in a group yet, then those of the groups nearest the query.
         let groups = clusters.by_nearness(&query.data);
         let sources =
             std::iter::once(clusters.pending()).chain(groups.iter().map(|&g| clusters.members(g)));
+        let (mut scanned, mut probed) = (0, Vec::with_capacity(probe_rows + 4_096));
         for members in sources {
-            if seen >= probe_rows {
+            if probed.len() >= probe_rows {
                 break;
             }
-            if scanned >= probe_rows * 4 && seen < probe_rows {
+            if scanned >= probe_rows * 4 && probed.len() < probe_rows {
                 return None;
             }
-            for &row in members {
-                let row = row as usize;
-                scanned += 1;
-                if !is_visible(row) {
-                    continue;
-                }
-                seen += 1;
-                let sim = self.similarity(row, query);
-                best_rows.offer(sim, row);
-                message_rows.offer(sim, row);
-                let here = self.rows[row];
-                if self.config.borrow.before > 0.0
-                    && row + 1 < self.rows.len()
-                    && is_visible(row + 1)
-                    && self.next_to(here, self.rows[row + 1])
-                {
-                    message_rows.offer(self.config.borrow.before * sim, row + 1);
-                }
-                if self.config.borrow.after > 0.0
-                    && row > 0
-                    && is_visible(row - 1)
-                    && self.next_to(self.rows[row - 1], here)
-                {
-                    message_rows.offer(self.config.borrow.after * sim, row - 1);
-                }
+            scanned += members.len();
+            probed.extend(members.iter().map(|&row| row as usize).filter(|&row| is_visible(row)));
+        }
+        for (&row, sim) in probed.iter().zip(self.similarities(&probed, query)) {
+            best_rows.offer(sim, row);
+            message_rows.offer(sim, row);
+            let here = self.rows[row];
+            if self.config.borrow.before > 0.0
+                && row + 1 < self.rows.len()
+                && is_visible(row + 1)
+                && self.next_to(here, self.rows[row + 1])
+            {
+                message_rows.offer(self.config.borrow.before * sim, row + 1);
+            }
+            if self.config.borrow.after > 0.0
+                && row > 0
+                && is_visible(row - 1)
+                && self.next_to(self.rows[row - 1], here)
+            {
+                message_rows.offer(self.config.borrow.after * sim, row - 1);
             }
         }
         let mut slots: Vec<usize> =
@@ -429,7 +454,6 @@ impl VectorIndex {
         found_messages.truncate(messages);
         Some(VectorHits {
             episodes: found_episodes,
-            also: Vec::new(),
             messages: found_messages
                 .into_iter()
                 .map(|(row, sim)| (self.rows[row].0, self.rows[row].1, f64::from(sim)))
@@ -464,6 +488,24 @@ impl VectorIndex {
         score
     }
 
+    /// The similarity of each of `rows` to the query, on two threads when there are many,
+    /// compiled for the widest SIMD the CPU has.
+    fn similarities(&self, rows: &[usize], query: &Quantized) -> Vec<f32> {
+        let arch = pulp::Arch::new();
+        let part = |rows: &[usize]| arch.dispatch(Similarities { index: self, rows, query });
+        if rows.len() < PARALLEL_FROM / 8 {
+            return part(rows);
+        }
+        let (first, second) = rows.split_at(rows.len() / 2);
+        std::thread::scope(|s| {
+            let other = s.spawn(|| part(second));
+            let mut sims = part(first);
+            sims.extend(other.join().expect("similarity thread"));
+            sims
+        })
+    }
+
+    #[inline(always)]
     fn similarity(&self, row: usize, query: &Quantized) -> f32 {
         let data = &self.data[row * self.dim..(row + 1) * self.dim];
         dot_i8(data, &query.data) as f32 * self.scales[row] * query.scale
@@ -524,18 +566,13 @@ pub(crate) fn quantize(vector: &[f32], out: &mut Vec<i8>) -> f32 {
     scale
 }
 
-fn hits(
-    episodes: TopK<(usize, u64)>,
-    also: Vec<Option<(f64, u64)>>,
-    messages: TopK<(usize, u64)>,
-) -> VectorHits {
+fn hits(episodes: TopK<(usize, u64)>, messages: TopK<(usize, u64)>) -> VectorHits {
     VectorHits {
         episodes: episodes
             .into_sorted()
             .into_iter()
             .map(|(sim, (e, seq))| (e, f64::from(sim), seq))
             .collect(),
-        also,
         messages: messages
             .into_sorted()
             .into_iter()
@@ -603,8 +640,8 @@ mod tests {
         let borrow = Borrow { before: 0.8, after: 0.6, max_gap_ms: 100 };
         let ep = |start| episode("t", "c", None, start);
         let q: Vec<f32> = axis(0).iter().zip(axis(1)).map(|(a, b)| a * 0.9 + b * 0.3).collect();
-        let search = |index: &mut VectorIndex| {
-            let found = index.search(&q, &[true; 4], 4, 8, &[]).messages;
+        let search = |index: &VectorIndex| {
+            let found = index.search(&q, &[true; 4], 4, 8).messages;
             move |seq| found.iter().find(|m| m.1 == seq).map(|m| m.2 as f32).unwrap()
         };
         let mut index = VectorIndex::new(exact(borrow));
@@ -639,7 +676,7 @@ mod tests {
         }
         let visible = vec![true; 1000];
         let q = unit(7, dim);
-        let parallel = index.search(&q, &visible, 20, 20, &[3, 5000]);
+        let parallel = index.search(&q, &visible, 20, 20);
         let one = index.scan(0..index.rows.len(), &Quantized::new(&q), &visible, 20, 20);
         let single: Vec<(usize, u64)> =
             one.messages.into_sorted().into_iter().map(|(_, item)| item).collect();
@@ -652,8 +689,8 @@ mod tests {
             parallel.episodes.iter().map(|&(slot, _, seq)| (slot, seq)).collect();
         assert_eq!(found, single);
         let best3 = index.best_of(3, &Quantized::new(&q));
-        assert_eq!(parallel.also[0], best3);
-        assert_eq!(parallel.also[1], None, "an unknown slot");
+        let best_of = index.best_of_each(&q, &visible, &[3, 5000]);
+        assert_eq!(best_of, [best3, None], "an unknown slot has none");
     }
 
     /// 3,000 rows about 30 directions, two messages an episode, each episode its own
@@ -680,14 +717,14 @@ mod tests {
 
     #[test]
     fn a_grouped_search_scores_what_it_finds_exactly() {
-        let (mut exact_index, mut grouped) = indexes(300);
+        let (exact_index, grouped) = indexes(300);
         let visible = vec![true; 1_500];
         let mut q = unit(5, 24);
         q[7] += 2.0;
-        let want = exact_index.search(&q, &visible, 10, 10, &[]);
-        let got = grouped.search(&q, &visible, 10, 10, &[]);
+        let want = exact_index.search(&q, &visible, 10, 10);
+        let got = grouped.search(&q, &visible, 10, 10);
         // What it returns carries the exact scores, neighbours' shares included...
-        let exact_all = exact_index.search(&q, &visible, 1_500, 3_000, &[]);
+        let exact_all = exact_index.search(&q, &visible, 1_500, 3_000);
         for m in &got.messages {
             let exact = exact_all.messages.iter().find(|e| (e.0, e.1) == (m.0, m.1)).unwrap();
             assert_eq!(m.2, exact.2, "message {m:?}");
@@ -708,23 +745,16 @@ mod tests {
         let same = |a: &VectorHits, b: &VectorHits| {
             assert_eq!(a.messages, b.messages);
             assert_eq!(a.episodes, b.episodes);
-            assert_eq!(a.also, b.also);
         };
         let q = unit(11, 24);
         // Probing at least every row: nothing is missed.
-        let (mut exact_index, mut grouped) = indexes(3_000);
+        let (exact_index, grouped) = indexes(3_000);
         let all = vec![true; 1_500];
-        same(
-            &grouped.search(&q, &all, 10, 10, &[3, 7]),
-            &exact_index.search(&q, &all, 10, 10, &[3, 7]),
-        );
+        same(&grouped.search(&q, &all, 10, 10), &exact_index.search(&q, &all, 10, 10));
         // A scope that hides nearly every row falls back to the exact scan.
-        let (mut exact_index, mut grouped) = indexes(100);
+        let (exact_index, grouped) = indexes(100);
         let narrow: Vec<bool> = (0..1_500).map(|slot| slot % 50 == 0).collect();
-        same(
-            &grouped.search(&q, &narrow, 10, 10, &[50]),
-            &exact_index.search(&q, &narrow, 10, 10, &[50]),
-        );
+        same(&grouped.search(&q, &narrow, 10, 10), &exact_index.search(&q, &narrow, 10, 10));
     }
 
     #[test]
@@ -735,7 +765,7 @@ mod tests {
         let slot = 1_500;
         grouped.add((slot, slot as u64, &episode("t", "c", None, 0)), 9_000, &v);
         let visible = vec![true; slot + 1];
-        let best = |index: &mut VectorIndex| index.search(&v, &visible, 1, 1, &[]).messages[0];
+        let best = |index: &VectorIndex| index.search(&v, &visible, 1, 1).messages[0];
         assert_eq!(best(&mut grouped).1, 9_000, "not yet in a group");
         assert!(!grouped.settle(), "a single row does not regroup");
         assert_eq!(grouped.clusters.as_ref().unwrap().pending(), &[] as &[u32]);
