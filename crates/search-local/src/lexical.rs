@@ -213,14 +213,17 @@ impl Bm25 {
                 words.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
             }
         }
-        // The index is the tenant's own: only narrower scopes filter. A query without filters
-        // stays a plain union of terms, which tantivy answers with block-max pruning; any
-        // filter makes it an intersection that scores every matching document.
+        // The index is the tenant's own, and is filtered by tenant all the same: no document
+        // of another tenant can come back, and the intersection is faster here than the
+        // block-max pruning tantivy applies to a bare union of terms (1,000,000 episodes of
+        // `bench recall`: episode recall p99 36 ms with the filter, 99 ms without; terms
+        // common to a tenth of all documents defeat the pruning).
         let mut filters: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut filter = |field: Field, value: &str| {
             let q = TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic);
             filters.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(q), 0.0))));
         };
+        filter(f.tenant, &scope.tenant);
         for (field, value) in
             [(f.conversation, &scope.conversation), (f.user, &scope.user), (f.agent, &scope.agent)]
         {
