@@ -1,6 +1,7 @@
 //! epimem's embedded search index: BM25 over episodes and over single messages (tantivy) and
-//! 8-bit message vectors scanned exactly, one index per tenant, saved in a folder beside the
-//! database (or kept in memory only).
+//! 8-bit message vectors (scanned exactly, or by groups of near vectors past
+//! [`APPROXIMATE_FROM`]), one index per tenant, saved in a folder beside the database (or kept
+//! in memory only).
 //!
 //! Derived state: built from the store's change log, saved with the number of the last change
 //! it applied, and caught up from there when next opened (the engine drives that through

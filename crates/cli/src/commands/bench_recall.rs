@@ -124,9 +124,10 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
     } else {
         format!("every vector scanned (groups from {})", config.search.approximate_from)
     };
+    println!("vector search: {how}");
     println!(
         "{:<48} {:>9} {:>9} {:>9} {:>9}",
-        format!("{} recalls, top {}; {how}", args.queries, args.limit),
+        format!("{} recalls, top {}", args.queries, args.limit),
         "p50 ms",
         "p95 ms",
         "p99 ms",
