@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use epimem_core::{MemoryConfig, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig};
+use epimem_core::{
+    MemoryConfig, Profile, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig,
+};
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
 use epimem_engine::{EngineConfig, JobsConfig};
 use serde::Deserialize;
@@ -93,8 +95,23 @@ impl AppConfig {
         })?;
         // The file overrides the reference: start from it and lay the file's keys over.
         let mut base: toml::Table = toml::from_str(REFERENCE).context("reference config")?;
-        let over: toml::Table = toml::from_str(&text)
+        let mut over: toml::Table = toml::from_str(&text)
             .with_context(|| format!("{} is not valid TOML", path.display()))?;
+        // A ranking profile replaces the reference's ranking weights; the file's own ranking
+        // keys still go over it.
+        let profile = match over.get_mut("ranking") {
+            Some(toml::Value::Table(ranking)) => ranking.remove("profile"),
+            _ => None,
+        };
+        if let Some(profile) = profile {
+            let name = profile.as_str().unwrap_or_default();
+            let profile: Profile = name.parse().map_err(|e: String| {
+                anyhow::anyhow!("invalid configuration in {}: {e}", path.display())
+            })?;
+            let weights = toml::Table::try_from(RankingConfig::for_profile(profile))
+                .context("ranking profile")?;
+            base.insert("ranking".into(), toml::Value::Table(weights));
+        }
         merge(&mut base, over);
         Self::deserialize(base)
             .with_context(|| format!("invalid configuration in {}", path.display()))
@@ -181,6 +198,21 @@ mod tests {
         })
         .unwrap();
         assert_eq!((c.tenant.as_str(), c.db_path().unwrap()), ("flag", PathBuf::from("x.db")));
+    }
+
+    #[test]
+    fn a_ranking_profile_sets_the_weights_the_file_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[ranking]\nprofile = \"dialogue\"\ncandidates = 7\n").unwrap();
+        let c = AppConfig::load(&Overrides { config: Some(path.clone()), ..Default::default() })
+            .unwrap();
+        let dialogue = RankingConfig::for_profile(Profile::Dialogue);
+        assert_eq!(c.ranking, RankingConfig { candidates: 7, ..dialogue });
+        std::fs::write(&path, "[ranking]\nprofile = \"chitchat\"\n").unwrap();
+        let err =
+            AppConfig::load(&Overrides { config: Some(path), ..Default::default() }).unwrap_err();
+        assert!(format!("{err:#}").contains("chitchat"), "{err:#}");
     }
 
     #[test]

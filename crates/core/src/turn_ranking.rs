@@ -211,7 +211,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::{Fusion, LexicalMatch, TurnFeatures, VectorMatch};
+    use crate::{Fusion, LexicalMatch, Profile, TurnFeatures, VectorMatch};
 
     #[test]
     fn episode_context_is_fused_and_scaled_to_the_best() {
@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn score_parts_add_up_and_neighbours_borrow() {
-        let config = RankingConfig::default();
+        let config = RankingConfig::for_profile(Profile::Dialogue);
         let out = rank_turns(&table(), &PLAIN, &config);
         for s in &out {
             let again = (s.fused * s.episode_factor + s.lent) * s.line_factor;
@@ -288,11 +288,14 @@ mod tests {
         assert_eq!(next.fused, 0.0);
         assert!((next.lent - config.neighbor_weights[0] * out[0].score).abs() < 1e-12);
         assert!(out.windows(2).all(|w| w[0].score >= w[1].score));
+        // By default nothing is lent: only candidates rank.
+        let plain = rank_turns(&table(), &PLAIN, &RankingConfig::default());
+        assert!(plain.iter().all(|s| s.lent == 0.0 && s.fused > 0.0), "{plain:?}");
     }
 
     #[test]
     fn each_signal_moves_its_turn() {
-        let config = RankingConfig::default();
+        let config = RankingConfig::for_profile(Profile::Dialogue);
         let score = |table: &TurnTable, states: &[EpisodeState], t: TurnKey| {
             rank_turns(table, states, &config).iter().find(|s| s.turn == t).unwrap().score
         };

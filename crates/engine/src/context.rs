@@ -69,16 +69,18 @@ impl<S: Store> Engine<S> {
         let limit = self.config.ranking.turn_candidates.max(query.limit);
         let (hits, at) = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
         // Episodes are read from the store until the turns gathered surely overfill the
-        // largest budget.
+        // largest budget; later turns of the episodes read still come along, since a block
+        // skips a turn that does not fit and takes a shorter one after it (under a heading it
+        // already has, a line costs little).
         let mut details: HashMap<EpisodeId, EpisodeDetail> = HashMap::new();
         // (episode, index of the message in its detail), best first.
         let mut chosen: Vec<(EpisodeId, usize)> = Vec::new();
         let mut estimate = 0;
         for hit in &hits {
-            if estimate > largest {
-                break;
-            }
             if !details.contains_key(&hit.episode) {
+                if estimate > largest {
+                    continue;
+                }
                 let Some(detail) = self.store.episode(&query.scope, &hit.episode)? else {
                     continue; // forgotten by another process since the index loaded
                 };

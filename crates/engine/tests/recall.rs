@@ -167,7 +167,10 @@ fn a_context_block_quotes_the_best_turns_within_its_budget() {
     assert!(large.turns.len() > small.turns.len());
     // Best first, as turn-level recall ranks them.
     let order: Vec<(EpisodeId, u64)> = best.iter().map(|t| (t.episode.clone(), t.seq)).collect();
-    assert_eq!(small.turns[..], order[..small.turns.len()]);
+    // (a turn that does not fit gives its place to a later one that does).
+    assert_eq!(small.turns[0], order[0]);
+    let mut ranked = order.iter();
+    assert!(small.turns.iter().all(|t| ranked.any(|o| o == t)), "{:?} in {order:?}", small.turns);
     assert!(small.text.contains("bed 3"), "{}", small.text);
     assert!(large.text.contains("> Caroline: compost goes in first"));
     // Each episode quoted is headed once; the reviews record the episodes quoted.
