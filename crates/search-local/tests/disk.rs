@@ -146,6 +146,38 @@ fn a_saved_index_reopens_as_it_was() {
     same(&kept, &answers(&fresh));
 }
 
+#[test]
+fn vectors_grouped_on_open_are_saved_and_answer_as_the_exact_scan() {
+    let dir = TempDir::new().unwrap();
+    let state = || fs::metadata(tenant_folder(dir.path()).join("state.bin")).unwrap().len();
+    let exact = {
+        let search = open(dir.path(), Some("fp"));
+        garden(&search);
+        answers(&search)
+    };
+    let saved_exact = state();
+    let grouped = || {
+        LocalSearch::open(&dir.path().join("search"), &RankingConfig::default(), Some("fp"))
+            .approximate_from(0)
+    };
+    {
+        // Saved before grouping was asked for: grouped on open, not rebuilt, and a search
+        // that probes every row (there are few) answers as the scan did.
+        let search = grouped();
+        assert_eq!(answers(&search), exact);
+        assert_eq!(search.restarted("t").unwrap(), None);
+    }
+    assert!(state() > saved_exact, "the groups are saved with the state");
+    let search = grouped();
+    assert_eq!(answers(&search), exact);
+    add(&search, 6, &[("Ana", "tomatoes ripen in August")], 4);
+    let fresh_dir = TempDir::new().unwrap();
+    let fresh = open(fresh_dir.path(), Some("fp"));
+    garden(&fresh);
+    add(&fresh, 6, &[("Ana", "tomatoes ripen in August")], 4);
+    same(&answers(&search), &answers(&fresh));
+}
+
 /// Equal, or where the two first differ.
 fn same(a: &[String], b: &[String]) {
     for (x, y) in a.iter().zip(b) {
