@@ -13,7 +13,7 @@ use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    lexical, state, table,
+    lexical, state, table, vector_file,
     vectors::{self, VectorConfig, VectorHits},
     words,
 };
@@ -191,6 +191,7 @@ impl TenantIndex {
         let mut parts = saved.parts;
         parts.words.loaded();
         parts.vectors.config = config;
+        parts.vectors.attach(folder).map_err(|e| OpenError::Unusable(e.to_string()))?;
         // Saved before vectors were grouped at this size (or with fewer rows to group from).
         let grouped = parts.vectors.settle();
         let mut index =
@@ -501,6 +502,9 @@ impl TenantIndex {
             return Ok(());
         }
         if let Some(folder) = &self.folder {
+            // The vectors' file first: the state names it.
+            let vectors = &mut self.parts.vectors;
+            vectors.write_data(folder, self.generation).map_err(|e| io_error(folder, e))?;
             let saved = state::SavedRef {
                 tenant: &self.tenant,
                 fingerprint: &self.fingerprint,
@@ -508,6 +512,8 @@ impl TenantIndex {
                 parts: &self.parts,
             };
             state::save(folder, saved).map_err(|e| io_error(folder, e))?;
+            vector_file::remove_others(folder, self.parts.vectors.saved_file())
+                .map_err(|e| io_error(folder, e))?;
         }
         self.unsaved = false;
         self.saved_at = Some(Instant::now());

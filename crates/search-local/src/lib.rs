@@ -16,6 +16,7 @@ mod state;
 mod table;
 mod tokenizer;
 mod top_k;
+mod vector_file;
 mod vectors;
 mod words;
 

@@ -10,10 +10,16 @@
 //! `approximate_from` rows the vectors are grouped by nearest centroid ([`Clusters`]) and a
 //! search scans the groups nearest the query only, then scores its best candidates exactly.
 
+use std::path::Path;
+
 use epimem_core::Episode;
 use serde::{Deserialize, Serialize};
 
-use crate::{clusters::Clusters, top_k::TopK};
+use crate::{
+    clusters::Clusters,
+    top_k::TopK,
+    vector_file::{self, VectorData},
+};
 
 /// Rows from which vectors are grouped and searched by group by default (`bench recall`
 /// compares the two searches at 100,000 and 1,000,000 episodes).
@@ -36,10 +42,14 @@ pub(crate) struct VectorIndex {
     pub(crate) config: VectorConfig,
     /// The rows grouped by nearest centroid, once there are `approximate_from` of them.
     clusters: Option<Clusters>,
-    /// `dim` quantized components per row (saved as one byte string: element by element,
-    /// decoding hundreds of megabytes was most of what opening a saved index cost).
-    #[serde(with = "as_bytes")]
-    data: Vec<i8>,
+    /// `dim` quantized components per row, in a file of their own when saved (`vector_file`).
+    #[serde(skip)]
+    data: VectorData,
+    /// The file the components were last saved to, and its length; `None` before any save.
+    saved: Option<(String, u64)>,
+    /// Whether the components changed since they were last saved.
+    #[serde(skip)]
+    changed: bool,
     /// What one quantized unit is worth, per row.
     scales: Vec<f32>,
 }
@@ -130,7 +140,8 @@ impl VectorIndex {
         }
         self.episodes[slot] = (conversation, episode.start.0, episode.end.0);
         self.rows.push((slot, seq));
-        self.scales.push(quantize(vector, &mut self.data));
+        self.scales.push(quantize(vector, self.data.to_mut()));
+        self.changed = true;
         self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
         if let Some(clusters) = &mut self.clusters {
             clusters.add(row);
@@ -145,11 +156,48 @@ impl VectorIndex {
         let due = rows >= self.config.approximate_from
             && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows));
         if due {
-            self.clusters = Some(Clusters::train(&self.data, &self.scales, self.dim));
+            self.clusters = Some(Clusters::train(self.data.as_slice(), &self.scales, self.dim));
         } else if let Some(clusters) = &mut self.clusters {
-            clusters.assign(&self.data);
+            clusters.assign(self.data.as_slice());
         }
         due
+    }
+
+    /// Writes the components to a file of their own in `folder` if they changed since they
+    /// were last saved (named by `generation`); the state saved next names that file.
+    pub(crate) fn write_data(&mut self, folder: &Path, generation: u64) -> std::io::Result<()> {
+        let data = self.data.as_slice();
+        if data.is_empty() {
+            self.saved = None;
+        } else if self.changed || self.saved.is_none() {
+            let name = vector_file::file_name(generation);
+            vector_file::write(folder, &name, data)?;
+            self.saved = Some((name, data.len() as u64));
+        }
+        self.changed = false;
+        Ok(())
+    }
+
+    /// The vector file the state names, if any.
+    pub(crate) fn saved_file(&self) -> Option<&str> {
+        self.saved.as_ref().map(|(name, _)| name.as_str())
+    }
+
+    /// Maps the components from the file the loaded state names in `folder`.
+    pub(crate) fn attach(&mut self, folder: &Path) -> std::io::Result<()> {
+        self.data = match &self.saved {
+            Some((name, len)) => vector_file::map(folder, name, *len)?,
+            None => VectorData::Empty,
+        };
+        let expected = self.rows.len() * self.dim;
+        if self.data.as_slice().len() != expected {
+            return Err(std::io::Error::other(format!(
+                "{} vector components for {expected}",
+                self.data.as_slice().len()
+            )));
+        }
+        self.changed = false;
+        Ok(())
     }
 
     /// Removes an episode's vectors.
@@ -159,7 +207,8 @@ impl VectorIndex {
         };
         let (start, end, dim) = (start as usize, end as usize, self.dim);
         self.rows.drain(start..end);
-        self.data.drain(start * dim..end * dim);
+        self.data.to_mut().drain(start * dim..end * dim);
+        self.changed = true;
         self.scales.drain(start..end);
         let len = (end - start) as u32;
         for span in &mut self.episode_rows {
@@ -311,7 +360,7 @@ impl VectorIndex {
         let mut waiting: Option<(usize, u64, f32, f32)> = None;
         let borrow = self.config.borrow;
         let dim = self.dim;
-        let data = self.data[rows.start * dim..rows.end * dim].chunks_exact(dim);
+        let data = self.data.as_slice()[rows.start * dim..rows.end * dim].chunks_exact(dim);
         for ((&(e, seq), vector), &scale) in
             self.rows[rows.clone()].iter().zip(data).zip(&self.scales[rows])
         {
@@ -507,7 +556,7 @@ impl VectorIndex {
 
     #[inline(always)]
     fn similarity(&self, row: usize, query: &Quantized) -> f32 {
-        let data = &self.data[row * self.dim..(row + 1) * self.dim];
+        let data = &self.data.as_slice()[row * self.dim..(row + 1) * self.dim];
         dot_i8(data, &query.data) as f32 * self.scales[row] * query.scale
     }
 }
@@ -516,32 +565,6 @@ impl VectorIndex {
 fn dedup_in_order(items: &mut Vec<usize>) {
     let mut seen = std::collections::HashSet::new();
     items.retain(|&item| seen.insert(item));
-}
-
-/// `Vec<i8>` as a byte string.
-mod as_bytes {
-    use serde::{Deserializer, Serializer, de::Visitor};
-
-    pub(super) fn serialize<S: Serializer>(data: &[i8], s: S) -> Result<S::Ok, S::Error> {
-        let bytes: Vec<u8> = data.iter().map(|&x| x as u8).collect();
-        s.serialize_bytes(&bytes)
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<i8>, D::Error> {
-        struct Bytes;
-        impl Visitor<'_> for Bytes {
-            type Value = Vec<i8>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("quantized vector components as bytes")
-            }
-
-            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Vec<i8>, E> {
-                Ok(bytes.iter().map(|&x| x as i8).collect())
-            }
-        }
-        d.deserialize_bytes(Bytes)
-    }
 }
 
 /// A query vector quantized like the rows.

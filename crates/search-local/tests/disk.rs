@@ -178,6 +178,39 @@ fn vectors_grouped_on_open_are_saved_and_answer_as_the_exact_scan() {
     same(&answers(&search), &answers(&fresh));
 }
 
+#[test]
+fn vectors_are_saved_in_one_file_of_their_own_and_checked_on_open() {
+    let dir = TempDir::new().unwrap();
+    let vector_files = || {
+        let mut names: Vec<String> = fs::read_dir(tenant_folder(dir.path()))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("vectors-"))
+            .collect();
+        names.sort();
+        names
+    };
+    {
+        let search = open(dir.path(), Some("fp"));
+        garden(&search);
+        // Each save that changed the vectors wrote a new file; the older ones are gone.
+        add(&search, 6, &[("Ana", "tomatoes ripen in August")], 4);
+    }
+    let files = vector_files();
+    assert_eq!(files, ["vectors-4.bin"], "one file, named by the generation it holds");
+    // Opened and dropped without a change: the same file, not written again.
+    assert!(!answers(&open(dir.path(), Some("fp"))).is_empty());
+    assert_eq!(vector_files(), files);
+    // A vector file cut short is found out on open, and the index starts again.
+    let path = tenant_folder(dir.path()).join(&files[0]);
+    let bytes = fs::read(&path).unwrap();
+    fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+    let search = open(dir.path(), Some("fp"));
+    let why = search.restarted("t").unwrap().expect("started again");
+    assert!(why.contains("bytes"), "{why}");
+    assert_eq!(search.generation("t").unwrap(), 0);
+}
+
 /// Equal, or where the two first differ.
 fn same(a: &[String], b: &[String]) {
     for (x, y) in a.iter().zip(b) {
