@@ -185,9 +185,10 @@ if million.exists():
     print("```")
     print("\nPast 500,000 vectors (`search.approximate_from`) a search scans the visible vectors of the groups")
     print("nearest the query (24,000) and scores its best candidates exactly; the second table scans every")
-    print("vector, for comparison. Opening decodes the saved state whole (a table entry per episode and per")
-    print("message, the word lists and the message vectors), which is most of the time to the first answer;")
-    print("what remains of the recall time is mostly BM25 over terms that a tenth of all documents hold.")
+    print("vector, for comparison. Opening decodes the saved state whole (about 550 MB here: a full episode")
+    print("record and id per episode, the word lists and line facts of every message), which is most of the")
+    print("time to the first answer; the message vectors (512 MB) are mapped from their own file, not decoded.")
+    print("What remains of the recall time is mostly BM25 over terms that a tenth of all documents hold.")
 grouped = tmp / "bench_recall_grouped.txt"
 if grouped.exists():
     print("\nWhy the threshold: the 100,000 episodes with the vectors searched by groups from the first one")
