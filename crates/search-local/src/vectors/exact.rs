@@ -1,0 +1,202 @@
+//! The exact search: every visible row scanned, on several threads once there are many, each
+//! share compiled for the widest SIMD the CPU has.
+
+use super::{Quantized, VectorHits, VectorIndex, dot_i8};
+use crate::top_k::TopK;
+
+/// Rows from which a scan is split over threads.
+const PARALLEL_FROM: usize = 50_000;
+const MAX_THREADS: usize = 4;
+
+impl VectorIndex {
+    /// The best episodes and messages among every visible row.
+    pub(super) fn scan_all(
+        &self,
+        query: &Quantized,
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+    ) -> VectorHits {
+        let threads = if self.rows.len() >= PARALLEL_FROM {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
+        } else {
+            1
+        };
+        // Shares end where an episode's run of rows ends, so no episode is split.
+        let mut bounds = vec![0];
+        for t in 1..threads {
+            let mut b = (self.rows.len() * t / threads).max(*bounds.last().expect("starts at 0"));
+            while b > 0 && b < self.rows.len() && self.rows[b].0 == self.rows[b - 1].0 {
+                b += 1;
+            }
+            bounds.push(b);
+        }
+        bounds.push(self.rows.len());
+        // The scan is compiled again for the widest SIMD the CPU has (AVX2 on most x86),
+        // picked at run time: the baseline build only knows SSE2.
+        let arch = pulp::Arch::new();
+        let scan = |t: usize| {
+            let rows = bounds[t]..bounds[t + 1];
+            arch.dispatch(ScanShare { index: self, rows, query, visible, episodes, messages })
+        };
+        let mut parts: Vec<Scan> = if threads == 1 {
+            vec![scan(0)]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || scan(t))).collect();
+                handles.into_iter().map(|h| h.join().expect("scan thread")).collect()
+            })
+        };
+        let Scan { episodes: mut top_episodes, messages: mut top_messages } = parts.remove(0);
+        for part in parts {
+            for (sim, item) in part.episodes.into_sorted() {
+                top_episodes.offer(sim, item);
+            }
+            for (sim, item) in part.messages.into_sorted() {
+                top_messages.offer(sim, item);
+            }
+        }
+        hits(top_episodes, top_messages)
+    }
+
+    /// Scans `rows`, which hold whole episodes: an episode's rows are contiguous, as each
+    /// episode's vectors are added together. Always inlined, so that it is compiled inside
+    /// each SIMD variant of the dispatch above.
+    #[inline(always)]
+    fn scan(
+        &self,
+        rows: std::ops::Range<usize>,
+        query: &Quantized,
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+    ) -> Scan {
+        let mut top_episodes = TopK::new(episodes);
+        let mut top_messages = TopK::new(messages);
+        // The episode being scanned and its best (similarity, message) so far.
+        let mut run: Option<(usize, f32, u64)> = None;
+        // The message waiting for its successor's similarity: (slot, seq, own, borrowed).
+        let mut waiting: Option<(usize, u64, f32, f32)> = None;
+        let borrow = self.config.borrow;
+        let dim = self.dim;
+        let data = self.data.as_slice()[rows.start * dim..rows.end * dim].chunks_exact(dim);
+        for ((&(e, seq), vector), &scale) in
+            self.rows[rows.clone()].iter().zip(data).zip(&self.scales[rows])
+        {
+            if !visible.get(e).copied().unwrap_or(false) {
+                continue;
+            }
+            let sim = dot_i8(vector, &query.data) as f32 * scale * query.scale;
+            run = match run {
+                Some((r, best, at)) if r == e => {
+                    Some(if sim > best { (e, sim, seq) } else { (r, best, at) })
+                }
+                Some((r, best, at)) => {
+                    top_episodes.offer(best, (r, at));
+                    Some((e, sim, seq))
+                }
+                None => Some((e, sim, seq)),
+            };
+            let mut lent = f32::MIN;
+            if let Some((we, wseq, own, borrowed)) = waiting {
+                let adjacent = self.next_to((we, wseq), (e, seq));
+                let from_next =
+                    if adjacent && borrow.after > 0.0 { borrow.after * sim } else { f32::MIN };
+                top_messages.offer(own.max(borrowed).max(from_next), (we, wseq));
+                if adjacent && borrow.before > 0.0 {
+                    lent = borrow.before * own;
+                }
+            }
+            waiting = Some((e, seq, sim, lent));
+        }
+        if let Some((we, wseq, own, borrowed)) = waiting {
+            top_messages.offer(own.max(borrowed), (we, wseq));
+        }
+        if let Some((r, best, at)) = run {
+            top_episodes.offer(best, (r, at));
+        }
+        Scan { episodes: top_episodes, messages: top_messages }
+    }
+}
+
+/// One thread's share of a scan, as pulp dispatches it: `with_simd` and the scan it calls are
+/// inlined into each SIMD variant (a closure would stay a separate, baseline function).
+struct ScanShare<'a> {
+    index: &'a VectorIndex,
+    rows: std::ops::Range<usize>,
+    query: &'a Quantized,
+    visible: &'a [bool],
+    episodes: usize,
+    messages: usize,
+}
+
+impl pulp::WithSimd for ScanShare<'_> {
+    type Output = Scan;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Scan {
+        let Self { index, rows, query, visible, episodes, messages } = self;
+        index.scan(rows, query, visible, episodes, messages)
+    }
+}
+
+/// What one thread's share of a scan found.
+struct Scan {
+    episodes: TopK<(usize, u64)>,
+    messages: TopK<(usize, u64)>,
+}
+
+fn hits(episodes: TopK<(usize, u64)>, messages: TopK<(usize, u64)>) -> VectorHits {
+    VectorHits {
+        episodes: episodes
+            .into_sorted()
+            .into_iter()
+            .map(|(sim, (e, seq))| (e, f64::from(sim), seq))
+            .collect(),
+        messages: messages
+            .into_sorted()
+            .into_iter()
+            .map(|(sim, (e, seq))| (e, seq, f64::from(sim)))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        table::tests::episode,
+        vectors::{
+            Borrow,
+            tests::{exact, unit},
+        },
+    };
+
+    #[test]
+    fn threads_find_what_one_thread_finds() {
+        let dim = 16;
+        let mut index = VectorIndex::new(exact(Borrow::default()));
+        // Each episode's rows together, as the search index adds them.
+        for row in 0..PARALLEL_FROM + 10 {
+            let slot = row * 1000 / (PARALLEL_FROM + 10);
+            index.add((slot, 0, &episode("t", "c", None, 0)), row as u64, &unit(row as u32, dim));
+        }
+        let visible = vec![true; 1000];
+        let q = unit(7, dim);
+        let parallel = index.search(&q, &visible, 20, 20);
+        let one = index.scan(0..index.rows.len(), &Quantized::new(&q), &visible, 20, 20);
+        let single: Vec<(usize, u64)> =
+            one.messages.into_sorted().into_iter().map(|(_, item)| item).collect();
+        let found: Vec<(usize, u64)> =
+            parallel.messages.iter().map(|&(slot, seq, _)| (slot, seq)).collect();
+        assert_eq!(found, single);
+        let single: Vec<(usize, u64)> =
+            one.episodes.into_sorted().into_iter().map(|(_, item)| item).collect();
+        let found: Vec<(usize, u64)> =
+            parallel.episodes.iter().map(|&(slot, _, seq)| (slot, seq)).collect();
+        assert_eq!(found, single);
+        let best3 = index.best_of(3, &Quantized::new(&q));
+        let best_of = index.best_of_each(&q, &visible, &[3, 5000]);
+        assert_eq!(best_of, [best3, None], "an unknown slot has none");
+    }
+}

@@ -1,0 +1,252 @@
+//! The grouped search: the visible rows of the groups nearest the query ([`Clusters`]),
+//! then its best candidates scored exactly.
+
+use super::{Quantized, VectorHits, VectorIndex};
+use crate::{clusters::Clusters, top_k::TopK};
+
+/// Visible rows a grouped search scans, nearest groups first.
+pub(super) const PROBE_ROWS: usize = 24_000;
+/// Rows from which their similarities are computed on two threads.
+const TWO_THREADS_FROM: usize = 6_250;
+
+impl VectorIndex {
+    /// A grouped search: the visible rows of the groups nearest the query, until `probe_rows`
+    /// were scanned; then its best candidates scored exactly (a message with its neighbours'
+    /// shares, an episode by its best message). `None` when the scope hides most rows, so
+    /// that the nearest groups hold too few of its own: the exact scan serves it.
+    pub(super) fn probe(
+        &self,
+        clusters: &Clusters,
+        query: &Quantized,
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+    ) -> Option<VectorHits> {
+        let is_visible = |row: usize| visible.get(self.rows[row].0).copied().unwrap_or(false);
+        let mut best_rows = TopK::new(episodes * 4);
+        // A row is offered once for itself and once for what each neighbour lends it.
+        let mut message_rows = TopK::new(messages * 3);
+        let probe_rows = self.config.probe_rows;
+        // The visible rows not in a group yet, then those of the groups nearest the query.
+        let groups = clusters.by_nearness(&query.data);
+        let sources =
+            std::iter::once(clusters.pending()).chain(groups.iter().map(|&g| clusters.members(g)));
+        let (mut scanned, mut probed) = (0, Vec::with_capacity(probe_rows + 4_096));
+        for members in sources {
+            if probed.len() >= probe_rows {
+                break;
+            }
+            if scanned >= probe_rows * 4 && probed.len() < probe_rows {
+                return None;
+            }
+            scanned += members.len();
+            probed.extend(members.iter().map(|&row| row as usize).filter(|&row| is_visible(row)));
+        }
+        for (&row, sim) in probed.iter().zip(self.similarities(&probed, query)) {
+            best_rows.offer(sim, row);
+            message_rows.offer(sim, row);
+            let here = self.rows[row];
+            if self.config.borrow.before > 0.0
+                && row + 1 < self.rows.len()
+                && is_visible(row + 1)
+                && self.next_to(here, self.rows[row + 1])
+            {
+                message_rows.offer(self.config.borrow.before * sim, row + 1);
+            }
+            if self.config.borrow.after > 0.0
+                && row > 0
+                && is_visible(row - 1)
+                && self.next_to(self.rows[row - 1], here)
+            {
+                message_rows.offer(self.config.borrow.after * sim, row - 1);
+            }
+        }
+        let mut slots: Vec<usize> =
+            best_rows.into_sorted().into_iter().map(|(_, row)| self.rows[row].0).collect();
+        dedup_in_order(&mut slots);
+        let mut found_episodes: Vec<(usize, f64, u64)> = slots
+            .into_iter()
+            .filter_map(|slot| self.best_of(slot, query).map(|(sim, seq)| (slot, sim, seq)))
+            .collect();
+        found_episodes.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        found_episodes.truncate(episodes);
+        let mut rows: Vec<usize> =
+            message_rows.into_sorted().into_iter().map(|(_, row)| row).collect();
+        dedup_in_order(&mut rows);
+        let mut found_messages: Vec<(usize, f32)> = rows
+            .into_iter()
+            .map(|row| (row, self.message_score(row, query, &is_visible)))
+            .collect();
+        found_messages.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        found_messages.truncate(messages);
+        Some(VectorHits {
+            episodes: found_episodes,
+            messages: found_messages
+                .into_iter()
+                .map(|(row, sim)| (self.rows[row].0, self.rows[row].1, f64::from(sim)))
+                .collect(),
+        })
+    }
+
+    /// A message's score as the exact scan gives it: its own similarity or the shares its
+    /// visible neighbours lend, whichever is more.
+    fn message_score(
+        &self,
+        row: usize,
+        query: &Quantized,
+        is_visible: &impl Fn(usize) -> bool,
+    ) -> f32 {
+        let here = self.rows[row];
+        let mut score = self.similarity(row, query);
+        if self.config.borrow.before > 0.0
+            && row > 0
+            && is_visible(row - 1)
+            && self.next_to(self.rows[row - 1], here)
+        {
+            score = score.max(self.config.borrow.before * self.similarity(row - 1, query));
+        }
+        if self.config.borrow.after > 0.0
+            && row + 1 < self.rows.len()
+            && is_visible(row + 1)
+            && self.next_to(here, self.rows[row + 1])
+        {
+            score = score.max(self.config.borrow.after * self.similarity(row + 1, query));
+        }
+        score
+    }
+
+    /// The similarity of each of `rows` to the query, on two threads when there are many,
+    /// compiled for the widest SIMD the CPU has.
+    fn similarities(&self, rows: &[usize], query: &Quantized) -> Vec<f32> {
+        let arch = pulp::Arch::new();
+        let part = |rows: &[usize]| arch.dispatch(Similarities { index: self, rows, query });
+        if rows.len() < TWO_THREADS_FROM {
+            return part(rows);
+        }
+        let (first, second) = rows.split_at(rows.len() / 2);
+        std::thread::scope(|s| {
+            let other = s.spawn(|| part(second));
+            let mut sims = part(first);
+            sims.extend(other.join().expect("similarity thread"));
+            sims
+        })
+    }
+}
+
+/// Similarities of some rows, as pulp dispatches them (see [`ScanShare`]).
+struct Similarities<'a> {
+    index: &'a VectorIndex,
+    rows: &'a [usize],
+    query: &'a Quantized,
+}
+
+impl pulp::WithSimd for Similarities<'_> {
+    type Output = Vec<f32>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<f32> {
+        // A plain loop: an iterator chain's `fold` would be compiled outside the SIMD variant.
+        let mut sims = Vec::with_capacity(self.rows.len());
+        for &row in self.rows {
+            sims.push(self.index.similarity(row, self.query));
+        }
+        sims
+    }
+}
+
+/// Drops repeated items, keeping each one's first place.
+fn dedup_in_order(items: &mut Vec<usize>) {
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|&item| seen.insert(item));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        table::tests::episode,
+        vectors::{
+            Borrow, VectorConfig,
+            tests::{exact, unit},
+        },
+    };
+
+    /// 3,000 rows about 30 directions, two messages an episode, each episode its own
+    /// conversation, searched exactly and by groups.
+    fn indexes(probe_rows: usize) -> (VectorIndex, VectorIndex) {
+        let dim = 24;
+        let borrow = Borrow { before: 0.8, after: 0.6, max_gap_ms: 0 };
+        let mut exact_index = VectorIndex::new(exact(borrow));
+        let mut grouped =
+            VectorIndex::new(VectorConfig { borrow, approximate_from: 0, probe_rows });
+        for row in 0..3_000u32 {
+            let mut v = unit(row, dim);
+            v[row as usize % 30 % dim] += 2.0;
+            let slot = row as usize / 2;
+            let at = (slot, slot as u64, &episode("t", "c", None, 0));
+            exact_index.add(at, u64::from(row), &v);
+            grouped.add(at, u64::from(row), &v);
+        }
+        grouped.settle();
+        exact_index.settle();
+        assert!(grouped.clusters.is_some() && exact_index.clusters.is_none());
+        (exact_index, grouped)
+    }
+
+    #[test]
+    fn a_grouped_search_scores_what_it_finds_exactly() {
+        let (exact_index, grouped) = indexes(300);
+        let visible = vec![true; 1_500];
+        let mut q = unit(5, 24);
+        q[7] += 2.0;
+        let want = exact_index.search(&q, &visible, 10, 10);
+        let got = grouped.search(&q, &visible, 10, 10);
+        // What it returns carries the exact scores, neighbours' shares included...
+        let exact_all = exact_index.search(&q, &visible, 1_500, 3_000);
+        for m in &got.messages {
+            let exact = exact_all.messages.iter().find(|e| (e.0, e.1) == (m.0, m.1)).unwrap();
+            assert_eq!(m.2, exact.2, "message {m:?}");
+        }
+        for e in &got.episodes {
+            let exact = exact_all.episodes.iter().find(|x| x.0 == e.0).unwrap();
+            assert_eq!((e.1, e.2), (exact.1, exact.2), "episode {e:?}");
+        }
+        // ...and most of the best ones, from a tenth of the rows.
+        let overlap = |a: &[(usize, u64, f64)], b: &[(usize, u64, f64)]| {
+            a.iter().filter(|x| b.iter().any(|y| (y.0, y.1) == (x.0, x.1))).count()
+        };
+        assert!(overlap(&got.messages, &want.messages) >= 8, "{got:?} against {want:?}");
+    }
+
+    #[test]
+    fn a_grouped_search_over_every_row_or_a_narrow_scope_equals_the_exact_scan() {
+        let same = |a: &VectorHits, b: &VectorHits| {
+            assert_eq!(a.messages, b.messages);
+            assert_eq!(a.episodes, b.episodes);
+        };
+        let q = unit(11, 24);
+        // Probing at least every row: nothing is missed.
+        let (exact_index, grouped) = indexes(3_000);
+        let all = vec![true; 1_500];
+        same(&grouped.search(&q, &all, 10, 10), &exact_index.search(&q, &all, 10, 10));
+        // A scope that hides nearly every row falls back to the exact scan.
+        let (exact_index, grouped) = indexes(100);
+        let narrow: Vec<bool> = (0..1_500).map(|slot| slot % 50 == 0).collect();
+        same(&grouped.search(&q, &narrow, 10, 10), &exact_index.search(&q, &narrow, 10, 10));
+    }
+
+    #[test]
+    fn rows_added_after_grouping_are_found_before_and_after_they_join_a_group() {
+        let (_, mut grouped) = indexes(300);
+        // Away from every direction earlier rows lean to.
+        let v = vec![-1.0 / 24f32.sqrt(); 24];
+        let slot = 1_500;
+        grouped.add((slot, slot as u64, &episode("t", "c", None, 0)), 9_000, &v);
+        let visible = vec![true; slot + 1];
+        let best = |index: &VectorIndex| index.search(&v, &visible, 1, 1).messages[0];
+        assert_eq!(best(&mut grouped).1, 9_000, "not yet in a group");
+        assert!(!grouped.settle(), "a single row does not regroup");
+        assert_eq!(grouped.clusters.as_ref().unwrap().pending(), &[] as &[u32]);
+        assert_eq!(best(&mut grouped).1, 9_000, "in its group");
+    }
+}

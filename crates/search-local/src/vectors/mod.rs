@@ -1,0 +1,391 @@
+//! Message vectors of closed episodes, in memory, by episode slot.
+//!
+//! Vectors are kept as 8-bit integers with one scale each: a scan is bound by memory
+//! bandwidth, and a quarter of the bytes makes it about twice as fast (unit vectors lose
+//! about 0.01 of cosine similarity to rounding, far below what separates a match).
+//!
+//! Search scans every message vector of a visible episode, on up to four threads once there
+//! are many: exact, and at 200,000 vectors a few milliseconds on two cores (an HNSW graph,
+//! tried here before, lost on both build time and latency at that size). Past
+//! `approximate_from` rows the vectors are grouped by nearest centroid ([`Clusters`]) and a
+//! search scans the groups nearest the query only, then scores its best candidates exactly.
+
+use std::path::Path;
+
+use epimem_core::Episode;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    clusters::Clusters,
+    vector_file::{self, VectorData},
+};
+
+mod exact;
+mod grouped;
+
+use grouped::PROBE_ROWS;
+
+/// Rows from which vectors are grouped and searched by group by default (`bench recall`
+/// compares the two searches at 100,000 and 1,000,000 episodes).
+pub const APPROXIMATE_FROM: usize = 500_000;
+#[derive(Default, Serialize, Deserialize)]
+pub(crate) struct VectorIndex {
+    dim: usize,
+    /// Rows of each episode slot, `start..end` (an episode's vectors are added together).
+    episode_rows: Vec<(u32, u32)>,
+    /// (episode slot, message seq) of each row of `data`.
+    rows: Vec<(usize, u64)>,
+    /// The conversation, start and end (ms) of each episode slot, to tell which rows are
+    /// neighbouring messages of one conversation.
+    episodes: Vec<(u64, i64, i64)>,
+    /// Configuration, set again after a load.
+    #[serde(skip)]
+    pub(crate) config: VectorConfig,
+    /// The rows grouped by nearest centroid, once there are `approximate_from` of them.
+    clusters: Option<Clusters>,
+    /// `dim` quantized components per row, in a file of their own when saved (`vector_file`).
+    #[serde(skip)]
+    data: VectorData,
+    /// The file the components were last saved to, and its length; `None` before any save.
+    saved: Option<(String, u64)>,
+    /// Whether the components changed since they were last saved.
+    #[serde(skip)]
+    changed: bool,
+    /// What one quantized unit is worth, per row.
+    scales: Vec<f32>,
+}
+
+/// How vectors are searched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct VectorConfig {
+    /// Shares of the similarity of the message before and after that a message borrows.
+    pub(crate) borrow: Borrow,
+    /// Rows from which a search goes by groups of rows instead of scanning them all...
+    pub(crate) approximate_from: usize,
+    /// ...and how many visible rows it then scans.
+    pub(crate) probe_rows: usize,
+}
+
+impl Default for VectorConfig {
+    fn default() -> Self {
+        Self {
+            borrow: Borrow::default(),
+            approximate_from: APPROXIMATE_FROM,
+            probe_rows: PROBE_ROWS,
+        }
+    }
+}
+
+/// How much of its neighbours' similarity a message borrows: a message is scored
+/// `max(own, before · previous, after · next)`, so an answer that shares no word with a
+/// query rises behind the question that does. Neighbours are the rows right before and after
+/// in the same conversation (consecutive messages, usually of one episode; across an
+/// episode's edge only if the silence between the two is at most `max_gap_ms`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Borrow {
+    pub(crate) before: f32,
+    pub(crate) after: f32,
+    pub(crate) max_gap_ms: i64,
+}
+
+/// What a search found.
+#[derive(Debug, Default)]
+pub(crate) struct VectorHits {
+    /// The best visible episodes by their best message similarity, best first:
+    /// (slot, similarity, best message).
+    pub(crate) episodes: Vec<(usize, f64, u64)>,
+    /// The best visible messages, best first: (slot, seq, similarity).
+    pub(crate) messages: Vec<(usize, u64, f64)>,
+}
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex").field("rows", &self.rows.len()).finish_non_exhaustive()
+    }
+}
+
+impl VectorIndex {
+    pub(crate) fn new(config: VectorConfig) -> Self {
+        Self { config, ..Self::default() }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Adds message `seq` of `episode` (in slot `slot`, of conversation `conversation`).
+    pub(crate) fn add(
+        &mut self,
+        (slot, conversation, episode): (usize, u64, &Episode),
+        seq: u64,
+        vector: &[f32],
+    ) {
+        if self.dim == 0 {
+            self.dim = vector.len();
+        }
+        if vector.len() != self.dim {
+            return; // another model's vector: never mixed in
+        }
+        if self.episode_rows.len() <= slot {
+            self.episode_rows.resize(slot + 1, (0, 0));
+            self.episodes.resize(slot + 1, (0, 0, 0));
+        }
+        let row = self.rows.len();
+        let (start, end) = self.episode_rows[slot];
+        if start != end && end as usize != row {
+            return; // an episode's vectors come together, once
+        }
+        self.episodes[slot] = (conversation, episode.start.0, episode.end.0);
+        self.rows.push((slot, seq));
+        self.scales.push(quantize(vector, self.data.to_mut()));
+        self.changed = true;
+        self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
+        if let Some(clusters) = &mut self.clusters {
+            clusters.add(row);
+        }
+    }
+
+    /// Groups the rows by nearest centroid if there are enough of them and they are not
+    /// grouped yet, or have doubled since they were (whether it did); else puts the rows
+    /// added since in their groups.
+    pub(crate) fn settle(&mut self) -> bool {
+        let rows = self.rows.len();
+        let due = rows >= self.config.approximate_from
+            && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows));
+        if due {
+            self.clusters = Some(Clusters::train(self.data.as_slice(), &self.scales, self.dim));
+        } else if let Some(clusters) = &mut self.clusters {
+            clusters.assign(self.data.as_slice());
+        }
+        due
+    }
+
+    /// Writes the components to a file of their own in `folder` if they changed since they
+    /// were last saved (named by `generation`); the state saved next names that file.
+    pub(crate) fn write_data(&mut self, folder: &Path, generation: u64) -> std::io::Result<()> {
+        let data = self.data.as_slice();
+        if data.is_empty() {
+            self.saved = None;
+        } else if self.changed || self.saved.is_none() {
+            let name = vector_file::file_name(generation);
+            vector_file::write(folder, &name, data)?;
+            self.saved = Some((name, data.len() as u64));
+        }
+        self.changed = false;
+        Ok(())
+    }
+
+    /// The vector file the state names, if any.
+    pub(crate) fn saved_file(&self) -> Option<&str> {
+        self.saved.as_ref().map(|(name, _)| name.as_str())
+    }
+
+    /// Maps the components from the file the loaded state names in `folder`.
+    pub(crate) fn attach(&mut self, folder: &Path) -> std::io::Result<()> {
+        self.data = match &self.saved {
+            Some((name, len)) => vector_file::map(folder, name, *len)?,
+            None => VectorData::Empty,
+        };
+        let expected = self.rows.len() * self.dim;
+        if self.data.as_slice().len() != expected {
+            return Err(std::io::Error::other(format!(
+                "{} vector components for {expected}",
+                self.data.as_slice().len()
+            )));
+        }
+        self.changed = false;
+        Ok(())
+    }
+
+    /// Removes an episode's vectors.
+    pub(crate) fn remove(&mut self, slot: usize) {
+        let Some(&(start, end)) = self.episode_rows.get(slot).filter(|(s, e)| s < e) else {
+            return;
+        };
+        let (start, end, dim) = (start as usize, end as usize, self.dim);
+        self.rows.drain(start..end);
+        self.data.to_mut().drain(start * dim..end * dim);
+        self.changed = true;
+        self.scales.drain(start..end);
+        let len = (end - start) as u32;
+        for span in &mut self.episode_rows {
+            if span.0 >= end as u32 {
+                *span = (span.0 - len, span.1 - len);
+            }
+        }
+        self.episode_rows[slot] = (0, 0);
+        if let Some(clusters) = &mut self.clusters {
+            clusters.remove_rows(start, end - start);
+        }
+    }
+
+    /// The `episodes` best episodes and `messages` best messages among the `visible` slots.
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+    ) -> VectorHits {
+        if query.len() != self.dim || self.rows.is_empty() {
+            return VectorHits::default();
+        }
+        let query = Quantized::new(query);
+        let grouped =
+            self.clusters.as_ref().filter(|_| self.rows.len() >= self.config.approximate_from);
+        if let Some(found) =
+            grouped.and_then(|c| self.probe(c, &query, visible, episodes, messages))
+        {
+            return found;
+        }
+        self.scan_all(&query, visible, episodes, messages)
+    }
+}
+
+impl VectorIndex {
+    /// The best (similarity, message) of each of the `slots` (`None` where hidden).
+    pub(crate) fn best_of_each(
+        &self,
+        query: &[f32],
+        visible: &[bool],
+        slots: &[usize],
+    ) -> Vec<Option<(f64, u64)>> {
+        if query.len() != self.dim {
+            return vec![None; slots.len()];
+        }
+        let query = Quantized::new(query);
+        slots
+            .iter()
+            .map(|&e| if visible.get(e) == Some(&true) { self.best_of(e, &query) } else { None })
+            .collect()
+    }
+
+    /// The best (similarity, message) of one episode.
+    fn best_of(&self, slot: usize, query: &Quantized) -> Option<(f64, u64)> {
+        let &(start, end) = self.episode_rows.get(slot).filter(|(s, e)| s < e)?;
+        (start as usize..end as usize)
+            .map(|row| (self.similarity(row, query), self.rows[row].1))
+            .reduce(|best, this| if this.0 > best.0 { this } else { best })
+            .map(|(sim, seq)| (f64::from(sim), seq))
+    }
+
+    /// Whether `b` is the message right after `a` in one conversation (in one episode, or
+    /// across an episode's edge after a silence of at most `max_gap_ms`).
+    fn next_to(&self, (e1, s1): (usize, u64), (e2, s2): (usize, u64)) -> bool {
+        let ((c1, _, end), (c2, start, _)) = (self.episodes[e1], self.episodes[e2]);
+        s2 == s1 + 1 && (e1 == e2 || (c1 == c2 && start - end <= self.config.borrow.max_gap_ms))
+    }
+
+    #[inline(always)]
+    fn similarity(&self, row: usize, query: &Quantized) -> f32 {
+        let data = &self.data.as_slice()[row * self.dim..(row + 1) * self.dim];
+        dot_i8(data, &query.data) as f32 * self.scales[row] * query.scale
+    }
+}
+
+/// A query vector quantized like the rows.
+struct Quantized {
+    data: Vec<i8>,
+    scale: f32,
+}
+
+impl Quantized {
+    fn new(vector: &[f32]) -> Self {
+        let mut data = Vec::with_capacity(vector.len());
+        let scale = quantize(vector, &mut data);
+        Self { data, scale }
+    }
+}
+
+/// Appends `vector` as 8-bit integers to `out`; returns what one unit is worth.
+pub(crate) fn quantize(vector: &[f32], out: &mut Vec<i8>) -> f32 {
+    let max = vector.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 && max.is_finite() { max / 127.0 } else { 1.0 };
+    out.extend(vector.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+    scale
+}
+
+/// Dot product in sixteen lanes, which the compiler turns into SIMD.
+#[inline(always)]
+pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut lanes = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 =
+        ca.remainder().iter().zip(cb.remainder()).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..16 {
+            lanes[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    lanes.iter().sum::<i32>() + tail
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::table::tests::episode;
+
+    pub(super) fn exact(borrow: Borrow) -> VectorConfig {
+        VectorConfig { borrow, approximate_from: usize::MAX, probe_rows: PROBE_ROWS }
+    }
+
+    pub(super) fn unit(seed: u32, dim: usize) -> Vec<f32> {
+        let v: Vec<f32> =
+            (0..dim).map(|i| ((i as f32 + 1.0) * (seed as f32 + 0.37)).sin()).collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn quantized_similarity_is_close_to_the_exact_one() {
+        let dim = 37; // not a multiple of the lanes: the tail counts too
+        let mut index = VectorIndex::new(exact(Borrow::default()));
+        let rows: Vec<Vec<f32>> = (0..20).map(|s| unit(s, dim)).collect();
+        for (i, r) in rows.iter().enumerate() {
+            index.add((i, 0, &episode("t", "c", None, 0)), 1, r);
+        }
+        let q = unit(99, dim);
+        let quantized = Quantized::new(&q);
+        for (i, r) in rows.iter().enumerate() {
+            let exact: f32 = r.iter().zip(&q).map(|(x, y)| x * y).sum();
+            assert!((index.similarity(i, &quantized) - exact).abs() < 0.02, "row {i}");
+        }
+        assert_eq!(Quantized::new(&vec![0.0; dim]).scale, 1.0, "a zero vector stays finite");
+    }
+
+    #[test]
+    fn an_answer_borrows_from_the_question_before_it() {
+        let dim = 8;
+        let axis = |i: usize| {
+            let mut v = vec![0.0; dim];
+            v[i] = 1.0;
+            v
+        };
+        let borrow = Borrow { before: 0.8, after: 0.6, max_gap_ms: 100 };
+        let ep = |start| episode("t", "c", None, start);
+        let q: Vec<f32> = axis(0).iter().zip(axis(1)).map(|(a, b)| a * 0.9 + b * 0.3).collect();
+        let search = |index: &VectorIndex| {
+            let found = index.search(&q, &[true; 4], 4, 8).messages;
+            move |seq| found.iter().find(|m| m.1 == seq).map(|m| m.2 as f32).unwrap()
+        };
+        let mut index = VectorIndex::new(exact(borrow));
+        // Conversation 1: a question (episode 0, seq 1) answered in the next episode (seq 2),
+        // a few moments later.
+        index.add((0, 1, &ep(0)), 1, &axis(0));
+        index.add((1, 1, &ep(20)), 2, &axis(1));
+        // Conversation 2 follows in the rows with the next seq: no neighbour of either.
+        index.add((2, 2, &ep(30)), 3, &axis(2));
+        // Conversation 2 again, after a long silence.
+        index.add((3, 2, &ep(1_000)), 4, &axis(3));
+        let score = search(&mut index);
+        assert!((score(1) - 0.9).abs() < 0.02);
+        assert!((score(2) - 0.8 * 0.9).abs() < 0.02, "the answer borrows");
+        assert!(score(3).abs() < 0.02, "another conversation lends nothing");
+        assert!(score(4).abs() < 0.02, "nothing borrowed over a long silence");
+        // Borrowing off: a message scores its own similarity only.
+        let mut plain = VectorIndex::new(exact(Borrow::default()));
+        plain.add((0, 1, &ep(0)), 1, &axis(0));
+        plain.add((1, 1, &ep(20)), 2, &axis(1));
+        assert!((search(&mut plain)(2) - 0.3).abs() < 0.02);
+    }
+}
