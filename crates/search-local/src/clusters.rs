@@ -19,6 +19,8 @@ const ROUNDS: usize = 8;
 /// Rows per group aimed at: about the square root of the rows, so that scanning the nearest
 /// centroids and the nearest groups cost about the same.
 const MIN_GROUPS: usize = 64;
+/// Rows from which finding their groups is shared between threads.
+const THREADS_FROM: usize = 1_024;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Clusters {
@@ -149,12 +151,13 @@ impl Clusters {
     /// The nearest group of each of `rows`, on the machine's cores (the costly part of
     /// training: every row against every centroid).
     fn nearest_each(&self, rows: &[usize], data: &[i8]) -> Vec<u32> {
-        if rows.is_empty() {
-            return Vec::new();
+        let arch = pulp::Arch::new();
+        // The few rows of one commit are not worth a thread each.
+        if rows.len() < THREADS_FROM {
+            return arch.dispatch(Nearest { clusters: self, chunk: rows, data });
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let share = rows.len().div_ceil(threads).max(1);
-        let arch = pulp::Arch::new();
         std::thread::scope(|s| {
             let handles: Vec<_> = rows
                 .chunks(share)
