@@ -171,7 +171,7 @@ impl Clusters {
 }
 
 /// One thread's share of finding nearest groups, compiled for the widest SIMD the CPU has
-/// (see the scan in `vectors`).
+/// (see the scan in `vectors/exact.rs`).
 struct Nearest<'a> {
     clusters: &'a Clusters,
     chunk: &'a [usize],

@@ -133,7 +133,7 @@ impl VectorIndex {
     }
 }
 
-/// Similarities of some rows, as pulp dispatches them (see [`ScanShare`]).
+/// Similarities of some rows, as pulp dispatches them (see the scan in `exact.rs`).
 struct Similarities<'a> {
     index: &'a VectorIndex,
     rows: &'a [usize],
