@@ -66,7 +66,10 @@ pub(crate) fn load(dataset: SegDataset, path: &Path) -> Result<Vec<Dialogue>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let dialogues = match dataset {
-        SegDataset::DialSeg711 | SegDataset::Tiage => parse_json_array(&text),
+        // DialSeg711 joins MultiWOZ and KVRET: a user and a clerk, alternating, the user
+        // first. TIAGE is PersonaChat: two people, either of whom may change the subject.
+        SegDataset::DialSeg711 => parse_json_array(&text, Role::Assistant),
+        SegDataset::Tiage => parse_json_array(&text, Role::User),
         SegDataset::SuperDialseg => parse_superdialseg(&text),
     }
     .with_context(|| format!("{} is not in the {} format", path.display(), dataset.name()))?;
@@ -76,7 +79,8 @@ pub(crate) fn load(dataset: SegDataset, path: &Path) -> Result<Vec<Dialogue>> {
     Ok(dialogues)
 }
 
-fn parse_json_array(text: &str) -> Result<Vec<Dialogue>> {
+/// Speakers alternate, starting with a user; the other speaker's role is `second`.
+fn parse_json_array(text: &str, second: Role) -> Result<Vec<Dialogue>> {
     let raw: Vec<JsonDialogue> = serde_json::from_str(text)?;
     raw.into_iter()
         .map(|d| {
@@ -92,12 +96,11 @@ fn parse_json_array(text: &str) -> Result<Vec<Dialogue>> {
                     d.utterances.len()
                 );
             }
-            // Speakers alternate, starting with the user.
             let utterances = d
                 .utterances
                 .into_iter()
                 .enumerate()
-                .map(|(i, u)| (if i % 2 == 0 { Role::User } else { Role::Assistant }, u))
+                .map(|(i, u)| (if i % 2 == 0 { Role::User } else { second }, u))
                 .collect();
             Ok(Dialogue { id, set: d.set, utterances, reference: d.segments })
         })
@@ -156,13 +159,18 @@ mod tests {
     fn reads_json_arrays_and_checks_lengths() {
         let ok =
             r#"[{"dial_id": 3, "utterances": ["a","b","c"], "segments": [1,2], "set": "dev"}]"#;
-        let d = parse_json_array(ok).unwrap();
+        let d = parse_json_array(ok, Role::Assistant).unwrap();
         assert_eq!(
             (d[0].id.as_str(), d[0].set.as_deref(), &d[0].reference[..]),
             ("3", Some("dev"), &[1, 2][..])
         );
         assert_eq!(d[0].utterances[2].0, Role::User);
         let bad = r#"[{"dial_id": "x", "utterances": ["a"], "segments": [2]}]"#;
-        assert!(parse_json_array(bad).unwrap_err().to_string().contains("do not add up"));
+        assert!(
+            parse_json_array(bad, Role::Assistant)
+                .unwrap_err()
+                .to_string()
+                .contains("do not add up")
+        );
     }
 }

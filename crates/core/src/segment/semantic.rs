@@ -23,6 +23,11 @@ pub struct SemanticConfig {
     pub cutoff_std_devs: f64,
     /// ...and this absolute floor.
     pub min_depth: f64,
+    /// A gap whose two windows are more similar than this is never a boundary, however deep
+    /// its dip: a dip relative to its neighbours is not evidence that the subject changed,
+    /// and a cut-off relative to the batch always finds something to cut (1.0 turns the rule
+    /// off).
+    pub max_similarity: f64,
     /// Two semantic boundaries are at least this many messages apart.
     pub min_gap: usize,
     /// Depth at a gap before a message that is not the user's is scaled by this: people
@@ -41,7 +46,8 @@ impl Default for SemanticConfig {
             window: 2,
             smoothing: 0,
             cutoff_std_devs: -0.25,
-            min_depth: 0.1,
+            min_depth: 0.2,
+            max_similarity: 0.4,
             min_gap: 2,
             non_user_weight: 0.0,
             min_words: 5,
@@ -59,6 +65,9 @@ pub fn semantic_boundaries(
     let sims = smooth(&gap_similarities(&vectors, config.window), config.smoothing);
     let mut depths = depth_scores(&sims);
     for (gap, depth) in depths.iter_mut().enumerate() {
+        if sims[gap] > config.max_similarity {
+            *depth = 0.0;
+        }
         let opener = messages[gap + 1];
         if opener.role != Role::User {
             *depth *= config.non_user_weight;
