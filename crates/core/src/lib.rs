@@ -12,6 +12,7 @@ mod features;
 mod fusion;
 mod ids;
 mod job;
+mod key_phrases;
 mod keywords;
 mod memory;
 mod message;
@@ -38,6 +39,7 @@ pub use features::{
 pub use fusion::{Fusion, fuse, rrf};
 pub use ids::{episode_id, message_key};
 pub use job::{Job, JobId, JobKind};
+pub use key_phrases::{KeyPhrase, key_phrases};
 pub use keywords::{KeywordBag, is_stopword, jaccard, keyword_list};
 pub use memory::{Memory, MemoryConfig};
 pub use message::{Message, NewMessage, Role, RoleParseError, name_words};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, Role, keywords::for_each_keyword};
+use crate::{Message, Role, key_phrases::key_phrases, keywords::for_each_keyword};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -34,15 +34,15 @@ struct Sentence<'a> {
     author: &'a str,
     text: &'a str,
     words: usize,
-    from_user: bool,
     score: f64,
 }
 
 /// Summarizes `messages` (in conversation order).
 ///
-/// Keywords are the most frequent content words. Sentences score by the summed frequency of
-/// their keywords over their length; the title is the best sentence written by a user, the
-/// summary the best sentences (authors named) that fit the word limit, in conversation order.
+/// Keywords are the most frequent content words. The title names what the episode is about
+/// with its key phrases ("Sintra train: Viva Viagem card, Pena Palace"), never a cut sentence.
+/// Sentences score by the summed frequency of their keywords over their length; the summary
+/// is the best whole sentences (authors named) that fit the word limit, in conversation order.
 pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     // Keyword hash → (count, first appearance, the word).
     let mut freq: HashMap<u64, (usize, usize, String)> = HashMap::new();
@@ -74,30 +74,51 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
             let words = text.split_whitespace().count();
             let boost = if Some(index) == opening { 1.5 } else { 1.0 };
             let score = boost * score / (1.0 + (words as f64).ln());
-            sentences.push(Sentence {
-                message: index,
-                author: m.author(),
-                text,
-                words,
-                from_user: m.role == Role::User,
-                score,
-            });
+            sentences.push(Sentence { message: index, author: m.author(), text, words, score });
         }
     }
 
     let mut by_score: Vec<usize> = (0..sentences.len()).collect();
     by_score.sort_by(|&a, &b| sentences[b].score.total_cmp(&sentences[a].score).then(a.cmp(&b)));
 
-    let title = by_score
-        .iter()
-        .map(|&i| &sentences[i])
-        .find(|s| s.from_user && s.words >= 3)
-        .or_else(|| by_score.first().map(|&i| &sentences[i]))
-        .map(|s| title_case(&truncate_words(s.text, config.max_title_words, false)))
+    let title = phrase_title(messages, opening, config.max_title_words)
+        .or_else(|| {
+            // Nothing but filler ("ok", "thanks"): the shortest whole sentence, if it fits.
+            sentences
+                .iter()
+                .filter(|s| s.words <= config.max_title_words)
+                .min_by_key(|s| (s.words, s.message))
+                .map(|s| title_case(s.text.trim_end_matches(['.', '!', '?', ',', ';', ':'])))
+        })
         .unwrap_or_else(|| "Untitled episode".to_owned());
 
     let summary = pick_summary(&sentences, &by_score, config.max_summary_words);
     Summary { title, summary, keywords }
+}
+
+/// "Head phrase: second, third", as many phrases as fit in `max_words`. The opening prompt
+/// states the episode's intent, so its words count double; answers count once.
+fn phrase_title(messages: &[Message], opening: Option<usize>, max_words: usize) -> Option<String> {
+    let texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    let weights: Vec<f64> =
+        (0..messages.len()).map(|i| if Some(i) == opening { 2.0 } else { 1.0 }).collect();
+    let phrases = key_phrases(&texts, &weights, 3);
+    let head = phrases.first()?;
+    let mut title = title_case(&head.text);
+    let mut words = title.split_whitespace().count();
+    if words > max_words {
+        return None;
+    }
+    for (i, p) in phrases.iter().enumerate().skip(1) {
+        let more = p.text.split_whitespace().count();
+        if words + more > max_words {
+            break;
+        }
+        title.push_str(if i == 1 { ": " } else { ", " });
+        title.push_str(&p.text);
+        words += more;
+    }
+    Some(title)
 }
 
 fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize) -> String {
@@ -216,6 +237,51 @@ mod tests {
     #[test]
     fn summary_snapshot() {
         insta::assert_json_snapshot!(summarize(&sample(), &SummaryConfig::default()));
+    }
+
+    /// A work session between a developer and a coding assistant, tool output included.
+    fn coding_session() -> Vec<Message> {
+        vec![
+            msg(
+                Role::User,
+                Some("dev"),
+                "The parser panics on empty config files. Can you fix the TOML loader?",
+            ),
+            msg(Role::Assistant, None, "I'll read src/config.rs first."),
+            msg(
+                Role::Tool,
+                None,
+                "thread 'main' panicked at src/config.rs:42: called `Option::unwrap()` on a `None` value",
+            ),
+            msg(
+                Role::Assistant,
+                None,
+                "The TOML loader unwraps the first table. An empty config file has none, so it panics. I'll return the default config instead.",
+            ),
+            msg(Role::User, Some("dev"), "Good. Add a test for the empty config file too."),
+            msg(
+                Role::Assistant,
+                None,
+                "Added a test: an empty config file loads the default config. All 48 tests pass.",
+            ),
+        ]
+    }
+
+    #[test]
+    fn coding_session_snapshot() {
+        insta::assert_json_snapshot!(summarize(&coding_session(), &SummaryConfig::default()));
+    }
+
+    #[test]
+    fn a_title_is_never_a_cut_sentence() {
+        for messages in [sample(), coding_session()] {
+            let title = summarize(&messages, &SummaryConfig::default()).title;
+            let cut = messages.iter().any(|m| {
+                let lower = m.content.to_lowercase();
+                lower.starts_with(&title.to_lowercase()) && lower.len() > title.len() + 1
+            });
+            assert!(!cut, "{title:?} is the start of a message");
+        }
     }
 
     #[test]

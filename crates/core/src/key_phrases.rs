@@ -1,0 +1,207 @@
+//! Key phrases: the runs of content words that say what a stretch of conversation is about,
+//! ranked by how central their words are to it. An episode's title is made of them.
+//!
+//! A phrase is a run of up to [`MAX_PHRASE_WORDS`] content words between stopwords and
+//! punctuation ("Sintra day trip", "Viva Viagem card"). A word is central when many of the
+//! episode's messages use it; a phrase scores the centrality of its words, so a phrase of
+//! recurring words beats a phrase of incidental ones, and a longer phrase of central words
+//! beats a shorter one.
+
+use std::collections::HashMap;
+
+use crate::keywords::{for_each_keyword, is_stopword};
+
+/// Longer runs are cut: a title names things, it does not retell sentences.
+pub(crate) const MAX_PHRASE_WORDS: usize = 3;
+
+/// A phrase as first written, and what it scored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyPhrase {
+    pub text: String,
+    /// The phrase's normalized keywords (the same normalization as keyword search).
+    pub words: Vec<String>,
+    pub score: f64,
+}
+
+/// The key phrases of `texts` (the episode's messages in order; `weights` counts each one, so
+/// a user's prompt can weigh more than an answer), best first, no two sharing a word.
+pub fn key_phrases(texts: &[&str], weights: &[f64], limit: usize) -> Vec<KeyPhrase> {
+    // In how many messages (weighted) each normalized word appears.
+    let mut centrality: HashMap<String, f64> = HashMap::new();
+    for (text, weight) in texts.iter().zip(weights) {
+        let mut seen: Vec<String> = Vec::new();
+        for_each_keyword(text, |word, _| {
+            if !seen.iter().any(|w| w == word) {
+                seen.push(word.to_owned());
+            }
+        });
+        for word in seen {
+            *centrality.entry(word).or_default() += weight;
+        }
+    }
+    // Each distinct phrase (by its normalized words) once, at its first spelling.
+    let mut phrases: Vec<KeyPhrase> = Vec::new();
+    for text in texts {
+        for run in runs(text) {
+            for start in 0..run.len() {
+                let end = (start + MAX_PHRASE_WORDS).min(run.len());
+                let words: Vec<String> = run[start..end].iter().map(|w| w.1.clone()).collect();
+                if phrases.iter().any(|p| p.words == words) {
+                    continue;
+                }
+                // A word used once is not central; a phrase is as strong as its words
+                // together, a little less than their sum so that padding does not pay.
+                let score =
+                    words.iter().map(|w| centrality.get(w).copied().unwrap_or(0.0)).sum::<f64>()
+                        / (words.len() as f64).sqrt();
+                let text = run[start..end].iter().map(|w| w.0).collect::<Vec<_>>().join(" ");
+                phrases.push(KeyPhrase { text, words, score });
+                // Sub-runs starting later are tried too, so "trip to Lisbon" offers "Lisbon".
+            }
+        }
+    }
+    // Best first; on a tie the earlier phrase (phrases are in order of appearance).
+    let mut order: Vec<usize> = (0..phrases.len()).collect();
+    order.sort_by(|&a, &b| phrases[b].score.total_cmp(&phrases[a].score).then(a.cmp(&b)));
+    let mut chosen: Vec<KeyPhrase> = Vec::new();
+    for i in order {
+        if chosen.len() == limit {
+            break;
+        }
+        let p = &phrases[i];
+        if chosen.iter().all(|c| c.words.iter().all(|w| !p.words.contains(w))) {
+            chosen.push(p.clone());
+        }
+    }
+    chosen
+}
+
+/// The runs of content words in `text`: each word as written and normalized. Stopwords,
+/// numbers and punctuation other than inner hyphens, apostrophes and underscores end a run.
+fn runs(text: &str) -> Vec<Vec<(&str, String)>> {
+    let mut out = Vec::new();
+    let mut run: Vec<(&str, String)> = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let start = rest.find(|c: char| c.is_alphanumeric()).unwrap_or(rest.len());
+        let gap = &rest[..start];
+        if gap.chars().any(|c| !c.is_whitespace()) && !run.is_empty() {
+            out.push(std::mem::take(&mut run));
+        }
+        rest = &rest[start..];
+        let len = word_len(rest);
+        if len == 0 {
+            break;
+        }
+        let word = &rest[..len];
+        rest = &rest[len..];
+        match content_word(word) {
+            Some(normalized) => run.push((word, normalized)),
+            None if !run.is_empty() => out.push(std::mem::take(&mut run)),
+            None => {}
+        }
+    }
+    if !run.is_empty() {
+        out.push(run);
+    }
+    out
+}
+
+/// The byte length of the word at the start of `text`: letters and digits, with single
+/// hyphens, apostrophes, dots and underscores inside ("test_refund_webhook", "don't").
+fn word_len(text: &str) -> usize {
+    let mut end = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let joins = matches!(c, '-' | '\'' | '’' | '_' | '.')
+            && end > 0
+            && chars.peek().is_some_and(|&(_, n)| n.is_alphanumeric());
+        if c.is_alphanumeric() || joins {
+            end = i + c.len_utf8();
+        } else {
+            break;
+        }
+    }
+    end
+}
+
+/// Words that are content to search but do not name a thing: common verbs of requests and
+/// plans, number words and vague adjectives. They end a phrase, so "book Pena Palace" offers
+/// "Pena Palace" and "day three Sintra" offers "Sintra". Kept sorted.
+const NOT_NAMING: &[&str] = &[
+    "add", "added", "ask", "best", "book", "bring", "buy", "check", "come", "deeper", "do", "done",
+    "easy", "eight", "feel", "find", "fine", "five", "four", "get", "give", "go", "good", "great",
+    "grow", "grows", "help", "keep", "know", "last", "let", "like", "load", "look", "looks",
+    "lovely", "make", "need", "new", "next", "nice", "nine", "one", "perfect", "put", "right",
+    "run", "say", "see", "seem", "seven", "should", "six", "sound", "sounds", "start", "stay",
+    "sure", "take", "tell", "ten", "thank", "thanks", "think", "three", "try", "two", "use",
+    "want", "way", "work", "wrong",
+];
+
+/// The word's keyword form if it is a content word; acronyms of two capitals count ("CI").
+fn content_word(word: &str) -> Option<String> {
+    if word.len() == 2 && word.chars().all(|c| c.is_ascii_uppercase()) {
+        return Some(word.to_ascii_lowercase());
+    }
+    let lower = word.to_lowercase();
+    if is_stopword(&lower) || NOT_NAMING.binary_search(&lower.as_str()).is_ok() {
+        return None;
+    }
+    let mut found = Vec::new();
+    for_each_keyword(word, |k, _| found.push(k.to_owned()));
+    // A word that splits ("test_refund_webhook") keeps its whole lowercase form.
+    match found.len() {
+        0 => None,
+        1 => found.pop(),
+        _ => Some(word.to_lowercase()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_stop_at_stopwords_and_punctuation() {
+        let words = |t: &str| -> Vec<Vec<String>> {
+            runs(t).into_iter().map(|r| r.into_iter().map(|w| w.0.to_owned()).collect()).collect()
+        };
+        assert_eq!(
+            words("Is there a Lisbon travel card for trams, and the Sintra train?"),
+            [vec!["Lisbon", "travel", "card"], vec!["trams"], vec!["Sintra", "train"]]
+        );
+        assert_eq!(words("It's test_refund_webhook again."), [vec!["test_refund_webhook"]]);
+        assert_eq!(words("our CI pipeline"), [vec!["CI", "pipeline"]]);
+    }
+
+    #[test]
+    fn central_phrases_win_and_share_no_word() {
+        let texts = [
+            "Back to the Lisbon trip: do we need tickets for Pena Palace in Sintra?",
+            "Yes, book Pena Palace online; take the early train to Sintra.",
+            "And is there a Lisbon travel card for trams and the Sintra train?",
+            "The Viva Viagem card covers trams and the Sintra train.",
+            "We'll get the Viva Viagem card then.",
+        ];
+        let phrases = key_phrases(&texts, &[1.0; 5], 3);
+        let texts: Vec<&str> = phrases.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts[0], "Sintra train", "{phrases:?}");
+        assert!(texts.contains(&"Viva Viagem card"), "{phrases:?}");
+        for (i, a) in phrases.iter().enumerate() {
+            for b in &phrases[i + 1..] {
+                assert!(a.words.iter().all(|w| !b.words.contains(w)), "{phrases:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_word_list_is_sorted() {
+        assert!(NOT_NAMING.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn nothing_to_say_gives_nothing() {
+        assert!(key_phrases(&["ok", "yes, it is"], &[1.0, 1.0], 3).is_empty());
+        assert!(key_phrases(&[], &[], 3).is_empty());
+    }
+}
