@@ -51,6 +51,19 @@ pub(crate) fn push(
             ])
             .map_err(map_err)?;
         if added == 1 {
+            // Conversation time only moves forward: an episode spans its messages' real time
+            // and gaps between messages are silences. Equal times are fine (one second, many
+            // lines). The transaction is dropped, so nothing of this push is stored.
+            if let Some(newest) = t.newest.filter(|&n| m.timestamp.millis() < n) {
+                return Err(StoreError::Invalid(format!(
+                    "conversation {:?}: a message at {} is older than the conversation's last \
+                     message at {}; messages of a conversation must arrive in time order \
+                     (send them sorted, or leave the time out to stamp them on arrival)",
+                    m.conversation.conversation,
+                    m.timestamp.to_rfc3339(),
+                    Timestamp(newest).to_rfc3339(),
+                )));
+            }
             t.last_seq += 1;
             t.inserted += 1;
             t.newest = Some(t.newest.map_or(m.timestamp.millis(), |n| n.max(m.timestamp.millis())));

@@ -73,13 +73,15 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
     let mut report = IngestReport::default();
     let mut conversations = BTreeSet::new();
     let mut batch = Vec::new();
+    // The line the batch's first message came from, to say what was not stored on an error.
+    let mut batch_from = 1u64;
     let (mut lines, mut skipped, mut bytes) = (0u64, 0u64, 0u64);
     for (index, raw) in reader.split(b'\n').enumerate() {
         let line_no = index as u64 + 1;
         let raw = match raw {
             Ok(raw) => raw,
             Err(e) => {
-                report.add(engine.ingest(std::mem::take(&mut batch))?);
+                report.add(send(&engine, &mut batch, (&name, batch_from, line_no), &report)?);
                 bail!("{name}:{line_no}: cannot read: {e} (the lines before it were ingested)");
             }
         };
@@ -91,6 +93,9 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
         match parsed {
             Ok(Some(message)) => {
                 conversations.insert(message.conversation.conversation.clone());
+                if batch.is_empty() {
+                    batch_from = line_no;
+                }
                 batch.push(message);
             }
             Ok(None) => {}
@@ -100,7 +105,7 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
             }
             Err(e) => {
                 // Keep what came before: it is valid and the user will re-run after fixing.
-                report.add(engine.ingest(std::mem::take(&mut batch))?);
+                report.add(send(&engine, &mut batch, (&name, batch_from, line_no), &report)?);
                 progress.finish_and_clear();
                 bail!(
                     "{name}:{line_no}: {e}\n(the {} messages before this line were ingested; \
@@ -110,11 +115,11 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
             }
         }
         if batch.len() as u64 >= args.batch {
-            report.add(engine.ingest(std::mem::take(&mut batch))?);
+            report.add(send(&engine, &mut batch, (&name, batch_from, line_no), &report)?);
             progress.set_position(bytes);
         }
     }
-    report.add(engine.ingest(batch)?);
+    report.add(send(&engine, &mut batch, (&name, batch_from, lines), &report)?);
     if args.flush {
         for conversation in &conversations {
             let scope = Scope::tenant(&config.tenant).with_conversation(Some(conversation.clone()));
@@ -147,6 +152,23 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
         );
     }
     Ok(if skipped > 0 { ExitCode::from(3) } else { ExitCode::SUCCESS })
+}
+
+/// Ingests the batch read from lines `from..=to` of `name`; on an error, says what was stored
+/// (every batch before it) and what was not (all of this one: a push is one transaction).
+fn send<S: Store>(
+    engine: &Engine<S>,
+    batch: &mut Vec<epimem_engine::MessageInput>,
+    (name, from, to): (&str, u64, u64),
+    before: &IngestReport,
+) -> Result<IngestReport> {
+    engine.ingest(std::mem::take(batch)).with_context(|| {
+        format!(
+            "{name}: lines {from}–{to} were not stored (the {} messages before them were; \
+             fix the input and run again: nothing is stored twice)",
+            before.inserted + before.duplicates
+        )
+    })
 }
 
 fn pending_in<S: Store>(

@@ -24,6 +24,7 @@ macro_rules! conformance_tests {
         $crate::conformance_tests!(@cases $make;
             push_assigns_gap_free_sequences_and_skips_duplicates,
             push_reports_each_conversation,
+            conversation_time_only_moves_forward,
             fences_are_exclusive_until_released_or_stale,
             commit_advances_watermark_and_retires_job,
             commit_without_the_fence_changes_nothing,
@@ -179,6 +180,25 @@ pub fn push_reports_each_conversation(store: &dyn Store) {
     let pending = store.pending_queues(Some("t")).unwrap();
     assert_eq!(pending.len(), 2);
     assert!(store.pending_queues(Some("other")).unwrap().is_empty());
+}
+
+pub fn conversation_time_only_moves_forward(store: &dyn Store) {
+    let (conv, other) = (key("t", "c"), key("t", "other"));
+    store.push_messages(&(1..=3).map(|i| message(&conv, i, "hello")).collect::<Vec<_>>()).unwrap();
+    // A new message dated before the last one: refused, with the new message 4 beside it.
+    let mut late = message(&conv, 9, "late");
+    late.timestamp = Timestamp(T0 + 2 * 60_000);
+    let refused = store.push_messages(&[message(&conv, 4, "fine"), late]).unwrap_err();
+    assert!(matches!(refused, StoreError::Invalid(_)), "{refused:?}");
+    assert!(refused.to_string().contains("time order"), "{refused}");
+    assert_eq!(store.queue(&conv).unwrap().unwrap().last_seq, 3, "nothing of the push stored");
+    // Sending stored messages again is not going back in time; the same time twice is fine.
+    store.push_messages(&[message(&conv, 2, "hello")]).unwrap();
+    let mut same = message(&conv, 10, "same minute");
+    same.timestamp = Timestamp(T0 + 3 * 60_000);
+    assert_eq!(store.push_messages(&[same]).unwrap()[0].inserted, 1);
+    // Each conversation has its own time.
+    assert_eq!(store.push_messages(&[message(&other, 1, "early")]).unwrap()[0].inserted, 1);
 }
 
 pub fn fences_are_exclusive_until_released_or_stale(store: &dyn Store) {
