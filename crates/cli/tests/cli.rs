@@ -190,26 +190,25 @@ fn segmentation_harness_scores_every_segmenter_and_dumps_lengths() {
 }
 
 #[test]
-fn a_message_going_back_in_time_is_refused_and_nothing_stored_is_lost() {
+fn a_message_going_back_in_time_is_kept_at_its_conversations_last_time() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
     let line = |content: &str, time: &str| {
         serde_json::json!({"conversation": "c", "role": "user", "content": content, "timestamp": time})
             .to_string()
     };
-    let first = dir.path().join("first.jsonl");
-    std::fs::write(&first, line("first", "2026-05-01T10:00:00Z")).unwrap();
-    json_lines(&epimem(&db, &["ingest", first.to_str().unwrap(), "--json"]));
-    let second = dir.path().join("second.jsonl");
-    let text = [line("on time", "2026-05-01T10:06:00Z"), line("late", "2026-05-01T09:00:00Z")];
-    std::fs::write(&second, text.join("\n")).unwrap();
-    let out = epimem(&db, &["ingest", second.to_str().unwrap()]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("lines 1–2 were not stored") && err.contains("time order"), "{err}");
-    let stats = json_lines(&epimem(&db, &["stats", "--json"]));
-    assert_eq!(
-        stats[0]["messages"], 1,
-        "the first file's message is kept, the refused batch is not"
-    );
+    let file = dir.path().join("chat.jsonl");
+    let text = [
+        line(
+            "a year-one typo would stretch an episode over two thousand years",
+            "2026-05-01T10:00:00Z",
+        ),
+        line("this line says year one", "0001-01-01T00:00:00Z"),
+    ];
+    std::fs::write(&file, text.join("\n")).unwrap();
+    json_lines(&epimem(&db, &["ingest", file.to_str().unwrap(), "--flush", "--json"]));
+    let episodes = json_lines(&epimem(&db, &["episodes", "--json"]));
+    assert_eq!(episodes.len(), 1, "{episodes:?}");
+    assert_eq!(episodes[0]["start"], "2026-05-01T10:00:00Z");
+    assert_eq!(episodes[0]["end"], "2026-05-01T10:00:00Z");
 }

@@ -36,7 +36,14 @@ pub(crate) fn push(
             touched.insert(m.conversation.clone(), state);
         }
         let t = touched.get_mut(&m.conversation).expect("inserted above");
-        let metadata = (!m.metadata.is_null()).then(|| m.metadata.to_string());
+        // Conversation time only moves forward: a message dated before the conversation's
+        // newest (a late writer, a skewed clock) is stored at that newest time, in arrival
+        // order, and keeps the time it was given in its metadata. An episode then spans its
+        // messages' stored times and a gap between messages is a real silence.
+        let (ts, metadata) = match t.newest.filter(|&n| m.timestamp.millis() < n) {
+            Some(newest) => (newest, Some(with_given_time(&m.metadata, m.timestamp).to_string())),
+            None => (m.timestamp.millis(), (!m.metadata.is_null()).then(|| m.metadata.to_string())),
+        };
         let added = insert
             .execute(params![
                 t.id,
@@ -45,28 +52,15 @@ pub(crate) fn push(
                 m.role.as_str(),
                 m.speaker,
                 m.content,
-                m.timestamp.millis(),
+                ts,
                 metadata,
                 m.tokens,
             ])
             .map_err(map_err)?;
         if added == 1 {
-            // Conversation time only moves forward: an episode spans its messages' real time
-            // and gaps between messages are silences. Equal times are fine (one second, many
-            // lines). The transaction is dropped, so nothing of this push is stored.
-            if let Some(newest) = t.newest.filter(|&n| m.timestamp.millis() < n) {
-                return Err(StoreError::Invalid(format!(
-                    "conversation {:?}: a message at {} is older than the conversation's last \
-                     message at {}; messages of a conversation must arrive in time order \
-                     (send them sorted, or leave the time out to stamp them on arrival)",
-                    m.conversation.conversation,
-                    m.timestamp.to_rfc3339(),
-                    Timestamp(newest).to_rfc3339(),
-                )));
-            }
             t.last_seq += 1;
             t.inserted += 1;
-            t.newest = Some(t.newest.map_or(m.timestamp.millis(), |n| n.max(m.timestamp.millis())));
+            t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
         }
     }
     let mut update = tx
@@ -80,6 +74,17 @@ pub(crate) fn push(
         out.push(PushOutcome { conversation: key, inserted: t.inserted, queue });
     }
     Ok(out)
+}
+
+/// `metadata` with `given_timestamp` set to the time a late message was sent with.
+fn with_given_time(metadata: &serde_json::Value, given: Timestamp) -> serde_json::Value {
+    let mut out = match metadata {
+        serde_json::Value::Object(map) => map.clone(),
+        serde_json::Value::Null => serde_json::Map::new(),
+        other => serde_json::Map::from_iter([("value".to_owned(), other.clone())]),
+    };
+    out.insert("given_timestamp".to_owned(), given.to_rfc3339().into());
+    serde_json::Value::Object(out)
 }
 
 fn ensure_conversation(tx: &Transaction<'_>, m: &NewMessage) -> Result<Touched, StoreError> {

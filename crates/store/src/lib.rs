@@ -27,9 +27,10 @@ use epimem_core::{
 /// time, used only for fences and leases, and are passed in so tests control them.
 pub trait Store: Send + Sync {
     /// Appends messages to their conversations, creating conversations on first sight.
-    /// A message whose key its conversation already holds is skipped. A new message dated
-    /// before the newest its conversation holds is refused (`Invalid`), and then nothing of
-    /// the push is stored: conversation time only moves forward. Returns, per conversation
+    /// A message whose key its conversation already holds is skipped. Conversation time only
+    /// moves forward: a new message dated before the newest its conversation holds is stored
+    /// at that newest time, with the time it was given as `given_timestamp` in its metadata.
+    /// Returns, per conversation
     /// touched and in order of first appearance, the queue as it stood right after the push:
     /// its pending count pins the batch a trigger may segment.
     fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError>;

@@ -185,20 +185,22 @@ pub fn push_reports_each_conversation(store: &dyn Store) {
 pub fn conversation_time_only_moves_forward(store: &dyn Store) {
     let (conv, other) = (key("t", "c"), key("t", "other"));
     store.push_messages(&(1..=3).map(|i| message(&conv, i, "hello")).collect::<Vec<_>>()).unwrap();
-    // A new message dated before the last one: refused, with the new message 4 beside it.
+    // A new message dated before the last one: stored at the last one's time, in arrival order.
     let mut late = message(&conv, 9, "late");
-    late.timestamp = Timestamp(T0 + 2 * 60_000);
-    let refused = store.push_messages(&[message(&conv, 4, "fine"), late]).unwrap_err();
-    assert!(matches!(refused, StoreError::Invalid(_)), "{refused:?}");
-    assert!(refused.to_string().contains("time order"), "{refused}");
-    assert_eq!(store.queue(&conv).unwrap().unwrap().last_seq, 3, "nothing of the push stored");
-    // Sending stored messages again is not going back in time; the same time twice is fine.
-    store.push_messages(&[message(&conv, 2, "hello")]).unwrap();
-    let mut same = message(&conv, 10, "same minute");
-    same.timestamp = Timestamp(T0 + 3 * 60_000);
-    assert_eq!(store.push_messages(&[same]).unwrap()[0].inserted, 1);
+    late.timestamp = Timestamp(T0 + 60_000);
+    late.metadata = json!({"source": "test"});
+    let out = store.push_messages(&[late]).unwrap();
+    assert_eq!(out[0].queue.newest, Some(Timestamp(T0 + 180_000)));
+    let batch = store.segmentation_batch(&conv, 4, 0).unwrap();
+    let times: Vec<i64> = batch.pending.iter().map(|m| m.timestamp.millis() - T0).collect();
+    assert_eq!(times, [60_000, 120_000, 180_000, 180_000], "never backwards");
+    assert_eq!(batch.pending[3].metadata["given_timestamp"], "2026-01-01T00:01:00Z");
+    assert_eq!(batch.pending[3].metadata["source"], "test", "the rest of the metadata is kept");
+    // Sending stored messages again changes nothing.
+    assert_eq!(store.push_messages(&[message(&conv, 2, "hello")]).unwrap()[0].inserted, 0);
     // Each conversation has its own time.
-    assert_eq!(store.push_messages(&[message(&other, 1, "early")]).unwrap()[0].inserted, 1);
+    let early = store.push_messages(&[message(&other, 1, "early")]).unwrap();
+    assert_eq!(early[0].queue.newest, Some(Timestamp(T0 + 60_000)));
 }
 
 pub fn fences_are_exclusive_until_released_or_stale(store: &dyn Store) {
