@@ -5,19 +5,17 @@ use std::path::Path;
 
 mod common;
 
+/// Runs epimem on `db` with the default embedder, potion, from `models` (the flags override the
+/// model-free embedder the other tests use).
+fn potion(db: &Path, models: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let models = models.to_str().unwrap();
+    let flags = [&["--embedder", "potion", "--models", models][..], args].concat();
+    common::json_lines(&common::epimem(db, &flags))
+}
+
 /// The episodes of `db` as (first, last) message numbers.
 fn episodes(db: &Path, models: &Path) -> Vec<(u64, u64)> {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .arg("--db")
-        .arg(db)
-        .args(["--embedder", "potion", "--models"])
-        .arg(models)
-        .args(["episodes", "--json"])
-        .env_remove("EPIMEM_CONFIG")
-        .env_remove("EPIMEM_TENANT")
-        .output()
-        .unwrap();
-    let mut ranges: Vec<(u64, u64)> = common::json_lines(&out)
+    let mut ranges: Vec<(u64, u64)> = potion(db, models, &["episodes", "--json"])
         .iter()
         .map(|e| (e["first_seq"].as_u64().unwrap(), e["last_seq"].as_u64().unwrap()))
         .collect();
@@ -26,19 +24,7 @@ fn episodes(db: &Path, models: &Path) -> Vec<(u64, u64)> {
 }
 
 fn ingest(db: &Path, models: &Path, file: &Path) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .arg("--db")
-        .arg(db)
-        .args(["--embedder", "potion", "--models"])
-        .arg(models)
-        .arg("ingest")
-        .arg(file)
-        .args(["--flush", "--json"])
-        .env_remove("EPIMEM_CONFIG")
-        .env_remove("EPIMEM_TENANT")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    potion(db, models, &["ingest", file.to_str().unwrap(), "--flush", "--json"]);
 }
 
 /// Planning, debugging, cooking, planning again and gardening, as `epimem demo` ingests them.

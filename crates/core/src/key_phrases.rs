@@ -7,9 +7,9 @@
 //! recurring words beats a phrase of incidental ones, and a longer phrase of central words
 //! beats a shorter one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use crate::keywords::{for_each_keyword, is_stopword};
+use crate::keywords::for_each_keyword;
 
 /// Longer runs are cut: a title names things, it does not retell sentences.
 pub(crate) const MAX_PHRASE_WORDS: usize = 3;
@@ -29,48 +29,45 @@ pub fn key_phrases(texts: &[&str], weights: &[f64], limit: usize) -> Vec<KeyPhra
     // In how many messages (weighted) each normalized word appears.
     let mut centrality: HashMap<String, f64> = HashMap::new();
     for (text, weight) in texts.iter().zip(weights) {
-        let mut seen: Vec<String> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
         for_each_keyword(text, |word, _| {
-            if !seen.iter().any(|w| w == word) {
-                seen.push(word.to_owned());
+            if seen.insert(word.to_owned()) {
+                *centrality.entry(word.to_owned()).or_default() += weight;
             }
         });
-        for word in seen {
-            *centrality.entry(word).or_default() += weight;
-        }
     }
-    // Each distinct phrase (by its normalized words) once, at its first spelling.
+    // Each distinct phrase (by its normalized words) once, at its first spelling, in order of
+    // appearance. Every start in a run offers the phrase from there, so "Sintra day trip"
+    // offers "day trip" and "trip" too.
+    let mut seen: HashSet<Vec<String>> = HashSet::new();
     let mut phrases: Vec<KeyPhrase> = Vec::new();
     for text in texts {
         for run in runs(text) {
             for start in 0..run.len() {
-                let end = (start + MAX_PHRASE_WORDS).min(run.len());
-                let words: Vec<String> = run[start..end].iter().map(|w| w.1.clone()).collect();
-                if phrases.iter().any(|p| p.words == words) {
+                let run = &run[start..(start + MAX_PHRASE_WORDS).min(run.len())];
+                let words: Vec<String> = run.iter().map(|w| w.1.clone()).collect();
+                if !seen.insert(words.clone()) {
                     continue;
                 }
-                // A word used once is not central; a phrase is as strong as its words
-                // together, a little less than their sum so that padding does not pay.
+                // The centrality of its words together, divided by the square root of their
+                // number, so that a word of little centrality added to a phrase does not pay.
                 let score =
                     words.iter().map(|w| centrality.get(w).copied().unwrap_or(0.0)).sum::<f64>()
                         / (words.len() as f64).sqrt();
-                let text = run[start..end].iter().map(|w| w.0).collect::<Vec<_>>().join(" ");
+                let text = run.iter().map(|w| w.0).collect::<Vec<_>>().join(" ");
                 phrases.push(KeyPhrase { text, words, score });
-                // Sub-runs starting later are tried too, so "trip to Lisbon" offers "Lisbon".
             }
         }
     }
-    // Best first; on a tie the earlier phrase (phrases are in order of appearance).
-    let mut order: Vec<usize> = (0..phrases.len()).collect();
-    order.sort_by(|&a, &b| phrases[b].score.total_cmp(&phrases[a].score).then(a.cmp(&b)));
+    // Best first; a stable sort keeps the earlier phrase first on a tie.
+    phrases.sort_by(|a, b| b.score.total_cmp(&a.score));
     let mut chosen: Vec<KeyPhrase> = Vec::new();
-    for i in order {
+    for p in phrases {
         if chosen.len() == limit {
             break;
         }
-        let p = &phrases[i];
         if chosen.iter().all(|c| c.words.iter().all(|w| !p.words.contains(w))) {
-            chosen.push(p.clone());
+            chosen.push(p);
         }
     }
     chosen
@@ -143,8 +140,8 @@ fn content_word(word: &str) -> Option<String> {
     if word.len() == 2 && word.chars().all(|c| c.is_ascii_uppercase()) {
         return Some(word.to_ascii_lowercase());
     }
-    let lower = word.to_lowercase();
-    if is_stopword(&lower) || NOT_NAMING.binary_search(&lower.as_str()).is_ok() {
+    // Stopwords give no keyword below.
+    if NOT_NAMING.binary_search(&word.to_lowercase().as_str()).is_ok() {
         return None;
     }
     let mut found = Vec::new();

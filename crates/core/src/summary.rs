@@ -135,7 +135,7 @@ fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize
     if chosen.is_empty() {
         return by_score.first().map_or_else(String::new, |&i| {
             let s = &sentences[i];
-            format!("{}: {}", s.author, truncate_words(s.text, max_words.saturating_sub(1), true))
+            format!("{}: {}", s.author, truncate_words(s.text, max_words.saturating_sub(1)))
         });
     }
     chosen.sort_unstable();
@@ -176,19 +176,14 @@ fn split_sentences(text: &str) -> impl Iterator<Item = &str> {
     out.into_iter().map(str::trim).filter(|s| !s.is_empty())
 }
 
-fn truncate_words(text: &str, max: usize, ellipsis: bool) -> String {
+/// The first `max` words of `text`, with "…" if that cut it.
+fn truncate_words(text: &str, max: usize) -> String {
     let words: Vec<&str> = text.split_whitespace().collect();
     if words.len() <= max {
-        let t = words.join(" ");
-        return if ellipsis {
-            t
-        } else {
-            t.trim_end_matches(['.', '!', '?', ',', ';', ':']).to_owned()
-        };
+        return words.join(" ");
     }
     let t = words[..max].join(" ");
-    let t = t.trim_end_matches(['.', '!', '?', ',', ';', ':']);
-    if ellipsis { format!("{t}…") } else { t.to_owned() }
+    format!("{}…", t.trim_end_matches(['.', '!', '?', ',', ';', ':']))
 }
 
 fn title_case(text: &str) -> String {

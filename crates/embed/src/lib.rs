@@ -14,6 +14,8 @@ mod bert;
 mod hash;
 mod models;
 mod static_model;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 
 pub use bert::BertEmbedder;
 pub use hash::HashEmbedder;

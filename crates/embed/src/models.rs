@@ -22,6 +22,15 @@ pub enum EmbedderName {
 }
 
 impl EmbedderName {
+    /// The folder, under the models folder, its model files are in (none for `hash`).
+    pub fn folder(self) -> Option<&'static str> {
+        match self {
+            Self::Potion => Some("potion-base-8M"),
+            Self::Minilm => Some("all-MiniLM-L6-v2"),
+            Self::Hash => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Potion => "potion",
@@ -55,9 +64,10 @@ pub fn load_embedder(
     name: EmbedderName,
     models_dir: &Path,
 ) -> Result<Box<dyn Embedder>, EmbedError> {
+    let dir = models_dir.join(name.folder().unwrap_or_default());
     Ok(match name {
-        EmbedderName::Potion => Box::new(StaticEmbedder::load(&models_dir.join("potion-base-8M"))?),
-        EmbedderName::Minilm => Box::new(BertEmbedder::load(&models_dir.join("all-MiniLM-L6-v2"))?),
+        EmbedderName::Potion => Box::new(StaticEmbedder::load(&dir)?),
+        EmbedderName::Minilm => Box::new(BertEmbedder::load(&dir)?),
         EmbedderName::Hash => Box::new(HashEmbedder::new(256)),
     })
 }

@@ -1,24 +1,10 @@
 //! The real models, when present (scripts/fetch-models.sh puts them there; CI always does and
 //! sets EPIMEM_REQUIRE_MODELS=1 so that their absence fails instead of skipping).
 
-use std::path::PathBuf;
+use epimem_embed::{EmbedderName, load_embedder, test_support::fetched_models};
 
-use epimem_embed::{EmbedderName, load_embedder};
-
-fn models_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("EPIMEM_MODELS").map(PathBuf::from).or_else(|| {
-        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/epimem/models"))
-    })?;
-    if dir.join("potion-base-8M").is_dir() && dir.join("all-MiniLM-L6-v2").is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("EPIMEM_REQUIRE_MODELS").is_none(),
-        "EPIMEM_REQUIRE_MODELS is set but the models are not in {}",
-        dir.display()
-    );
-    eprintln!("skipping: models not fetched (run scripts/fetch-models.sh)");
-    None
+fn models_dir() -> Option<std::path::PathBuf> {
+    fetched_models(&[EmbedderName::Potion, EmbedderName::Minilm])
 }
 
 fn cos(a: &[f32], b: &[f32]) -> f32 {

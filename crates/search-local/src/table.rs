@@ -62,15 +62,9 @@ impl EpisodeTable {
         self.live[slot] = false;
         // What it said goes now; the slot stays, dead.
         let episode = &mut self.episodes[slot];
-        *episode = Episode {
-            conversation: epimem_core::ConversationKey::new("", ""),
-            user: None,
-            agent: None,
-            title: String::new(),
-            summary: String::new(),
-            keywords: Vec::new(),
-            ..episode.clone()
-        };
+        episode.conversation = epimem_core::ConversationKey::new("", "");
+        (episode.user, episode.agent) = (None, None);
+        (episode.title, episode.summary, episode.keywords) = Default::default();
         let k = self.keys[slot];
         if let Some(order) = self.order.get_mut(&(k.tenant, k.conversation)) {
             order.retain(|_, s| *s != slot);

@@ -28,20 +28,7 @@ pub fn json_lines(out: &std::process::Output) -> Vec<Value> {
         .collect()
 }
 
-/// The models folder when the real models are there (scripts/fetch-models.sh); `None` skips a
-/// test, unless EPIMEM_REQUIRE_MODELS is set (CI), which makes their absence a failure.
+/// The models folder if potion is there (else the test skips; see `fetched_models`).
 pub fn real_models() -> Option<std::path::PathBuf> {
-    let dir = std::env::var_os("EPIMEM_MODELS").map(std::path::PathBuf::from).or_else(|| {
-        std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache/epimem/models"))
-    })?;
-    if dir.join("potion-base-8M").is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("EPIMEM_REQUIRE_MODELS").is_none(),
-        "EPIMEM_REQUIRE_MODELS is set but the models are not in {}",
-        dir.display()
-    );
-    eprintln!("skipping: models not fetched (run scripts/fetch-models.sh)");
-    None
+    epimem_embed::test_support::fetched_models(&[epimem_embed::EmbedderName::Potion])
 }

@@ -45,20 +45,14 @@ impl VectorIndex {
         for (&row, sim) in probed.iter().zip(self.similarities(&probed, query)) {
             best_rows.offer(sim, row);
             message_rows.offer(sim, row);
-            let here = self.rows[row];
-            if self.config.borrow.before > 0.0
-                && row + 1 < self.rows.len()
-                && is_visible(row + 1)
-                && self.next_to(here, self.rows[row + 1])
-            {
-                message_rows.offer(self.config.borrow.before * sim, row + 1);
+            // It lends to the message after it what that one borrows from before, and the
+            // other way round.
+            let (previous, next) = self.neighbours(row, &is_visible);
+            if let Some(next) = next.filter(|_| self.config.borrow.before > 0.0) {
+                message_rows.offer(self.config.borrow.before * sim, next);
             }
-            if self.config.borrow.after > 0.0
-                && row > 0
-                && is_visible(row - 1)
-                && self.next_to(self.rows[row - 1], here)
-            {
-                message_rows.offer(self.config.borrow.after * sim, row - 1);
+            if let Some(previous) = previous.filter(|_| self.config.borrow.after > 0.0) {
+                message_rows.offer(self.config.borrow.after * sim, previous);
             }
         }
         let mut slots: Vec<usize> =
@@ -96,23 +90,30 @@ impl VectorIndex {
         query: &Quantized,
         is_visible: &impl Fn(usize) -> bool,
     ) -> f32 {
-        let here = self.rows[row];
         let mut score = self.similarity(row, query);
-        if self.config.borrow.before > 0.0
-            && row > 0
-            && is_visible(row - 1)
-            && self.next_to(self.rows[row - 1], here)
-        {
-            score = score.max(self.config.borrow.before * self.similarity(row - 1, query));
+        let (previous, next) = self.neighbours(row, is_visible);
+        if let Some(previous) = previous.filter(|_| self.config.borrow.before > 0.0) {
+            score = score.max(self.config.borrow.before * self.similarity(previous, query));
         }
-        if self.config.borrow.after > 0.0
-            && row + 1 < self.rows.len()
-            && is_visible(row + 1)
-            && self.next_to(here, self.rows[row + 1])
-        {
-            score = score.max(self.config.borrow.after * self.similarity(row + 1, query));
+        if let Some(next) = next.filter(|_| self.config.borrow.after > 0.0) {
+            score = score.max(self.config.borrow.after * self.similarity(next, query));
         }
         score
+    }
+
+    /// The visible rows right before and after `row` in its conversation, if they are its
+    /// neighbours (`next_to`).
+    fn neighbours(
+        &self,
+        row: usize,
+        is_visible: &impl Fn(usize) -> bool,
+    ) -> (Option<usize>, Option<usize>) {
+        let here = self.rows[row];
+        let previous =
+            row.checked_sub(1).filter(|&p| is_visible(p) && self.next_to(self.rows[p], here));
+        let next = Some(row + 1)
+            .filter(|&n| n < self.rows.len() && is_visible(n) && self.next_to(here, self.rows[n]));
+        (previous, next)
     }
 
     /// The similarity of each of `rows` to the query, on two threads when there are many,
@@ -244,9 +245,9 @@ mod tests {
         grouped.add((slot, slot as u64, &episode("t", "c", None, 0)), 9_000, &v);
         let visible = vec![true; slot + 1];
         let best = |index: &VectorIndex| index.search(&v, &visible, 1, 1).messages[0];
-        assert_eq!(best(&mut grouped).1, 9_000, "not yet in a group");
+        assert_eq!(best(&grouped).1, 9_000, "not yet in a group");
         assert!(!grouped.settle(), "a single row does not regroup");
         assert_eq!(grouped.clusters.as_ref().unwrap().pending(), &[] as &[u32]);
-        assert_eq!(best(&mut grouped).1, 9_000, "in its group");
+        assert_eq!(best(&grouped).1, 9_000, "in its group");
     }
 }
