@@ -153,7 +153,7 @@ print("embedder). Standard errors: about 0.018 on LoCoMo's tuning part, 0.029 on
 print("| rule | principle | LoCoMo tuning | BEAM tuning |")
 print("|---|---|---|---|")
 print("| roles are not names | `user` and `assistant` name nobody: the word stays a word to search for | unchanged (its speakers are people) | measured only with it: BEAM's speakers were all read as names before |")
-print("| memory floor 0.9 → 0.8 and episodes fused by scores | an old memory yields to a recent one that answers as well, never to a worse one (`crates/engine/tests/decay.rs`) | R@1 0.486 → 0.519, R@10 0.812 → 0.815, ≤1,000 t 0.849 → 0.847, turn R@10 0.799 → 0.797 | R@1 0.155 → 0.186, R@10 0.532 → 0.562, ≤1,000 t 0.402 → 0.396, turn R@10 0.372 → 0.366 |")
+print("| memory floor 0.9 → 0.8 and episodes fused by scores | an old memory yields to a recent one that answers as well, never to a worse one (`crates/engine/tests/it/decay.rs`) | R@1 0.486 → 0.519, R@10 0.812 → 0.815, ≤1,000 t 0.849 → 0.847, turn R@10 0.799 → 0.797 | R@1 0.155 → 0.186, R@10 0.532 → 0.562, ≤1,000 t 0.402 → 0.396, turn R@10 0.372 → 0.366 |")
 print("| assistant, tool and system lines × 0.5 in turn recall | what a person says of themselves is the memory; a model can say its reply again | unchanged (no assistant) | ≤1,000 t 0.396 → 0.498, turn R@10 0.366 → 0.477 |")
 print("| turns lend to their neighbours ([0.2, 0.2, 0.1]) and questions weigh 0.8: now the `dialogue` profile only | in a chat a story runs over several short turns; in a work session one long turn holds it | ≤1,000 t 0.833 → 0.848, turn R@10 0.787 → 0.797 | ≤1,000 t 0.545 → 0.502, turn R@10 0.515 → 0.477 |")
 print("")

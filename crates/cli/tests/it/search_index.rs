@@ -10,7 +10,7 @@ use std::{
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn epimem(db: &Path, args: &[&str]) -> Vec<Value> {
     common::json_lines(&common::epimem(db, args))

@@ -4,9 +4,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
-
-use common::{epimem, json_lines};
+use crate::common::{epimem, json_lines};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample-conversation.jsonl");
 

@@ -2,9 +2,7 @@
 //! is already loaded, and an index kept up to date piece by piece answers exactly as one
 //! built from scratch.
 
-mod common;
-
-use common::{engine_at, remember};
+use crate::common::{engine_at, remember};
 use epimem_core::Scope;
 use epimem_engine::{Engine, RecallQuery};
 use epimem_store_sqlite::SqliteStore;

@@ -5,9 +5,7 @@ use epimem_engine::{Engine, EngineConfig, MessageInput, RecallQuery};
 use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 
-mod common;
-
-use common::{DAY, T0, engine, engine_with, remember, say};
+use crate::common::{DAY, T0, engine, engine_with, remember, say};
 
 #[test]
 fn vectors_find_what_words_alone_miss() {

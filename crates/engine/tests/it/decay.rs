@@ -2,9 +2,7 @@
 //! answer a query about equally well, the one from months ago yields to the recent one; when
 //! the old one answers clearly better, it stays first.
 
-mod common;
-
-use common::{DAY, T0, engine_with, remember};
+use crate::common::{DAY, T0, engine_with, remember};
 use epimem_core::{MemoryConfig, Scope, Timestamp};
 use epimem_engine::{Engine, EngineConfig, RecallQuery};
 use epimem_store_sqlite::SqliteStore;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 /// Runs epimem on `db` with the default embedder, potion, from `models` (the flags override the
 /// model-free embedder the other tests use).

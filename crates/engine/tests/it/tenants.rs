@@ -1,8 +1,6 @@
 //! Tenants are independent: another tenant's data neither shows in nor moves one's results.
 
-mod common;
-
-use common::{engine, remember, remember_as};
+use crate::common::{engine, remember, remember_as};
 use epimem_core::{EpisodeId, Scope};
 use epimem_engine::{Engine, RecallQuery};
 use epimem_store_sqlite::SqliteStore;

@@ -1,8 +1,6 @@
 //! Fixtures shared by the recall tests: an engine over an in-memory SQLite store with the
 //! model-free embedder, and closed episodes made from a few lines.
 
-#![allow(dead_code, unreachable_pub)] // each test binary uses its own share of the fixtures
-
 use std::sync::Arc;
 
 use epimem_core::{ConversationKey, Role, Scope, Timestamp};
@@ -11,19 +9,19 @@ use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput};
 use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 
-pub const T0: i64 = 1_767_225_600_000;
-pub const DAY: i64 = 86_400_000;
+pub(crate) const T0: i64 = 1_767_225_600_000;
+pub(crate) const DAY: i64 = 86_400_000;
 
-pub fn engine() -> Engine<SqliteStore> {
+pub(crate) fn engine() -> Engine<SqliteStore> {
     engine_with(EngineConfig::default())
 }
 
-pub fn engine_with(config: EngineConfig) -> Engine<SqliteStore> {
+pub(crate) fn engine_with(config: EngineConfig) -> Engine<SqliteStore> {
     on_store(SqliteStore::open_in_memory().unwrap(), config)
 }
 
 /// An engine on the database file at `path`: several of them stand for several processes.
-pub fn engine_at(path: &std::path::Path) -> Engine<SqliteStore> {
+pub(crate) fn engine_at(path: &std::path::Path) -> Engine<SqliteStore> {
     on_store(SqliteStore::open(path).unwrap(), EngineConfig::default())
 }
 
@@ -35,7 +33,7 @@ fn on_store(store: SqliteStore, config: EngineConfig) -> Engine<SqliteStore> {
 }
 
 /// One closed episode per (conversation, text), a day apart, said by Caroline.
-pub fn remember(
+pub(crate) fn remember(
     engine: &Engine<SqliteStore>,
     tenant: &str,
     conversation: &str,
@@ -47,7 +45,7 @@ pub fn remember(
 
 /// One closed episode in tenant "t", conversation "c", of `lines` a minute apart: (role,
 /// speaker, text).
-pub fn say(engine: &Engine<SqliteStore>, lines: &[(Role, Option<&str>, &str)]) {
+pub(crate) fn say(engine: &Engine<SqliteStore>, lines: &[(Role, Option<&str>, &str)]) {
     let msgs: Vec<MessageInput> = lines
         .iter()
         .enumerate()
@@ -68,7 +66,7 @@ pub fn say(engine: &Engine<SqliteStore>, lines: &[(Role, Option<&str>, &str)]) {
 }
 
 /// One closed episode of `lines`, said by `speaker` on `day`.
-pub fn remember_as(
+pub(crate) fn remember_as(
     engine: &Engine<SqliteStore>,
     tenant: &str,
     conversation: &str,

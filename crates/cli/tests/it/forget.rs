@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 /// Runs the binary and reads its JSON lines (failing the test if it fails).
 fn epimem(db: &Path, args: &[&str]) -> Vec<Value> {

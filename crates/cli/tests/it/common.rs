@@ -1,12 +1,10 @@
 //! What the command-line tests share: running the binary on a database, reading its JSON.
 
-#![allow(dead_code, unreachable_pub)] // each test binary uses its own share
-
 use std::{path::Path, process::Command};
 
 use serde_json::Value;
 
-pub fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_epimem"))
         .arg("--db")
         .arg(db)
@@ -19,7 +17,7 @@ pub fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-pub fn json_lines(out: &std::process::Output) -> Vec<Value> {
+pub(crate) fn json_lines(out: &std::process::Output) -> Vec<Value> {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout.clone())
         .unwrap()
@@ -29,6 +27,6 @@ pub fn json_lines(out: &std::process::Output) -> Vec<Value> {
 }
 
 /// The models folder if potion is there (else the test skips; see `fetched_models`).
-pub fn real_models() -> Option<std::path::PathBuf> {
+pub(crate) fn real_models() -> Option<std::path::PathBuf> {
     epimem_embed::test_support::fetched_models(&[epimem_embed::EmbedderName::Potion])
 }

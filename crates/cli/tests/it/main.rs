@@ -1,0 +1,9 @@
+//! The command-line tests, in one binary: each module drives the built `epimem` as a user
+//! would. One binary links the engine once instead of once per file.
+
+mod cli;
+mod common;
+mod durability;
+mod forget;
+mod search_index;
+mod segmentation;

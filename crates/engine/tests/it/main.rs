@@ -1,0 +1,9 @@
+//! The engine's tests on a real SQLite store, in one binary (it links the engine once).
+
+mod common;
+mod decay;
+mod end_to_end;
+mod index_upkeep;
+mod lexical;
+mod recall;
+mod tenants;
