@@ -117,8 +117,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => commands::demo::demo(&config, explicit_db, &args),
         Command::Bench(command) => commands::bench::bench(&config, &command),
         Command::Eval(eval::EvalCommand::Segmentation(args)) => {
-            let embedder = config.embedder()?;
-            eval::segmentation::run(&config, embedder.as_deref(), &args)
+            let embedder = config.embedder()?.map(std::sync::Arc::from);
+            eval::segmentation::run(&config, embedder, &args)
         }
         Command::Eval(eval::EvalCommand::Recall(args)) => eval::recall::run(&config, &args),
     }

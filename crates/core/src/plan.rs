@@ -3,18 +3,20 @@
 use std::ops::Range;
 
 use crate::{
-    BoundaryReason, SegmentMessage, SegmentationPolicy, TriggerKind, segment::segment_ranges,
+    BoundaryReason, SegmentMessage, SegmentationPolicy, TriggerKind,
+    segment::{opening_surprise, segment_ranges},
 };
 
 /// A segment that becomes an episode.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClosedSegment {
-    /// Indices into the batch.
+    /// Indices into the pending messages.
     pub range: Range<usize>,
     /// Why it ended where it did.
     pub reason: BoundaryReason,
-    /// Novelty of its opening boundary (0 for the first segment of a batch).
-    pub novelty: f64,
+    /// How surprising its opening is after what came before it (the context included), from
+    /// the signal that cuts: see [`opening_surprise`].
+    pub surprise: f64,
 }
 
 /// The outcome of one segmentation run.
@@ -33,25 +35,31 @@ impl Plan {
     }
 }
 
-/// Segments `batch` with `policy` and applies the trigger's rule for the last segment:
+/// Segments the pending messages, `batch[context..]`, with `policy` and applies the trigger's
+/// rule for the last segment (the `context` closed messages before them only inform each
+/// segment's surprise):
 /// - `Count`: N segments close N−1 (the last stays open as the start of the next episode);
 ///   a lone segment doubles the window the first time and closes once it is doubled.
 /// - `Age`: as `Count`, but a lone segment closes at once.
 /// - `Idle`, `Flush`: everything closes.
 pub fn plan_segmentation(
     batch: &[SegmentMessage<'_>],
+    context: usize,
     trigger: TriggerKind,
     window_doubled: bool,
     policy: &SegmentationPolicy,
 ) -> Plan {
-    let boundaries = policy.boundaries(batch);
-    let ranges = segment_ranges(batch.len(), &boundaries);
+    let context = context.min(batch.len());
+    let pending = &batch[context..];
+    let boundaries = policy.boundaries(pending);
+    let ranges = segment_ranges(pending.len(), &boundaries);
+    let window = policy.semantic.window;
     let closed = |n: usize, last_reason: BoundaryReason| -> Vec<ClosedSegment> {
         (0..n)
             .map(|i| ClosedSegment {
                 range: ranges[i].clone(),
                 reason: boundaries.get(i).map_or(last_reason, |b| b.reason),
-                novelty: if i == 0 { 0.0 } else { boundaries[i - 1].novelty },
+                surprise: opening_surprise(batch, context + ranges[i].start, window),
             })
             .collect()
     };
@@ -98,7 +106,7 @@ mod tests {
 
     fn plan(msgs: &[OwnedMessage], trigger: TriggerKind, doubled: bool) -> Plan {
         let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
-        plan_segmentation(&views, trigger, doubled, &SegmentationPolicy::default())
+        plan_segmentation(&views, 0, trigger, doubled, &SegmentationPolicy::default())
     }
 
     #[test]
@@ -130,6 +138,30 @@ mod tests {
         assert_eq!(p.closed_len(), 5);
         assert_eq!(p.close.last().unwrap().reason, BoundaryReason::Flush);
         assert!(!p.window_doubled);
+    }
+
+    #[test]
+    fn a_segment_opening_the_batch_is_measured_against_its_context() {
+        let (garden, travel) = ([1.0f32, 0.0], [0.0f32, 1.0]);
+        let vectors = [&garden, &garden, &travel, &travel, &travel];
+        let msgs = minutes(&[0, 1, 2, 3, 4]);
+        let views: Vec<_> = msgs
+            .iter()
+            .zip(vectors)
+            .map(|(m, v)| SegmentMessage { embedding: Some(&v[..]), ..m.view() })
+            .collect();
+        let policy = SegmentationPolicy::default();
+        // Two closed garden messages as context, three pending travel ones flushed.
+        let p = plan_segmentation(&views, 2, TriggerKind::Flush, false, &policy);
+        assert_eq!(p.close.len(), 1);
+        assert_eq!(p.close[0].range, 0..3, "ranges index the pending messages");
+        assert!(p.close[0].surprise > 0.9, "a new subject after the context");
+        // The same travel messages after travel context are no surprise.
+        let p = plan_segmentation(&views[2..], 1, TriggerKind::Flush, false, &policy);
+        assert!(p.close[0].range == (0..2) && p.close[0].surprise < 1e-9, "{p:?}");
+        // Nothing before: nothing to be surprised by.
+        let p = plan_segmentation(&views[2..], 0, TriggerKind::Flush, false, &policy);
+        assert_eq!(p.close[0].surprise, 0.0);
     }
 
     proptest! {

@@ -92,8 +92,8 @@ impl<S: Store> Engine<S> {
                 ..view(m)
             })
             .collect();
-        let pending_views = &views[batch.context.len()..];
-        let plan = plan_segmentation(pending_views, trigger, batch.window_doubled, policy);
+        let plan =
+            plan_segmentation(&views, batch.context.len(), trigger, batch.window_doubled, policy);
         let episodes: Vec<Episode> = plan
             .close
             .iter()
@@ -179,9 +179,9 @@ impl<S: Store> Engine<S> {
             title: summary.title,
             summary: summary.summary,
             keywords: summary.keywords,
-            surprise: segment.novelty,
+            surprise: segment.surprise,
             boundary_reason: segment.reason,
-            fsrs: self.memory.initial(segment.novelty, last.timestamp),
+            fsrs: self.memory.initial(segment.surprise, last.timestamp),
         }
     }
 }

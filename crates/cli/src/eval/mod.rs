@@ -4,6 +4,7 @@ mod baselines;
 mod data;
 mod locomo;
 mod metrics;
+mod online;
 pub(crate) mod recall;
 pub(crate) mod segmentation;
 

@@ -5,6 +5,7 @@ use std::{
     io::Write,
     path::PathBuf,
     process::ExitCode,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -22,6 +23,7 @@ use super::{
     baselines,
     data::{Dialogue, SegDataset, load},
     metrics::{self, BoundaryCounts},
+    online,
 };
 use crate::{config::AppConfig, output::json_line};
 
@@ -34,10 +36,14 @@ pub(crate) struct SegmentationArgs {
     #[arg(long)]
     path: PathBuf,
     /// Only this epimem segmenter (time_gap, intent, semantic, cohesion, default); the
-    /// baselines always
-    /// run.
+    /// baselines always run.
     #[arg(long)]
     segmenter: Option<String>,
+    /// Also replay every dialogue through the ingest path, one utterance per call (triggers,
+    /// windows of pending messages, the open last segment, overlap), and score the episodes
+    /// the store ends up with, as `online`: what users get from the default.
+    #[arg(long)]
+    online: bool,
     /// Only dialogues of this split (TIAGE: train or dev).
     #[arg(long)]
     set: Option<String>,
@@ -96,7 +102,7 @@ struct DumpLine<'a> {
 
 pub(crate) fn run(
     config: &AppConfig,
-    embedder: Option<&dyn Embedder>,
+    embedder: Option<Arc<dyn Embedder>>,
     args: &SegmentationArgs,
 ) -> Result<ExitCode> {
     let started = Instant::now();
@@ -115,19 +121,20 @@ pub(crate) fn run(
         Some(name) => bail!("unknown segmenter {name:?}: expected one of {}", EPIMEM.join(", ")),
         None => EPIMEM.to_vec(),
     };
-    let needs_vectors = ours.iter().any(|s| matches!(*s, "semantic" | "cohesion" | "default"));
+    let needs_vectors =
+        args.online || ours.iter().any(|s| matches!(*s, "semantic" | "cohesion" | "default"));
     if needs_vectors && embedder.is_none() {
         bail!(
             "the semantic, cohesion and default segmenters need an embedder: pass --embedder potion|minilm|hash"
         );
     }
     let utterances: usize = dialogues.iter().map(|d| d.utterances.len()).sum();
-    let progress = bar(dialogues.len() as u64 * 2);
+    let progress = bar(dialogues.len() as u64 * if args.online { 3 } else { 2 });
 
     // Embed everything once: the cost of the model is reported apart from the segmenters'.
     let embed_started = Instant::now();
     let mut vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(dialogues.len());
-    if let (true, Some(e)) = (needs_vectors, embedder) {
+    if let (true, Some(e)) = (needs_vectors, embedder.as_deref()) {
         for d in &dialogues {
             let texts: Vec<&str> = d.utterances.iter().map(|(_, t)| t.as_str()).collect();
             vectors.push(e.embed(&texts).with_context(|| format!("embedding dialogue {}", d.id))?);
@@ -138,10 +145,16 @@ pub(crate) fn run(
         progress.inc(dialogues.len() as u64);
     }
     let embed_took = embed_started.elapsed();
+    // The replay embeds again, inside the engine: its time is the whole path's.
+    let replayed = match args.online {
+        true => Some(online::replay(config, embedder.clone(), &dialogues, &progress)?),
+        false => None,
+    };
 
     let policy = config.engine().segmentation;
     let counter = TokenCounter::cl100k();
-    let names: Vec<&str> = BASELINES.iter().chain(&ours).copied().collect();
+    let online_name: &[&str] = if args.online { &["online"] } else { &[] };
+    let names: Vec<&str> = BASELINES.iter().chain(&ours).chain(online_name).copied().collect();
     let mut scores: Vec<Score> = names.iter().map(|_| Score::default()).collect();
     let mut dump = super::create_dump(args.dump.as_deref())?;
     for (index, (d, vecs)) in dialogues.iter().zip(&vectors).enumerate() {
@@ -149,10 +162,19 @@ pub(crate) fn run(
         let reference = metrics::boundaries(&d.reference);
         let tokens: Vec<u32> = d.utterances.iter().map(|(_, t)| counter.count(t)).collect();
         for (name, score) in names.iter().zip(scores.iter_mut()) {
-            let start = Instant::now();
-            let predicted =
-                predict(name, d, vecs, &tokens, &policy, &reference, args.seed ^ index as u64);
-            score.took += start.elapsed();
+            let predicted = match (*name, &replayed) {
+                ("online", Some(replayed)) => {
+                    score.took += replayed[index].took;
+                    replayed[index].boundaries.clone()
+                }
+                _ => {
+                    let start = Instant::now();
+                    let seed = args.seed ^ index as u64;
+                    let predicted = predict(name, d, vecs, &tokens, &policy, &reference, seed);
+                    score.took += start.elapsed();
+                    predicted
+                }
+            };
             score.counts.add(&reference, &predicted);
             if let Some(k) = metrics::window(&d.reference) {
                 score.pk += metrics::pk(n, &reference, &predicted, k);
@@ -177,7 +199,7 @@ pub(crate) fn run(
     }
     progress.finish_and_clear();
 
-    let embedder_name = embedder.map_or("none", |e| e.fingerprint());
+    let embedder_name = embedder.as_deref().map_or("none", |e| e.fingerprint());
     let mut out = String::new();
     if !args.json {
         let reference: usize = dialogues.iter().map(|d| d.reference.len() - 1).sum();
@@ -218,7 +240,7 @@ pub(crate) fn run(
             let line = ScoreJson {
                 dataset: args.dataset.name(),
                 segmenter: name,
-                embedder: if matches!(*name, "semantic" | "cohesion" | "default") {
+                embedder: if matches!(*name, "semantic" | "cohesion" | "default" | "online") {
                     embedder_name
                 } else {
                     "none"
@@ -269,7 +291,6 @@ fn predict(
 ) -> Vec<usize> {
     let n = d.utterances.len();
     let texts = || d.utterances.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>();
-    // The data sets carry no times: utterances half a minute apart.
     let messages = |with_vectors: bool| -> Vec<SegmentMessage<'_>> {
         d.utterances
             .iter()
@@ -277,7 +298,7 @@ fn predict(
             .map(|(i, (role, text))| SegmentMessage {
                 role: *role,
                 content: text,
-                timestamp: Timestamp(i as i64 * 30_000),
+                timestamp: Timestamp(i as i64 * online::UTTERANCE_SPACING_MS),
                 tokens: tokens[i],
                 embedding: with_vectors.then(|| vectors[i].as_slice()),
             })

@@ -15,12 +15,20 @@ fn potion(db: &Path, models: &Path, args: &[&str]) -> Vec<serde_json::Value> {
 
 /// The episodes of `db` as (first, last) message numbers.
 fn episodes(db: &Path, models: &Path) -> Vec<(u64, u64)> {
-    let mut ranges: Vec<(u64, u64)> = potion(db, models, &["episodes", "--json"])
+    surprises(db, models).into_iter().map(|(range, _)| range).collect()
+}
+
+/// The episodes of `db` as (first, last) message numbers, with their surprise.
+fn surprises(db: &Path, models: &Path) -> Vec<((u64, u64), f64)> {
+    let mut out: Vec<((u64, u64), f64)> = potion(db, models, &["episodes", "--json"])
         .iter()
-        .map(|e| (e["first_seq"].as_u64().unwrap(), e["last_seq"].as_u64().unwrap()))
+        .map(|e| {
+            let range = (e["first_seq"].as_u64().unwrap(), e["last_seq"].as_u64().unwrap());
+            (range, e["surprise"].as_f64().unwrap())
+        })
         .collect();
-    ranges.sort_unstable();
-    ranges
+    out.sort_by_key(|&(range, _)| range);
+    out
 }
 
 fn ingest(db: &Path, models: &Path, file: &Path) {
@@ -35,12 +43,23 @@ fn the_sample_conversation_is_cut_between_subjects_only() {
     let db = dir.path().join("e.db");
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample-conversation.jsonl");
     ingest(&db, &models, &sample);
-    let got = episodes(&db, &models);
+    let with_surprise = surprises(&db, &models);
+    let got: Vec<(u64, u64)> = with_surprise.iter().map(|&(range, _)| range).collect();
     // The Lisbon plan may be one episode or two (where to stay; what to see).
     let lisbon: &[(u64, u64)] = if got[0] == (1, 10) { &[(1, 10)] } else { &[(1, 6), (7, 10)] };
     let mut want = lisbon.to_vec();
     want.extend([(11, 20), (21, 26), (27, 32), (33, 38)]);
     assert_eq!(got, want);
+    // The surprise comes from the signal that cut: nothing before the first episode, and each
+    // change of subject (CI after Lisbon, cooking after CI, ...) is more surprising than the
+    // turn from where to stay to what to see, when that is cut at all.
+    assert_eq!(with_surprise[0].1, 0.0);
+    let subject_changes = &with_surprise[with_surprise.len() - 4..];
+    let weakest = subject_changes.iter().map(|&(_, s)| s).fold(1.0, f64::min);
+    assert!(weakest > 0.5, "{with_surprise:?}");
+    if lisbon.len() == 2 {
+        assert!(with_surprise[1].1 < weakest, "{with_surprise:?}");
+    }
 }
 
 /// A debugging session full of short replies, then a change of subject within minutes.
@@ -98,4 +117,44 @@ fn a_work_session_with_short_replies_stays_whole() {
     std::fs::write(&file, lines.join("\n")).unwrap();
     ingest(&db, &models, &file);
     assert_eq!(episodes(&db, &models), [(1, 10), (11, 14)]);
+}
+
+/// The sample conversation sent one message at a time, as an agent streams it: the triggers
+/// hand the segmenter windows of 20 with the last segment left open, and the cuts are still
+/// the ones the whole conversation gets.
+#[test]
+fn streaming_one_message_at_a_time_cuts_where_the_whole_conversation_is_cut() {
+    let Some(models) = common::real_models() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample-conversation.jsonl");
+    let utterances: Vec<String> = std::fs::read_to_string(sample)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let subjects = [6, 4, 10, 6, 6, 6];
+    let data = serde_json::json!([{"dial_id": 1, "utterances": utterances, "segments": subjects}]);
+    let path = dir.path().join("sample.json");
+    std::fs::write(&path, data.to_string()).unwrap();
+    let dump = dir.path().join("dump.jsonl");
+    let args = ["eval", "segmentation", "--dataset", "dialseg711", "--segmenter", "default"];
+    let rest = ["--online", "--json", "--path", path.to_str().unwrap()];
+    let out = [&args[..], &rest, &["--dump", dump.to_str().unwrap()]].concat();
+    potion(&dir.path().join("unused.db"), &models, &out);
+    let dumped = std::fs::read_to_string(&dump).unwrap();
+    let predicted = |segmenter: &str| -> serde_json::Value {
+        dumped
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|d| d["segmenter"] == segmenter)
+            .unwrap()["predicted"]
+            .clone()
+    };
+    assert_eq!(predicted("online"), serde_json::json!(subjects));
+    assert_eq!(predicted("default"), serde_json::json!(subjects));
 }

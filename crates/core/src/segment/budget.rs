@@ -36,7 +36,7 @@ pub fn budget_boundaries(messages: &[SegmentMessage<'_>], config: &BudgetConfig)
             None
         };
         if let Some(reason) = reason {
-            out.push(Boundary { index: i, reason, strength: Strength::Hard, novelty: 0.0 });
+            out.push(Boundary { index: i, reason, strength: Strength::Hard });
             tokens = 0;
             count = 0;
         }

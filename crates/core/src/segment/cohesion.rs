@@ -77,7 +77,7 @@ pub fn cohesion_boundaries(
         j = i;
     }
     cuts.reverse();
-    super::semantic::topic_shifts(&vectors, cuts)
+    super::semantic::topic_shifts(cuts)
 }
 
 #[cfg(test)]

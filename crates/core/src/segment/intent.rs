@@ -74,7 +74,6 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
                 index: i,
                 reason: BoundaryReason::IntentShift,
                 strength: Strength::Soft,
-                novelty: 1.0 - similarity,
             });
             bag.reset_to(&prompt);
         } else {

@@ -7,6 +7,7 @@ mod intent;
 mod overlap;
 mod policy;
 mod semantic;
+mod surprise;
 pub mod tiling;
 mod time_gap;
 
@@ -19,7 +20,8 @@ pub use cohesion::{CohesionConfig, cohesion_boundaries};
 pub use intent::{IntentConfig, intent_boundaries};
 pub use overlap::{OverlapConfig, overlap_start};
 pub use policy::SegmentationPolicy;
-pub use semantic::{SemanticConfig, semantic_boundaries, surprise_scores};
+pub use semantic::{SemanticConfig, semantic_boundaries};
+pub use surprise::opening_surprise;
 pub use time_gap::{TimeGapConfig, time_gap_boundaries};
 
 use crate::{Role, Timestamp};
@@ -105,8 +107,6 @@ pub struct Boundary {
     pub index: usize,
     pub reason: BoundaryReason,
     pub strength: Strength,
-    /// How novel the message at `index` is relative to what came before, in `0.0..=1.0`.
-    pub novelty: f64,
 }
 
 /// Every message's embedding, or `None` if any message has none.
@@ -198,7 +198,6 @@ pub(crate) mod test_support {
         }
         for b in boundaries {
             prop_assert!(b.index >= 1 && b.index < len, "boundary {} out of 1..{len}", b.index);
-            prop_assert!((0.0..=1.0).contains(&b.novelty));
         }
         let ranges = segment_ranges(len, boundaries);
         let covered: Vec<usize> = ranges.iter().flat_map(|r| r.clone()).collect();

@@ -1,5 +1,4 @@
-//! Semantic segmentation: topic shifts read from message embeddings, and the surprise of each
-//! message relative to the episode so far.
+//! Semantic segmentation: topic shifts read from message embeddings.
 
 use serde::{Deserialize, Serialize};
 
@@ -7,7 +6,7 @@ use crate::{Role, keywords::word_count};
 
 use super::{
     Boundary, BoundaryReason, SegmentMessage, Strength,
-    tiling::{Cutoff, cosine, depth_scores, gap_similarities, select_boundaries, smooth},
+    tiling::{Cutoff, depth_scores, gap_similarities, select_boundaries, smooth},
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,44 +82,18 @@ pub fn semantic_boundaries(
     };
     let cuts: Vec<usize> =
         select_boundaries(&depths, cutoff).into_iter().filter(|&i| i < messages.len()).collect();
-    topic_shifts(&vectors, cuts)
+    topic_shifts(cuts)
 }
 
-/// Soft topic-shift boundaries at `cuts` (sorted, in `1..len`), each with the embedding
-/// surprise of the message that opens it.
-pub(crate) fn topic_shifts(vectors: &[&[f32]], cuts: Vec<usize>) -> Vec<Boundary> {
-    let surprise = surprise_scores(vectors, &cuts);
+/// Soft topic-shift boundaries at `cuts` (sorted, in `1..len`).
+pub(crate) fn topic_shifts(cuts: Vec<usize>) -> Vec<Boundary> {
     cuts.into_iter()
         .map(|index| Boundary {
             index,
             reason: BoundaryReason::TopicShift,
             strength: Strength::Soft,
-            novelty: surprise[index],
         })
         .collect()
-}
-
-/// Embedding surprise: for each message, `(1 − cosine) / 2` between it and the centroid of its
-/// episode so far, where episodes restart at `boundaries`. The first message of each episode is
-/// measured against the previous episode. In `0.0..=1.0`.
-pub fn surprise_scores(vectors: &[&[f32]], boundaries: &[usize]) -> Vec<f64> {
-    let dim = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
-    let mut centroid = vec![0.0f64; dim];
-    let mut out = Vec::with_capacity(vectors.len());
-    let mut next_boundary = boundaries.iter().peekable();
-    for (i, v) in vectors.iter().enumerate() {
-        let as_f64: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
-        let novelty = if i == 0 { 0.0 } else { (1.0 - cosine(&as_f64, &centroid)) / 2.0 };
-        out.push(novelty.clamp(0.0, 1.0));
-        if next_boundary.peek().is_some_and(|&&b| b == i) {
-            next_boundary.next();
-            centroid.iter_mut().for_each(|c| *c = 0.0);
-        }
-        for (c, x) in centroid.iter_mut().zip(&as_f64) {
-            *c += x;
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -154,7 +127,6 @@ mod tests {
         vs.extend(vec![vec![0.0, 0.1, 1.0]; 6]);
         let b = semantic_boundaries(&messages(&vs), &plain());
         assert_eq!(b.iter().map(|b| b.index).collect::<Vec<_>>(), [6]);
-        assert!(b[0].novelty > 0.3, "the first message of a new topic is surprising");
     }
 
     #[test]
@@ -201,17 +173,6 @@ mod tests {
         let mut msgs = messages(&vs);
         msgs[3].embedding = None;
         assert!(semantic_boundaries(&msgs, &SemanticConfig::default()).is_empty());
-    }
-
-    #[test]
-    fn surprise_restarts_at_boundaries() {
-        let (a, b) = (vec![1.0f32, 0.0], vec![0.0f32, 1.0]);
-        let vs: Vec<&[f32]> = vec![&a, &a, &b, &b];
-        let s = surprise_scores(&vs, &[2]);
-        assert_eq!(s[0], 0.0);
-        assert!(s[1] < 1e-9);
-        assert!((s[2] - 0.5).abs() < 1e-9, "orthogonal to the episode so far");
-        assert!(s[3] < 1e-9, "like its own new episode");
     }
 
     proptest! {

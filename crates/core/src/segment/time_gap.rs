@@ -39,12 +39,7 @@ pub fn time_gap_boundaries(
         } else {
             continue;
         };
-        out.push(Boundary {
-            index: i + 1,
-            reason: BoundaryReason::TimeGap,
-            strength,
-            novelty: 0.0,
-        });
+        out.push(Boundary { index: i + 1, reason: BoundaryReason::TimeGap, strength });
     }
     out
 }

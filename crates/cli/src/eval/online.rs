@@ -1,0 +1,103 @@
+//! `--online`: the data sets replayed through the engine's ingest path, as an agent would send
+//! them, and scored on the episodes the store ends up with.
+//!
+//! Offline, the segmenter sees a whole dialogue at once. Online it sees what the triggers hand
+//! it: a window of pending messages (20 by default, doubled to 40 once a window held one
+//! topic), of which the last segment stays open for the next window, with the closed
+//! messages before it as context. Users get the online cuts, so that is the figure that counts.
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result};
+use epimem_core::{ConversationKey, Scope, Timestamp};
+use epimem_embed::Embedder;
+use epimem_engine::{Engine, FixedClock, MessageInput};
+use epimem_search_local::LocalSearch;
+use epimem_store_sqlite::SqliteStore;
+use indicatif::ProgressBar;
+
+use super::data::Dialogue;
+use crate::config::AppConfig;
+
+/// The data sets carry no times: utterances this far apart, as offline.
+pub(super) const UTTERANCE_SPACING_MS: i64 = 30_000;
+
+const TENANT: &str = "eval-online";
+
+/// One dialogue after its replay.
+#[derive(Debug)]
+pub(super) struct Replayed {
+    /// Indices of the utterances that open an episode, the first excluded.
+    pub(super) boundaries: Vec<usize>,
+    /// Ingest, segmentation (embedding included) and flush of the whole dialogue.
+    pub(super) took: Duration,
+}
+
+/// Each dialogue's episodes as the store holds them after every utterance was ingested one at
+/// a time and the conversation was flushed.
+pub(super) fn replay(
+    config: &AppConfig,
+    embedder: Option<Arc<dyn Embedder>>,
+    dialogues: &[Dialogue],
+    progress: &ProgressBar,
+) -> Result<Vec<Replayed>> {
+    let engine_config = config.engine();
+    let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
+    let store = SqliteStore::open_in_memory().context("cannot open an in-memory database")?;
+    let clock = Box::new(FixedClock::new(Timestamp(0)));
+    let engine = Engine::new(store, search, engine_config, clock, "eval-online".into());
+    let engine = match embedder {
+        Some(e) => engine.with_embedder(Box::new(e)),
+        None => engine,
+    };
+    let mut all = Vec::with_capacity(dialogues.len());
+    for (index, d) in dialogues.iter().enumerate() {
+        // Dialogue ids need not be unique across splits: the position is.
+        let conversation = format!("{index}:{}", d.id);
+        let started = Instant::now();
+        let boundaries = replay_one(&engine, &conversation, d)
+            .with_context(|| format!("replaying dialogue {}", d.id))?;
+        all.push(Replayed { boundaries, took: started.elapsed() });
+        progress.inc(1);
+    }
+    Ok(all)
+}
+
+fn replay_one(
+    engine: &Engine<SqliteStore>,
+    conversation: &str,
+    d: &Dialogue,
+) -> Result<Vec<usize>> {
+    let key = ConversationKey::new(TENANT, conversation);
+    for (i, (role, text)) in d.utterances.iter().enumerate() {
+        engine.ingest(vec![MessageInput {
+            conversation: key.clone(),
+            user: None,
+            agent: None,
+            key: format!("u{i}"),
+            role: *role,
+            speaker: None,
+            content: text.clone(),
+            timestamp: Some(Timestamp(i as i64 * UTTERANCE_SPACING_MS)),
+            metadata: serde_json::Value::Null,
+        }])?;
+    }
+    let scope = Scope::tenant(TENANT).with_conversation(Some(conversation.to_owned()));
+    engine.flush(&scope)?;
+    let episodes = engine.episodes(&scope, None)?;
+    let closed: usize = episodes.iter().map(|e| (e.last_seq - e.first_seq + 1) as usize).sum();
+    anyhow::ensure!(
+        closed == d.utterances.len(),
+        "{} of {} utterances ended in an episode",
+        closed,
+        d.utterances.len()
+    );
+    // Sequence numbers start at 1; an utterance's index is one less.
+    let mut starts: Vec<usize> = episodes.iter().map(|e| e.first_seq as usize - 1).collect();
+    starts.sort_unstable();
+    starts.retain(|&s| s > 0);
+    Ok(starts)
+}
