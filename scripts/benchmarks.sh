@@ -23,9 +23,9 @@ mkdir -p "$tmp"
 
 if [ -z "${RENDER_ONLY:-}" ]; then
 for e in $embedders; do
-  "$bin" --embedder "$e" eval segmentation --dataset dialseg711 --path "$data/dialseg711.json" --json > "$tmp/dialseg711.$e.jsonl"
-  "$bin" --embedder "$e" eval segmentation --dataset tiage --path "$data/tiage.json" --json > "$tmp/tiage.$e.jsonl"
-  "$bin" --embedder "$e" eval segmentation --dataset superdialseg --path "$data/superdialseg_validation.jsonl" --json > "$tmp/superdialseg.$e.jsonl"
+  "$bin" --embedder "$e" eval segmentation --dataset dialseg711 --path "$data/dialseg711.json" --json --online > "$tmp/dialseg711.$e.jsonl"
+  "$bin" --embedder "$e" eval segmentation --dataset tiage --path "$data/tiage.json" --json --online > "$tmp/tiage.$e.jsonl"
+  "$bin" --embedder "$e" eval segmentation --dataset superdialseg --path "$data/superdialseg_validation.jsonl" --json --online > "$tmp/superdialseg.$e.jsonl"
 done
 for e in $embedders; do
   "$bin" --embedder "$e" eval recall --dataset locomo --path "$root/memory/locomo10.json" --json > "$tmp/locomo.$e.json"
@@ -90,6 +90,13 @@ print("Tried and not kept: a logistic model of each gap (similarities, depth, wh
 print("whether the line or the one before asks) fitted on half the tuning dialogues reached TIAGE")
 print("0.38 and SuperDialseg 0.24 on the other half, but 0.43 on DialSeg711, worse than no boundary:")
 print("questions open topics in chit-chat and document Q&A, not in task dialogues or agent work.\n")
+print("`online` is the default as users get it: each dialogue replayed through `epimem`'s ingest path")
+print("one utterance per call (the count trigger's windows of 20 pending messages, doubled to 40 once a")
+print("window held one subject, the last segment left open for the next window, flushed at the end) and")
+print("scored on the episodes the store holds. It stays within 0.002 Pk of `default` on all three")
+print("sets; most of these dialogues are shorter than one window (TIAGE averages 15.6 utterances,")
+print("SuperDialseg 12.4), so this mostly checks the path, and the streaming test in")
+print("`crates/cli/tests/it/segmentation.rs` checks it on the 38-message sample conversation.\n")
 print("## Segmentation: Pk / WindowDiff (boundary F1)\n")
 print("| segmenter | " + " | ".join(t for _, t in sets) + " |")
 print("|---|" + "---|" * len(sets))

@@ -35,6 +35,29 @@ pub(crate) struct AppConfig {
     jobs: JobsConfig,
     #[serde(default)]
     pub(crate) search: SearchConfig,
+    #[serde(default)]
+    pub(crate) server: ServerSettings,
+}
+
+/// `epimem serve`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct ServerSettings {
+    pub(crate) listen: String,
+    pub(crate) body_limit_bytes: usize,
+    pub(crate) request_timeout_seconds: u64,
+    pub(crate) tick_seconds: f64,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:7878".into(),
+            body_limit_bytes: 4 << 20,
+            request_timeout_seconds: 30,
+            tick_seconds: 5.0,
+        }
+    }
 }
 
 /// The embedded search index.

@@ -42,6 +42,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Serve the HTTP API (remember, recall, list, forget) with a background worker that
+    /// closes conversations that fell silent: the way agents use epimem.
+    Serve(commands::serve::ServeArgs),
     /// Ingest messages from a JSONL file (or - for standard input).
     ///
     /// One JSON object per line: "conversation", "role" (user, assistant, system, tool),
@@ -101,6 +104,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     let config = AppConfig::load(&overrides)?;
     match cli.command {
+        Command::Serve(args) => commands::serve::serve(&config, &args),
         Command::Ingest(args) => commands::ingest::ingest(&config, &args),
         Command::Flush(args) => commands::ingest::flush(&config, &args),
         Command::Tick => commands::ingest::tick(&config),

@@ -6,6 +6,7 @@ pub(crate) mod demo;
 pub(crate) mod ingest;
 pub(crate) mod query;
 pub(crate) mod reindex;
+pub(crate) mod serve;
 
 use std::{path::Path, sync::Arc};
 

@@ -1,0 +1,95 @@
+//! `epimem serve`: the HTTP API over the configured database, with the worker beside it.
+
+use std::{net::SocketAddr, process::ExitCode, sync::Arc, time::Duration};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use epimem_server::ServerConfig;
+
+use super::open_searching;
+use crate::config::AppConfig;
+
+#[derive(Debug, Args)]
+#[command(after_help = "The API is under /v1 (its OpenAPI document at /v1/openapi.json), with \
+/healthz and /readyz. Every request works in the configured tenant (--tenant). Stop with Ctrl-C \
+or SIGTERM: requests under way finish, the worker ends its current run.")]
+pub(crate) struct ServeArgs {
+    /// The address to listen on, IP:PORT [default: server.listen, 127.0.0.1:7878]; port 0
+    /// picks a free one. Only loopback addresses: there are no API keys yet.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+}
+
+pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
+    let listen = args.listen.as_deref().unwrap_or(&config.server.listen);
+    let addr: SocketAddr =
+        listen.parse().with_context(|| format!("--listen {listen:?} is not an IP:PORT address"))?;
+    if !addr.ip().is_loopback() {
+        bail!(
+            "refusing to listen on {addr}: without API keys anyone who reaches the port reads and \
+             deletes the tenant's memory; listen on a loopback address (127.0.0.1 or ::1)"
+        );
+    }
+    let settings = &config.server;
+    let tick = Duration::try_from_secs_f64(settings.tick_seconds)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .context("server.tick_seconds must be a positive number of seconds")?;
+    let server = ServerConfig {
+        tenant: config.tenant.clone(),
+        body_limit: settings.body_limit_bytes,
+        request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
+        tick_every: tick,
+    };
+    let db = config.db_path()?;
+    let engine = Arc::new(open_searching(config, &db)?.engine);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let local = listener.local_addr()?;
+        // The first line on stdout says where: scripts and tests read the port from it.
+        println!("epimem: listening on http://{local}");
+        eprintln!(
+            "epimem: database {}, tenant {:?}; API under /v1, OpenAPI at /v1/openapi.json",
+            db.display(),
+            config.tenant
+        );
+        let report: epimem_server::Report = Box::new(|outcome| match outcome {
+            Ok(run) => eprintln!(
+                "epimem: worker closed {} episode(s) of {} message(s)",
+                run.episodes_closed, run.messages_closed
+            ),
+            Err(e) => eprintln!("epimem: worker: {e}"),
+        });
+        epimem_server::serve(engine, listener, server, report, shutdown_signal()).await?;
+        eprintln!("epimem: stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,159 @@
+//! epimem over HTTP: the `/v1` API and its OpenAPI document, served with the background
+//! worker beside it. This is the only crate that knows HTTP; it speaks to the engine in
+//! domain types and turns them into its own wire types (`wire.rs`).
+
+mod error;
+mod messages;
+mod routes;
+pub mod wire;
+mod worker;
+
+use std::{
+    future::Future,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use axum::{
+    Router,
+    extract::DefaultBodyLimit,
+    routing::{get, post},
+};
+use epimem_engine::Engine;
+use epimem_store::Store;
+use tokio::net::TcpListener;
+use tower_http::timeout::TimeoutLayer;
+use utoipa::OpenApi;
+
+pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use worker::{Report, Worker};
+
+/// How the server behaves; loaded by the binary, passed in.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The tenant every request works in (until API keys name one per caller).
+    pub tenant: String,
+    /// Larger request bodies are refused with 413.
+    pub body_limit: usize,
+    /// A request that takes longer is answered 408 (its engine work still finishes).
+    pub request_timeout: Duration,
+    /// How often the worker looks for silent conversations and runnable jobs.
+    pub tick_every: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            tenant: "default".into(),
+            body_limit: 4 << 20,
+            request_timeout: Duration::from_secs(30),
+            tick_every: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What every handler shares.
+pub(crate) struct App<S> {
+    engine: Arc<Engine<S>>,
+    tenant: Arc<str>,
+    ready: Arc<AtomicBool>,
+}
+
+impl<S> Clone for App<S> {
+    fn clone(&self) -> Self {
+        Self { engine: self.engine.clone(), tenant: self.tenant.clone(), ready: self.ready.clone() }
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "epimem",
+        description = "Episodic memory for LLM agents: remember messages, recall episodes."
+    ),
+    paths(
+        routes::add_messages,
+        routes::get_conversation,
+        routes::flush_conversation,
+        routes::delete_conversation,
+        routes::list_episodes,
+        routes::get_episode,
+        routes::delete_episode,
+        routes::recall,
+        routes::healthz,
+        routes::readyz,
+    )
+)]
+struct ApiDoc;
+
+/// The OpenAPI 3.1 document of the API, as served at `/v1/openapi.json`.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// The API's routes over `engine`. `ready` tells `/readyz` that the search index is open.
+pub fn router<S: Store + 'static>(
+    engine: Arc<Engine<S>>,
+    config: &ServerConfig,
+    ready: Arc<AtomicBool>,
+) -> Router {
+    let app = App { engine, tenant: Arc::from(config.tenant.as_str()), ready };
+    let document = serde_json::to_value(openapi()).expect("the OpenAPI document serializes");
+    Router::new()
+        .route("/v1/messages", post(routes::add_messages::<S>))
+        .route(
+            "/v1/conversations/{conversation}",
+            get(routes::get_conversation::<S>).delete(routes::delete_conversation::<S>),
+        )
+        .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation::<S>))
+        .route("/v1/episodes", get(routes::list_episodes::<S>))
+        .route(
+            "/v1/episodes/{id}",
+            get(routes::get_episode::<S>).delete(routes::delete_episode::<S>),
+        )
+        .route("/v1/recall", post(routes::recall::<S>))
+        .route("/v1/openapi.json", get(move || async move { axum::Json(document) }))
+        .route("/healthz", get(routes::healthz))
+        .route("/readyz", get(routes::readyz::<S>))
+        .fallback(|| async { ApiError::not_found("no such route") })
+        .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            config.request_timeout,
+        ))
+        .with_state(app)
+}
+
+/// Serves the API on `listener` with the worker beside it until `shutdown` resolves; then
+/// stops taking connections, lets requests under way finish, and stops the worker after its
+/// current run.
+pub async fn serve<S: Store + 'static>(
+    engine: Arc<Engine<S>>,
+    listener: TcpListener,
+    config: ServerConfig,
+    report: Report,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let ready = Arc::new(AtomicBool::new(false));
+    // Open (or build) the tenant's search index before saying ready; requests are served
+    // meanwhile, a recall simply waits for it.
+    let warm = {
+        let (engine, ready, tenant) = (engine.clone(), ready.clone(), config.tenant.clone());
+        tokio::task::spawn_blocking(move || {
+            let loaded = engine.load_search_index(&tenant);
+            ready.store(loaded.is_ok(), Ordering::Release);
+            loaded
+        })
+    };
+    let worker = Worker::spawn(engine.clone(), config.tick_every, report);
+    let app = router(engine, &config, ready);
+    let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    tokio::task::spawn_blocking(move || worker.stop()).await.ok();
+    if let Ok(Err(e)) = warm.await {
+        return Err(std::io::Error::other(format!("the search index could not be opened: {e}")));
+    }
+    served
+}

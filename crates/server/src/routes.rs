@@ -1,0 +1,279 @@
+//! The `/v1` handlers. Each reads its request, runs the engine on the blocking pool (SQLite
+//! and the models are synchronous) and answers with a wire type or an [`ApiError`].
+
+use std::{collections::BTreeSet, sync::atomic::Ordering};
+
+use axum::{
+    Json,
+    body::Bytes,
+    extract::{Path, Query, State, rejection::BytesRejection},
+    http::StatusCode,
+};
+use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
+use epimem_engine::{Engine, RecallQuery};
+use epimem_store::Store;
+
+use crate::{
+    App,
+    error::{ApiError, ErrorBody},
+    messages::parse_messages,
+    wire::{
+        AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut, EpisodesQuery, FlushedOut,
+        RecallIn, RecallOut,
+    },
+};
+
+const DEFAULT_PAGE: usize = 50;
+const MAX_LIMIT: usize = 1000;
+
+/// Runs `f` on the engine in the blocking pool.
+async fn blocking<S, T>(
+    app: &App<S>,
+    f: impl FnOnce(&Engine<S>) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError>
+where
+    S: Store + 'static,
+    T: Send + 'static,
+{
+    let engine = app.engine.clone();
+    tokio::task::spawn_blocking(move || f(&engine))
+        .await
+        .map_err(|e| ApiError::internal(format!("the request's worker thread failed: {e}")))?
+}
+
+/// Remember messages: one message object or an array of them.
+#[utoipa::path(post, path = "/v1/messages", tag = "messages",
+    request_body(content = Vec<crate::wire::MessageIn>, description = "One message, or an array of them"),
+    responses((status = 200, body = AddedOut), (status = 400, body = ErrorBody), (status = 413, body = ErrorBody)))]
+pub(crate) async fn add_messages<S: Store + 'static>(
+    State(app): State<App<S>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<AddedOut>, ApiError> {
+    let messages = parse_messages(&app.tenant, &body?)?;
+    let added = blocking(&app, move |engine| {
+        let touched: BTreeSet<ConversationKey> =
+            messages.iter().map(|m| m.conversation.clone()).collect();
+        let report = engine.ingest(messages)?;
+        let conversations = touched
+            .into_iter()
+            .map(|key| conversation_state(engine, &key, false))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AddedOut {
+            inserted: report.inserted,
+            duplicates: report.duplicates,
+            episodes_closed: report.segmentation.episodes_closed,
+            conversations,
+        })
+    })
+    .await?;
+    Ok(Json(added))
+}
+
+/// A conversation's state; 404 if it has no message.
+fn conversation_state<S: Store>(
+    engine: &Engine<S>,
+    key: &ConversationKey,
+    count_episodes: bool,
+) -> Result<ConversationOut, ApiError> {
+    let queue = engine
+        .store()
+        .queue(key)
+        .map_err(epimem_engine::EngineError::from)?
+        .ok_or_else(|| ApiError::not_found(format!("conversation {:?}", key.conversation)))?;
+    let episodes = if count_episodes {
+        let scope = Scope::tenant(&key.tenant).with_conversation(Some(key.conversation.clone()));
+        Some(engine.episodes(&scope, None)?.len() as u64)
+    } else {
+        None
+    };
+    Ok(ConversationOut {
+        conversation: key.conversation.clone(),
+        last_seq: queue.last_seq,
+        pending: queue.pending(),
+        last_activity: queue.newest.map(Timestamp::to_rfc3339),
+        episodes,
+    })
+}
+
+/// A conversation: messages, pending ones, episodes, last activity.
+#[utoipa::path(get, path = "/v1/conversations/{conversation}", tag = "conversations",
+    params(("conversation" = String, Path)),
+    responses((status = 200, body = ConversationOut), (status = 404, body = ErrorBody)))]
+pub(crate) async fn get_conversation<S: Store + 'static>(
+    State(app): State<App<S>>,
+    Path(conversation): Path<String>,
+) -> Result<Json<ConversationOut>, ApiError> {
+    let key = ConversationKey::new(app.tenant.as_ref(), conversation);
+    Ok(Json(blocking(&app, move |engine| conversation_state(engine, &key, true)).await?))
+}
+
+/// Close everything pending in a conversation into episodes now (end of a session).
+#[utoipa::path(post, path = "/v1/conversations/{conversation}/flush", tag = "conversations",
+    params(("conversation" = String, Path)),
+    responses((status = 200, body = FlushedOut), (status = 404, body = ErrorBody)))]
+pub(crate) async fn flush_conversation<S: Store + 'static>(
+    State(app): State<App<S>>,
+    Path(conversation): Path<String>,
+) -> Result<Json<FlushedOut>, ApiError> {
+    let key = ConversationKey::new(app.tenant.as_ref(), conversation);
+    let report = blocking(&app, move |engine| {
+        conversation_state(engine, &key, false)?;
+        let scope = Scope::tenant(&key.tenant).with_conversation(Some(key.conversation));
+        Ok(engine.flush(&scope)?)
+    })
+    .await?;
+    Ok(Json(report.into()))
+}
+
+/// Forget a conversation: its messages, episodes, vectors and pending work, from every file.
+#[utoipa::path(delete, path = "/v1/conversations/{conversation}", tag = "conversations",
+    params(("conversation" = String, Path)),
+    responses((status = 200, body = DeletedOut), (status = 404, body = ErrorBody)))]
+pub(crate) async fn delete_conversation<S: Store + 'static>(
+    State(app): State<App<S>>,
+    Path(conversation): Path<String>,
+) -> Result<Json<DeletedOut>, ApiError> {
+    let key = ConversationKey::new(app.tenant.as_ref(), conversation);
+    let episodes = blocking(&app, move |engine| Ok(engine.delete_conversation(&key)?)).await?;
+    Ok(Json(DeletedOut { episodes: episodes as u64 }))
+}
+
+/// Episodes, newest first, a page at a time.
+#[utoipa::path(get, path = "/v1/episodes", tag = "episodes", params(EpisodesQuery),
+    responses((status = 200, body = EpisodesOut), (status = 400, body = ErrorBody)))]
+pub(crate) async fn list_episodes<S: Store + 'static>(
+    State(app): State<App<S>>,
+    query: Result<Query<EpisodesQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<EpisodesOut>, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::bad_input(e.body_text()))?;
+    let limit = limit(q.limit, DEFAULT_PAGE)?;
+    let offset: usize = match q.cursor.as_deref() {
+        None => 0,
+        Some(c) => c.parse().map_err(|_| {
+            ApiError::bad_input(format!("cursor: {c:?} is not a cursor this server gave"))
+        })?,
+    };
+    let scope = Scope {
+        since: time(q.from.as_deref(), "from")?,
+        until: time(q.to.as_deref(), "to")?,
+        ..Scope::tenant(app.tenant.as_ref()).with_conversation(q.conversation)
+    };
+    let page = blocking(&app, move |engine| {
+        // One more than the page says whether there is a next one.
+        let mut episodes = engine.episodes(&scope, Some(offset + limit + 1))?;
+        let more = episodes.len() > offset + limit;
+        episodes.truncate(offset + limit);
+        Ok(EpisodesOut {
+            episodes: episodes.iter().skip(offset).map(EpisodeOut::from).collect(),
+            next_cursor: more.then(|| (offset + limit).to_string()),
+        })
+    })
+    .await?;
+    Ok(Json(page))
+}
+
+/// One episode with its messages (and the overlap carried in from the one before).
+#[utoipa::path(get, path = "/v1/episodes/{id}", tag = "episodes", params(("id" = String, Path)),
+    responses((status = 200, body = EpisodeOut), (status = 404, body = ErrorBody)))]
+pub(crate) async fn get_episode<S: Store + 'static>(
+    State(app): State<App<S>>,
+    Path(id): Path<String>,
+) -> Result<Json<EpisodeOut>, ApiError> {
+    let scope = Scope::tenant(app.tenant.as_ref());
+    let detail = blocking(&app, move |engine| Ok(engine.episode(&scope, &EpisodeId(id))?)).await?;
+    Ok(Json(EpisodeOut::from(&detail)))
+}
+
+/// Forget an episode: it leaves every index, and its messages lose their text.
+#[utoipa::path(delete, path = "/v1/episodes/{id}", tag = "episodes", params(("id" = String, Path)),
+    responses((status = 200, body = DeletedOut), (status = 404, body = ErrorBody)))]
+pub(crate) async fn delete_episode<S: Store + 'static>(
+    State(app): State<App<S>>,
+    Path(id): Path<String>,
+) -> Result<Json<DeletedOut>, ApiError> {
+    let scope = Scope::tenant(app.tenant.as_ref());
+    blocking(&app, move |engine| Ok(engine.delete_episode(&scope, &EpisodeId(id))?)).await?;
+    Ok(Json(DeletedOut { episodes: 1 }))
+}
+
+/// The episodes that best answer a query, or a context block of them within a token budget.
+#[utoipa::path(post, path = "/v1/recall", tag = "recall", request_body = RecallIn,
+    responses((status = 200, body = RecallOut), (status = 400, body = ErrorBody)))]
+pub(crate) async fn recall<S: Store + 'static>(
+    State(app): State<App<S>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<RecallOut>, ApiError> {
+    let body = body?;
+    let request: RecallIn =
+        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&body))
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let place = if path == "." { String::new() } else { format!("{path}: ") };
+                ApiError::bad_input(format!("{place}{}", e.into_inner()))
+            })?;
+    if request.query.trim().is_empty() {
+        return Err(ApiError::bad_input("query: must not be empty"));
+    }
+    if request.budget == Some(0) {
+        return Err(ApiError::bad_input("budget: must be at least 1 token"));
+    }
+    if request.episodes && request.budget.is_none() {
+        return Err(ApiError::bad_input("episodes: needs a budget"));
+    }
+    let scope = Scope {
+        since: time(request.from.as_deref(), "from")?,
+        until: time(request.to.as_deref(), "to")?,
+        ..Scope::tenant(app.tenant.as_ref()).with_conversation(request.conversation.clone())
+    };
+    let query = RecallQuery::new(scope, request.query, limit(request.limit, 5)?);
+    let out = blocking(&app, move |engine| {
+        Ok(match request.budget {
+            Some(budget) if request.episodes => {
+                engine.recall_episode_context(&query, budget)?.into()
+            }
+            Some(budget) => engine.recall_context(&query, budget)?.into(),
+            None => RecallOut {
+                hits: engine.recall(&query)?.iter().map(EpisodeOut::from).collect(),
+                context: None,
+                tokens: None,
+                turns: None,
+            },
+        })
+    })
+    .await?;
+    Ok(Json(out))
+}
+
+/// The process is up.
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = String)))]
+pub(crate) async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// The search index is open and caught up with the store: recall answers at full speed.
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses((status = 200, body = String), (status = 503, body = String)))]
+pub(crate) async fn readyz<S: Store + 'static>(
+    State(app): State<App<S>>,
+) -> (StatusCode, &'static str) {
+    if app.ready.load(Ordering::Acquire) {
+        (StatusCode::OK, "ready")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "opening the search index")
+    }
+}
+
+fn limit(asked: Option<usize>, default: usize) -> Result<usize, ApiError> {
+    match asked.unwrap_or(default) {
+        0 => Err(ApiError::bad_input("limit: must be at least 1")),
+        n if n > MAX_LIMIT => Err(ApiError::bad_input(format!("limit: at most {MAX_LIMIT}"))),
+        n => Ok(n),
+    }
+}
+
+fn time(value: Option<&str>, field: &str) -> Result<Option<Timestamp>, ApiError> {
+    value
+        .map(Timestamp::parse_rfc3339)
+        .transpose()
+        .map_err(|e| ApiError::bad_input(format!("{field}: {e}")))
+}

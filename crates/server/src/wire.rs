@@ -1,0 +1,287 @@
+//! The JSON the API reads and writes. Domain types never cross the wire: each is turned into
+//! one of these here. Field names are a public contract: add, never rename.
+
+use epimem_core::{Episode, Message};
+use epimem_engine::{EpisodeContext, RecallHit, RecalledContext, RunReport};
+use epimem_store::EpisodeDetail;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// One message to remember: the fields of a line of `epimem ingest`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageIn {
+    /// The conversation it belongs to; created on first use.
+    pub conversation: String,
+    /// `user`, `assistant`, `system` or `tool`.
+    pub role: String,
+    pub content: String,
+    /// Who spoke, when the role is not enough ("Caroline").
+    #[serde(default)]
+    pub speaker: Option<String>,
+    /// RFC 3339; the server's clock when absent.
+    #[serde(default)]
+    pub timestamp: Option<String>,
+    /// Any JSON object, kept with the message.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
+    /// Idempotency key, unique within the conversation: a message sent again with the same
+    /// id is stored once. Without one every request stores a new message.
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub user: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// What `POST /v1/messages` did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AddedOut {
+    /// Messages stored.
+    pub inserted: u64,
+    /// Messages skipped because their conversation already had their id.
+    pub duplicates: u64,
+    /// Episodes closed by the segmentation the messages triggered.
+    pub episodes_closed: u64,
+    /// Each conversation the request touched, after it.
+    pub conversations: Vec<ConversationOut>,
+}
+
+/// A conversation's state.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversationOut {
+    pub conversation: String,
+    /// The newest message's sequence number (1-based; 0 when it has none).
+    pub last_seq: u64,
+    /// Messages not yet in an episode.
+    pub pending: u64,
+    /// The newest message's time (RFC 3339).
+    pub last_activity: Option<String>,
+    /// Episodes closed so far (only in `GET /v1/conversations/{conversation}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub episodes: Option<u64>,
+}
+
+/// What a flush closed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FlushedOut {
+    pub episodes_closed: u64,
+    pub messages_closed: u64,
+}
+
+impl From<RunReport> for FlushedOut {
+    fn from(r: RunReport) -> Self {
+        Self { episodes_closed: r.episodes_closed, messages_closed: r.messages_closed }
+    }
+}
+
+/// What a deletion removed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeletedOut {
+    /// Episodes deleted.
+    pub episodes: u64,
+}
+
+/// `GET /v1/episodes` filters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EpisodesQuery {
+    /// Only this conversation.
+    pub conversation: Option<String>,
+    /// Only episodes that end at or after this time (RFC 3339).
+    pub from: Option<String>,
+    /// Only episodes that start at or before this time (RFC 3339).
+    pub to: Option<String>,
+    /// At most this many (default 50, at most 1000).
+    pub limit: Option<usize>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// A page of episodes.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EpisodesOut {
+    pub episodes: Vec<EpisodeOut>,
+    /// Pass as `cursor` for the next page; absent on the last one.
+    pub next_cursor: Option<String>,
+}
+
+/// `POST /v1/recall`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallIn {
+    /// What to look for, in plain words.
+    pub query: String,
+    /// Only this conversation.
+    #[serde(default)]
+    pub conversation: Option<String>,
+    /// Only episodes that end at or after this time (RFC 3339).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Only episodes that start at or before this time (RFC 3339).
+    #[serde(default)]
+    pub to: Option<String>,
+    /// At most this many episodes (default 5, at most 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Answer with a context block of at most this many tokens instead of hits: the lines
+    /// that best answer the query, grouped by episode.
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// With `budget`: whole episodes (title, time, summary, matching lines), not single lines.
+    #[serde(default)]
+    pub episodes: bool,
+}
+
+/// What recall found: `hits` without a budget; `context` with one.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RecallOut {
+    /// The episodes, best first, with why each came back.
+    pub hits: Vec<EpisodeOut>,
+    /// The context block, ready to put in a prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Tokens of `context`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<usize>,
+    /// The lines quoted in `context`, best first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns: Option<Vec<TurnOut>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TurnOut {
+    pub episode: String,
+    pub seq: u64,
+}
+
+/// An episode: one stretch of a conversation about one thing.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EpisodeOut {
+    pub id: String,
+    pub conversation: String,
+    pub first_seq: u64,
+    pub last_seq: u64,
+    pub message_count: u64,
+    /// Where the overlap carried in from the previous episode starts.
+    pub context_first_seq: Option<u64>,
+    pub start: String,
+    pub end: String,
+    pub title: String,
+    pub summary: String,
+    pub keywords: Vec<String>,
+    /// How unexpected its opening was after what came before, 0 to 1.
+    pub surprise: f64,
+    /// Why it ended where it did.
+    pub boundary_reason: String,
+    /// Recall only: the final score (higher is better) and its parts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retrievability: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date_match: Option<bool>,
+    /// `GET /v1/episodes/{id}` only: the overlap (`context: true`), then its own messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<MessageOut>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MessageOut {
+    pub seq: u64,
+    pub role: String,
+    pub speaker: Option<String>,
+    pub timestamp: String,
+    pub content: String,
+    /// Carried in from the previous episode for context.
+    pub context: bool,
+}
+
+impl From<&Episode> for EpisodeOut {
+    fn from(e: &Episode) -> Self {
+        Self {
+            id: e.id.0.clone(),
+            conversation: e.conversation.conversation.clone(),
+            first_seq: e.first_seq,
+            last_seq: e.last_seq,
+            message_count: e.message_count(),
+            context_first_seq: e.context_first_seq,
+            start: e.start.to_rfc3339(),
+            end: e.end.to_rfc3339(),
+            title: e.title.clone(),
+            summary: e.summary.clone(),
+            keywords: e.keywords.clone(),
+            surprise: e.surprise,
+            boundary_reason: e.boundary_reason.as_str().into(),
+            score: None,
+            lexical_rank: None,
+            vector_rank: None,
+            similarity: None,
+            retrievability: None,
+            date_match: None,
+            messages: None,
+        }
+    }
+}
+
+impl From<&RecallHit> for EpisodeOut {
+    fn from(h: &RecallHit) -> Self {
+        Self {
+            score: Some(h.score),
+            lexical_rank: h.lexical_rank,
+            vector_rank: h.vector_rank,
+            similarity: h.similarity,
+            retrievability: Some(h.retrievability),
+            date_match: Some(h.date_match),
+            ..Self::from(&h.episode)
+        }
+    }
+}
+
+impl From<&EpisodeDetail> for EpisodeOut {
+    fn from(d: &EpisodeDetail) -> Self {
+        let context = d.context.iter().map(|m| MessageOut::new(m, true));
+        let messages = d.messages.iter().map(|m| MessageOut::new(m, false));
+        Self { messages: Some(context.chain(messages).collect()), ..Self::from(&d.episode) }
+    }
+}
+
+impl MessageOut {
+    fn new(m: &Message, context: bool) -> Self {
+        Self {
+            seq: m.seq,
+            role: m.role.as_str().into(),
+            speaker: m.speaker.clone(),
+            timestamp: m.timestamp.to_rfc3339(),
+            content: m.content.clone(),
+            context,
+        }
+    }
+}
+
+impl From<RecalledContext> for RecallOut {
+    fn from(c: RecalledContext) -> Self {
+        let turns = c.turns.into_iter().map(|(id, seq)| TurnOut { episode: id.0, seq }).collect();
+        Self { hits: Vec::new(), context: Some(c.text), tokens: Some(c.tokens), turns: Some(turns) }
+    }
+}
+
+impl From<EpisodeContext> for RecallOut {
+    fn from(c: EpisodeContext) -> Self {
+        Self {
+            hits: c.hits.iter().map(EpisodeOut::from).collect(),
+            context: Some(c.text),
+            tokens: Some(c.tokens),
+            turns: None,
+        }
+    }
+}
