@@ -15,7 +15,8 @@ pub struct TriggerConfig {
     pub max_age_minutes: i64,
     /// Close everything pending after this much conversation silence (checked by a tick).
     pub idle_minutes: i64,
-    /// Never segment fewer pending messages than this, unless flushed.
+    /// Never segment fewer pending messages than this, unless flushed or silent for
+    /// `idle_minutes`: a short exchange that ends is still remembered.
     pub floor: u64,
 }
 
@@ -80,11 +81,11 @@ pub fn evaluate_trigger(
     if flush {
         return fire(TriggerKind::Flush);
     }
-    if pending < config.floor {
-        return None;
-    }
     if queue.newest.is_some_and(|t| now.since(t) >= config.idle_minutes * Timestamp::MINUTE_MS) {
         return fire(TriggerKind::Idle);
+    }
+    if pending < config.floor {
+        return None;
     }
     if queue
         .oldest_pending
@@ -129,8 +130,11 @@ mod tests {
     }
 
     #[test]
-    fn floor_holds_unless_flushed() {
-        assert_eq!(kind(queue(4, 0, 0, false), 600, false), None);
+    fn floor_holds_unless_flushed_or_silent() {
+        // Four messages, the oldest three hours old, the newest a minute ago: too few to cut.
+        assert_eq!(kind(queue(4, 0, 179, false), 180, false), None);
+        // The same after five minutes of silence: a short exchange that ended closes.
+        assert_eq!(kind(queue(4, 0, 179, false), 184, false), Some(TriggerKind::Idle));
         assert_eq!(kind(queue(4, 0, 0, false), 0, true), Some(TriggerKind::Flush));
         assert_eq!(kind(queue(0, 0, 0, false), 0, true), None);
     }

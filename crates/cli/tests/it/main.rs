@@ -7,3 +7,4 @@ mod durability;
 mod forget;
 mod search_index;
 mod segmentation;
+mod serve;

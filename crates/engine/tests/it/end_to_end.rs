@@ -131,11 +131,24 @@ fn idle_conversations_are_flushed_by_the_tick() {
 }
 
 #[test]
-fn the_floor_holds_back_tiny_batches_until_flushed() {
+fn the_floor_holds_back_tiny_batches_until_flushed_or_silent() {
     let (engine, clock) = engine();
-    engine.ingest(same_topic(0, 4, 0)).unwrap();
-    clock.set(Timestamp(T0 + 600 * MIN));
+    // Four messages, one every minute for three hours: the oldest pending is past the age
+    // trigger, but four are too few to cut while the conversation goes on.
+    let mut spread = same_topic(0, 4, 0);
+    for (i, m) in spread.iter_mut().enumerate() {
+        m.timestamp = Some(Timestamp(T0 + i as i64 * 60 * MIN));
+    }
+    engine.ingest(spread).unwrap();
+    clock.set(Timestamp(T0 + 181 * MIN));
     assert_eq!(engine.tick().unwrap().episodes_closed, 0);
+    // Five minutes of silence: the short exchange is over and is remembered (the hours
+    // between its messages cut it in two).
+    clock.set(Timestamp(T0 + 185 * MIN));
+    assert!(engine.tick().unwrap().episodes_closed >= 1);
+    assert_eq!(engine.store().queue(&conv()).unwrap().unwrap().pending(), 0);
+    // A flush closes even fewer at once.
+    engine.ingest(same_topic(4, 2, 300)).unwrap();
     assert_eq!(engine.flush(&Scope::tenant("default")).unwrap().episodes_closed, 1);
 }
 

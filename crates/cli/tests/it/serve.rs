@@ -1,0 +1,272 @@
+//! `epimem serve` as agents use it: the real binary on a loopback port, driven over HTTP.
+
+use std::{
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+/// A server process on a free loopback port, killed when dropped.
+struct Server {
+    child: Child,
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl Server {
+    /// Starts `epimem serve` on `db` with `config` laid over the defaults.
+    fn start(db: &Path, config: &str) -> Self {
+        let file = db.with_extension("toml");
+        std::fs::write(&file, config).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .args(["--db", db.to_str().unwrap(), "--config", file.to_str().unwrap()])
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("EPIMEM_EMBEDDER", "hash")
+            .env_remove("EPIMEM_TENANT")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let base = line.trim().rsplit(' ').next().unwrap().to_owned();
+        assert!(base.starts_with("http://127.0.0.1:"), "{line:?}");
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
+        Self { child, base, agent }
+    }
+
+    fn send(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+        let url = format!("{}{path}", self.base);
+        let response = match (method, body) {
+            ("GET", _) => self.agent.get(&url).call(),
+            ("DELETE", _) => self.agent.delete(&url).call(),
+            (_, Some(body)) => self.agent.post(&url).content_type("application/json").send(body),
+            (_, None) => self.agent.post(&url).send_empty(),
+        };
+        let mut response = response.unwrap();
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        self.send("POST", path, Some(&body.to_string()))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A second worker run every 0.1 s: an idle conversation closes within moments.
+const FAST_WORKER: &str = "[server]\ntick_seconds = 0.1\nbody_limit_bytes = 4000\n";
+
+fn message(conversation: &str, id: &str, role: &str, content: &str, time: &str) -> Value {
+    json!({"conversation": conversation, "id": id, "role": role, "content": content, "timestamp": time})
+}
+
+#[test]
+fn remember_then_the_worker_closes_then_recall_then_forget() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
+    // Long ago: the conversation is idle as soon as it arrives, and only the worker closes it.
+    let messages = json!([
+        message(
+            "trip",
+            "1",
+            "user",
+            "We are planning a trip to Lisbon in May, where should we stay?",
+            "2026-03-14T09:00:00Z"
+        ),
+        message(
+            "trip",
+            "2",
+            "assistant",
+            "Alfama has old-town charm and fado bars; Baixa is flatter.",
+            "2026-03-14T09:00:40Z"
+        ),
+    ]);
+    let (status, added) = server.post("/v1/messages", &messages);
+    assert_eq!(status, 200, "{added}");
+    assert_eq!((added["inserted"].as_u64(), added["duplicates"].as_u64()), (Some(2), Some(0)));
+    // The same ids again are stored once.
+    let (_, again) = server.post("/v1/messages", &messages);
+    assert_eq!((again["inserted"].as_u64(), again["duplicates"].as_u64()), (Some(0), Some(2)));
+
+    let started = Instant::now();
+    let episodes = loop {
+        let (_, page) = server.send("GET", "/v1/episodes?conversation=trip", None);
+        let episodes = page["episodes"].as_array().unwrap().clone();
+        if !episodes.is_empty() || started.elapsed() > Duration::from_secs(20) {
+            break episodes;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(episodes.len(), 1, "the worker closed the idle conversation");
+    assert_eq!(episodes[0]["boundary_reason"], "idle");
+    let id = episodes[0]["id"].as_str().unwrap().to_owned();
+    let (_, conversation) = server.send("GET", "/v1/conversations/trip", None);
+    assert_eq!(
+        (conversation["pending"].as_u64(), conversation["episodes"].as_u64()),
+        (Some(0), Some(1))
+    );
+
+    let (status, found) = server.post("/v1/recall", &json!({"query": "where to stay in Lisbon"}));
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["hits"][0]["id"], id.as_str());
+    assert!(found["hits"][0]["score"].as_f64().unwrap() > 0.0);
+    let (_, context) = server.post("/v1/recall", &json!({"query": "Lisbon", "budget": 100}));
+    assert!(context["context"].as_str().unwrap().contains("Alfama"), "{context}");
+    let (_, detail) = server.send("GET", &format!("/v1/episodes/{id}"), None);
+    assert_eq!(detail["messages"].as_array().unwrap().len(), 2);
+
+    let (status, deleted) = server.send("DELETE", "/v1/conversations/trip", None);
+    assert_eq!((status, deleted["episodes"].as_u64()), (200, Some(1)));
+    let (_, found) = server.post("/v1/recall", &json!({"query": "where to stay in Lisbon"}));
+    assert_eq!(found["hits"], json!([]));
+    assert_eq!(server.send("GET", &format!("/v1/episodes/{id}"), None).0, 404);
+    assert_eq!(server.send("GET", "/v1/conversations/trip", None).0, 404);
+}
+
+#[test]
+fn errors_name_what_was_wrong_and_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
+    let good = message("c", "1", "user", "hello there", "2026-03-14T09:00:00Z");
+    let cases: Vec<(String, u16, &str, &str)> = vec![
+        ("{not json".into(), 400, "bad_input", "not JSON"),
+        (json!({"conversation": "c", "role": "user"}).to_string(), 400, "bad_input", "content"),
+        (
+            json!([good, {"conversation": "c", "role": "robot", "content": "x"}]).to_string(),
+            400,
+            "bad_input",
+            "[1].role",
+        ),
+        (
+            json!({"conversation": "c", "role": "user", "content": "x", "colour": 1}).to_string(),
+            400,
+            "bad_input",
+            "colour",
+        ),
+        (
+            json!({"conversation": "c", "role": "user", "content": "x", "timestamp": "noon"})
+                .to_string(),
+            400,
+            "bad_input",
+            "timestamp",
+        ),
+        (
+            json!({"conversation": "c", "role": "user", "content": "x".repeat(5000)}).to_string(),
+            413,
+            "payload_too_large",
+            "",
+        ),
+    ];
+    for (body, status, code, names) in cases {
+        let (got, error) = server.send("POST", "/v1/messages", Some(&body));
+        assert_eq!(got, status, "{body:.80}: {error}");
+        assert_eq!(error["error"]["code"], code, "{error}");
+        assert!(error["error"]["message"].as_str().unwrap().contains(names), "{error}");
+    }
+    // The batch with one bad message stored nothing, not even its good first message.
+    assert_eq!(server.send("GET", "/v1/conversations/c", None).0, 404);
+    let (status, error) = server.post("/v1/recall", &json!({"query": "x", "limit": 0}));
+    assert_eq!((status, error["error"]["code"].as_str()), (400, Some("bad_input")));
+    assert!(error["error"]["message"].as_str().unwrap().contains("limit"));
+    let (status, error) = server.post("/v1/recall", &json!({"query": "x", "episodes": true}));
+    assert_eq!(status, 400, "{error}");
+    let (status, error) = server.send("GET", "/v1/episodes/ep_unknown", None);
+    assert_eq!((status, error["error"]["code"].as_str()), (404, Some("not_found")));
+    let (status, error) = server.send("GET", "/v1/episodes?cursor=zz", None);
+    assert!(status == 400 && error["error"]["message"].as_str().unwrap().contains("cursor"));
+    assert_eq!(server.send("DELETE", "/v1/conversations/never", None).0, 404);
+}
+
+#[test]
+fn the_openapi_document_lists_every_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
+    let (status, document) = server.send("GET", "/v1/openapi.json", None);
+    assert_eq!(status, 200);
+    assert!(document["openapi"].as_str().unwrap().starts_with("3.1"));
+    let paths: Vec<&str> =
+        document["paths"].as_object().unwrap().keys().map(String::as_str).collect();
+    for path in [
+        "/v1/messages",
+        "/v1/recall",
+        "/v1/episodes",
+        "/v1/episodes/{id}",
+        "/v1/conversations/{conversation}",
+        "/v1/conversations/{conversation}/flush",
+        "/healthz",
+        "/readyz",
+    ] {
+        assert!(paths.contains(&path), "{path} missing from {paths:?}");
+    }
+    assert_eq!(server.send("GET", "/healthz", None), (200, Value::String("ok".into())));
+}
+
+#[test]
+fn pages_of_episodes_follow_their_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
+    for c in ["a", "b", "c"] {
+        let m = message(
+            c,
+            "1",
+            "user",
+            &format!("conversation {c} about its own subject"),
+            "2026-03-14T09:00:00Z",
+        );
+        server.post("/v1/messages", &m);
+        let (status, flushed) = server.send("POST", &format!("/v1/conversations/{c}/flush"), None);
+        assert_eq!(status, 200, "{flushed}");
+    }
+    let mut seen = Vec::new();
+    let mut path = "/v1/episodes?limit=2".to_owned();
+    loop {
+        let (_, page) = server.send("GET", &path, None);
+        seen.extend(page["episodes"].as_array().unwrap().iter().map(|e| e["id"].clone()));
+        match page["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/v1/episodes?limit=2&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 3);
+    seen.dedup();
+    assert_eq!(seen.len(), 3, "no episode twice");
+}
+
+#[test]
+fn serve_refuses_an_address_beyond_loopback_without_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", dir.path().join("e.db").to_str().unwrap(), "serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loopback"));
+}
+
+#[test]
+fn sigterm_stops_the_server_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "still running after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}
