@@ -1,5 +1,22 @@
 //! `epimem`: the command line of the epimem episodic memory engine.
 
+/// `println!` that returns the write's error instead of panicking: `epimem recall … | head`
+/// closes the pipe early, and that is not a crash (see `main`).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
+/// `print!` that returns the write's error (see `outln!`).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 mod commands;
 mod config;
 mod eval;
@@ -86,6 +103,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // The reader went away (`| head`): stop quietly, as other command-line tools do.
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("epimem: error: {e:#}");
             ExitCode::FAILURE
@@ -115,7 +134,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Forget(args) => commands::query::forget(&config, &args),
         Command::Reindex(args) => commands::reindex::reindex(&config, &args),
         Command::Config => {
-            print!("{}", config::REFERENCE);
+            out!("{}", config::REFERENCE);
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo(args) => commands::demo::demo(&config, explicit_db, &args),
@@ -126,4 +145,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Eval(eval::EvalCommand::Recall(args)) => eval::recall::run(&config, &args),
     }
+}
+
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

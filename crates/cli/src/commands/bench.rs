@@ -124,10 +124,7 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
         Some(1_000_000.0),
     ));
 
-    println!(
-        "{:<56} {:>10} {:>9} {:>12} {:>12}",
-        "stage", "messages", "seconds", "msg/s", "target"
-    );
+    outln!("{:<56} {:>10} {:>9} {:>12} {:>12}", "stage", "messages", "seconds", "msg/s", "target");
     for r in &rows {
         let target = r.target.map_or(String::new(), |t| format!("≥ {t:.0}"));
         let mark = match r.target {
@@ -135,7 +132,7 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
             Some(_) => " MISSED",
             None => "",
         };
-        println!(
+        outln!(
             "{:<56} {:>10} {:>9.3} {:>12.0} {:>12}{mark}",
             r.stage,
             r.messages,
@@ -144,9 +141,11 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
             target
         );
     }
-    println!(
+    outln!(
         "\n{} conversations; {} episodes from the full ingest; {} boundaries per segmentation pass",
-        args.conversations, episodes, boundaries
+        args.conversations,
+        episodes,
+        boundaries
     );
     Ok(ExitCode::SUCCESS)
 }

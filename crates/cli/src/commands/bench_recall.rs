@@ -103,29 +103,29 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
     let open_ms = open_started.elapsed().as_secs_f64() * 1000.0;
     let timed = Timed::run(&engine, &queries)?;
     let vectors = engine.indexed_vectors();
-    println!(
+    outln!(
         "{episodes} episodes ({vectors} message vectors) built in {:.1} s; embedder {}",
         built.as_secs_f64(),
         embedder.fingerprint()
     );
-    println!(
+    outln!(
         "search index built or caught up and saved in {:.1} s ({})",
         indexed.as_secs_f64(),
         super::search_folder(&path).display()
     );
-    println!(
+    outln!(
         "open to first answer (store opened, saved search index opened, one recall): {open_ms:.0} ms"
     );
-    println!("resident memory after the recalls: {}", resident_memory());
-    println!("query embedding: {embed_ms:.3} ms per query (excluded below)\n");
+    outln!("resident memory after the recalls: {}", resident_memory());
+    outln!("query embedding: {embed_ms:.3} ms per query (excluded below)\n");
     let grouped = vectors >= config.search.approximate_from;
     let how = if grouped {
         format!("vectors searched by groups (from {} vectors)", config.search.approximate_from)
     } else {
         format!("every vector scanned (groups from {})", config.search.approximate_from)
     };
-    println!("vector search: {how}");
-    println!(
+    outln!("vector search: {how}");
+    outln!(
         "{:<48} {:>9} {:>9} {:>9} {:>9}",
         format!("{} recalls, top {}", args.queries, args.limit),
         "p50 ms",
@@ -133,7 +133,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         "p99 ms",
         "target"
     );
-    timed.print(true);
+    timed.print(true)?;
     if grouped {
         drop(engine);
         let mut exact_config = config.clone();
@@ -141,10 +141,10 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         let engine = open_engine_at(&exact_config, &path, true)?;
         engine.recall(&queries[0])?;
         let exact = Timed::run(&engine, &queries)?;
-        println!("\nthe same with every vector scanned:");
-        exact.print(false);
+        outln!("\nthe same with every vector scanned:");
+        exact.print(false)?;
         let (episodes, messages) = timed.agreement(&exact);
-        println!(
+        outln!(
             "top {} shared with the exact scan: episodes {:.1}%, messages {:.1}%",
             args.limit,
             episodes * 100.0,
@@ -179,7 +179,7 @@ impl Timed {
         Ok(Self { episodes_ms, messages_ms, episodes, messages })
     }
 
-    fn print(&self, with_targets: bool) {
+    fn print(&self, with_targets: bool) -> std::io::Result<()> {
         for (label, ms, target) in [
             ("episodes (BM25 + vectors, fused)", &self.episodes_ms, 5.0),
             ("messages (BM25 + vectors + words)", &self.messages_ms, 20.0),
@@ -188,13 +188,9 @@ impl Timed {
             let verdict = if pct(0.99) <= target { "ok" } else { "MISSED" };
             let mark =
                 if with_targets { format!("p99≤{target} {verdict}") } else { String::new() };
-            println!(
-                "{label:<48} {:>9.2} {:>9.2} {:>9.2} {mark:>9}",
-                pct(0.5),
-                pct(0.95),
-                pct(0.99)
-            );
+            outln!("{label:<48} {:>9.2} {:>9.2} {:>9.2} {mark:>9}", pct(0.5), pct(0.95), pct(0.99));
         }
+        Ok(())
     }
 
     /// The share of what the other recalls returned that these returned too (episodes,

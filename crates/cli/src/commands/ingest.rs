@@ -138,9 +138,9 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
         pending,
     };
     if args.json {
-        println!("{}", json_line(&out));
+        outln!("{}", json_line(&out));
     } else {
-        println!(
+        outln!(
             "ingested {} messages ({} already stored, {} lines skipped) in {} conversation(s); \
              closed {} episode(s); {} message(s) pending",
             out.inserted,
@@ -202,7 +202,7 @@ fn progress_bar(size: Option<u64>) -> ProgressBar {
     }
 }
 
-fn print_run(report: &RunReport, json: bool) {
+fn print_run(report: &RunReport, json: bool) -> std::io::Result<()> {
     if json {
         #[derive(Serialize)]
         struct RunJson {
@@ -215,24 +215,26 @@ fn print_run(report: &RunReport, json: bool) {
             episodes_closed: report.episodes_closed,
             messages_closed: report.messages_closed,
         };
-        println!("{}", json_line(&out));
+        outln!("{}", json_line(&out));
     } else {
-        println!(
+        outln!(
             "closed {} episode(s) from {} message(s)",
-            report.episodes_closed, report.messages_closed
+            report.episodes_closed,
+            report.messages_closed
         );
     }
+    Ok(())
 }
 
 pub(crate) fn flush(config: &AppConfig, args: &FlushArgs) -> Result<ExitCode> {
     let engine = open_with_embedder(config)?;
     let scope = Scope::tenant(&config.tenant).with_conversation(args.conversation.clone());
-    print_run(&engine.flush(&scope)?, args.json);
+    print_run(&engine.flush(&scope)?, args.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn tick(config: &AppConfig) -> Result<ExitCode> {
     let engine = open_with_embedder(config)?;
-    print_run(&engine.tick()?, false);
+    print_run(&engine.tick()?, false)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -96,9 +96,9 @@ pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCo
     let episodes = engine.episodes(&scope, args.limit)?;
     for e in &episodes {
         if args.json {
-            println!("{}", json_line(&EpisodeJson::new(e)));
+            outln!("{}", json_line(&EpisodeJson::new(e)));
         } else {
-            println!("{}", episode_line(e));
+            outln!("{}", episode_line(e));
         }
     }
     if episodes.is_empty() && !args.json {
@@ -113,9 +113,9 @@ pub(crate) fn show(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
     let detail = engine.episode(&Scope::tenant(&config.tenant), &EpisodeId(args.id.clone()))?;
     if args.json {
-        println!("{}", json_line(&EpisodeJson::detail(&detail)));
+        outln!("{}", json_line(&EpisodeJson::detail(&detail)));
     } else {
-        print!("{}", detail_text(&detail));
+        out!("{}", detail_text(&detail));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -138,9 +138,9 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
             let out = serde_json::json!({
                 "context": context.text, "tokens": context.tokens, "episodes": hits,
             });
-            println!("{}", json_line(&out));
+            outln!("{}", json_line(&out));
         } else {
-            print!("{}", context.text);
+            out!("{}", context.text);
             eprintln!("{} episode(s), {} of {budget} tokens", context.hits.len(), context.tokens);
         }
         return Ok(ExitCode::SUCCESS);
@@ -157,9 +157,9 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
             let out = serde_json::json!({
                 "context": context.text, "tokens": context.tokens, "episodes": ids, "turns": turns,
             });
-            println!("{}", json_line(&out));
+            outln!("{}", json_line(&out));
         } else {
-            print!("{}", context.text);
+            out!("{}", context.text);
             eprintln!(
                 "{} line(s) from {} episode(s), {} of {budget} tokens",
                 context.turns.len(),
@@ -172,9 +172,9 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
     let hits = engine.recall(&query)?;
     for (i, h) in hits.iter().enumerate() {
         if args.json {
-            println!("{}", json_line(&EpisodeJson::hit(h)));
+            outln!("{}", json_line(&EpisodeJson::hit(h)));
         } else {
-            println!("{}", hit_text(i + 1, h));
+            outln!("{}", hit_text(i + 1, h));
         }
     }
     if hits.is_empty() && !args.json {
@@ -187,15 +187,15 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
     let s = engine.stats(Some(&config.tenant))?;
     if args.json {
-        println!("{}", json_line(&s));
+        outln!("{}", json_line(&s));
     } else {
-        println!("tenant          {}", config.tenant);
-        println!("conversations   {}", s.conversations);
-        println!("messages        {}", s.messages);
-        println!("pending         {}", s.pending_messages);
-        println!("episodes        {}", s.episodes);
-        println!("jobs queued     {}", s.queued_jobs);
-        println!("jobs failed     {}", s.failed_jobs);
+        outln!("tenant          {}", config.tenant);
+        outln!("conversations   {}", s.conversations);
+        outln!("messages        {}", s.messages);
+        outln!("pending         {}", s.pending_messages);
+        outln!("episodes        {}", s.episodes);
+        outln!("jobs queued     {}", s.queued_jobs);
+        outln!("jobs failed     {}", s.failed_jobs);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -209,18 +209,18 @@ pub(crate) fn forget(config: &AppConfig, args: &ForgetArgs) -> Result<ExitCode> 
         if args.json {
             let out =
                 serde_json::json!({"forgotten_conversation": conversation, "episodes": episodes});
-            println!("{}", json_line(&out));
+            outln!("{}", json_line(&out));
         } else {
-            println!("forgot conversation {conversation} ({episodes} episode(s))");
+            outln!("forgot conversation {conversation} ({episodes} episode(s))");
         }
         return Ok(ExitCode::SUCCESS);
     }
     let id = args.id.as_deref().expect("clap requires an id without --conversation");
     engine.delete_episode(&Scope::tenant(&config.tenant), &EpisodeId(id.to_owned()))?;
     if args.json {
-        println!("{}", json_line(&serde_json::json!({"forgotten": id})));
+        outln!("{}", json_line(&serde_json::json!({"forgotten": id})));
     } else {
-        println!("forgot {id}");
+        outln!("forgot {id}");
     }
     Ok(ExitCode::SUCCESS)
 }

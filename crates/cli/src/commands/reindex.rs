@@ -53,9 +53,9 @@ pub(crate) fn reindex(config: &AppConfig, args: &ReindexArgs) -> Result<ExitCode
             "changes": changes,
             "seconds": seconds,
         });
-        println!("{}", json_line(&out));
+        outln!("{}", json_line(&out));
     } else {
-        println!(
+        outln!(
             "indexed {} episode(s) and {} message vector(s) of tenant {} in {seconds:.1} s",
             stats.episodes,
             engine.indexed_vectors(),

@@ -54,7 +54,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         let shutdown = shutdown_signal()?;
         let local = listener.local_addr()?;
         // The first line on stdout says where: scripts and tests read the port from it.
-        println!("epimem: listening on http://{local}");
+        outln!("epimem: listening on http://{local}");
         eprintln!(
             "epimem: database {}, tenant {:?}; API under /v1, OpenAPI at /v1/openapi.json",
             db.display(),

@@ -294,7 +294,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "latency_ms": {"p50": pct(0.5), "p95": pct(0.95), "p99": pct(0.99)},
             "ingest_seconds": ingest_took.as_secs_f64(),
         });
-        println!("{}", json_line(&out));
+        outln!("{}", json_line(&out));
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = String::new();
@@ -349,7 +349,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         ingest_took.as_secs_f64(),
         started.elapsed().as_secs_f64()
     )?;
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 

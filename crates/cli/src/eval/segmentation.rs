@@ -276,7 +276,7 @@ pub(crate) fn run(
     if !args.json {
         writeln!(out, "\nwhole evaluation: {:.2} s", started.elapsed().as_secs_f64())?;
     }
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -219,3 +219,33 @@ fn a_message_going_back_in_time_is_kept_at_its_conversations_last_time() {
     assert_eq!(episodes[0]["start"], "2026-05-01T10:00:00Z");
     assert_eq!(episodes[0]["end"], "2026-05-01T10:00:00Z");
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    // Enough episodes that the listing overfills the pipe and must meet the closed end.
+    let lines: Vec<String> = (0..400)
+        .map(|i| {
+            serde_json::json!({"conversation": format!("c{i}"), "role": "user",
+                "content": format!("conversation number {i} talks about its own subject at length")})
+            .to_string()
+        })
+        .collect();
+    let file = dir.path().join("many.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    json_lines(&epimem(&db, &["ingest", file.to_str().unwrap(), "--flush", "--json"]));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", db.to_str().unwrap(), "--embedder", "hash", "episodes", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 100];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
