@@ -62,6 +62,9 @@ enum Command {
     /// Serve the HTTP API (remember, recall, list, forget) with a background worker that
     /// closes conversations that fell silent: the way agents use epimem.
     Serve(commands::serve::ServeArgs),
+    /// Serve the memory tools (remember, recall, list_episodes, get_episode, forget) to an MCP
+    /// client over standard input and output; `serve` offers them over HTTP at /mcp.
+    Mcp,
     /// Ingest messages from a JSONL file (or - for standard input).
     ///
     /// One JSON object per line: "conversation", "role" (user, assistant, system, tool),
@@ -124,6 +127,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = AppConfig::load(&overrides)?;
     match cli.command {
         Command::Serve(args) => commands::serve::serve(&config, &args),
+        Command::Mcp => commands::mcp::mcp(&config),
         Command::Ingest(args) => commands::ingest::ingest(&config, &args),
         Command::Flush(args) => commands::ingest::flush(&config, &args),
         Command::Tick => commands::ingest::tick(&config),

@@ -45,6 +45,10 @@ impl ApiError {
         self.code
     }
 
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
     fn of_kind(kind: ErrorKind, message: String) -> Self {
         let status = match kind {
             ErrorKind::BadInput => StatusCode::BAD_REQUEST,

@@ -3,6 +3,7 @@
 //! domain types and turns them into its own wire types (`wire.rs`).
 
 mod error;
+mod mcp;
 mod messages;
 mod routes;
 pub mod wire;
@@ -24,11 +25,16 @@ use axum::{
 };
 use epimem_engine::Engine;
 use epimem_store::Store;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 use tower_http::timeout::TimeoutLayer;
 use utoipa::OpenApi;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use mcp::{MemoryTools, memory_tools, serve_stdio};
 pub use worker::{Report, Worker};
 
 /// How the server behaves; loaded by the binary, passed in.
@@ -94,12 +100,28 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
 
-/// The API's routes over `engine`. `ready` tells `/readyz` that the search index is open.
+/// The API's routes over `engine`, and MCP at `/mcp`. `ready` tells `/readyz` that the search
+/// index is open; cancelling `mcp_sessions` ends the MCP sessions (their streams would
+/// otherwise hold a graceful shutdown open).
 pub fn router<S: Store + 'static>(
     engine: Arc<Engine<S>>,
     config: &ServerConfig,
     ready: Arc<AtomicBool>,
+    mcp_sessions: CancellationToken,
 ) -> Router {
+    let mcp = {
+        let (engine, tenant) = (engine.clone(), config.tenant.clone());
+        let config = StreamableHttpServerConfig {
+            cancellation_token: mcp_sessions,
+            ..StreamableHttpServerConfig::default()
+        };
+        let sessions = Arc::new(LocalSessionManager::default());
+        StreamableHttpService::new(
+            move || Ok(memory_tools(engine.clone(), &tenant)),
+            sessions,
+            config,
+        )
+    };
     let app = App { engine, tenant: Arc::from(config.tenant.as_str()), ready };
     let document = serde_json::to_value(openapi()).expect("the OpenAPI document serializes");
     Router::new()
@@ -124,6 +146,8 @@ pub fn router<S: Store + 'static>(
             axum::http::StatusCode::REQUEST_TIMEOUT,
             config.request_timeout,
         ))
+        // After the layers: an MCP session's event stream outlives any request timeout.
+        .nest_service("/mcp", mcp)
         .with_state(app)
 }
 
@@ -149,7 +173,12 @@ pub async fn serve<S: Store + 'static>(
         })
     };
     let worker = Worker::spawn(engine.clone(), config.tick_every, report);
-    let app = router(engine, &config, ready);
+    let mcp_sessions = StreamableHttpServerConfig::default().cancellation_token;
+    let app = router(engine, &config, ready, mcp_sessions.clone());
+    let shutdown = async move {
+        shutdown.await;
+        mcp_sessions.cancel();
+    };
     let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
     tokio::task::spawn_blocking(move || worker.stop()).await.ok();
     if let Ok(Err(e)) = warm.await {

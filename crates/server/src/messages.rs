@@ -51,7 +51,7 @@ pub(crate) fn parse_messages(tenant: &str, body: &[u8]) -> Result<Vec<MessageInp
     Ok(out)
 }
 
-fn to_input(tenant: &str, m: MessageIn) -> Result<MessageInput, (&'static str, String)> {
+pub(crate) fn to_input(tenant: &str, m: MessageIn) -> Result<MessageInput, (&'static str, String)> {
     if m.conversation.trim().is_empty() {
         return Err(("conversation", "must not be empty".into()));
     }

@@ -27,7 +27,7 @@ const DEFAULT_PAGE: usize = 50;
 const MAX_LIMIT: usize = 1000;
 
 /// Runs `f` on the engine in the blocking pool.
-async fn blocking<S, T>(
+pub(crate) async fn blocking<S, T>(
     app: &App<S>,
     f: impl FnOnce(&Engine<S>) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError>
@@ -211,6 +211,18 @@ pub(crate) async fn recall<S: Store + 'static>(
                 let place = if path == "." { String::new() } else { format!("{path}: ") };
                 ApiError::bad_input(format!("{place}{}", e.into_inner()))
             })?;
+    let tenant = app.tenant.clone();
+    let out = blocking(&app, move |engine| recall_with(engine, &tenant, request)).await?;
+    Ok(Json(out))
+}
+
+/// What `POST /v1/recall` and the MCP `recall` tool answer: hits, or a context block within
+/// the budget.
+pub(crate) fn recall_with<S: Store>(
+    engine: &Engine<S>,
+    tenant: &str,
+    request: RecallIn,
+) -> Result<RecallOut, ApiError> {
     if request.query.trim().is_empty() {
         return Err(ApiError::bad_input("query: must not be empty"));
     }
@@ -223,25 +235,19 @@ pub(crate) async fn recall<S: Store + 'static>(
     let scope = Scope {
         since: time(request.from.as_deref(), "from")?,
         until: time(request.to.as_deref(), "to")?,
-        ..Scope::tenant(app.tenant.as_ref()).with_conversation(request.conversation.clone())
+        ..Scope::tenant(tenant).with_conversation(request.conversation.clone())
     };
     let query = RecallQuery::new(scope, request.query, limit(request.limit, 5)?);
-    let out = blocking(&app, move |engine| {
-        Ok(match request.budget {
-            Some(budget) if request.episodes => {
-                engine.recall_episode_context(&query, budget)?.into()
-            }
-            Some(budget) => engine.recall_context(&query, budget)?.into(),
-            None => RecallOut {
-                hits: engine.recall(&query)?.iter().map(EpisodeOut::from).collect(),
-                context: None,
-                tokens: None,
-                turns: None,
-            },
-        })
+    Ok(match request.budget {
+        Some(budget) if request.episodes => engine.recall_episode_context(&query, budget)?.into(),
+        Some(budget) => engine.recall_context(&query, budget)?.into(),
+        None => RecallOut {
+            hits: engine.recall(&query)?.iter().map(EpisodeOut::from).collect(),
+            context: None,
+            tokens: None,
+            turns: None,
+        },
     })
-    .await?;
-    Ok(Json(out))
 }
 
 /// The process is up.

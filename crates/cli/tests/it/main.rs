@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod durability;
 mod forget;
+mod mcp;
 mod search_index;
 mod segmentation;
 mod serve;

@@ -10,15 +10,15 @@ use std::{
 use serde_json::{Value, json};
 
 /// A server process on a free loopback port, killed when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    base: String,
+    pub(crate) base: String,
     agent: ureq::Agent,
 }
 
 impl Server {
     /// Starts `epimem serve` on `db` with `config` laid over the defaults.
-    fn start(db: &Path, config: &str) -> Self {
+    pub(crate) fn start(db: &Path, config: &str) -> Self {
         let file = db.with_extension("toml");
         std::fs::write(&file, config).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
@@ -38,7 +38,7 @@ impl Server {
         Self { child, base, agent }
     }
 
-    fn send(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+    pub(crate) fn send(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
         let url = format!("{}{path}", self.base);
         let response = match (method, body) {
             ("GET", _) => self.agent.get(&url).call(),
@@ -52,7 +52,7 @@ impl Server {
         (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
-    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+    pub(crate) fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         self.send("POST", path, Some(&body.to_string()))
     }
 }
@@ -64,8 +64,8 @@ impl Drop for Server {
     }
 }
 
-/// A second worker run every 0.1 s: an idle conversation closes within moments.
-const FAST_WORKER: &str = "[server]\ntick_seconds = 0.1\nbody_limit_bytes = 4000\n";
+/// A worker run every 0.1 s: an idle conversation closes within moments.
+pub(crate) const FAST_WORKER: &str = "[server]\ntick_seconds = 0.1\nbody_limit_bytes = 4000\n";
 
 fn message(conversation: &str, id: &str, role: &str, content: &str, time: &str) -> Value {
     json!({"conversation": conversation, "id": id, "role": role, "content": content, "timestamp": time})

@@ -1,0 +1,134 @@
+//! The MCP tools as a client sees them: `epimem mcp` started over stdio by an rmcp client, and
+//! `/mcp` of a running `epimem serve`.
+
+use rmcp::{
+    ServiceExt,
+    model::{CallToolRequestParams, CallToolResult},
+    service::{RoleClient, RunningService},
+    transport::{StreamableHttpClientTransport, TokioChildProcess},
+};
+use serde_json::{Value, json};
+
+use crate::serve::{FAST_WORKER, Server};
+
+type Client = RunningService<RoleClient, ()>;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+async fn call(client: &Client, tool: &str, arguments: Value) -> Result<String, rmcp::ServiceError> {
+    let result: CallToolResult = client
+        .call_tool(CallToolRequestParams {
+            meta: None,
+            name: tool.to_owned().into(),
+            arguments: arguments.as_object().cloned(),
+            task: None,
+        })
+        .await?;
+    Ok(result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect())
+}
+
+fn message(id: &str, content: &str) -> Value {
+    json!({"conversation": "ops", "id": id, "role": "user", "content": content,
+           "timestamp": "2026-03-14T09:00:00Z"})
+}
+
+#[test]
+fn stdio_remember_recall_and_forget() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, FAST_WORKER).unwrap();
+    runtime().block_on(async {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_epimem"));
+        command
+            .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "mcp"])
+            .env("EPIMEM_EMBEDDER", "hash")
+            .env_remove("EPIMEM_TENANT");
+        let client: Client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+
+        let tools = client.list_tools(Default::default()).await.unwrap();
+        let mut names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_ref()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["forget", "get_episode", "list_episodes", "recall", "remember"]);
+        assert!(tools.tools.iter().all(|t| t.description.as_ref().is_some_and(|d| d.len() > 40)));
+
+        let said = call(
+            &client,
+            "remember",
+            json!({"messages": [
+                message("1", "The nightly backup to S3 fails with access denied on prod-backups"),
+                message("2", "The backup role needs kms:GenerateDataKey for the bucket key"),
+            ]}),
+        )
+        .await
+        .unwrap();
+        assert!(said.contains("Remembered 2"), "{said}");
+
+        // A bad message is refused with the HTTP API's code, and nothing of its call is kept.
+        let refused = call(
+            &client,
+            "remember",
+            json!({"messages": [
+                message("3", "fine"), {"conversation": "ops", "role": "robot", "content": "x"}
+            ]}),
+        )
+        .await
+        .unwrap_err();
+        let text = format!("{refused:?}");
+        assert!(text.contains("messages[1].role") && text.contains("bad_input"), "{text}");
+
+        // The conversation is long silent: the worker closes it within moments.
+        let mut listed = Value::Null;
+        for _ in 0..100 {
+            listed =
+                serde_json::from_str(&call(&client, "list_episodes", json!({})).await.unwrap())
+                    .unwrap();
+            if listed.as_array().is_some_and(|a| !a.is_empty()) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let episodes = listed.as_array().unwrap();
+        assert_eq!(episodes.len(), 1, "{listed}");
+        assert_eq!(episodes[0]["message_count"], 2, "the refused call stored nothing");
+        let id = episodes[0]["id"].as_str().unwrap();
+        let full: Value =
+            serde_json::from_str(&call(&client, "get_episode", json!({"id": id})).await.unwrap())
+                .unwrap();
+        assert_eq!(full["messages"].as_array().unwrap().len(), 2);
+
+        let recalled =
+            call(&client, "recall", json!({"query": "why does the backup fail?"})).await.unwrap();
+        assert!(recalled.contains("kms:GenerateDataKey"), "{recalled}");
+        let forgot = call(&client, "forget", json!({"conversation": "ops"})).await.unwrap();
+        assert!(forgot.contains("1 episode"), "{forgot}");
+        let recalled =
+            call(&client, "recall", json!({"query": "why does the backup fail?"})).await.unwrap();
+        assert!(recalled.starts_with("Nothing remembered"), "{recalled}");
+        let both = call(&client, "forget", json!({"episode": id, "conversation": "ops"})).await;
+        assert!(format!("{both:?}").contains("exactly one"), "{both:?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn the_server_offers_the_same_tools_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
+    let (status, _) =
+        server.post("/v1/messages", &message("1", "Standup moved to 9:30 on Mondays"));
+    assert_eq!(status, 200);
+    assert_eq!(server.send("POST", "/v1/conversations/ops/flush", None).0, 200);
+    runtime().block_on(async {
+        let transport = StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.base));
+        let client: Client = ().serve(transport).await.unwrap();
+        let recalled =
+            call(&client, "recall", json!({"query": "when is the standup?"})).await.unwrap();
+        assert!(recalled.contains("9:30"), "{recalled}");
+        let missing = call(&client, "get_episode", json!({"id": "ep_none"})).await.unwrap_err();
+        assert!(format!("{missing:?}").contains("not_found"), "{missing:?}");
+        client.cancel().await.unwrap();
+    });
+}

@@ -1,0 +1,280 @@
+//! The MCP server: the same memory as the HTTP API, as tools a model calls. Served over stdio
+//! (`epimem mcp`) and over streamable HTTP at `/mcp` in `epimem serve`. Errors carry the same
+//! stable codes as the HTTP API's, in the error's `data.code`.
+
+use std::sync::Arc;
+
+use epimem_core::{ConversationKey, EpisodeId, Scope};
+use epimem_engine::Engine;
+use epimem_store::Store;
+use rmcp::{
+    ErrorData as McpError, ServerHandler,
+    handler::server::{tool::ToolRouter, wrapper::Parameters},
+    model::{CallToolResult, Content, Implementation, ServerCapabilities, ServerInfo},
+    tool, tool_handler, tool_router,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::{
+    App,
+    error::ApiError,
+    messages::to_input,
+    routes::{blocking, recall_with},
+    wire::{EpisodeOut, MessageIn, RecallIn},
+};
+
+/// The context budget of a recall that names none: room for the gist of a few episodes.
+const DEFAULT_BUDGET: usize = 1000;
+const DEFAULT_LIST: usize = 20;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RememberParams {
+    /// The messages, oldest first.
+    pub messages: Vec<MessageIn>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecallParams {
+    /// What to look for, in plain words ("why did the deploy fail last week?").
+    pub query: String,
+    /// Only this conversation.
+    #[serde(default)]
+    pub conversation: Option<String>,
+    /// The most tokens of context to return (default 1000).
+    #[serde(default)]
+    pub budget: Option<usize>,
+    /// Whole episodes (title, time, summary, matching lines) instead of single lines.
+    #[serde(default)]
+    pub episodes: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListParams {
+    /// Only this conversation.
+    #[serde(default)]
+    pub conversation: Option<String>,
+    /// At most this many, newest first (default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EpisodeParams {
+    /// The episode's id (`ep_…`), from `recall` or `list_episodes`.
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ForgetParams {
+    /// The episode to forget (`ep_…`)...
+    #[serde(default)]
+    pub episode: Option<String>,
+    /// ...or a whole conversation. Exactly one of the two.
+    #[serde(default)]
+    pub conversation: Option<String>,
+}
+
+/// The tools over one engine and tenant.
+pub struct MemoryTools<S> {
+    app: App<S>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl<S> Clone for MemoryTools<S> {
+    fn clone(&self) -> Self {
+        Self { app: self.app.clone(), tool_router: self.tool_router.clone() }
+    }
+}
+
+impl<S> std::fmt::Debug for MemoryTools<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryTools").field("tenant", &self.app.tenant).finish_non_exhaustive()
+    }
+}
+
+impl From<ApiError> for McpError {
+    fn from(e: ApiError) -> Self {
+        let data = Some(serde_json::json!({ "code": e.code() }));
+        if e.status().is_client_error() {
+            McpError::invalid_params(e.message().to_owned(), data)
+        } else {
+            McpError::internal_error(e.message().to_owned(), data)
+        }
+    }
+}
+
+fn json_text(value: &impl serde::Serialize) -> Result<CallToolResult, McpError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+    Ok(CallToolResult::success(vec![Content::text(text)]))
+}
+
+#[tool_router]
+impl<S: Store + 'static> MemoryTools<S> {
+    pub(crate) fn new(app: App<S>) -> Self {
+        Self { app, tool_router: Self::tool_router() }
+    }
+
+    #[tool(
+        description = "Remember messages of a conversation (the user's, yours, tools'). Send each message once, as it happens; give each an `id` to make resending harmless. epimem cuts the conversation into episodes by itself (on a change of subject, a silence, or when a session ends) and makes them findable with `recall`."
+    )]
+    async fn remember(
+        &self,
+        Parameters(p): Parameters<RememberParams>,
+    ) -> Result<CallToolResult, McpError> {
+        if p.messages.is_empty() {
+            return Err(ApiError::bad_input("messages: send at least one").into());
+        }
+        let tenant = self.app.tenant.clone();
+        let inputs = p
+            .messages
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                to_input(&tenant, m).map_err(|(field, why)| {
+                    ApiError::bad_input(format!("messages[{i}].{field}: {why}"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let report = blocking(&self.app, move |engine| Ok(engine.ingest(inputs)?)).await?;
+        Ok(CallToolResult::success(vec![Content::text(format!(
+            "Remembered {} message(s) ({} already known); {} episode(s) closed.",
+            report.inserted, report.duplicates, report.segmentation.episodes_closed
+        ))]))
+    }
+
+    #[tool(
+        description = "Recall what happened before: returns the lines of past conversations that best answer the query, grouped by episode under the time it began, within a token budget, ready to read. Ask in plain words; name people, things or dates when you can. An empty answer means nothing relevant is remembered."
+    )]
+    async fn recall(
+        &self,
+        Parameters(p): Parameters<RecallParams>,
+    ) -> Result<CallToolResult, McpError> {
+        let request = RecallIn {
+            query: p.query,
+            conversation: p.conversation,
+            from: None,
+            to: None,
+            limit: None,
+            budget: Some(p.budget.unwrap_or(DEFAULT_BUDGET)),
+            episodes: p.episodes,
+        };
+        let tenant = self.app.tenant.clone();
+        let out = blocking(&self.app, move |engine| recall_with(engine, &tenant, request)).await?;
+        let text = out.context.filter(|c| !c.trim().is_empty());
+        Ok(CallToolResult::success(vec![Content::text(
+            text.unwrap_or_else(|| "Nothing remembered matches this query.".into()),
+        )]))
+    }
+
+    #[tool(
+        description = "List remembered episodes, newest first: id, conversation, time span, title and summary. Use it to browse; use `recall` to search."
+    )]
+    async fn list_episodes(
+        &self,
+        Parameters(p): Parameters<ListParams>,
+    ) -> Result<CallToolResult, McpError> {
+        let limit = p.limit.unwrap_or(DEFAULT_LIST);
+        if limit == 0 || limit > 1000 {
+            return Err(ApiError::bad_input("limit: between 1 and 1000").into());
+        }
+        let scope = Scope::tenant(self.app.tenant.as_ref()).with_conversation(p.conversation);
+        let episodes =
+            blocking(&self.app, move |engine| Ok(engine.episodes(&scope, Some(limit))?)).await?;
+        let out: Vec<EpisodeOut> = episodes.iter().map(EpisodeOut::from).collect();
+        json_text(&out)
+    }
+
+    #[tool(description = "One episode in full: its title, summary, keywords and every message.")]
+    async fn get_episode(
+        &self,
+        Parameters(p): Parameters<EpisodeParams>,
+    ) -> Result<CallToolResult, McpError> {
+        let scope = Scope::tenant(self.app.tenant.as_ref());
+        let detail =
+            blocking(&self.app, move |engine| Ok(engine.episode(&scope, &EpisodeId(p.id))?))
+                .await?;
+        json_text(&EpisodeOut::from(&detail))
+    }
+
+    #[tool(
+        description = "Forget an episode (by id) or a whole conversation, for good: its text leaves every file and index. Only when the user asks to forget something."
+    )]
+    async fn forget(
+        &self,
+        Parameters(p): Parameters<ForgetParams>,
+    ) -> Result<CallToolResult, McpError> {
+        let tenant = self.app.tenant.clone();
+        let done = match (p.episode, p.conversation) {
+            (Some(id), None) => {
+                blocking(&self.app, move |engine: &Engine<S>| {
+                    engine
+                        .delete_episode(&Scope::tenant(tenant.as_ref()), &EpisodeId(id.clone()))?;
+                    Ok(format!("Forgot episode {id}."))
+                })
+                .await?
+            }
+            (None, Some(conversation)) => {
+                blocking(&self.app, move |engine: &Engine<S>| {
+                    let key = ConversationKey::new(tenant.as_ref(), conversation.clone());
+                    let n = engine.delete_conversation(&key)?;
+                    Ok(format!("Forgot conversation {conversation} and its {n} episode(s)."))
+                })
+                .await?
+            }
+            _ => {
+                return Err(ApiError::bad_input(
+                    "give exactly one of `episode` and `conversation`",
+                )
+                .into());
+            }
+        };
+        Ok(CallToolResult::success(vec![Content::text(done)]))
+    }
+}
+
+#[tool_handler]
+impl<S: Store + 'static> ServerHandler for MemoryTools<S> {
+    fn get_info(&self) -> ServerInfo {
+        ServerInfo {
+            instructions: Some(
+                "epimem is your long-term episodic memory. Call `remember` with each message of the conversation as it happens; call `recall` before answering anything that may depend on earlier conversations (what the user said, decided, liked, or what went wrong before)."
+                    .into(),
+            ),
+            capabilities: ServerCapabilities::builder().enable_tools().build(),
+            server_info: Implementation {
+                name: "epimem".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                ..Implementation::default()
+            },
+            ..Default::default()
+        }
+    }
+}
+
+/// The tools over `engine`, working in `tenant`.
+pub fn memory_tools<S: Store + 'static>(engine: Arc<Engine<S>>, tenant: &str) -> MemoryTools<S> {
+    let ready = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    MemoryTools::new(App { engine, tenant: Arc::from(tenant), ready })
+}
+
+/// Serves the tools over standard input and output until the client closes them. Nothing else
+/// may write to standard output meanwhile.
+pub async fn serve_stdio<S: Store + 'static>(
+    engine: Arc<Engine<S>>,
+    tenant: &str,
+) -> std::io::Result<()> {
+    use rmcp::ServiceExt as _;
+    let running = memory_tools(engine, tenant)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(std::io::Error::other)?;
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}
