@@ -7,6 +7,7 @@ mod config;
 mod context;
 mod error;
 mod indexing;
+mod keys;
 mod recall;
 mod segmentation;
 

@@ -28,6 +28,11 @@ impl ApiError {
         Self::of_kind(ErrorKind::BadInput, message.into())
     }
 
+    /// No API key, or one that is unknown or revoked: 401 `unauthorized`.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self { status: StatusCode::UNAUTHORIZED, code: "unauthorized", message: message.into() }
+    }
+
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::of_kind(ErrorKind::NotFound, message.into())
     }
@@ -88,8 +93,8 @@ pub struct ErrorBody {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
-    /// Stable and machine-readable: `bad_input`, `not_found`, `conflict`, `unavailable`,
-    /// `internal`, `payload_too_large`, `timeout`.
+    /// Stable and machine-readable: `bad_input`, `unauthorized`, `not_found`, `conflict`,
+    /// `unavailable`, `internal`, `payload_too_large`.
     pub code: String,
     /// For people: names the field or the thing that was wrong.
     pub message: String,

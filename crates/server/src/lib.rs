@@ -2,6 +2,7 @@
 //! worker beside it. This is the only crate that knows HTTP; it speaks to the engine in
 //! domain types and turns them into its own wire types (`wire.rs`).
 
+mod auth;
 mod error;
 mod mcp;
 mod messages;
@@ -37,11 +38,21 @@ pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use mcp::{MemoryTools, memory_tools, serve_stdio};
 pub use worker::{Report, Worker};
 
+/// Who may call the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No keys: every request works in the configured tenant (for loopback use).
+    SingleUser,
+    /// Every request needs an API key (`Authorization: Bearer epm_…`) and works in its tenant.
+    ApiKeys,
+}
+
 /// How the server behaves; loaded by the binary, passed in.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// The tenant every request works in (until API keys name one per caller).
+    /// The tenant requests work in without API keys (and `epimem mcp` always).
     pub tenant: String,
+    pub access: Access,
     /// Larger request bodies are refused with 413.
     pub body_limit: usize,
     /// A request that takes longer is answered 408 (its engine work still finishes).
@@ -54,6 +65,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             tenant: "default".into(),
+            access: Access::SingleUser,
             body_limit: 4 << 20,
             request_timeout: Duration::from_secs(30),
             tick_every: Duration::from_secs(5),
@@ -64,13 +76,20 @@ impl Default for ServerConfig {
 /// What every handler shares.
 pub(crate) struct App<S> {
     engine: Arc<Engine<S>>,
+    /// The tenant without API keys.
     tenant: Arc<str>,
+    access: Access,
     ready: Arc<AtomicBool>,
 }
 
 impl<S> Clone for App<S> {
     fn clone(&self) -> Self {
-        Self { engine: self.engine.clone(), tenant: self.tenant.clone(), ready: self.ready.clone() }
+        Self {
+            engine: self.engine.clone(),
+            tenant: self.tenant.clone(),
+            access: self.access,
+            ready: self.ready.clone(),
+        }
     }
 }
 
@@ -122,9 +141,10 @@ pub fn router<S: Store + 'static>(
             config,
         )
     };
-    let app = App { engine, tenant: Arc::from(config.tenant.as_str()), ready };
+    let app =
+        App { engine, tenant: Arc::from(config.tenant.as_str()), access: config.access, ready };
     let document = serde_json::to_value(openapi()).expect("the OpenAPI document serializes");
-    Router::new()
+    let api = Router::new()
         .route("/v1/messages", post(routes::add_messages::<S>))
         .route(
             "/v1/conversations/{conversation}",
@@ -137,17 +157,19 @@ pub fn router<S: Store + 'static>(
             get(routes::get_episode::<S>).delete(routes::delete_episode::<S>),
         )
         .route("/v1/recall", post(routes::recall::<S>))
-        .route("/v1/openapi.json", get(move || async move { axum::Json(document) }))
-        .route("/healthz", get(routes::healthz))
-        .route("/readyz", get(routes::readyz::<S>))
-        .fallback(|| async { ApiError::not_found("no such route") })
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
             config.request_timeout,
         ))
-        // After the layers: an MCP session's event stream outlives any request timeout.
+        // After the timeout: an MCP session's event stream outlives any request.
         .nest_service("/mcp", mcp)
+        // Everything above works in the caller's tenant; what follows is public.
+        .layer(axum::middleware::from_fn_with_state(app.clone(), auth::authenticate::<S>));
+    api.route("/v1/openapi.json", get(move || async move { axum::Json(document) }))
+        .route("/healthz", get(routes::healthz))
+        .route("/readyz", get(routes::readyz::<S>))
+        .fallback(|| async { ApiError::not_found("no such route") })
         .with_state(app)
 }
 

@@ -8,9 +8,10 @@ use epimem_core::{ConversationKey, EpisodeId, Scope};
 use epimem_engine::Engine;
 use epimem_store::Store;
 use rmcp::{
-    ErrorData as McpError, ServerHandler,
+    ErrorData as McpError, RoleServer, ServerHandler,
     handler::server::{tool::ToolRouter, wrapper::Parameters},
     model::{CallToolResult, Content, Implementation, ServerCapabilities, ServerInfo},
+    service::RequestContext,
     tool, tool_handler, tool_router,
 };
 use schemars::JsonSchema;
@@ -18,6 +19,7 @@ use serde::Deserialize;
 
 use crate::{
     App,
+    auth::Tenant,
     error::ApiError,
     messages::to_input,
     routes::{blocking, recall_with},
@@ -121,17 +123,28 @@ impl<S: Store + 'static> MemoryTools<S> {
         Self { app, tool_router: Self::tool_router() }
     }
 
+    /// Over HTTP, the tenant the request's API key (or the single-user setting) gave it; over
+    /// stdio, the configured one.
+    fn tenant(&self, context: &RequestContext<RoleServer>) -> Arc<str> {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Tenant>())
+            .map_or_else(|| self.app.tenant.clone(), |t| t.0.clone())
+    }
+
     #[tool(
         description = "Remember messages of a conversation (the user's, yours, tools'). Send each message once, as it happens; give each an `id` to make resending harmless. epimem cuts the conversation into episodes by itself (on a change of subject, a silence, or when a session ends) and makes them findable with `recall`."
     )]
     async fn remember(
         &self,
         Parameters(p): Parameters<RememberParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         if p.messages.is_empty() {
             return Err(ApiError::bad_input("messages: send at least one").into());
         }
-        let tenant = self.app.tenant.clone();
+        let tenant = self.tenant(&context);
         let inputs = p
             .messages
             .into_iter()
@@ -155,6 +168,7 @@ impl<S: Store + 'static> MemoryTools<S> {
     async fn recall(
         &self,
         Parameters(p): Parameters<RecallParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let request = RecallIn {
             query: p.query,
@@ -165,7 +179,7 @@ impl<S: Store + 'static> MemoryTools<S> {
             budget: Some(p.budget.unwrap_or(DEFAULT_BUDGET)),
             episodes: p.episodes,
         };
-        let tenant = self.app.tenant.clone();
+        let tenant = self.tenant(&context);
         let out = blocking(&self.app, move |engine| recall_with(engine, &tenant, request)).await?;
         let text = out.context.filter(|c| !c.trim().is_empty());
         Ok(CallToolResult::success(vec![Content::text(
@@ -179,12 +193,13 @@ impl<S: Store + 'static> MemoryTools<S> {
     async fn list_episodes(
         &self,
         Parameters(p): Parameters<ListParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let limit = p.limit.unwrap_or(DEFAULT_LIST);
         if limit == 0 || limit > 1000 {
             return Err(ApiError::bad_input("limit: between 1 and 1000").into());
         }
-        let scope = Scope::tenant(self.app.tenant.as_ref()).with_conversation(p.conversation);
+        let scope = Scope::tenant(self.tenant(&context).as_ref()).with_conversation(p.conversation);
         let episodes =
             blocking(&self.app, move |engine| Ok(engine.episodes(&scope, Some(limit))?)).await?;
         let out: Vec<EpisodeOut> = episodes.iter().map(EpisodeOut::from).collect();
@@ -195,8 +210,9 @@ impl<S: Store + 'static> MemoryTools<S> {
     async fn get_episode(
         &self,
         Parameters(p): Parameters<EpisodeParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let scope = Scope::tenant(self.app.tenant.as_ref());
+        let scope = Scope::tenant(self.tenant(&context).as_ref());
         let detail =
             blocking(&self.app, move |engine| Ok(engine.episode(&scope, &EpisodeId(p.id))?))
                 .await?;
@@ -209,8 +225,9 @@ impl<S: Store + 'static> MemoryTools<S> {
     async fn forget(
         &self,
         Parameters(p): Parameters<ForgetParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let tenant = self.app.tenant.clone();
+        let tenant = self.tenant(&context);
         let done = match (p.episode, p.conversation) {
             (Some(id), None) => {
                 blocking(&self.app, move |engine: &Engine<S>| {
@@ -261,7 +278,12 @@ impl<S: Store + 'static> ServerHandler for MemoryTools<S> {
 /// The tools over `engine`, working in `tenant`.
 pub fn memory_tools<S: Store + 'static>(engine: Arc<Engine<S>>, tenant: &str) -> MemoryTools<S> {
     let ready = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    MemoryTools::new(App { engine, tenant: Arc::from(tenant), ready })
+    MemoryTools::new(App {
+        engine,
+        tenant: Arc::from(tenant),
+        access: crate::Access::SingleUser,
+        ready,
+    })
 }
 
 /// Serves the tools over standard input and output until the client closes them. Nothing else

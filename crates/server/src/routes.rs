@@ -6,7 +6,7 @@ use std::{collections::BTreeSet, sync::atomic::Ordering};
 use axum::{
     Json,
     body::Bytes,
-    extract::{Path, Query, State, rejection::BytesRejection},
+    extract::{Extension, Path, Query, State, rejection::BytesRejection},
     http::StatusCode,
 };
 use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
@@ -15,6 +15,7 @@ use epimem_store::Store;
 
 use crate::{
     App,
+    auth::Tenant,
     error::{ApiError, ErrorBody},
     messages::parse_messages,
     wire::{
@@ -47,9 +48,10 @@ where
     responses((status = 200, body = AddedOut), (status = 400, body = ErrorBody), (status = 413, body = ErrorBody)))]
 pub(crate) async fn add_messages<S: Store + 'static>(
     State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<AddedOut>, ApiError> {
-    let messages = parse_messages(&app.tenant, &body?)?;
+    let messages = parse_messages(&tenant, &body?)?;
     let added = blocking(&app, move |engine| {
         let touched: BTreeSet<ConversationKey> =
             messages.iter().map(|m| m.conversation.clone()).collect();
@@ -101,9 +103,10 @@ fn conversation_state<S: Store>(
     responses((status = 200, body = ConversationOut), (status = 404, body = ErrorBody)))]
 pub(crate) async fn get_conversation<S: Store + 'static>(
     State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
     Path(conversation): Path<String>,
 ) -> Result<Json<ConversationOut>, ApiError> {
-    let key = ConversationKey::new(app.tenant.as_ref(), conversation);
+    let key = ConversationKey::new(&*tenant, conversation);
     Ok(Json(blocking(&app, move |engine| conversation_state(engine, &key, true)).await?))
 }
 
@@ -113,9 +116,10 @@ pub(crate) async fn get_conversation<S: Store + 'static>(
     responses((status = 200, body = FlushedOut), (status = 404, body = ErrorBody)))]
 pub(crate) async fn flush_conversation<S: Store + 'static>(
     State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
     Path(conversation): Path<String>,
 ) -> Result<Json<FlushedOut>, ApiError> {
-    let key = ConversationKey::new(app.tenant.as_ref(), conversation);
+    let key = ConversationKey::new(&*tenant, conversation);
     let report = blocking(&app, move |engine| {
         conversation_state(engine, &key, false)?;
         let scope = Scope::tenant(&key.tenant).with_conversation(Some(key.conversation));
@@ -131,9 +135,10 @@ pub(crate) async fn flush_conversation<S: Store + 'static>(
     responses((status = 200, body = DeletedOut), (status = 404, body = ErrorBody)))]
 pub(crate) async fn delete_conversation<S: Store + 'static>(
     State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
     Path(conversation): Path<String>,
 ) -> Result<Json<DeletedOut>, ApiError> {
-    let key = ConversationKey::new(app.tenant.as_ref(), conversation);
+    let key = ConversationKey::new(&*tenant, conversation);
     let episodes = blocking(&app, move |engine| Ok(engine.delete_conversation(&key)?)).await?;
     Ok(Json(DeletedOut { episodes: episodes as u64 }))
 }
@@ -143,6 +148,7 @@ pub(crate) async fn delete_conversation<S: Store + 'static>(
     responses((status = 200, body = EpisodesOut), (status = 400, body = ErrorBody)))]
 pub(crate) async fn list_episodes<S: Store + 'static>(
     State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
     query: Result<Query<EpisodesQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<EpisodesOut>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::bad_input(e.body_text()))?;
@@ -156,7 +162,7 @@ pub(crate) async fn list_episodes<S: Store + 'static>(
     let scope = Scope {
         since: time(q.from.as_deref(), "from")?,
         until: time(q.to.as_deref(), "to")?,
-        ..Scope::tenant(app.tenant.as_ref()).with_conversation(q.conversation)
+        ..Scope::tenant(&*tenant).with_conversation(q.conversation)
     };
     let page = blocking(&app, move |engine| {
         // One more than the page says whether there is a next one.
@@ -177,9 +183,10 @@ pub(crate) async fn list_episodes<S: Store + 'static>(
     responses((status = 200, body = EpisodeOut), (status = 404, body = ErrorBody)))]
 pub(crate) async fn get_episode<S: Store + 'static>(
     State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
     Path(id): Path<String>,
 ) -> Result<Json<EpisodeOut>, ApiError> {
-    let scope = Scope::tenant(app.tenant.as_ref());
+    let scope = Scope::tenant(&*tenant);
     let detail = blocking(&app, move |engine| Ok(engine.episode(&scope, &EpisodeId(id))?)).await?;
     Ok(Json(EpisodeOut::from(&detail)))
 }
@@ -189,9 +196,10 @@ pub(crate) async fn get_episode<S: Store + 'static>(
     responses((status = 200, body = DeletedOut), (status = 404, body = ErrorBody)))]
 pub(crate) async fn delete_episode<S: Store + 'static>(
     State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
     Path(id): Path<String>,
 ) -> Result<Json<DeletedOut>, ApiError> {
-    let scope = Scope::tenant(app.tenant.as_ref());
+    let scope = Scope::tenant(&*tenant);
     blocking(&app, move |engine| Ok(engine.delete_episode(&scope, &EpisodeId(id))?)).await?;
     Ok(Json(DeletedOut { episodes: 1 }))
 }
@@ -201,6 +209,7 @@ pub(crate) async fn delete_episode<S: Store + 'static>(
     responses((status = 200, body = RecallOut), (status = 400, body = ErrorBody)))]
 pub(crate) async fn recall<S: Store + 'static>(
     State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<RecallOut>, ApiError> {
     let body = body?;
@@ -211,7 +220,6 @@ pub(crate) async fn recall<S: Store + 'static>(
                 let place = if path == "." { String::new() } else { format!("{path}: ") };
                 ApiError::bad_input(format!("{place}{}", e.into_inner()))
             })?;
-    let tenant = app.tenant.clone();
     let out = blocking(&app, move |engine| recall_with(engine, &tenant, request)).await?;
     Ok(Json(out))
 }

@@ -9,6 +9,7 @@ mod episodes;
 mod forget;
 mod ingest;
 mod jobs;
+mod keys;
 mod reviews;
 mod rows;
 mod schema;
@@ -23,8 +24,8 @@ use epimem_core::{
     Trigger,
 };
 use epimem_store::{
-    EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome, SegmentationBatch,
-    SegmentationCommit, Stats, Store, StoreError,
+    ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome,
+    SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -304,5 +305,27 @@ impl Store for SqliteStore {
 
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {
         self.with_conn(|conn| stats::stats(conn, tenant))
+    }
+
+    fn create_api_key(
+        &self,
+        tenant: &str,
+        name: &str,
+        hash: &str,
+        at: Timestamp,
+    ) -> Result<ApiKey, StoreError> {
+        self.write(|tx| keys::create(tx, tenant, name, hash, at))
+    }
+
+    fn api_keys(&self, tenant: Option<&str>) -> Result<Vec<ApiKey>, StoreError> {
+        self.with_conn(|conn| keys::list(conn, tenant))
+    }
+
+    fn revoke_api_key(&self, id: u64, at: Timestamp) -> Result<bool, StoreError> {
+        self.write(|tx| keys::revoke(tx, id, at))
+    }
+
+    fn tenant_of_api_key(&self, hash: &str) -> Result<Option<String>, StoreError> {
+        self.with_conn(|conn| keys::tenant_of(conn, hash))
     }
 }

@@ -129,6 +129,17 @@ INSERT INTO episode_changes (tenant, episode_id)
 SELECT c.tenant, e.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
 ORDER BY e.rowid;
 "#,
+    // API keys, by the SHA-256 of the key: the key itself is shown once and never stored.
+    r#"
+CREATE TABLE api_keys (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant  TEXT NOT NULL,
+    name    TEXT NOT NULL,
+    hash    TEXT NOT NULL UNIQUE,
+    created INTEGER NOT NULL,
+    revoked INTEGER
+);
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -11,8 +11,8 @@ mod types;
 
 pub use error::StoreError;
 pub use types::{
-    EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome, SegmentationBatch,
-    SegmentationCommit, Stats,
+    ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome,
+    SegmentationBatch, SegmentationCommit, Stats,
 };
 
 use epimem_core::{
@@ -172,4 +172,22 @@ pub trait Store: Send + Sync {
 
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;
+
+    /// Stores an API key for `tenant` by its hash (the key itself is never stored).
+    fn create_api_key(
+        &self,
+        tenant: &str,
+        name: &str,
+        hash: &str,
+        at: Timestamp,
+    ) -> Result<ApiKey, StoreError>;
+
+    /// The keys (of `tenant`, if given), revoked ones too, oldest first.
+    fn api_keys(&self, tenant: Option<&str>) -> Result<Vec<ApiKey>, StoreError>;
+
+    /// Revokes key `id` at `at`; whether there was such a key not yet revoked.
+    fn revoke_api_key(&self, id: u64, at: Timestamp) -> Result<bool, StoreError>;
+
+    /// The tenant of the key whose hash is `hash`, unless it was revoked.
+    fn tenant_of_api_key(&self, hash: &str) -> Result<Option<String>, StoreError>;
 }

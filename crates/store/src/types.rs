@@ -86,3 +86,14 @@ pub struct Stats {
     pub queued_jobs: u64,
     pub failed_jobs: u64,
 }
+
+/// An API key as stored: its tenant and when it was made or revoked, never the key itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiKey {
+    pub id: u64,
+    pub tenant: String,
+    /// What the key is for, as its creator said ("ci", "laptop").
+    pub name: String,
+    pub created: Timestamp,
+    pub revoked: Option<Timestamp>,
+}

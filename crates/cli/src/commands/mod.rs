@@ -4,6 +4,7 @@ pub(crate) mod bench;
 mod bench_recall;
 pub(crate) mod demo;
 pub(crate) mod ingest;
+pub(crate) mod keys;
 pub(crate) mod mcp;
 pub(crate) mod query;
 pub(crate) mod reindex;

@@ -4,18 +4,20 @@ use std::{net::SocketAddr, process::ExitCode, sync::Arc, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use epimem_server::ServerConfig;
+use epimem_server::{Access, ServerConfig};
 
 use super::open_searching;
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
 #[command(after_help = "The API is under /v1 (its OpenAPI document at /v1/openapi.json), with \
-/healthz and /readyz. Every request works in the configured tenant (--tenant). Stop with Ctrl-C \
-or SIGTERM: requests under way finish, the worker ends its current run.")]
+/healthz and /readyz, and MCP at /mcp. Once any API key exists (`epimem keys create`), every \
+request needs one (Authorization: Bearer epm_…) and works in its tenant; without keys every \
+request works in the configured tenant (--tenant). Stop with Ctrl-C or SIGTERM: requests under \
+way finish, the worker ends its current run.")]
 pub(crate) struct ServeArgs {
     /// The address to listen on, IP:PORT [default: server.listen, 127.0.0.1:7878]; port 0
-    /// picks a free one. Only loopback addresses: there are no API keys yet.
+    /// picks a free one. Beyond loopback only once an API key exists (`epimem keys`).
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
 }
@@ -24,10 +26,18 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
     let listen = args.listen.as_deref().unwrap_or(&config.server.listen);
     let addr: SocketAddr =
         listen.parse().with_context(|| format!("--listen {listen:?} is not an IP:PORT address"))?;
-    if !addr.ip().is_loopback() {
+    let db = config.db_path()?;
+    let engine = Arc::new(open_searching(config, &db)?.engine);
+    let access = if engine.api_keys(None)?.iter().any(|k| k.revoked.is_none()) {
+        Access::ApiKeys
+    } else {
+        Access::SingleUser
+    };
+    if access == Access::SingleUser && !addr.ip().is_loopback() {
         bail!(
             "refusing to listen on {addr}: without API keys anyone who reaches the port reads and \
-             deletes the tenant's memory; listen on a loopback address (127.0.0.1 or ::1)"
+             deletes the tenant's memory; make one with `epimem keys create --tenant NAME`, or \
+             listen on a loopback address (127.0.0.1 or ::1)"
         );
     }
     let settings = &config.server;
@@ -37,12 +47,11 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         .context("server.tick_seconds must be a positive number of seconds")?;
     let server = ServerConfig {
         tenant: config.tenant.clone(),
+        access,
         body_limit: settings.body_limit_bytes,
         request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
         tick_every: tick,
     };
-    let db = config.db_path()?;
-    let engine = Arc::new(open_searching(config, &db)?.engine);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -55,10 +64,15 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         let local = listener.local_addr()?;
         // The first line on stdout says where: scripts and tests read the port from it.
         outln!("epimem: listening on http://{local}");
+        let who = match access {
+            Access::ApiKeys => "each request in its API key's tenant".to_owned(),
+            Access::SingleUser => {
+                format!("no API keys: every request in tenant {:?}", config.tenant)
+            }
+        };
         eprintln!(
-            "epimem: database {}, tenant {:?}; API under /v1, OpenAPI at /v1/openapi.json",
-            db.display(),
-            config.tenant
+            "epimem: database {}, {who}; API under /v1, OpenAPI at /v1/openapi.json, MCP at /mcp",
+            db.display()
         );
         let report: epimem_server::Report = Box::new(|outcome| match outcome {
             Ok(run) => eprintln!(

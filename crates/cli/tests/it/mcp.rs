@@ -5,11 +5,14 @@ use rmcp::{
     ServiceExt,
     model::{CallToolRequestParams, CallToolResult},
     service::{RoleClient, RunningService},
-    transport::{StreamableHttpClientTransport, TokioChildProcess},
+    transport::{
+        StreamableHttpClientTransport, TokioChildProcess,
+        streamable_http_client::StreamableHttpClientTransportConfig,
+    },
 };
 use serde_json::{Value, json};
 
-use crate::serve::{FAST_WORKER, Server};
+use crate::serve::{FAST_WORKER, Server, create_key};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -130,5 +133,33 @@ fn the_server_offers_the_same_tools_over_http() {
         let missing = call(&client, "get_episode", json!({"id": "ep_none"})).await.unwrap_err();
         assert!(format!("{missing:?}").contains("not_found"), "{missing:?}");
         client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn over_http_the_tools_work_in_the_keys_tenant() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let (acme, globex) = (create_key(&db, "acme"), create_key(&db, "globex"));
+    let server = Server::start(&db, FAST_WORKER);
+    let body = message("1", "The quarterly offsite is in Porto").to_string();
+    assert_eq!(server.send_as(Some(&acme), "POST", "/v1/messages", Some(&body)).0, 200);
+    assert_eq!(server.send_as(Some(&acme), "POST", "/v1/conversations/ops/flush", None).0, 200);
+    runtime().block_on(async {
+        let connect = |key: &str| {
+            let config =
+                StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.base))
+                    .auth_header(key.to_owned());
+            ().serve(StreamableHttpClientTransport::from_config(config))
+        };
+        let query = json!({"query": "where is the offsite?"});
+        let client: Client = connect(&acme).await.unwrap();
+        assert!(call(&client, "recall", query.clone()).await.unwrap().contains("Porto"));
+        client.cancel().await.unwrap();
+        let client: Client = connect(&globex).await.unwrap();
+        let recalled = call(&client, "recall", query.clone()).await.unwrap();
+        assert!(recalled.starts_with("Nothing remembered"), "{recalled}");
+        client.cancel().await.unwrap();
+        assert!(connect("epm_wrong").await.is_err(), "a bad key cannot open a session");
     });
 }

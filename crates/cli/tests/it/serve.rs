@@ -39,12 +39,29 @@ impl Server {
     }
 
     pub(crate) fn send(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+        self.send_as(None, method, path, body)
+    }
+
+    /// `send` with `Authorization: Bearer key`.
+    pub(crate) fn send_as(
+        &self,
+        key: Option<&str>,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+    ) -> (u16, Value) {
         let url = format!("{}{path}", self.base);
+        let auth = key.map(|k| format!("Bearer {k}")).unwrap_or_default();
         let response = match (method, body) {
-            ("GET", _) => self.agent.get(&url).call(),
-            ("DELETE", _) => self.agent.delete(&url).call(),
-            (_, Some(body)) => self.agent.post(&url).content_type("application/json").send(body),
-            (_, None) => self.agent.post(&url).send_empty(),
+            ("GET", _) => self.agent.get(&url).header("authorization", &auth).call(),
+            ("DELETE", _) => self.agent.delete(&url).header("authorization", &auth).call(),
+            (_, Some(body)) => self
+                .agent
+                .post(&url)
+                .header("authorization", &auth)
+                .content_type("application/json")
+                .send(body),
+            (_, None) => self.agent.post(&url).header("authorization", &auth).send_empty(),
         };
         let mut response = response.unwrap();
         let status = response.status().as_u16();
@@ -269,4 +286,91 @@ fn sigterm_stops_the_server_cleanly() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status}");
+}
+
+/// `epimem keys create` for `tenant`: the key it printed.
+pub(crate) fn create_key(db: &Path, tenant: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", db.to_str().unwrap(), "--tenant", tenant, "keys", "create", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let created: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(created["tenant"], tenant);
+    created["key"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn with_keys_every_request_works_in_its_keys_tenant_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let acme = create_key(&db, "acme");
+    let globex = create_key(&db, "globex");
+    assert!(acme.starts_with("epm_") && acme.len() == 68 && acme != globex);
+    let server = Server::start(&db, FAST_WORKER);
+
+    let body = message(
+        "plans",
+        "1",
+        "user",
+        "The zephyrquartz launch moves to June",
+        "2026-03-14T09:00:00Z",
+    )
+    .to_string();
+    for key in [None, Some("epm_0000"), Some("not-a-key")] {
+        let (status, error) = server.send_as(key, "POST", "/v1/messages", Some(&body));
+        assert_eq!(
+            (status, error["error"]["code"].as_str()),
+            (401, Some("unauthorized")),
+            "{key:?}"
+        );
+    }
+    assert_eq!(server.send("GET", "/v1/conversations/plans", None).0, 401);
+    // Health and the API's description are public.
+    assert_eq!(server.send("GET", "/healthz", None).0, 200);
+    assert_eq!(server.send("GET", "/v1/openapi.json", None).0, 200);
+
+    assert_eq!(server.send_as(Some(&acme), "POST", "/v1/messages", Some(&body)).0, 200);
+    assert_eq!(server.send_as(Some(&acme), "POST", "/v1/conversations/plans/flush", None).0, 200);
+    let query = json!({"query": "zephyrquartz launch"}).to_string();
+    let (_, found) = server.send_as(Some(&acme), "POST", "/v1/recall", Some(&query));
+    let id = found["hits"][0]["id"].as_str().expect("acme finds its own episode").to_owned();
+
+    // Another tenant finds nothing, lists nothing and cannot read, flush or delete it.
+    let (_, found) = server.send_as(Some(&globex), "POST", "/v1/recall", Some(&query));
+    assert_eq!(found["hits"], json!([]));
+    let (_, listed) = server.send_as(Some(&globex), "GET", "/v1/episodes", None);
+    assert_eq!(listed["episodes"], json!([]));
+    for (method, path) in [
+        ("GET", format!("/v1/episodes/{id}")),
+        ("DELETE", format!("/v1/episodes/{id}")),
+        ("GET", "/v1/conversations/plans".to_owned()),
+        ("DELETE", "/v1/conversations/plans".to_owned()),
+    ] {
+        let (status, answer) = server.send_as(Some(&globex), method, &path, None);
+        assert_eq!(status, 404, "{method} {path}");
+        assert!(!answer.to_string().contains("zephyrquartz"), "{answer}");
+    }
+    assert_eq!(server.send_as(Some(&acme), "GET", &format!("/v1/episodes/{id}"), None).0, 200);
+
+    // A revoked key is refused at once, by the running server.
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", db.to_str().unwrap(), "keys", "list", "--json"])
+        .output()
+        .unwrap();
+    let listed: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(listed.len(), 2);
+    assert!(listed.iter().all(|k| k.get("key").is_none()), "keys are never shown again");
+    let acme_id = listed.iter().find(|k| k["tenant"] == "acme").unwrap()["id"].to_string();
+    let revoked = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", db.to_str().unwrap(), "keys", "revoke", &acme_id])
+        .status()
+        .unwrap();
+    assert!(revoked.success());
+    assert_eq!(server.send_as(Some(&acme), "POST", "/v1/recall", Some(&query)).0, 401);
+    assert_eq!(server.send_as(Some(&globex), "POST", "/v1/recall", Some(&query)).0, 200);
 }

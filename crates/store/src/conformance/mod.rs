@@ -42,7 +42,8 @@ macro_rules! conformance_tests {
             pending_reviews_are_taken_once,
             deleting_an_episode_removes_it_everywhere,
             deleting_a_conversation_removes_all_of_it,
-            changes_are_logged_per_tenant_in_commit_order
+            changes_are_logged_per_tenant_in_commit_order,
+            api_keys_are_found_by_hash_until_revoked
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -513,4 +514,26 @@ pub fn pending_reviews_are_taken_once(store: &dyn Store) {
         store.record_pending_review(&key("t", "never"), &review),
         Err(StoreError::NotFound(_))
     ));
+}
+
+pub fn api_keys_are_found_by_hash_until_revoked(store: &dyn Store) {
+    assert!(store.api_keys(None).unwrap().is_empty());
+    let a = store.create_api_key("acme", "ci", "hash-a", Timestamp(T0)).unwrap();
+    let b = store.create_api_key("other", "laptop", "hash-b", Timestamp(T0 + 1)).unwrap();
+    assert_ne!(a.id, b.id);
+    assert_eq!((a.tenant.as_str(), a.name.as_str(), a.revoked), ("acme", "ci", None));
+    assert_eq!(store.tenant_of_api_key("hash-a").unwrap().as_deref(), Some("acme"));
+    assert_eq!(store.tenant_of_api_key("hash-b").unwrap().as_deref(), Some("other"));
+    assert_eq!(store.tenant_of_api_key("nothing").unwrap(), None);
+    assert_eq!(store.api_keys(Some("acme")).unwrap(), std::slice::from_ref(&a));
+    assert_eq!(store.api_keys(None).unwrap().len(), 2);
+    // A hash is one key's.
+    assert!(store.create_api_key("x", "dup", "hash-a", Timestamp(T0)).is_err());
+
+    assert!(store.revoke_api_key(a.id, Timestamp(T0 + 5)).unwrap());
+    assert!(!store.revoke_api_key(a.id, Timestamp(T0 + 6)).unwrap(), "revoked once");
+    assert!(!store.revoke_api_key(9_999, Timestamp(T0)).unwrap());
+    assert_eq!(store.tenant_of_api_key("hash-a").unwrap(), None);
+    assert_eq!(store.api_keys(Some("acme")).unwrap()[0].revoked, Some(Timestamp(T0 + 5)));
+    assert_eq!(store.tenant_of_api_key("hash-b").unwrap().as_deref(), Some("other"));
 }
