@@ -236,6 +236,14 @@ impl<S: Store> Engine<S> {
         Ok(ids.len())
     }
 
+    /// Forgets everything `tenant` remembers: every conversation, from the store and every
+    /// search index. Returns how many episodes it had.
+    pub fn delete_tenant(&self, tenant: &str) -> Result<usize, EngineError> {
+        let ids = self.store.delete_tenant(tenant)?;
+        self.unindex(tenant, &ids)?;
+        Ok(ids.len())
+    }
+
     /// Takes forgotten episodes out of the search index now (the change log would, before its
     /// next use). The store has forgotten them: an index that fails to is discarded, to be
     /// built again from the store, rather than answer for them.

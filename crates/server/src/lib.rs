@@ -22,7 +22,7 @@ use std::{
 use axum::{
     Router,
     extract::DefaultBodyLimit,
-    routing::{get, post},
+    routing::{delete, get, post},
 };
 use epimem_engine::Engine;
 use epimem_store::Store;
@@ -104,6 +104,7 @@ impl<S> Clone for App<S> {
         routes::get_conversation,
         routes::flush_conversation,
         routes::delete_conversation,
+        routes::delete_tenant,
         routes::list_episodes,
         routes::get_episode,
         routes::delete_episode,
@@ -151,6 +152,7 @@ pub fn router<S: Store + 'static>(
             get(routes::get_conversation::<S>).delete(routes::delete_conversation::<S>),
         )
         .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation::<S>))
+        .route("/v1/tenant", delete(routes::delete_tenant::<S>))
         .route("/v1/episodes", get(routes::list_episodes::<S>))
         .route(
             "/v1/episodes/{id}",

@@ -143,6 +143,18 @@ pub(crate) async fn delete_conversation<S: Store + 'static>(
     Ok(Json(DeletedOut { episodes: episodes as u64 }))
 }
 
+/// Forget everything the caller's tenant remembers: every conversation, from every file and
+/// index. Its API keys stay.
+#[utoipa::path(delete, path = "/v1/tenant", tag = "conversations",
+    responses((status = 200, body = DeletedOut)))]
+pub(crate) async fn delete_tenant<S: Store + 'static>(
+    State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
+) -> Result<Json<DeletedOut>, ApiError> {
+    let episodes = blocking(&app, move |engine| Ok(engine.delete_tenant(&tenant)?)).await?;
+    Ok(Json(DeletedOut { episodes: episodes as u64 }))
+}
+
 /// Episodes, newest first, a page at a time.
 #[utoipa::path(get, path = "/v1/episodes", tag = "episodes", params(EpisodesQuery),
     responses((status = 200, body = EpisodesOut), (status = 400, body = ErrorBody)))]

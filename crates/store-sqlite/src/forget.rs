@@ -93,6 +93,19 @@ pub(crate) fn conversation(
     Ok(Some(episodes))
 }
 
+/// Forgets every conversation of `tenant`.
+pub(crate) fn tenant(tx: &Transaction<'_>, tenant: &str) -> Result<Vec<EpisodeId>, StoreError> {
+    let conversations: Vec<String> = tx
+        .prepare_cached("SELECT external_id FROM conversations WHERE tenant = ?1 ORDER BY id")
+        .and_then(|mut s| s.query_map([tenant], |r| r.get(0))?.collect())
+        .map_err(map_err)?;
+    let mut episodes = Vec::new();
+    for c in conversations {
+        episodes.extend(conversation(tx, &ConversationKey::new(tenant, c))?.unwrap_or_default());
+    }
+    Ok(episodes)
+}
+
 /// Moves every committed page into the database file and empties the write-ahead log, so
 /// text zeroed by a delete survives in no file. A reader in another process can keep the log
 /// from being emptied; then the text goes at the next checkpoint that finds no reader.

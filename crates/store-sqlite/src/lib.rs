@@ -303,6 +303,10 @@ impl Store for SqliteStore {
         self.forget(|tx| forget::conversation(tx, conversation), Option::is_some)
     }
 
+    fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError> {
+        self.forget(|tx| forget::tenant(tx, tenant), |_| true)
+    }
+
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {
         self.with_conn(|conn| stats::stats(conn, tenant))
     }

@@ -170,6 +170,11 @@ pub trait Store: Send + Sync {
         conversation: &ConversationKey,
     ) -> Result<Option<Vec<EpisodeId>>, StoreError>;
 
+    /// Forgets every conversation of `tenant`, in one transaction, as
+    /// [`Store::delete_conversation`] does for one (its API keys stay: they are not memory).
+    /// Returns the ids of the episodes it had.
+    fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError>;
+
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;
 

@@ -221,6 +221,7 @@ fn the_openapi_document_lists_every_route() {
         "/v1/episodes/{id}",
         "/v1/conversations/{conversation}",
         "/v1/conversations/{conversation}/flush",
+        "/v1/tenant",
         "/healthz",
         "/readyz",
     ] {
@@ -373,4 +374,52 @@ fn with_keys_every_request_works_in_its_keys_tenant_only() {
     assert!(revoked.success());
     assert_eq!(server.send_as(Some(&acme), "POST", "/v1/recall", Some(&query)).0, 401);
     assert_eq!(server.send_as(Some(&globex), "POST", "/v1/recall", Some(&query)).0, 200);
+}
+
+/// Whether any file under `dir` holds `word`.
+fn in_some_file(dir: &Path, word: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().any(|entry| {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            return in_some_file(&path, word);
+        }
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+    })
+}
+
+#[test]
+fn deleting_a_tenant_leaves_its_words_in_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let db = data.join("e.db");
+    let (acme, globex) = (create_key(&db, "acme"), create_key(&db, "globex"));
+    let server = Server::start(&db, FAST_WORKER);
+    let say = |key: &str, conversation: &str, text: &str| {
+        let m = message(conversation, "1", "user", text, "2026-03-14T09:00:00Z").to_string();
+        assert_eq!(server.send_as(Some(key), "POST", "/v1/messages", Some(&m)).0, 200);
+        let flush = format!("/v1/conversations/{conversation}/flush");
+        assert_eq!(server.send_as(Some(key), "POST", &flush, None).0, 200);
+    };
+    say(&acme, "a", "The vermilionotter budget is approved");
+    say(&acme, "b", "Remember the vermilionotter launch date");
+    say(&globex, "a", "The saffronwalrus audit starts Monday");
+    // Recall loads each tenant's index, so both are on disk when the tenant goes.
+    let recall = |key: &str, query: &str| {
+        let body = json!({"query": query}).to_string();
+        server.send_as(Some(key), "POST", "/v1/recall", Some(&body)).1["hits"].clone()
+    };
+    assert_eq!(recall(&acme, "vermilionotter").as_array().unwrap().len(), 2);
+    assert_eq!(recall(&globex, "saffronwalrus").as_array().unwrap().len(), 1);
+    assert!(in_some_file(&data, "vermilionotter"), "the scan finds stored text");
+
+    let (status, deleted) = server.send_as(Some(&acme), "DELETE", "/v1/tenant", None);
+    assert_eq!((status, deleted["episodes"].as_u64()), (200, Some(2)));
+    assert_eq!(recall(&acme, "vermilionotter"), json!([]));
+    let (_, listed) = server.send_as(Some(&acme), "GET", "/v1/episodes", None);
+    assert_eq!(listed["episodes"], json!([]));
+    assert!(!in_some_file(&data, "vermilionotter"), "acme's words are gone from every file");
+    // The other tenant keeps its memory.
+    assert_eq!(recall(&globex, "saffronwalrus").as_array().unwrap().len(), 1);
+    assert!(in_some_file(&data, "saffronwalrus"));
 }

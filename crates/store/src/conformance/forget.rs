@@ -91,3 +91,26 @@ pub fn deleting_a_conversation_removes_all_of_it(store: &dyn Store) {
     assert!(store.message_vectors(&conv, 1, 4, "m").unwrap().is_empty());
     assert!(store.take_pending_reviews(&conv).unwrap().is_empty());
 }
+
+pub fn deleting_a_tenant_removes_all_of_it_and_nothing_else(store: &dyn Store) {
+    let (a, b, other) = (key("t", "a"), key("t", "b"), key("u", "a"));
+    for conv in [&a, &b, &other] {
+        push_n(store, conv, 3);
+        segment(store, conv, 2, vec![episode(conv, 1, 2, "e", "s")]);
+    }
+    store.create_api_key("t", "ci", "hash-t", epimem_core::Timestamp(0)).unwrap();
+    let mut ids = store.delete_tenant("t").unwrap();
+    ids.sort();
+    let mut want = vec![episode_id(&a, 1, 2), episode_id(&b, 1, 2)];
+    want.sort();
+    assert_eq!(ids, want);
+    let stats = store.stats(Some("t")).unwrap();
+    assert_eq!((stats.conversations, stats.messages, stats.episodes), (0, 0, 0));
+    assert!(store.episodes(&Scope::tenant("t"), None).unwrap().is_empty());
+    assert!(super::index_rows(store, "t", None).is_empty());
+    // The other tenant keeps everything, and the tenant keeps its keys.
+    let kept = store.stats(Some("u")).unwrap();
+    assert_eq!((kept.conversations, kept.messages, kept.episodes), (1, 3, 1));
+    assert_eq!(store.tenant_of_api_key("hash-t").unwrap().as_deref(), Some("t"));
+    assert!(store.delete_tenant("t").unwrap().is_empty(), "nothing left the second time");
+}

@@ -42,6 +42,7 @@ macro_rules! conformance_tests {
             pending_reviews_are_taken_once,
             deleting_an_episode_removes_it_everywhere,
             deleting_a_conversation_removes_all_of_it,
+            deleting_a_tenant_removes_all_of_it_and_nothing_else,
             changes_are_logged_per_tenant_in_commit_order,
             api_keys_are_found_by_hash_until_revoked
         );
