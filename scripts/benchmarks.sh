@@ -151,7 +151,7 @@ for (ds, e), j in results.items():
             se = 0.5 / max(m["questions"], 1) ** 0.5
             print(f"| {part} · {label} | {m['questions']} | {se:.3f} | {k['1']:.3f} | {k['5']:.3f} | {k['10']:.3f} | {b['500']:.3f} | {b['1000']:.3f} | {b['2000']:.3f} | {t['5']:.3f} | {t['10']:.3f} | {t['25']:.3f} |")
     lat = j["latency_ms"]
-    print(f"\nRecall latency ({e}, query embedding included): p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, p99 {lat['p99']:.2f} ms; {j['episodes']} episodes from {j['turns']} turns.\n")
+    print(f"\nRecall latency ({e}, query embedding included): p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, p99 {lat['p99']:.2f} ms; {j['episodes']} episodes from {j['turns']} turns (measured with a build running on the other core: a quality run, not a speed one).\n")
 print("Published (LoCoMo paper, Table 3, DRAGON retriever): dialogue turns R@5 56.7, R@10 66.2, R@25 76.7;")
 print("session summaries R@5 72.1, R@10 84.7.\n")
 print("### Rules measured on the tuning parts\n")
