@@ -17,7 +17,7 @@ use epimem_core::{
 };
 use epimem_embed::Embedder;
 use epimem_search::{Search, Update};
-use epimem_store::{EpisodeDetail, PushOutcome, Stats, Store};
+use epimem_store::{EpisodeDetail, PushOutcome, PushedMessage, Stats, Store};
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{EngineConfig, JobsConfig};
@@ -43,16 +43,20 @@ pub struct MessageInput {
 }
 
 /// What one call to [`Engine::ingest`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IngestReport {
     /// Messages stored (duplicates by key are not).
     pub inserted: u64,
     /// Messages skipped because their conversation already held their key.
     pub duplicates: u64,
     pub segmentation: RunReport,
+    /// Where each message of the call is, in the order given: its sequence number and whether
+    /// it was new.
+    pub messages: Vec<PushedMessage>,
 }
 
 impl IngestReport {
+    /// Adds `other`'s counts (the messages' places stay those of this call).
     pub fn add(&mut self, other: IngestReport) {
         self.inserted += other.inserted;
         self.duplicates += other.duplicates;
@@ -151,7 +155,10 @@ impl<S: Store> Engine<S> {
         let inserted: u64 = outcomes.iter().map(|o| o.inserted).sum();
         self.open_triggered(&outcomes)?;
         let segmentation = self.run_jobs()?;
-        Ok(IngestReport { inserted, duplicates: received - inserted, segmentation })
+        let mut messages: Vec<PushedMessage> =
+            outcomes.iter().flat_map(|o| o.messages.iter().copied()).collect();
+        messages.sort_unstable_by_key(|m| m.index);
+        Ok(IngestReport { inserted, duplicates: received - inserted, segmentation, messages })
     }
 
     /// Fences and enqueues segmentation for each pushed conversation whose queue triggers.

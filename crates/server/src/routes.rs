@@ -19,8 +19,8 @@ use crate::{
     error::{ApiError, ErrorBody},
     messages::parse_messages,
     wire::{
-        AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut, EpisodesQuery, FlushedOut,
-        RecallIn, RecallOut,
+        AddedMessageOut, AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut,
+        EpisodesQuery, FlushedOut, RecallIn, RecallOut,
     },
 };
 
@@ -55,7 +55,17 @@ pub(crate) async fn add_messages<S: Store + 'static>(
     let added = blocking(&app, move |engine| {
         let touched: BTreeSet<ConversationKey> =
             messages.iter().map(|m| m.conversation.clone()).collect();
+        let sent: Vec<(String, Option<String>)> = messages
+            .iter()
+            .map(|m| {
+                let id = m.key.strip_prefix("id:").map(str::to_owned);
+                (m.conversation.conversation.clone(), id)
+            })
+            .collect();
         let report = engine.ingest(messages)?;
+        let placed = report.messages.iter().zip(sent).map(|(m, (conversation, id))| {
+            AddedMessageOut { conversation, id, seq: m.seq, new: m.new }
+        });
         let conversations = touched
             .into_iter()
             .map(|key| conversation_state(engine, &key, false))
@@ -64,6 +74,7 @@ pub(crate) async fn add_messages<S: Store + 'static>(
             inserted: report.inserted,
             duplicates: report.duplicates,
             episodes_closed: report.segmentation.episodes_closed,
+            messages: placed.collect(),
             conversations,
         })
     })

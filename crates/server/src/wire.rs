@@ -45,8 +45,22 @@ pub struct AddedOut {
     pub duplicates: u64,
     /// Episodes closed by the segmentation the messages triggered.
     pub episodes_closed: u64,
+    /// Each message, in the order sent: where it is in its conversation.
+    pub messages: Vec<AddedMessageOut>,
     /// Each conversation the request touched, after it.
     pub conversations: Vec<ConversationOut>,
+}
+
+/// Where one sent message is.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AddedMessageOut {
+    pub conversation: String,
+    /// The id it was sent with, if any.
+    pub id: Option<String>,
+    /// Its sequence number in the conversation (1-based).
+    pub seq: u64,
+    /// False when the conversation already held a message with its id (nothing was stored).
+    pub new: bool,
 }
 
 /// A conversation's state.

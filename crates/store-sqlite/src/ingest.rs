@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{ConversationKey, NewMessage, QueueSnapshot, Timestamp};
-use epimem_store::{PushOutcome, StoreError};
+use epimem_store::{PushOutcome, PushedMessage, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::map_err;
@@ -13,6 +13,7 @@ struct Touched {
     last_seq: u64,
     newest: Option<i64>,
     inserted: u64,
+    messages: Vec<PushedMessage>,
 }
 
 pub(crate) fn push(
@@ -29,7 +30,10 @@ pub(crate) fn push(
              ON CONFLICT DO NOTHING",
         )
         .map_err(map_err)?;
-    for m in messages {
+    let mut stored_seq = tx
+        .prepare_cached("SELECT seq FROM messages WHERE conversation_id = ?1 AND key = ?2")
+        .map_err(map_err)?;
+    for (index, m) in messages.iter().enumerate() {
         if !touched.contains_key(&m.conversation) {
             let state = ensure_conversation(tx, m)?;
             order.push(m.conversation.clone());
@@ -61,6 +65,11 @@ pub(crate) fn push(
             t.last_seq += 1;
             t.inserted += 1;
             t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
+            t.messages.push(PushedMessage { index, seq: t.last_seq, new: true });
+        } else {
+            let seq: i64 =
+                stored_seq.query_row(params![t.id, m.key], |r| r.get(0)).map_err(map_err)?;
+            t.messages.push(PushedMessage { index, seq: seq as u64, new: false });
         }
     }
     let mut update = tx
@@ -68,10 +77,15 @@ pub(crate) fn push(
         .map_err(map_err)?;
     let mut out = Vec::with_capacity(order.len());
     for key in order {
-        let t = &touched[&key];
+        let t = touched.remove(&key).expect("touched above");
         update.execute(params![t.id, t.last_seq, t.newest]).map_err(map_err)?;
         let queue = snapshot(tx, t.id)?;
-        out.push(PushOutcome { conversation: key, inserted: t.inserted, queue });
+        out.push(PushOutcome {
+            conversation: key,
+            inserted: t.inserted,
+            queue,
+            messages: t.messages,
+        });
     }
     Ok(out)
 }
@@ -94,7 +108,7 @@ fn ensure_conversation(tx: &Transaction<'_>, m: &NewMessage) -> Result<Touched, 
         )
         .and_then(|mut s| {
             s.query_row(params![m.conversation.tenant, m.conversation.conversation], |r| {
-                Ok(Touched { id: r.get(0)?, last_seq: r.get(1)?, newest: r.get(2)?, inserted: 0 })
+                Ok(Touched { id: r.get(0)?, last_seq: r.get(1)?, newest: r.get(2)?, inserted: 0, messages: Vec::new() })
             })
             .optional()
         })
@@ -109,7 +123,13 @@ fn ensure_conversation(tx: &Transaction<'_>, m: &NewMessage) -> Result<Touched, 
         s.execute(params![m.conversation.tenant, m.conversation.conversation, m.user, m.agent])
     })
     .map_err(map_err)?;
-    Ok(Touched { id: tx.last_insert_rowid(), last_seq: 0, newest: None, inserted: 0 })
+    Ok(Touched {
+        id: tx.last_insert_rowid(),
+        last_seq: 0,
+        newest: None,
+        inserted: 0,
+        messages: Vec::new(),
+    })
 }
 
 /// The queue of the conversation with internal id `id`.

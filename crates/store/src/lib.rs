@@ -12,7 +12,7 @@ mod types;
 pub use error::StoreError;
 pub use types::{
     ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome,
-    SegmentationBatch, SegmentationCommit, Stats,
+    PushedMessage, SegmentationBatch, SegmentationCommit, Stats,
 };
 
 use epimem_core::{

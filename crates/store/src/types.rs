@@ -42,6 +42,19 @@ pub struct PushOutcome {
     /// Messages actually added (duplicates by key are skipped).
     pub inserted: u64,
     pub queue: QueueSnapshot,
+    /// Where each of its pushed messages is, in the order they were pushed.
+    pub messages: Vec<PushedMessage>,
+}
+
+/// Where one pushed message ended up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PushedMessage {
+    /// Its position in the pushed slice (over all conversations).
+    pub index: usize,
+    /// Its sequence number in the conversation: the new one, or the stored one for a duplicate.
+    pub seq: u64,
+    /// Whether it was stored now (false: its conversation already held its key).
+    pub new: bool,
 }
 
 /// What a segmentation job works on.

@@ -112,9 +112,16 @@ fn remember_then_the_worker_closes_then_recall_then_forget() {
     let (status, added) = server.post("/v1/messages", &messages);
     assert_eq!(status, 200, "{added}");
     assert_eq!((added["inserted"].as_u64(), added["duplicates"].as_u64()), (Some(2), Some(0)));
-    // The same ids again are stored once.
+    let placed = |answer: &Value| -> Vec<(u64, bool)> {
+        let messages = answer["messages"].as_array().unwrap();
+        messages.iter().map(|m| (m["seq"].as_u64().unwrap(), m["new"].as_bool().unwrap())).collect()
+    };
+    assert_eq!(placed(&added), [(1, true), (2, true)]);
+    assert_eq!(added["messages"][1]["id"], "2");
+    // The same ids again are stored once, and say where they already are.
     let (_, again) = server.post("/v1/messages", &messages);
     assert_eq!((again["inserted"].as_u64(), again["duplicates"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(placed(&again), [(1, false), (2, false)]);
 
     let started = Instant::now();
     let episodes = loop {

@@ -160,6 +160,9 @@ pub fn push_assigns_gap_free_sequences_and_skips_duplicates(store: &dyn Store) {
     let again: Vec<_> = (2..=4).map(|i| message(&conv, i, "hello")).collect();
     let out = store.push_messages(&again).unwrap();
     assert_eq!((out[0].inserted, out[0].queue.pending(), out[0].queue.last_seq), (1, 4, 4));
+    // Each message says where it is: the duplicates where they were stored first.
+    let placed: Vec<_> = out[0].messages.iter().map(|m| (m.index, m.seq, m.new)).collect();
+    assert_eq!(placed, [(0, 2, false), (1, 3, false), (2, 4, true)]);
 
     let batch = store.segmentation_batch(&conv, 4, 0).unwrap();
     let seqs: Vec<_> = batch.pending.iter().map(|m| m.seq).collect();
@@ -177,6 +180,9 @@ pub fn push_reports_each_conversation(store: &dyn Store) {
     let summary: Vec<_> =
         out.iter().map(|o| (o.conversation.conversation.as_str(), o.queue.pending())).collect();
     assert_eq!(summary, [("a", 2), ("b", 1)]);
+    let indices: Vec<Vec<(usize, u64)>> =
+        out.iter().map(|o| o.messages.iter().map(|m| (m.index, m.seq)).collect()).collect();
+    assert_eq!(indices, [vec![(0, 1), (2, 2)], vec![(1, 1)]]);
     assert_eq!(store.queue(&a).unwrap().unwrap().pending(), 2);
     assert_eq!(store.queue(&key("t", "missing")).unwrap(), None);
     let pending = store.pending_queues(Some("t")).unwrap();
