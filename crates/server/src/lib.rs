@@ -6,6 +6,7 @@ mod auth;
 mod error;
 mod mcp;
 mod messages;
+mod metrics;
 mod routes;
 pub mod wire;
 mod worker;
@@ -80,6 +81,7 @@ pub(crate) struct App<S> {
     tenant: Arc<str>,
     access: Access,
     ready: Arc<AtomicBool>,
+    metrics: Arc<metrics::Metrics>,
 }
 
 impl<S> Clone for App<S> {
@@ -89,6 +91,7 @@ impl<S> Clone for App<S> {
             tenant: self.tenant.clone(),
             access: self.access,
             ready: self.ready.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }
@@ -142,8 +145,13 @@ pub fn router<S: Store + 'static>(
             config,
         )
     };
-    let app =
-        App { engine, tenant: Arc::from(config.tenant.as_str()), access: config.access, ready };
+    let app = App {
+        engine,
+        tenant: Arc::from(config.tenant.as_str()),
+        access: config.access,
+        ready,
+        metrics: Arc::default(),
+    };
     let document = serde_json::to_value(openapi()).expect("the OpenAPI document serializes");
     let api = Router::new()
         .route("/v1/messages", post(routes::add_messages::<S>))
@@ -171,7 +179,9 @@ pub fn router<S: Store + 'static>(
     api.route("/v1/openapi.json", get(move || async move { axum::Json(document) }))
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz::<S>))
+        .route("/metrics", get(metrics::scrape::<S>))
         .fallback(|| async { ApiError::not_found("no such route") })
+        .layer(axum::middleware::from_fn_with_state(app.clone(), metrics::track::<S>))
         .with_state(app)
 }
 

@@ -283,6 +283,7 @@ pub fn memory_tools<S: Store + 'static>(engine: Arc<Engine<S>>, tenant: &str) ->
         tenant: Arc::from(tenant),
         access: crate::Access::SingleUser,
         ready,
+        metrics: Arc::default(),
     })
 }
 

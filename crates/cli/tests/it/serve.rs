@@ -430,3 +430,28 @@ fn deleting_a_tenant_leaves_its_words_in_no_file() {
     assert_eq!(recall(&globex, "saffronwalrus").as_array().unwrap().len(), 1);
     assert!(in_some_file(&data, "saffronwalrus"));
 }
+
+#[test]
+fn metrics_count_requests_by_route_and_what_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
+    let m = message("c", "1", "user", "hello there", "2026-03-14T09:00:00Z");
+    server.post("/v1/messages", &m);
+    server.send("POST", "/v1/messages", Some("{not json"));
+    server.send("POST", "/v1/conversations/c/flush", None);
+    let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
+    let mut response = agent.get(&format!("{}/metrics", server.base)).call().unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let text = response.body_mut().read_to_string().unwrap();
+    for line in [
+        r#"epimem_http_requests_total{method="POST",route="/v1/messages",status="200"} 1"#,
+        r#"epimem_http_requests_total{method="POST",route="/v1/messages",status="400"} 1"#,
+        r#"epimem_http_request_duration_seconds_count{method="POST",route="/v1/messages"} 2"#,
+        "epimem_messages 1",
+        "epimem_episodes 1",
+        "epimem_pending_messages 0",
+        r#"epimem_jobs{state="queued"} 0"#,
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+    }
+}
