@@ -65,6 +65,9 @@ enum Command {
     /// Serve the memory tools (remember, recall, list_episodes, get_episode, forget) to an MCP
     /// client over standard input and output; `serve` offers them over HTTP at /mcp.
     Mcp,
+    /// Run the background worker alone on the database: close conversations that fell silent
+    /// and run queued jobs (a dead worker's too) until Ctrl-C or SIGTERM.
+    Worker,
     /// Make, list and revoke the API keys `serve` requires once any exists.
     #[command(subcommand)]
     Keys(commands::keys::KeysCommand),
@@ -131,6 +134,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => commands::serve::serve(&config, &args),
         Command::Mcp => commands::mcp::mcp(&config),
+        Command::Worker => commands::worker::worker(&config),
         Command::Keys(command) => commands::keys::keys(&config, &command),
         Command::Ingest(args) => commands::ingest::ingest(&config, &args),
         Command::Flush(args) => commands::ingest::flush(&config, &args),

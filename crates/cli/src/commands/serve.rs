@@ -90,7 +90,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
 /// A future that resolves on Ctrl-C or SIGTERM. The handlers are installed now, before the
 /// server says it listens: a signal sent right after that line must stop it cleanly.
 #[cfg(unix)]
-fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
+pub(super) fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
     let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
@@ -103,7 +103,7 @@ fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
 }
 
 #[cfg(not(unix))]
-fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
+pub(super) fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })

@@ -455,3 +455,47 @@ fn metrics_count_requests_by_route_and_what_is_stored() {
         assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
     }
 }
+
+#[test]
+fn a_standalone_worker_closes_what_another_process_ingested() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, FAST_WORKER).unwrap();
+    let file = dir.path().join("chat.jsonl");
+    let lines = [
+        message("c", "1", "user", "Where did I leave the spare keys?", "2026-03-14T09:00:00Z"),
+        message("c", "2", "assistant", "In the blue jar by the door.", "2026-03-14T09:00:30Z"),
+    ];
+    std::fs::write(&file, lines.map(|l| l.to_string()).join("\n")).unwrap();
+    let epimem = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap()])
+            .args(args)
+            .env("EPIMEM_EMBEDDER", "hash")
+            .env_remove("EPIMEM_TENANT")
+            .output()
+            .unwrap()
+    };
+    assert!(epimem(&["ingest", file.to_str().unwrap()]).status.success());
+    let episodes = || String::from_utf8(epimem(&["episodes", "--json"]).stdout).unwrap();
+    assert_eq!(episodes(), "", "nothing closes without a flush or a worker");
+
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "worker"])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while episodes().is_empty() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let listed = episodes();
+    let _ = Command::new("kill").args(["-TERM", &worker.id().to_string()]).status();
+    let status = worker.wait().unwrap();
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    assert!(listed.contains("\"boundary_reason\":\"idle\""), "{listed}");
+    assert!(status.success(), "{status}");
+}

@@ -1,0 +1,45 @@
+//! `epimem worker`: the background worker alone, beside other processes on the same database
+//! (a CLI import, a server): closes silent conversations and runs queued jobs until stopped.
+
+use std::{process::ExitCode, sync::Arc, time::Duration};
+
+use anyhow::{Context, Result};
+
+use super::{open_searching, serve::shutdown_signal};
+use crate::config::AppConfig;
+
+pub(crate) fn worker(config: &AppConfig) -> Result<ExitCode> {
+    let db = config.db_path()?;
+    let engine = Arc::new(open_searching(config, &db)?.engine);
+    let tick = Duration::try_from_secs_f64(config.server.tick_seconds)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .context("server.tick_seconds must be a positive number of seconds")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let stop = shutdown_signal()?;
+        let worker = epimem_server::Worker::spawn(
+            engine,
+            tick,
+            Box::new(|outcome| match outcome {
+                Ok(run) => eprintln!(
+                    "epimem: worker closed {} episode(s) of {} message(s)",
+                    run.episodes_closed, run.messages_closed
+                ),
+                Err(e) => eprintln!("epimem: worker: {e}"),
+            }),
+        );
+        eprintln!(
+            "epimem: worker on {}, every {:.1} s; stop with Ctrl-C",
+            db.display(),
+            tick.as_secs_f64()
+        );
+        stop.await;
+        tokio::task::spawn_blocking(move || worker.stop()).await.ok();
+        eprintln!("epimem: worker stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}
