@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod durability;
 mod forget;
+mod keys;
 mod mcp;
 mod search_index;
 mod segmentation;

@@ -12,7 +12,10 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use crate::serve::{FAST_WORKER, Server, create_key};
+use crate::{
+    keys::create_key,
+    serve::{FAST_WORKER, Server},
+};
 
 type Client = RunningService<RoleClient, ()>;
 
