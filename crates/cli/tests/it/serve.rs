@@ -74,6 +74,14 @@ impl Server {
     }
 }
 
+impl Server {
+    /// SIGKILL: no shutdown of any kind.
+    pub(crate) fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
