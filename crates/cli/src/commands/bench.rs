@@ -27,6 +27,9 @@ pub(crate) enum BenchCommand {
     /// Recall latency (p50 / p95 / p99) over many episodes, excluding query embedding, with
     /// the configured embedder. Build with --release for meaningful numbers.
     Recall(super::bench_recall::RecallBenchArgs),
+    /// `epimem serve` on loopback: messages added (single, then in batches) while recalls run,
+    /// with throughput, p50 / p99 and errors. Build with --release for meaningful numbers.
+    Serve(super::bench_serve::ServeBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -49,6 +52,7 @@ pub(crate) fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCo
     match command {
         BenchCommand::Ingest(args) => bench_ingest(config, args),
         BenchCommand::Recall(args) => super::bench_recall::bench_recall(config, args),
+        BenchCommand::Serve(args) => super::bench_serve::bench_serve(config, args),
     }
 }
 
@@ -62,7 +66,7 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
             "note: this is a debug build; use `cargo run --release -p epimem -- bench ingest`"
         );
     }
-    let inputs = synthetic(args);
+    let inputs = synthetic(args.messages, args.conversations, args.seed);
     let dir = tempfile::tempdir().context("temporary directory")?;
     let mut rows = Vec::new();
 
@@ -214,7 +218,8 @@ pub(crate) const FILLER: &[&str] =
 
 /// Deterministic conversations: topics that change every dozen or so messages, gaps from
 /// seconds to hours, user prompts and longer assistant answers.
-fn synthetic(args: &IngestBenchArgs) -> Vec<MessageInput> {
+pub(super) fn synthetic(messages: usize, conversations: usize, seed: u64) -> Vec<MessageInput> {
+    let args = IngestBenchArgs { messages, batch: 1, conversations, seed };
     let mut rng = args.seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     let mut next = move |n: u64| {
         rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

@@ -378,3 +378,22 @@ fn a_standalone_worker_closes_what_another_process_ingested() {
     assert!(listed.contains("\"boundary_reason\":\"idle\""), "{listed}");
     assert!(status.success(), "{status}");
 }
+
+#[test]
+fn bench_serve_prints_its_table_without_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", dir.path().join("unused.db").to_str().unwrap()])
+        .args(["bench", "serve", "--seconds", "2", "--batch", "10"])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for phase in ["one message per request", "batches of 10"] {
+        let row = text.lines().find(|l| l.starts_with(phase)).unwrap_or_else(|| panic!("{text}"));
+        let columns: Vec<&str> = row[phase.len()..].split_whitespace().collect();
+        assert!(columns[0].parse::<f64>().unwrap() > 0.0, "messages were added: {row}");
+        assert_eq!(columns.last(), Some(&"0"), "no errors: {row}");
+    }
+}

@@ -1,0 +1,231 @@
+//! `bench serve`: the server on loopback under a mixed load, as agents would use it: writers
+//! add messages (one per request, then in batches) while readers recall.
+
+use std::{
+    process::ExitCode,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use epimem_engine::MessageInput;
+use epimem_server::ServerConfig;
+
+use super::{bench::synthetic, open_searching};
+use crate::config::AppConfig;
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeBenchArgs {
+    /// Seconds of load in all, split between single messages and batches.
+    #[arg(long, default_value_t = 60)]
+    seconds: u64,
+    /// Messages per request in the batched half.
+    #[arg(long, default_value_t = 100)]
+    batch: usize,
+    /// Threads adding messages.
+    #[arg(long, default_value_t = 2)]
+    writers: usize,
+    /// Threads recalling while they do.
+    #[arg(long, default_value_t = 1)]
+    readers: usize,
+}
+
+/// What one kind of request did in a phase.
+#[derive(Debug, Default)]
+struct Timings {
+    ms: Vec<f64>,
+    errors: u64,
+    messages: u64,
+}
+
+impl Timings {
+    fn add(&mut self, other: Timings) {
+        self.ms.extend(other.ms);
+        self.errors += other.errors;
+        self.messages += other.messages;
+    }
+
+    fn percentile(&mut self, p: f64) -> f64 {
+        if self.ms.is_empty() {
+            return f64::NAN;
+        }
+        self.ms.sort_by(f64::total_cmp);
+        self.ms[((self.ms.len() as f64 - 1.0) * p).round() as usize]
+    }
+}
+
+pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode> {
+    if args.seconds < 2 || args.batch == 0 || args.writers == 0 {
+        bail!("--seconds must be at least 2, --batch and --writers at least 1");
+    }
+    if cfg!(debug_assertions) {
+        eprintln!("epimem: a debug build: build with --release for meaningful numbers");
+    }
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let engine = Arc::new(open_searching(config, &dir.path().join("bench.db"))?.engine);
+    let fingerprint = config.embedder()?.map_or("none".to_owned(), |e| e.fingerprint().to_owned());
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = runtime.spawn(epimem_server::serve(
+        engine,
+        listener,
+        ServerConfig::default(),
+        Box::new(|outcome| {
+            if let Err(e) = outcome {
+                eprintln!("epimem: worker: {e}");
+            }
+        }),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let pool = Arc::new(synthetic(20_000, 200, 11));
+    let half = Duration::from_secs(args.seconds / 2);
+    let mut rows = Vec::new();
+    for (phase, batch) in [("one message per request", 1), ("batches", args.batch)] {
+        rows.push((phase, batch, load(&base, &pool, batch, args, half, phase)?));
+    }
+    let _ = stop.send(());
+    runtime.block_on(served).context("the server task failed")??;
+
+    outln!(
+        "bench serve: {} s on loopback, {} writer(s), {} reader(s), embedder {fingerprint}",
+        args.seconds,
+        args.writers,
+        args.readers
+    );
+    outln!(
+        "{:<28} {:>11} {:>9} {:>9} {:>9} {:>10} {:>10} {:>7}",
+        "phase",
+        "messages/s",
+        "add p50",
+        "add p99",
+        "recalls/s",
+        "recall p50",
+        "recall p99",
+        "errors"
+    );
+    let secs = half.as_secs_f64();
+    let mut met = true;
+    for (phase, batch, (mut adds, mut recalls)) in rows {
+        let label = if batch == 1 { phase.to_owned() } else { format!("{phase} of {batch}") };
+        outln!(
+            "{label:<28} {:>11.0} {:>7.2}ms {:>7.2}ms {:>9.0} {:>8.2}ms {:>8.2}ms {:>7}",
+            adds.messages as f64 / secs,
+            adds.percentile(0.5),
+            adds.percentile(0.99),
+            recalls.ms.len() as f64 / secs,
+            recalls.percentile(0.5),
+            recalls.percentile(0.99),
+            adds.errors + recalls.errors
+        );
+        met &= adds.errors + recalls.errors == 0 && recalls.percentile(0.99) <= 20.0;
+        if batch > 1 {
+            met &= adds.messages as f64 / secs >= 5000.0;
+        }
+    }
+    outln!(
+        "targets: ≥ 5,000 messages/s in batches, recall p99 ≤ 20 ms while adding, no errors: {}",
+        if met { "met" } else { "MISSED" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs writers and readers against `base` for `duration`; returns (adds, recalls).
+fn load(
+    base: &str,
+    pool: &Arc<Vec<MessageInput>>,
+    batch: usize,
+    args: &ServeBenchArgs,
+    duration: Duration,
+    phase: &str,
+) -> Result<(Timings, Timings)> {
+    let done = Arc::new(AtomicBool::new(false));
+    let phase_tag = if batch == 1 { "single" } else { "batch" };
+    let writers: Vec<_> = (0..args.writers)
+        .map(|w| {
+            let (base, pool, done) = (base.to_owned(), pool.clone(), done.clone());
+            let tag = format!("{phase_tag}{w}");
+            std::thread::spawn(move || write(&base, &pool, batch, &tag, &done))
+        })
+        .collect();
+    let readers: Vec<_> = (0..args.readers)
+        .map(|r| {
+            let (base, pool, done) = (base.to_owned(), pool.clone(), done.clone());
+            std::thread::spawn(move || read(&base, &pool, r, &done))
+        })
+        .collect();
+    eprintln!("epimem: {phase} for {} s…", duration.as_secs());
+    std::thread::sleep(duration);
+    done.store(true, Ordering::Release);
+    let (mut adds, mut recalls) = (Timings::default(), Timings::default());
+    for w in writers {
+        adds.add(w.join().map_err(|_| anyhow::anyhow!("a writer thread panicked"))?);
+    }
+    for r in readers {
+        recalls.add(r.join().map_err(|_| anyhow::anyhow!("a reader thread panicked"))?);
+    }
+    Ok((adds, recalls))
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).build().new_agent()
+}
+
+fn write(base: &str, pool: &[MessageInput], batch: usize, tag: &str, done: &AtomicBool) -> Timings {
+    let (agent, url) = (agent(), format!("{base}/v1/messages"));
+    let mut timings = Timings::default();
+    let mut next = 0usize;
+    while !done.load(Ordering::Acquire) {
+        let messages: Vec<serde_json::Value> = (0..batch)
+            .map(|_| {
+                let m = &pool[next % pool.len()];
+                next += 1;
+                serde_json::json!({
+                    "conversation": format!("{tag}-{}", m.conversation.conversation),
+                    "id": format!("{tag}-{next}"),
+                    "role": m.role.as_str(),
+                    "content": m.content,
+                })
+            })
+            .collect();
+        let body = if batch == 1 {
+            messages[0].to_string()
+        } else {
+            serde_json::Value::Array(messages).to_string()
+        };
+        let started = Instant::now();
+        let sent = agent.post(&url).content_type("application/json").send(body);
+        timings.ms.push(started.elapsed().as_secs_f64() * 1000.0);
+        match sent {
+            Ok(r) if r.status().is_success() => timings.messages += batch as u64,
+            _ => timings.errors += 1,
+        }
+    }
+    timings
+}
+
+fn read(base: &str, pool: &[MessageInput], reader: usize, done: &AtomicBool) -> Timings {
+    let (agent, url) = (agent(), format!("{base}/v1/recall"));
+    let mut timings = Timings::default();
+    let mut i = reader * 7919;
+    while !done.load(Ordering::Acquire) {
+        // A few words of a message as the query, as an agent would ask about something said.
+        let words: Vec<&str> = pool[i % pool.len()].content.split_whitespace().take(5).collect();
+        i += 13;
+        let body = serde_json::json!({"query": words.join(" "), "budget": 500}).to_string();
+        let started = Instant::now();
+        let answered = agent.post(&url).content_type("application/json").send(body);
+        timings.ms.push(started.elapsed().as_secs_f64() * 1000.0);
+        if !answered.is_ok_and(|r| r.status().is_success()) {
+            timings.errors += 1;
+        }
+    }
+    timings
+}
