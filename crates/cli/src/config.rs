@@ -49,6 +49,16 @@ pub(crate) struct ServerSettings {
     pub(crate) tick_seconds: f64,
 }
 
+impl ServerSettings {
+    /// How often the worker runs.
+    pub(crate) fn tick_every(&self) -> Result<std::time::Duration> {
+        std::time::Duration::try_from_secs_f64(self.tick_seconds)
+            .ok()
+            .filter(|t| !t.is_zero())
+            .context("server.tick_seconds must be a positive number of seconds")
+    }
+}
+
 impl Default for ServerSettings {
     fn default() -> Self {
         Self {

@@ -120,6 +120,11 @@ impl<S: Store> Engine<S> {
         &self.config
     }
 
+    /// The fingerprint of the embedder, if there is one.
+    pub fn embedder_fingerprint(&self) -> Option<&str> {
+        self.embedder.as_deref().map(|e| e.fingerprint())
+    }
+
     pub fn tokens(&self) -> &TokenCounter {
         &self.tokens
     }

@@ -1,5 +1,6 @@
-//! The JSON the API reads and writes. Domain types never cross the wire: each is turned into
-//! one of these here. Field names are a public contract: add, never rename.
+//! The JSON the API reads and writes (and `epimem`'s `--json` output prints the same episodes).
+//! Domain types never cross the wire: each is turned into one of these here. Field names are a
+//! public contract: add, never rename.
 
 use epimem_core::{Episode, Message};
 use epimem_engine::{EpisodeContext, RecallHit, RecalledContext, RunReport};
@@ -176,6 +177,7 @@ pub struct TurnOut {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EpisodeOut {
     pub id: String,
+    pub tenant: String,
     pub conversation: String,
     pub first_seq: u64,
     pub last_seq: u64,
@@ -224,6 +226,7 @@ impl From<&Episode> for EpisodeOut {
     fn from(e: &Episode) -> Self {
         Self {
             id: e.id.0.clone(),
+            tenant: e.conversation.tenant.clone(),
             conversation: e.conversation.conversation.clone(),
             first_seq: e.first_seq,
             last_seq: e.last_seq,

@@ -219,22 +219,21 @@ pub(crate) const FILLER: &[&str] =
 /// Deterministic conversations: topics that change every dozen or so messages, gaps from
 /// seconds to hours, user prompts and longer assistant answers.
 pub(super) fn synthetic(messages: usize, conversations: usize, seed: u64) -> Vec<MessageInput> {
-    let args = IngestBenchArgs { messages, batch: 1, conversations, seed };
-    let mut rng = args.seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut rng = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     let mut next = move |n: u64| {
         rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (rng >> 33) % n
     };
-    let mut clocks = vec![1_767_225_600_000i64; args.conversations];
-    let mut topics = vec![0usize; args.conversations];
-    (0..args.messages)
+    let mut clocks = vec![1_767_225_600_000i64; conversations];
+    let mut topics = vec![0usize; conversations];
+    (0..messages)
         .map(|i| {
-            let c = i % args.conversations;
+            let c = i % conversations;
             if next(14) == 0 {
                 topics[c] = next(TOPICS.len() as u64) as usize;
             }
             clocks[c] += if next(40) == 0 { 3_600_000 } else { 20_000 + next(100_000) as i64 };
-            let user = (i / args.conversations).is_multiple_of(2);
+            let user = (i / conversations).is_multiple_of(2);
             let words = if user { 6 + next(10) } else { 15 + next(25) };
             let vocab = TOPICS[topics[c]];
             let content = (0..words)

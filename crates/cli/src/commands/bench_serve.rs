@@ -15,7 +15,7 @@ use clap::Args;
 use epimem_engine::MessageInput;
 use epimem_server::ServerConfig;
 
-use super::{bench::synthetic, open_searching};
+use super::{bench::synthetic, open_searching, worker_report};
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
@@ -67,7 +67,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     }
     let dir = tempfile::tempdir().context("temporary directory")?;
     let engine = Arc::new(open_searching(config, &dir.path().join("bench.db"))?.engine);
-    let fingerprint = config.embedder()?.map_or("none".to_owned(), |e| e.fingerprint().to_owned());
+    let fingerprint = engine.embedder_fingerprint().unwrap_or("none").to_owned();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let base = format!("http://{}", listener.local_addr()?);
@@ -76,11 +76,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
         engine,
         listener,
         ServerConfig::default(),
-        Box::new(|outcome| {
-            if let Err(e) = outcome {
-                eprintln!("epimem: worker: {e}");
-            }
-        }),
+        worker_report(false),
         async move {
             let _ = stopped.await;
         },

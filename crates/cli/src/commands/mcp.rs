@@ -1,28 +1,20 @@
 //! `epimem mcp`: the memory tools over stdio, for an MCP client that starts epimem itself.
 
-use std::{process::ExitCode, sync::Arc, time::Duration};
+use std::{process::ExitCode, sync::Arc};
 
 use anyhow::{Context, Result};
 
-use super::open_searching;
+use super::{open_searching, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
     let engine = Arc::new(open_searching(config, &config.db_path()?)?.engine);
-    let tick = Duration::try_from_secs_f64(config.server.tick_seconds)
-        .ok()
-        .filter(|t| !t.is_zero())
-        .context("server.tick_seconds must be a positive number of seconds")?;
     // The worker closes conversations that fall silent, as under `serve`; it reports on
     // stderr, since stdout carries the protocol.
     let worker = epimem_server::Worker::spawn(
         engine.clone(),
-        tick,
-        Box::new(|outcome| {
-            if let Err(e) = outcome {
-                eprintln!("epimem: worker: {e}");
-            }
-        }),
+        config.server.tick_every()?,
+        worker_report(false),
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

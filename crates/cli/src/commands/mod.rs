@@ -73,6 +73,18 @@ pub(crate) fn open_searching(config: &AppConfig, path: &Path) -> Result<Searchin
     })
 }
 
+/// What the worker says on stderr: its failures, and the episodes it closed when `closes`.
+pub(crate) fn worker_report(closes: bool) -> epimem_server::Report {
+    Box::new(move |outcome| match outcome {
+        Ok(run) if closes => eprintln!(
+            "epimem: worker closed {} episode(s) of {} message(s)",
+            run.episodes_closed, run.messages_closed
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("epimem: worker: {e}"),
+    })
+}
+
 /// An engine and the saved search index it asks.
 pub(crate) struct Searching {
     pub(crate) engine: Engine<SqliteStore>,

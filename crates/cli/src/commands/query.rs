@@ -6,11 +6,12 @@ use anyhow::{Context, Result};
 use clap::Args;
 use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
 use epimem_engine::RecallQuery;
+use epimem_server::wire::EpisodeOut;
 
 use super::{open_engine, open_with_embedder};
 use crate::{
     config::AppConfig,
-    output::{EpisodeJson, detail_text, episode_line, hit_text, json_line},
+    output::{detail_text, episode_line, hit_text, json_line},
 };
 
 #[derive(Debug, Args)]
@@ -96,7 +97,7 @@ pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCo
     let episodes = engine.episodes(&scope, args.limit)?;
     for e in &episodes {
         if args.json {
-            outln!("{}", json_line(&EpisodeJson::new(e)));
+            outln!("{}", json_line(&EpisodeOut::from(e)));
         } else {
             outln!("{}", episode_line(e));
         }
@@ -113,7 +114,7 @@ pub(crate) fn show(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
     let detail = engine.episode(&Scope::tenant(&config.tenant), &EpisodeId(args.id.clone()))?;
     if args.json {
-        outln!("{}", json_line(&EpisodeJson::detail(&detail)));
+        outln!("{}", json_line(&EpisodeOut::from(&detail)));
     } else {
         out!("{}", detail_text(&detail));
     }
@@ -134,7 +135,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
     if let (Some(budget), true) = (args.budget, args.episodes) {
         let context = engine.recall_episode_context(&query, budget)?;
         if args.json {
-            let hits: Vec<EpisodeJson<'_>> = context.hits.iter().map(EpisodeJson::hit).collect();
+            let hits: Vec<EpisodeOut> = context.hits.iter().map(EpisodeOut::from).collect();
             let out = serde_json::json!({
                 "context": context.text, "tokens": context.tokens, "episodes": hits,
             });
@@ -172,7 +173,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
     let hits = engine.recall(&query)?;
     for (i, h) in hits.iter().enumerate() {
         if args.json {
-            outln!("{}", json_line(&EpisodeJson::hit(h)));
+            outln!("{}", json_line(&EpisodeOut::from(h)));
         } else {
             outln!("{}", hit_text(i + 1, h));
         }

@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_server::{Access, ServerConfig};
 
-use super::open_searching;
+use super::{open_searching, worker_report};
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
@@ -41,16 +41,12 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         );
     }
     let settings = &config.server;
-    let tick = Duration::try_from_secs_f64(settings.tick_seconds)
-        .ok()
-        .filter(|t| !t.is_zero())
-        .context("server.tick_seconds must be a positive number of seconds")?;
     let server = ServerConfig {
         tenant: config.tenant.clone(),
         access,
         body_limit: settings.body_limit_bytes,
         request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
-        tick_every: tick,
+        tick_every: settings.tick_every()?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -74,14 +70,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
             "epimem: database {}, {who}; API under /v1, OpenAPI at /v1/openapi.json, MCP at /mcp",
             db.display()
         );
-        let report: epimem_server::Report = Box::new(|outcome| match outcome {
-            Ok(run) => eprintln!(
-                "epimem: worker closed {} episode(s) of {} message(s)",
-                run.episodes_closed, run.messages_closed
-            ),
-            Err(e) => eprintln!("epimem: worker: {e}"),
-        });
-        epimem_server::serve(engine, listener, server, report, shutdown).await?;
+        epimem_server::serve(engine, listener, server, worker_report(true), shutdown).await?;
         eprintln!("epimem: stopped");
         Ok(ExitCode::SUCCESS)
     })

@@ -1,37 +1,24 @@
 //! `epimem worker`: the background worker alone, beside other processes on the same database
 //! (a CLI import, a server): closes silent conversations and runs queued jobs until stopped.
 
-use std::{process::ExitCode, sync::Arc, time::Duration};
+use std::{process::ExitCode, sync::Arc};
 
 use anyhow::{Context, Result};
 
-use super::{open_searching, serve::shutdown_signal};
+use super::{open_searching, serve::shutdown_signal, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn worker(config: &AppConfig) -> Result<ExitCode> {
     let db = config.db_path()?;
     let engine = Arc::new(open_searching(config, &db)?.engine);
-    let tick = Duration::try_from_secs_f64(config.server.tick_seconds)
-        .ok()
-        .filter(|t| !t.is_zero())
-        .context("server.tick_seconds must be a positive number of seconds")?;
+    let tick = config.server.tick_every()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let stop = shutdown_signal()?;
-        let worker = epimem_server::Worker::spawn(
-            engine,
-            tick,
-            Box::new(|outcome| match outcome {
-                Ok(run) => eprintln!(
-                    "epimem: worker closed {} episode(s) of {} message(s)",
-                    run.episodes_closed, run.messages_closed
-                ),
-                Err(e) => eprintln!("epimem: worker: {e}"),
-            }),
-        );
+        let worker = epimem_server::Worker::spawn(engine, tick, worker_report(true));
         eprintln!(
             "epimem: worker on {}, every {:.1} s; stop with Ctrl-C",
             db.display(),

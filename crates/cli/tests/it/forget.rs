@@ -37,18 +37,6 @@ fn ingested(dir: &Path) -> std::path::PathBuf {
     db
 }
 
-/// Whether any file under `dir` holds `word`.
-fn in_some_file(dir: &Path, word: &str) -> bool {
-    std::fs::read_dir(dir).unwrap().any(|entry| {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            return in_some_file(&path, word);
-        }
-        let bytes = std::fs::read(&path).unwrap();
-        bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
-    })
-}
-
 #[test]
 fn a_forgotten_episodes_words_are_in_no_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -56,11 +44,11 @@ fn a_forgotten_episodes_words_are_in_no_file() {
     let data = db.parent().unwrap();
     let hits = epimem(&db, &["recall", "xylophonequartz", "--json", "--conversation", "trip"]);
     let id = hits[0]["id"].as_str().unwrap().to_owned();
-    assert!(in_some_file(data, "xylophonequartz"), "the scan finds stored text");
+    assert!(common::in_some_file(data, "xylophonequartz"), "the scan finds stored text");
 
     epimem(&db, &["forget", &id, "--json"]);
-    assert!(!in_some_file(data, "xylophonequartz"));
-    assert!(in_some_file(data, "marmaladecomet"), "the other episode is kept");
+    assert!(!common::in_some_file(data, "xylophonequartz"));
+    assert!(common::in_some_file(data, "marmaladecomet"), "the other episode is kept");
     assert!(
         epimem(&db, &["recall", "xylophonequartz museum", "--json"]).iter().all(|h| h["id"] != id)
     );
@@ -79,8 +67,8 @@ fn a_forgotten_conversation_is_in_no_file() {
     assert!(data.join("e.db.search").is_dir());
     let out = epimem(&db, &["forget", "--conversation", "cooking", "--json"]);
     assert_eq!(out[0]["episodes"], 1);
-    assert!(!in_some_file(data, "quindimbrioche"));
-    assert!(in_some_file(data, "xylophonequartz"));
+    assert!(!common::in_some_file(data, "quindimbrioche"));
+    assert!(common::in_some_file(data, "xylophonequartz"));
     let after = epimem(&db, &["stats", "--json"]);
     assert_eq!(after[0]["conversations"], before[0]["conversations"].as_u64().unwrap() - 1);
     assert_eq!(after[0]["messages"], 4);

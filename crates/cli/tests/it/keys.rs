@@ -5,7 +5,10 @@ use std::{path::Path, process::Command};
 
 use serde_json::{Value, json};
 
-use crate::serve::{FAST_WORKER, Server, message};
+use crate::{
+    common,
+    serve::{FAST_WORKER, Server, message},
+};
 
 /// `epimem keys create` for `tenant`: the key it printed.
 pub(crate) fn create_key(db: &Path, tenant: &str) -> String {
@@ -94,18 +97,6 @@ fn with_keys_every_request_works_in_its_keys_tenant_only() {
     assert_eq!(server.send_as(Some(&globex), "POST", "/v1/recall", Some(&query)).0, 200);
 }
 
-/// Whether any file under `dir` holds `word`.
-fn in_some_file(dir: &Path, word: &str) -> bool {
-    std::fs::read_dir(dir).unwrap().any(|entry| {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            return in_some_file(&path, word);
-        }
-        let bytes = std::fs::read(&path).unwrap_or_default();
-        bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
-    })
-}
-
 #[test]
 fn deleting_a_tenant_leaves_its_words_in_no_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -129,15 +120,18 @@ fn deleting_a_tenant_leaves_its_words_in_no_file() {
     };
     assert_eq!(recall(&acme, "vermilionotter").as_array().unwrap().len(), 2);
     assert_eq!(recall(&globex, "saffronwalrus").as_array().unwrap().len(), 1);
-    assert!(in_some_file(&data, "vermilionotter"), "the scan finds stored text");
+    assert!(common::in_some_file(&data, "vermilionotter"), "the scan finds stored text");
 
     let (status, deleted) = server.send_as(Some(&acme), "DELETE", "/v1/tenant", None);
     assert_eq!((status, deleted["episodes"].as_u64()), (200, Some(2)));
     assert_eq!(recall(&acme, "vermilionotter"), json!([]));
     let (_, listed) = server.send_as(Some(&acme), "GET", "/v1/episodes", None);
     assert_eq!(listed["episodes"], json!([]));
-    assert!(!in_some_file(&data, "vermilionotter"), "acme's words are gone from every file");
+    assert!(
+        !common::in_some_file(&data, "vermilionotter"),
+        "acme's words are gone from every file"
+    );
     // The other tenant keeps its memory.
     assert_eq!(recall(&globex, "saffronwalrus").as_array().unwrap().len(), 1);
-    assert!(in_some_file(&data, "saffronwalrus"));
+    assert!(common::in_some_file(&data, "saffronwalrus"));
 }

@@ -318,10 +318,9 @@ fn metrics_count_requests_by_route_and_what_is_stored() {
     server.post("/v1/messages", &m);
     server.send("POST", "/v1/messages", Some("{not json"));
     server.send("POST", "/v1/conversations/c/flush", None);
-    let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
-    let mut response = agent.get(&format!("{}/metrics", server.base)).call().unwrap();
-    assert_eq!(response.status().as_u16(), 200);
-    let text = response.body_mut().read_to_string().unwrap();
+    let (status, text) = server.send("GET", "/metrics", None);
+    assert_eq!(status, 200);
+    let text = text.as_str().unwrap();
     for line in [
         r#"epimem_http_requests_total{method="POST",route="/v1/messages",status="200"} 1"#,
         r#"epimem_http_requests_total{method="POST",route="/v1/messages",status="400"} 1"#,

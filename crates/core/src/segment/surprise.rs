@@ -6,7 +6,7 @@
 
 use crate::{KeywordBag, keywords::jaccard};
 
-use super::{SegmentMessage, tiling::cosine};
+use super::{SegmentMessage, embeddings, tiling::window_cosine};
 
 /// The surprise of an episode that opens at `messages[start]`, in `0.0..=1.0`: one minus the
 /// similarity of the `window` messages on each side of it (cosine of their summed embeddings
@@ -22,26 +22,11 @@ pub fn opening_surprise(messages: &[SegmentMessage<'_>], start: usize, window: u
     let window = window.max(1);
     let before = &messages[start.saturating_sub(window)..start];
     let after = &messages[start..(start + window).min(messages.len())];
-    let similarity = match (summed(before), summed(after)) {
-        (Some(b), Some(a)) => cosine(&b, &a),
+    let similarity = match (embeddings(before), embeddings(after)) {
+        (Some(b), Some(a)) => window_cosine(&b, &a),
         _ => jaccard(&keywords(before), &keywords(after)),
     };
     (1.0 - similarity).clamp(0.0, 1.0)
-}
-
-/// The sum of the messages' embeddings, or `None` if any has none.
-fn summed(messages: &[SegmentMessage<'_>]) -> Option<Vec<f64>> {
-    let mut sum: Vec<f64> = Vec::new();
-    for m in messages {
-        let v = m.embedding?;
-        if sum.len() < v.len() {
-            sum.resize(v.len(), 0.0);
-        }
-        for (s, &x) in sum.iter_mut().zip(v) {
-            *s += f64::from(x);
-        }
-    }
-    Some(sum)
 }
 
 fn keywords(messages: &[SegmentMessage<'_>]) -> KeywordBag {

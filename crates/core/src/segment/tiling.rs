@@ -8,32 +8,27 @@
 /// `window` vectors after it.
 pub fn gap_similarities(vectors: &[&[f32]], window: usize) -> Vec<f64> {
     let n = vectors.len();
-    if n < 2 {
-        return Vec::new();
-    }
-    let dim = vectors.iter().map(|v| v.len()).max().unwrap_or(0);
     let window = window.max(1);
-    let mut left = vec![0.0f64; dim];
-    let mut right = vec![0.0f64; dim];
-    (1..n)
+    (1..n.max(1))
         .map(|g| {
-            left.iter_mut().for_each(|x| *x = 0.0);
-            right.iter_mut().for_each(|x| *x = 0.0);
-            for v in &vectors[g.saturating_sub(window)..g] {
-                add(&mut left, v);
-            }
-            for v in &vectors[g..(g + window).min(n)] {
-                add(&mut right, v);
-            }
-            cosine(&left, &right)
+            window_cosine(&vectors[g.saturating_sub(window)..g], &vectors[g..(g + window).min(n)])
         })
         .collect()
 }
 
-fn add(acc: &mut [f64], v: &[f32]) {
-    for (a, &x) in acc.iter_mut().zip(v) {
-        *a += f64::from(x);
+/// Cosine similarity between the sum of the `left` vectors and the sum of the `right` ones.
+pub(crate) fn window_cosine(left: &[&[f32]], right: &[&[f32]]) -> f64 {
+    cosine(&sum(left), &sum(right))
+}
+
+fn sum(vectors: &[&[f32]]) -> Vec<f64> {
+    let mut acc = vec![0.0f64; vectors.iter().map(|v| v.len()).max().unwrap_or(0)];
+    for v in vectors {
+        for (a, &x) in acc.iter_mut().zip(*v) {
+            *a += f64::from(x);
+        }
     }
+    acc
 }
 
 pub(crate) fn cosine(a: &[f64], b: &[f64]) -> f64 {
