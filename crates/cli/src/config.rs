@@ -47,16 +47,26 @@ pub(crate) struct ServerSettings {
     pub(crate) body_limit_bytes: usize,
     pub(crate) request_timeout_seconds: u64,
     pub(crate) tick_seconds: f64,
+    pub(crate) index_refresh_seconds: f64,
 }
 
 impl ServerSettings {
     /// How often the worker runs.
     pub(crate) fn tick_every(&self) -> Result<std::time::Duration> {
-        std::time::Duration::try_from_secs_f64(self.tick_seconds)
-            .ok()
-            .filter(|t| !t.is_zero())
-            .context("server.tick_seconds must be a positive number of seconds")
+        positive_seconds(self.tick_seconds, "server.tick_seconds")
     }
+
+    /// How often the search indexes catch up with other processes' writes.
+    pub(crate) fn index_refresh(&self) -> Result<std::time::Duration> {
+        positive_seconds(self.index_refresh_seconds, "server.index_refresh_seconds")
+    }
+}
+
+fn positive_seconds(seconds: f64, name: &str) -> Result<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .with_context(|| format!("{name} must be a positive number of seconds"))
 }
 
 impl Default for ServerSettings {
@@ -66,6 +76,7 @@ impl Default for ServerSettings {
             body_limit_bytes: 4 << 20,
             request_timeout_seconds: 30,
             tick_seconds: 5.0,
+            index_refresh_seconds: 1.0,
         }
     }
 }

@@ -1,6 +1,8 @@
-//! Keeping each tenant's search index current: before every use, the index is caught up from
-//! the store's change log with what any process closed or forgot since the last change it
-//! applied. A new index starts from change 0, so building one and catching up are one path.
+//! Keeping each tenant's search index current: the index is caught up from the store's change
+//! log with what any process closed or forgot since the last change it applied, before every
+//! recall ([`Freshness::BeforeRecall`]) or by its owner after writes and on a timer
+//! ([`Freshness::Background`]). A new index starts from change 0, so building one and catching
+//! up are one path.
 
 use std::collections::HashSet;
 
@@ -13,9 +15,68 @@ use crate::{Engine, EngineError};
 /// Changes read from the store at a time while catching up.
 const CHANGES_PER_READ: usize = 10_000;
 
+/// When recall brings a tenant's search index up to the store's last change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Freshness {
+    /// Before every recall: always current, at the price of catching up on the request (a
+    /// command that recalls once, a test).
+    #[default]
+    BeforeRecall,
+    /// On a tenant's first recall only; after that the engine catches the index up after its
+    /// own writes and the owner calls [`Engine::refresh_indexes`] on a timer for what other
+    /// processes wrote. A recall then never waits for an update it did not cause (a server).
+    Background,
+}
+
 impl<S: Store> Engine<S> {
-    /// Brings the tenant's search index up to the store's last change. An update that fails
-    /// discards the index, to be built again from the store on the next use.
+    /// Catches the tenant's index up before a recall, as the engine's [`Freshness`] says.
+    pub(crate) fn index_for_recall(&self, tenant: &str) -> Result<(), EngineError> {
+        match self.freshness {
+            Freshness::BeforeRecall => self.sync_index(tenant),
+            Freshness::Background if self.kept_current(tenant) => Ok(()),
+            Freshness::Background => {
+                self.sync_index(tenant)?;
+                self.lock_kept().insert(tenant.to_owned());
+                Ok(())
+            }
+        }
+    }
+
+    /// After this process wrote to the tenant: in the background mode, its index (if one is
+    /// kept) is caught up now, so the writer's next recall finds what it wrote.
+    pub(crate) fn index_after_write(&self, tenant: &str) -> Result<(), EngineError> {
+        if self.freshness == Freshness::Background && self.kept_current(tenant) {
+            self.sync_index(tenant)?;
+        }
+        Ok(())
+    }
+
+    /// Catches up every index recalled from so far with what any process wrote since (in the
+    /// background mode; for the owner's timer). Returns the first failure, after trying all.
+    pub fn refresh_indexes(&self) -> Result<(), EngineError> {
+        let tenants: Vec<String> = self.lock_kept().iter().cloned().collect();
+        let mut first_error = None;
+        for tenant in tenants {
+            if let Err(e) = self.sync_index(&tenant) {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn kept_current(&self, tenant: &str) -> bool {
+        self.lock_kept().contains(tenant)
+    }
+
+    fn lock_kept(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        // The set holds names only: one a panicking thread left behind is still right.
+        self.kept_current.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Brings the tenant's search index up to the store's last change (as it was when asked:
+    /// changes made meanwhile wait for the next call, so writers cannot keep a recall
+    /// catching up). An update that fails discards the index, to be built again from the store
+    /// on the next use.
     pub(crate) fn sync_index(&self, tenant: &str) -> Result<(), EngineError> {
         let target = self.store.change_generation(tenant)?;
         let from = self.search.generation(tenant)?;
@@ -55,7 +116,7 @@ impl<S: Store> Engine<S> {
         target: u64,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), EngineError> {
-        loop {
+        while from < target {
             let changes = self.store.episode_changes(tenant, from, CHANGES_PER_READ)?;
             let Some(last) = changes.last().map(|c| c.seq) else { return Ok(()) };
             let mut forgotten: HashSet<EpisodeId> = HashSet::new();
@@ -76,6 +137,7 @@ impl<S: Store> Engine<S> {
             from = last;
             progress(from.min(target), target);
         }
+        Ok(())
     }
 
     fn fingerprint(&self) -> Option<&str> {
@@ -91,7 +153,7 @@ impl<S: Store> Engine<S> {
     /// Brings the tenant's search index up to date now (else its first recall does), so a
     /// caller can time it.
     pub fn load_search_index(&self, tenant: &str) -> Result<(), EngineError> {
-        self.sync_index(tenant)
+        self.index_for_recall(tenant)
     }
 }
 

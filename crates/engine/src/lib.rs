@@ -10,6 +10,7 @@ mod indexing;
 mod keys;
 mod recall;
 mod segmentation;
+mod wakeup;
 
 use epimem_core::{
     ConversationKey, Episode, EpisodeId, Memory, NewMessage, Role, Scope, Timestamp, TokenCounter,
@@ -23,6 +24,7 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{EngineConfig, JobsConfig};
 pub use context::{EpisodeContext, RecalledContext};
 pub use error::EngineError;
+pub use indexing::Freshness;
 pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;
 
@@ -74,6 +76,11 @@ pub struct Engine<S> {
     embedder: Option<Box<dyn Embedder>>,
     memory: Memory,
     search: Box<dyn Search>,
+    freshness: Freshness,
+    /// The tenants whose index is kept current in the background mode (recalled from once).
+    kept_current: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Set when [`Engine::enqueue`] left jobs for the worker.
+    jobs_queued: wakeup::Wakeup,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -102,7 +109,17 @@ impl<S: Store> Engine<S> {
             embedder: None,
             memory,
             search,
+            freshness: Freshness::default(),
+            kept_current: Default::default(),
+            jobs_queued: Default::default(),
         }
+    }
+
+    /// When recall catches a tenant's search index up (before every recall by default).
+    #[must_use]
+    pub fn with_freshness(mut self, freshness: Freshness) -> Self {
+        self.freshness = freshness;
+        self
     }
 
     /// Embeds messages for semantic segmentation (without one, only the lexical and time
@@ -132,6 +149,27 @@ impl<S: Store> Engine<S> {
     /// Stores `messages` durably, then segments every conversation whose queue triggers
     /// (count or age, judged in conversation time), and runs the queued jobs.
     pub fn ingest(&self, messages: Vec<MessageInput>) -> Result<IngestReport, EngineError> {
+        let mut report = self.store_messages(messages)?;
+        report.segmentation = self.run_jobs()?;
+        Ok(report)
+    }
+
+    /// Stores `messages` durably and queues segmentation for every conversation whose queue
+    /// triggers, for this process's worker ([`Engine::wait_for_jobs`]) or any other to run:
+    /// the caller does not wait for it (a server's request).
+    pub fn enqueue(&self, messages: Vec<MessageInput>) -> Result<IngestReport, EngineError> {
+        let report = self.store_messages(messages)?;
+        self.jobs_queued.wake();
+        Ok(report)
+    }
+
+    /// Waits until [`Engine::enqueue`] left jobs, or `timeout` passes; true if it did.
+    pub fn wait_for_jobs(&self, timeout: std::time::Duration) -> bool {
+        self.jobs_queued.wait(timeout)
+    }
+
+    /// Stores `messages` and queues segmentation where a trigger fires.
+    fn store_messages(&self, messages: Vec<MessageInput>) -> Result<IngestReport, EngineError> {
         let now = self.clock.now();
         let mut batch = Vec::with_capacity(messages.len());
         for m in messages {
@@ -159,11 +197,15 @@ impl<S: Store> Engine<S> {
         let outcomes = self.store.push_messages(&batch)?;
         let inserted: u64 = outcomes.iter().map(|o| o.inserted).sum();
         self.open_triggered(&outcomes)?;
-        let segmentation = self.run_jobs()?;
         let mut messages: Vec<PushedMessage> =
             outcomes.iter().flat_map(|o| o.messages.iter().copied()).collect();
         messages.sort_unstable_by_key(|m| m.index);
-        Ok(IngestReport { inserted, duplicates: received - inserted, segmentation, messages })
+        Ok(IngestReport {
+            inserted,
+            duplicates: received - inserted,
+            segmentation: RunReport::default(),
+            messages,
+        })
     }
 
     /// Fences and enqueues segmentation for each pushed conversation whose queue triggers.
@@ -197,7 +239,9 @@ impl<S: Store> Engine<S> {
                 self.open(&key, trigger)?;
             }
         }
-        self.run_jobs()
+        let report = self.run_jobs()?;
+        self.index_after_write(&scope.tenant)?;
+        Ok(report)
     }
 
     /// The scheduler's heartbeat: segments conversations that fell silent or waited too long

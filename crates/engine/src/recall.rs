@@ -100,7 +100,7 @@ impl<S: Store> Engine<S> {
         }
         let config = &self.config.ranking;
         let scope = &query.scope;
-        self.sync_index(&scope.tenant)?;
+        self.index_for_recall(&scope.tenant)?;
         let q = self.embed_synced(query)?;
         let at = self.recall_moment(query)?;
         let found = self.search.episodes(&EpisodeQuery {
@@ -195,7 +195,7 @@ impl<S: Store> Engine<S> {
             return Err(EngineError::Invalid("the recall query is empty".into()));
         }
         let config = &self.config.ranking;
-        self.sync_index(&query.scope.tenant)?;
+        self.index_for_recall(&query.scope.tenant)?;
         let q = self.embed_synced(query)?;
         let moment = self.recall_moment(query)?;
         let words = self.embedder.as_deref().map(EmbedderWords);
@@ -262,7 +262,7 @@ impl<S: Store> Engine<S> {
     /// can embed it once and pass it in `RecallQuery::vector`.
     pub fn embed_query(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
         if self.embedder.is_some() && query.vector.is_none() {
-            self.sync_index(&query.scope.tenant)?;
+            self.index_for_recall(&query.scope.tenant)?;
         }
         self.embed_synced(query)
     }

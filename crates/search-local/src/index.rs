@@ -11,6 +11,7 @@ use std::{
 use epimem_core::{Episode, EpisodeId, Role, Scope, name_words};
 use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
 use serde::{Deserialize, Serialize};
+use tantivy::TantivyDocument;
 
 use crate::{
     lexical, state, table, vector_file,
@@ -48,6 +49,8 @@ pub(crate) struct TenantIndex {
     forgot: bool,
     /// Why the saved index could not be used and was started again, if it was.
     pub(crate) restarted: Option<String>,
+    /// BM25 documents of episodes added since the last commit.
+    staged: Staged,
     /// Whether commits were made since the state was last saved, and when that was.
     unsaved: bool,
     saved_at: Option<Instant>,
@@ -55,6 +58,59 @@ pub(crate) struct TenantIndex {
     /// a server asks in one scope again and again, and checking every slot costs a
     /// millisecond at a million episodes.
     visible: Option<(Scope, Vec<bool>)>,
+}
+
+/// A tenant's state to write ([`TenantIndex::take_save`]).
+pub(crate) struct StateSave {
+    folder: PathBuf,
+    /// The vectors' file, when they changed: written first, since the state names it.
+    vectors: Option<(String, Vec<i8>)>,
+    /// The vectors' file the state names (every other is deleted once it is written).
+    keep: Option<String>,
+    state: Vec<u8>,
+}
+
+impl StateSave {
+    pub(crate) fn write(self) -> Result<(), SearchError> {
+        let folder = &self.folder;
+        if let Some((name, data)) = &self.vectors {
+            vector_file::write(folder, name, data).map_err(|e| io_error(folder, e))?;
+        }
+        state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
+        vector_file::remove_others(folder, self.keep.as_deref()).map_err(|e| io_error(folder, e))
+    }
+}
+
+/// BM25 documents of episodes added, not yet handed to the writers.
+#[derive(Default)]
+struct Staged {
+    episodes: Vec<TantivyDocument>,
+    messages: Vec<TantivyDocument>,
+}
+
+impl std::fmt::Debug for Staged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Staged")
+            .field("episodes", &self.episodes.len())
+            .field("messages", &self.messages.len())
+            .finish()
+    }
+}
+
+/// The BM25 writes of an update ([`TenantIndex::pending`]): each index's documents and commit.
+pub(crate) struct PendingCommit {
+    episodes: (lexical::Committer, Vec<TantivyDocument>),
+    messages: (lexical::Committer, Vec<TantivyDocument>),
+    generation: u64,
+}
+
+impl PendingCommit {
+    pub(crate) fn commit(self) -> Result<(), SearchError> {
+        let (episodes, documents) = self.episodes;
+        episodes.commit(documents, self.generation, false).map_err(index_error)?;
+        let (messages, documents) = self.messages;
+        messages.commit(documents, self.generation, false).map_err(index_error)
+    }
 }
 
 /// The parts of a tenant's index besides BM25: what is saved in its state file.
@@ -218,6 +274,7 @@ impl TenantIndex {
             folder: folder.map(Path::to_path_buf),
             forgot: false,
             restarted: None,
+            staged: Staged::default(),
             unsaved: false,
             saved_at: None,
             visible: None,
@@ -233,7 +290,7 @@ impl TenantIndex {
     /// seen after the next commit).
     pub(crate) fn add(&mut self, episodes: &[IndexedEpisode<'_>]) -> Result<(), SearchError> {
         for e in episodes {
-            self.stage(e.episode, &e.lines)?;
+            self.stage_episode(e.episode, &e.lines)?;
         }
         Ok(())
     }
@@ -394,7 +451,11 @@ impl TenantIndex {
         }))
     }
 
-    fn stage(&mut self, episode: &Episode, lines: &[IndexedLine<'_>]) -> Result<(), SearchError> {
+    fn stage_episode(
+        &mut self,
+        episode: &Episode,
+        lines: &[IndexedLine<'_>],
+    ) -> Result<(), SearchError> {
         if self.parts.table.contains(&episode.id) {
             return Ok(()); // indexed once, its vectors in one run
         }
@@ -427,34 +488,31 @@ impl TenantIndex {
                 }
             }
             let text = format!("{}: {}", line.author, line.content);
-            self.messages
-                .add(&lexical::Doc {
-                    slot,
-                    episode,
-                    seq: line.seq,
-                    title: "",
-                    summary: "",
-                    body: &text,
-                    authors: said_by,
-                })
-                .map_err(index_error)?;
+            self.staged.messages.push(self.messages.document(&lexical::Doc {
+                slot,
+                episode,
+                seq: line.seq,
+                title: "",
+                summary: "",
+                body: &text,
+                authors: said_by,
+            }));
             body.push_str(&text);
             body.push('\n');
             if let Some(v) = line.vector {
                 self.parts.vectors.add((slot, conversation, episode), line.seq, v);
             }
         }
-        self.episodes
-            .add(&lexical::Doc {
-                slot,
-                episode,
-                seq: 0,
-                title: &episode.title,
-                summary: &episode.summary,
-                body: &body,
-                authors: &authors,
-            })
-            .map_err(index_error)
+        self.staged.episodes.push(self.episodes.document(&lexical::Doc {
+            slot,
+            episode,
+            seq: 0,
+            title: &episode.title,
+            summary: &episode.summary,
+            body: &body,
+            authors: &authors,
+        }));
+        Ok(())
     }
 
     /// The author's id, registering the author and its name words on first sight.
@@ -474,6 +532,40 @@ impl TenantIndex {
         id
     }
 
+    /// Forgets episodes and commits at once: the forgotten text leaves every part before
+    /// anything searches again. The generation is left as it was, so a crash before the
+    /// update's additions are committed replays them (forgetting again changes nothing).
+    pub(crate) fn forget(&mut self, ids: &[EpisodeId]) -> Result<(), SearchError> {
+        self.remove(ids);
+        if self.forgot { self.commit() } else { Ok(()) }
+    }
+
+    /// Records that the index reflects the store's changes up to `generation`, once what was
+    /// added is committed, and hands over that commit: its BM25 writes are made by the caller
+    /// after letting go of this index, so searches go on meanwhile (seeing the new episodes'
+    /// vectors before their words, for those milliseconds); then [`TenantIndex::committed`].
+    pub(crate) fn pending(&mut self, generation: Option<u64>) -> PendingCommit {
+        if let Some(generation) = generation {
+            self.generation = self.generation.max(generation);
+        }
+        self.parts.vectors.settle();
+        let staged = std::mem::take(&mut self.staged);
+        PendingCommit {
+            episodes: (self.episodes.committer(), staged.episodes),
+            messages: (self.messages.committer(), staged.messages),
+            generation: self.generation,
+        }
+    }
+
+    /// After a [`PendingCommit`] was made: the state to save, when it is due.
+    pub(crate) fn committed(&mut self) -> Result<Option<StateSave>, SearchError> {
+        self.unsaved = true;
+        if self.saved_at.is_none_or(|at| at.elapsed() >= SAVE_EVERY) {
+            return self.take_save();
+        }
+        Ok(None)
+    }
+
     /// Makes what was added and forgotten searchable and records `generation`; the state is
     /// saved too when the index lives on disk and it is due (`SAVE_EVERY`). After forgetting,
     /// the forgotten text leaves every part at once: merged out of the BM25 files, dropped from
@@ -481,8 +573,12 @@ impl TenantIndex {
     pub(crate) fn commit(&mut self) -> Result<(), SearchError> {
         let forgot = self.forgot;
         self.parts.vectors.settle();
-        self.episodes.commit(self.generation, forgot).map_err(index_error)?;
-        self.messages.commit(self.generation, forgot).map_err(index_error)?;
+        let staged = std::mem::take(&mut self.staged);
+        let generation = self.generation;
+        let episodes = self.episodes.committer();
+        episodes.commit(staged.episodes, generation, forgot).map_err(index_error)?;
+        let messages = self.messages.committer();
+        messages.commit(staged.messages, generation, forgot).map_err(index_error)?;
         self.unsaved = true;
         if forgot {
             self.parts.table.compact();
@@ -498,26 +594,39 @@ impl TenantIndex {
 
     /// Writes the state if commits were made since it was last written (on disk only).
     pub(crate) fn save(&mut self) -> Result<(), SearchError> {
-        if !self.unsaved {
-            return Ok(());
+        let Some(save) = self.take_save()? else { return Ok(()) };
+        let written = save.write();
+        if written.is_err() {
+            self.not_saved();
         }
-        if let Some(folder) = &self.folder {
-            // The vectors' file first: the state names it.
-            let vectors = &mut self.parts.vectors;
-            vectors.write_data(folder, self.generation).map_err(|e| io_error(folder, e))?;
-            let saved = state::SavedRef {
-                tenant: &self.tenant,
-                fingerprint: &self.fingerprint,
-                generation: self.generation,
-                parts: &self.parts,
-            };
-            state::save(folder, saved).map_err(|e| io_error(folder, e))?;
-            vector_file::remove_others(folder, self.parts.vectors.saved_file())
-                .map_err(|e| io_error(folder, e))?;
+        written
+    }
+
+    /// What [`TenantIndex::save`] would write, copied out so that the caller can write it
+    /// after letting go of the index (`None`: nothing to write).
+    pub(crate) fn take_save(&mut self) -> Result<Option<StateSave>, SearchError> {
+        if !self.unsaved {
+            return Ok(None);
         }
         self.unsaved = false;
         self.saved_at = Some(Instant::now());
-        Ok(())
+        let Some(folder) = &self.folder else { return Ok(None) };
+        let vectors = self.parts.vectors.take_save(self.generation);
+        let state = state::encode(state::SavedRef {
+            tenant: &self.tenant,
+            fingerprint: &self.fingerprint,
+            generation: self.generation,
+            parts: &self.parts,
+        })
+        .map_err(|e| io_error(folder, e))?;
+        let keep = self.parts.vectors.saved_file().map(str::to_owned);
+        Ok(Some(StateSave { folder: folder.clone(), vectors, keep, state }))
+    }
+
+    /// A [`StateSave`] failed: the next save writes everything again.
+    pub(crate) fn not_saved(&mut self) {
+        self.unsaved = true;
+        self.parts.vectors.unsaved();
     }
 
     /// Drops what was not saved: the index is about to be thrown away.

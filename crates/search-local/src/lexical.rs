@@ -2,7 +2,11 @@
 //! folder (mapped) or in memory. Tantivy keeps the best k with block-max pruning instead of
 //! scoring every matching document, which is what an OR-query over a large store needs.
 
-use std::{ops::Bound, path::Path};
+use std::{
+    ops::Bound,
+    path::Path,
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+};
 
 use epimem_core::{Episode, Scope, is_stopword};
 use tantivy::{
@@ -30,16 +34,27 @@ const NAME_SCORE: f32 = 8.0;
 /// Bytes the writer buffers before it flushes a segment (tantivy's minimum is 15 MB).
 const WRITER_BUDGET: usize = 20_000_000;
 const ANALYZER: &str = "epimem";
-/// Segments past which a commit merges them all into one. Merging here, never in background
-/// threads, keeps what is on disk and the BM25 statistics a function of what was applied.
+/// Segments past which a commit merges the smallest of them, down to half as many (sizes
+/// spread out in tiers, so a document is merged again about log(n) times, not on every eighth
+/// commit). Merging here, never in background threads, keeps what is on disk a function of
+/// what was applied.
 const MAX_SEGMENTS: usize = 8;
 
 /// One BM25 index: episode documents or message documents.
 pub(crate) struct Bm25 {
     index: Index,
-    writer: IndexWriter<TantivyDocument>,
+    /// Shared with [`Committer`]s, which commit while searches go on.
+    writer: Arc<Mutex<IndexWriter<TantivyDocument>>>,
     reader: IndexReader,
     fields: Fields,
+}
+
+/// Commits what a [`Bm25`] staged without borrowing it: its owner's lock can be let go
+/// meanwhile, and searches go on against the last commit until this one is loaded.
+pub(crate) struct Committer {
+    index: Index,
+    writer: Arc<Mutex<IndexWriter<TantivyDocument>>>,
+    reader: IndexReader,
 }
 
 #[derive(Clone, Copy)]
@@ -113,10 +128,11 @@ impl Bm25 {
         let writer = index.writer_with_num_threads(1, WRITER_BUDGET)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        Ok(Self { index, writer, reader, fields })
+        Ok(Self { index, writer: Arc::new(Mutex::new(writer)), reader, fields })
     }
 
-    pub(crate) fn add(&mut self, doc: &Doc<'_>) -> tantivy::Result<()> {
+    /// The document as this index stores it, to add later ([`Committer::commit`]).
+    pub(crate) fn document(&self, doc: &Doc<'_>) -> TantivyDocument {
         let f = self.fields;
         let e = doc.episode;
         let mut d = TantivyDocument::default();
@@ -138,26 +154,21 @@ impl Bm25 {
         for word in doc.authors {
             d.add_text(f.author, word);
         }
-        self.writer.add_document(d)?;
-        Ok(())
+        d
     }
 
     /// Removes every document of an episode (seen after the next commit).
-    pub(crate) fn remove(&mut self, slot: usize) {
-        self.writer.delete_term(Term::from_field_u64(self.fields.slot, slot as u64));
+    pub(crate) fn remove(&self, slot: usize) {
+        lock(&self.writer).delete_term(Term::from_field_u64(self.fields.slot, slot as u64));
     }
 
-    /// Makes what was added and removed searchable (and durable, in a folder), recording
-    /// the store's change it reflects. With `compact` (after removing), or past
-    /// `MAX_SEGMENTS`, every segment is merged into one.
-    pub(crate) fn commit(&mut self, generation: u64, compact: bool) -> tantivy::Result<()> {
-        let mut commit = self.writer.prepare_commit()?;
-        commit.set_payload(&generation.to_string());
-        commit.commit()?;
-        if compact || self.index.searchable_segment_ids()?.len() > MAX_SEGMENTS {
-            return self.compact();
+    /// What commits this index's staged documents later, from anywhere.
+    pub(crate) fn committer(&self) -> Committer {
+        Committer {
+            index: self.index.clone(),
+            writer: self.writer.clone(),
+            reader: self.reader.clone(),
         }
-        self.reader.reload()
     }
 
     /// The store's change the last commit reflects (0 for a new index; `None` if unreadable).
@@ -167,17 +178,6 @@ impl Bm25 {
             Some(payload) => payload.parse().ok(),
             None => (metas.segments.is_empty()).then_some(0),
         }
-    }
-
-    /// Merges every segment into one and deletes the files no longer used: removed documents,
-    /// and every word only they held, leave the folder.
-    fn compact(&mut self) -> tantivy::Result<()> {
-        let segments = self.index.searchable_segment_ids()?;
-        if !segments.is_empty() {
-            self.writer.merge(&segments).wait()?;
-        }
-        self.writer.garbage_collect_files().wait()?;
-        self.reader.reload()
     }
 
     /// The best `limit` documents in `scope` for the words of `query`, best first:
@@ -321,6 +321,53 @@ impl Bm25 {
 
 /// Words split on anything not alphanumeric (Chinese and Japanese in pairs of characters),
 /// lowercased, accents folded, English stems.
+impl Committer {
+    /// Adds `documents`, then makes what was added and removed searchable (and durable, in a
+    /// folder), recording the store's change it reflects. With `compact` (after removing)
+    /// every segment is merged into one, so removed documents, and every word only they held,
+    /// leave the folder; past `MAX_SEGMENTS`, the smallest are merged.
+    pub(crate) fn commit(
+        &self,
+        documents: Vec<TantivyDocument>,
+        generation: u64,
+        compact: bool,
+    ) -> tantivy::Result<()> {
+        let mut writer = lock(&self.writer);
+        for document in documents {
+            writer.add_document(document)?;
+        }
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload(&generation.to_string());
+        commit.commit()?;
+        let mut segments = self.index.searchable_segment_metas()?;
+        let merge: Vec<_> = if compact {
+            segments.iter().map(|s| s.id()).collect()
+        } else if segments.len() > MAX_SEGMENTS {
+            // Which of equal size go changes nothing a search returns: no removed document
+            // is left to count (removing compacts), and ties rank in the order added.
+            segments.sort_by_key(|s| s.num_docs());
+            let count = segments.len() - MAX_SEGMENTS / 2 + 1;
+            segments[..count].iter().map(|s| s.id()).collect()
+        } else {
+            Vec::new()
+        };
+        if !merge.is_empty() {
+            writer.merge(&merge).wait()?;
+        }
+        if compact || !merge.is_empty() {
+            writer.garbage_collect_files().wait()?;
+        }
+        drop(writer);
+        self.reader.reload()
+    }
+}
+
+/// The writer, also after a panic elsewhere left its lock poisoned: tantivy's own state stays
+/// consistent, and an unfinished commit is simply not made.
+fn lock<T>(writer: &Mutex<T>) -> MutexGuard<'_, T> {
+    writer.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(crate::tokenizer::WordTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
@@ -345,22 +392,50 @@ mod tests {
         })
     }
 
+    fn document(bm25: &Bm25, slot: usize, body: &str) -> TantivyDocument {
+        let e = episode("t", "c", None, slot as i64);
+        bm25.document(&Doc {
+            slot,
+            episode: &e,
+            seq: 1,
+            title: "",
+            summary: "",
+            body,
+            authors: &[],
+        })
+    }
+
+    #[test]
+    fn many_commits_keep_few_segments_and_every_document() {
+        let bm25 = Bm25::open(None).unwrap();
+        for slot in 0..40 {
+            let body = format!("common word{slot}");
+            bm25.committer()
+                .commit(vec![document(&bm25, slot, &body)], slot as u64, false)
+                .unwrap();
+            let segments = bm25.index.searchable_segment_ids().unwrap().len();
+            assert!(segments <= MAX_SEGMENTS, "{segments} segments after {} commits", slot + 1);
+        }
+        let scope = Scope::tenant("t");
+        let found = bm25.search(&scope, "common", 100).unwrap().unwrap();
+        assert_eq!(found.len(), 40);
+        // The oldest document was merged more than once and is still found by its own word.
+        assert_eq!(bm25.search(&scope, "word0", 5).unwrap().unwrap()[0].0, 0);
+    }
+
     #[test]
     fn compacting_drops_the_words_only_removed_documents_held() {
         let dir = tempfile::TempDir::new().unwrap();
-        let mut bm25 = Bm25::open(Some(dir.path())).unwrap();
-        for (slot, body) in [(0, "the compost goes in first"), (1, "my xylophonist cousin")] {
-            let e = episode("t", "c", None, slot as i64);
-            let doc = Doc { slot, episode: &e, seq: 1, title: "", summary: "", body, authors: &[] };
-            bm25.add(&doc).unwrap();
-        }
+        let bm25 = Bm25::open(Some(dir.path())).unwrap();
+        let documents = [(0, "the compost goes in first"), (1, "my xylophonist cousin")]
+            .map(|(slot, body)| document(&bm25, slot, body));
         // One commit: both documents in one segment.
-        bm25.commit(1, false).unwrap();
+        bm25.committer().commit(documents.to_vec(), 1, false).unwrap();
         assert!(holds(&bm25, "xylophonist") && holds(&bm25, "compost"));
         bm25.remove(1);
-        bm25.commit(2, false).unwrap();
+        bm25.committer().commit(Vec::new(), 2, false).unwrap();
         assert!(holds(&bm25, "xylophonist"), "a delete alone leaves the word in the segment");
-        bm25.commit(2, true).unwrap();
+        bm25.committer().commit(Vec::new(), 2, true).unwrap();
         assert!(!holds(&bm25, "xylophonist"));
         assert!(holds(&bm25, "compost"));
         assert_eq!(bm25.index.searchable_segment_ids().unwrap().len(), 1);

@@ -24,7 +24,8 @@ use std::{
     collections::HashMap,
     fs,
     path::{Path, PathBuf},
-    sync::{Mutex, MutexGuard},
+    sync::{Arc, Mutex, MutexGuard},
+    time::Duration,
 };
 
 use epimem_core::{EpisodeCandidates, RankingConfig, TurnTable};
@@ -33,6 +34,9 @@ use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVe
 use index::{TenantIndex, io_error};
 pub use vectors::APPROXIMATE_FROM;
 use vectors::{Borrow, VectorConfig};
+
+/// Episodes an update stages while holding the index: a search waits for at most this many.
+const STAGED_AT_ONCE: usize = 16;
 
 /// The embedded search index: one [`TenantIndex`] per tenant, so nothing ranking reads (BM25
 /// statistics, names of who spoke, vocabulary, the vector scan) crosses tenants.
@@ -43,7 +47,31 @@ pub struct LocalSearch {
     folder: Option<PathBuf>,
     /// The embedder their vectors must come from (`none` without one).
     fingerprint: String,
-    by_tenant: Mutex<HashMap<String, TenantIndex>>,
+    /// Locked only to find or open a tenant's index: tenants never wait for each other.
+    by_tenant: Mutex<HashMap<String, Arc<Tenant>>>,
+}
+
+/// A tenant's index and what orders the work on it.
+#[derive(Debug)]
+struct Tenant {
+    /// Held through a whole update, so updates apply one at a time and in order.
+    applying: Mutex<()>,
+    /// Held by a search, and by an update only while it stages (not while BM25 commits).
+    index: Mutex<TenantIndex>,
+}
+
+impl Tenant {
+    fn index(&self) -> Result<MutexGuard<'_, TenantIndex>, SearchError> {
+        self.index.lock().map_err(|_| poisoned())
+    }
+
+    fn applying(&self) -> Result<MutexGuard<'_, ()>, SearchError> {
+        self.applying.lock().map_err(|_| poisoned())
+    }
+}
+
+fn poisoned() -> SearchError {
+    SearchError::Index("the search index is poisoned (a thread panicked using it)".into())
 }
 
 impl LocalSearch {
@@ -88,8 +116,8 @@ impl LocalSearch {
         Some(folder.join(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(tenant.as_bytes()))))
     }
 
-    fn lock(&self) -> Result<MutexGuard<'_, HashMap<String, TenantIndex>>, SearchError> {
-        self.by_tenant.lock().map_err(|_| SearchError::Index("the search index is poisoned".into()))
+    fn lock(&self) -> Result<MutexGuard<'_, HashMap<String, Arc<Tenant>>>, SearchError> {
+        self.by_tenant.lock().map_err(|_| poisoned())
     }
 
     /// Runs `f` on the tenant's index, opened on first use.
@@ -98,23 +126,22 @@ impl LocalSearch {
         tenant: &str,
         f: impl FnOnce(&mut TenantIndex) -> Result<T, SearchError>,
     ) -> Result<T, SearchError> {
-        let mut loaded = self.lock()?;
-        f(self.opened(&mut loaded, tenant)?)
+        let tenant = self.tenant(tenant)?;
+        let mut index = tenant.index()?;
+        f(&mut index)
     }
 
-    /// The tenant's index among the `loaded` ones, opened if it is not yet.
-    fn opened<'a>(
-        &self,
-        loaded: &'a mut HashMap<String, TenantIndex>,
-        tenant: &str,
-    ) -> Result<&'a mut TenantIndex, SearchError> {
-        if !loaded.contains_key(tenant) {
-            let folder = self.tenant_folder(tenant);
-            let index =
-                TenantIndex::open(folder.as_deref(), tenant, &self.fingerprint, self.config)?;
-            loaded.insert(tenant.to_owned(), index);
+    /// The tenant's index, opened if it is not yet.
+    fn tenant(&self, tenant: &str) -> Result<Arc<Tenant>, SearchError> {
+        let mut loaded = self.lock()?;
+        if let Some(found) = loaded.get(tenant) {
+            return Ok(found.clone());
         }
-        Ok(loaded.get_mut(tenant).expect("inserted above"))
+        let folder = self.tenant_folder(tenant);
+        let index = TenantIndex::open(folder.as_deref(), tenant, &self.fingerprint, self.config)?;
+        let opened = Arc::new(Tenant { applying: Mutex::new(()), index: Mutex::new(index) });
+        loaded.insert(tenant.to_owned(), opened.clone());
+        Ok(opened)
     }
 
     /// Why the tenant's saved index could not be used when this process opened it (missing
@@ -136,26 +163,45 @@ impl Search for LocalSearch {
     }
 
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
-        self.with(tenant, |index| {
-            index.remove(update.forgotten);
-            index.add(update.added)?;
-            if let Some(generation) = update.generation {
-                index.generation = index.generation.max(generation);
+        let tenant = self.tenant(tenant)?;
+        let _applying = tenant.applying()?;
+        if !update.forgotten.is_empty() {
+            tenant.index()?.forget(update.forgotten)?;
+        }
+        // Staged a few episodes at a time, letting searches in between.
+        for added in update.added.chunks(STAGED_AT_ONCE) {
+            tenant.index()?.add(added)?;
+        }
+        let pending = tenant.index()?.pending(update.generation);
+        pending.commit()?; // searches go on meanwhile
+        let save = tenant.index()?.committed()?;
+        if let Some(save) = save {
+            // Written outside the index's lock, searches going on.
+            if let Err(e) = save.write() {
+                tenant.index()?.not_saved();
+                return Err(e);
             }
-            index.commit()
-        })
+        }
+        Ok(())
     }
 
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {
         // Opened if it was not, so that a saved index this process can hold is emptied too.
-        let mut index = {
-            let mut loaded = self.lock()?;
-            self.opened(&mut loaded, tenant)?;
-            loaded.remove(tenant).expect("opened above")
+        self.tenant(tenant)?;
+        let mut shared = self.lock()?.remove(tenant).expect("opened above");
+        // Searches that found it before it left the table finish first: its writer lock and
+        // files must be released before the folder goes (else the next open finds it held).
+        let index = loop {
+            match Arc::try_unwrap(shared) {
+                Ok(alone) => break alone.index.into_inner().map_err(|_| poisoned())?,
+                Err(again) => shared = again,
+            }
+            std::thread::sleep(Duration::from_millis(1));
         };
+        let mut index = index;
         index.abandon();
         let on_disk = index.on_disk();
-        drop(index); // its writer lock and files released before the folder goes
+        drop(index);
         // Only the process that holds the saved index may empty its folder.
         if on_disk
             && let Some(folder) = self.tenant_folder(tenant)
@@ -183,7 +229,9 @@ impl Search for LocalSearch {
     }
 
     fn vectors(&self) -> usize {
-        self.lock().map(|g| g.values().map(TenantIndex::vectors_len).sum()).unwrap_or(0)
+        let tenants: Vec<Arc<Tenant>> =
+            self.lock().map(|g| g.values().cloned().collect()).unwrap_or_default();
+        tenants.iter().filter_map(|t| t.index().ok()).map(|i| i.vectors_len()).sum()
     }
 }
 

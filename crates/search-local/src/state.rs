@@ -37,11 +37,16 @@ pub(crate) struct Saved {
     pub(crate) parts: Parts,
 }
 
-/// Writes the state into `folder`: a temporary file, then renamed over the old one.
-pub(crate) fn save(folder: &Path, state: SavedRef<'_>) -> std::io::Result<()> {
+/// The state as its file holds it.
+pub(crate) fn encode(state: SavedRef<'_>) -> std::io::Result<Vec<u8>> {
+    postcard::to_stdvec(&(FORMAT, state)).map_err(std::io::Error::other)
+}
+
+/// Writes an [`encode`]d state into `folder`: a temporary file, then renamed over the old one.
+pub(crate) fn write(folder: &Path, encoded: &[u8]) -> std::io::Result<()> {
     let temporary = folder.join(format!("{STATE}.tmp"));
     let mut out = BufWriter::new(fs::File::create(&temporary)?);
-    postcard::to_io(&(FORMAT, state), &mut out).map_err(std::io::Error::other)?;
+    out.write_all(encoded)?;
     out.flush()?;
     drop(out);
     fs::rename(&temporary, folder.join(STATE))

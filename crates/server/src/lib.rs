@@ -60,6 +60,9 @@ pub struct ServerConfig {
     pub request_timeout: Duration,
     /// How often the worker looks for silent conversations and runnable jobs.
     pub tick_every: Duration,
+    /// How often the search indexes catch up with what other processes wrote (a recall does
+    /// not wait for it: the engine should be in `Freshness::Background`).
+    pub index_refresh: Duration,
 }
 
 impl Default for ServerConfig {
@@ -70,6 +73,7 @@ impl Default for ServerConfig {
             body_limit: 4 << 20,
             request_timeout: Duration::from_secs(30),
             tick_every: Duration::from_secs(5),
+            index_refresh: Duration::from_secs(1),
         }
     }
 }
@@ -206,7 +210,7 @@ pub async fn serve<S: Store + 'static>(
             loaded
         })
     };
-    let worker = Worker::spawn(engine.clone(), config.tick_every, report);
+    let worker = Worker::spawn(engine.clone(), config.tick_every, config.index_refresh, report);
     let mcp_sessions = StreamableHttpServerConfig::default().cancellation_token;
     let app = router(engine, &config, ready, mcp_sessions.clone());
     let shutdown = async move {

@@ -155,10 +155,12 @@ impl<S: Store + 'static> MemoryTools<S> {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let report = blocking(&self.app, move |engine| Ok(engine.ingest(inputs)?)).await?;
+        let report = blocking(&self.app, move |engine| Ok(engine.enqueue(inputs)?)).await?;
         Ok(CallToolResult::success(vec![Content::text(format!(
-            "Remembered {} message(s) ({} already known); {} episode(s) closed.",
-            report.inserted, report.duplicates, report.segmentation.episodes_closed
+            "Remembered {} message(s) ({} already known). They are cut into episodes in the \
+             background, when the conversation has enough or falls silent; recall finds them \
+             once they are.",
+            report.inserted, report.duplicates
         ))]))
     }
 

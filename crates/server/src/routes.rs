@@ -62,7 +62,7 @@ pub(crate) async fn add_messages<S: Store + 'static>(
                 (m.conversation.conversation.clone(), id)
             })
             .collect();
-        let report = engine.ingest(messages)?;
+        let report = engine.enqueue(messages)?;
         let placed = report.messages.iter().zip(sent).map(|(m, (conversation, id))| {
             AddedMessageOut { conversation, id, seq: m.seq, new: m.new }
         });
@@ -73,7 +73,6 @@ pub(crate) async fn add_messages<S: Store + 'static>(
         Ok(AddedOut {
             inserted: report.inserted,
             duplicates: report.duplicates,
-            episodes_closed: report.segmentation.episodes_closed,
             messages: placed.collect(),
             conversations,
         })

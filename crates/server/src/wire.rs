@@ -44,8 +44,6 @@ pub struct AddedOut {
     pub inserted: u64,
     /// Messages skipped because their conversation already had their id.
     pub duplicates: u64,
-    /// Episodes closed by the segmentation the messages triggered.
-    pub episodes_closed: u64,
     /// Each message, in the order sent: where it is in its conversation.
     pub messages: Vec<AddedMessageOut>,
     /// Each conversation the request touched, after it.

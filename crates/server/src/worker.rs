@@ -1,6 +1,7 @@
 //! The background worker: the engine's heartbeat on a thread of its own, so conversations that
 //! fall silent close into episodes and jobs whose worker died are taken over, with no
-//! external `epimem tick`.
+//! external `epimem tick`; and between beats, the search indexes caught up with what other
+//! processes wrote to the database.
 
 use std::{
     sync::{
@@ -14,6 +15,9 @@ use std::{
 use epimem_engine::{Engine, EngineError, RunReport};
 use epimem_store::Store;
 
+/// How long the worker waits at most before it looks whether it was asked to stop.
+const STOP_CHECK: Duration = Duration::from_millis(50);
+
 /// A running worker; [`Worker::stop`] lets its current run finish, then joins it.
 #[derive(Debug)]
 pub struct Worker {
@@ -25,10 +29,12 @@ pub struct Worker {
 pub type Report = Box<dyn Fn(Result<RunReport, EngineError>) + Send>;
 
 impl Worker {
-    /// Ticks `engine` every `every` until stopped.
+    /// Ticks `engine` every `every`, runs the jobs its requests queue as soon as they do, and
+    /// refreshes its search indexes after each run and every `refresh`, until stopped.
     pub fn spawn<S: Store + 'static>(
         engine: Arc<Engine<S>>,
         every: Duration,
+        refresh: Duration,
         report: Report,
     ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
@@ -36,12 +42,39 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name("epimem-worker".into())
             .spawn(move || {
+                let (mut next_tick, mut next_refresh) = (Instant::now(), Instant::now());
+                let mut woken = false;
                 while !stopped.load(Ordering::Acquire) {
-                    match engine.tick() {
-                        Ok(run) if run.jobs_run == 0 => {}
-                        outcome => report(outcome),
+                    let run = if Instant::now() >= next_tick {
+                        next_tick = Instant::now() + every;
+                        Some(engine.tick())
+                    } else if woken {
+                        Some(engine.run_jobs())
+                    } else {
+                        None
+                    };
+                    let closed = match run {
+                        None | Some(Ok(RunReport { jobs_run: 0, .. })) => false,
+                        Some(outcome) => {
+                            report(outcome);
+                            true
+                        }
+                    };
+                    if closed || Instant::now() >= next_refresh {
+                        if let Err(e) = engine.refresh_indexes() {
+                            report(Err(e));
+                        }
+                        next_refresh = Instant::now() + refresh;
                     }
-                    sleep_unless(&stopped, every);
+                    woken = false;
+                    let until = next_tick.min(next_refresh);
+                    while !woken && !stopped.load(Ordering::Acquire) {
+                        let left = until.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            break;
+                        }
+                        woken = engine.wait_for_jobs(left.min(STOP_CHECK));
+                    }
                 }
             })
             .expect("the worker thread starts");
@@ -60,17 +93,5 @@ impl Worker {
 impl Drop for Worker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
-    }
-}
-
-/// Sleeps `total`, waking early when `stop` is set.
-fn sleep_unless(stop: &AtomicBool, total: Duration) {
-    let until = Instant::now() + total;
-    while !stop.load(Ordering::Acquire) {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
 }

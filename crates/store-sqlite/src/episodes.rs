@@ -2,7 +2,7 @@
 
 use epimem_core::{Episode, EpisodeId, Scope, Timestamp};
 use epimem_store::{EpisodeDetail, IndexedMessage, StoreError};
-use rusqlite::{Connection, OptionalExtension, Transaction};
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::{map_err, rows};
 
@@ -64,8 +64,9 @@ fn collect<'a>(
     Ok(out)
 }
 
+/// Reads in one snapshot: call it in a transaction.
 pub(crate) fn detail(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     scope: &Scope,
     id: &EpisodeId,
 ) -> Result<Option<EpisodeDetail>, StoreError> {

@@ -10,6 +10,7 @@ mod forget;
 mod ingest;
 mod jobs;
 mod keys;
+mod readers;
 mod reviews;
 mod rows;
 mod schema;
@@ -30,12 +31,15 @@ use epimem_store::{
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 /// How long a write waits for another process's lock before it fails as unavailable.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A [`Store`] in one SQLite file.
 #[derive(Debug)]
 pub struct SqliteStore {
+    /// The one connection that writes (and reads, for a database in memory).
     conn: Mutex<Connection>,
+    /// Connections that read the file beside it; `None` in memory.
+    readers: Option<readers::Readers>,
 }
 
 impl SqliteStore {
@@ -53,7 +57,9 @@ impl SqliteStore {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| StoreError::Unavailable(format!("cannot open {}: {e}", path.display())))?;
-        Self::init(conn)
+        let mut store = Self::init(conn)?;
+        store.readers = Some(readers::Readers::new(path));
+        Ok(store)
     }
 
     /// A private in-memory database, for tests.
@@ -78,7 +84,7 @@ impl SqliteStore {
             }
         }
         schema::migrate(&mut conn)?;
-        Ok(Self { conn: Mutex::new(conn) })
+        Ok(Self { conn: Mutex::new(conn), readers: None })
     }
 
     fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
@@ -101,6 +107,20 @@ impl SqliteStore {
             StoreError::Internal("a previous operation panicked holding the connection".into())
         })?;
         f(&mut conn)
+    }
+
+    /// Runs `f` in a read transaction, beside the writer when the database is a file.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match &self.readers {
+            Some(readers) => readers.read(f),
+            None => self.with_conn(|conn| {
+                let tx = conn.transaction().map_err(map_err)?;
+                f(&tx)
+            }),
+        }
     }
 
     /// Runs a forgetting write `f`; when `forgot` says it removed something, checkpoints so the
@@ -160,14 +180,14 @@ impl Store for SqliteStore {
     }
 
     fn queue(&self, conversation: &ConversationKey) -> Result<Option<QueueSnapshot>, StoreError> {
-        self.with_conn(|conn| ingest::queue(conn, conversation))
+        self.read(|conn| ingest::queue(conn, conversation))
     }
 
     fn pending_queues(
         &self,
         tenant: Option<&str>,
     ) -> Result<Vec<(ConversationKey, QueueSnapshot)>, StoreError> {
-        self.with_conn(|conn| ingest::pending_queues(conn, tenant))
+        self.read(|conn| ingest::pending_queues(conn, tenant))
     }
 
     fn open_segmentation(
@@ -186,10 +206,7 @@ impl Store for SqliteStore {
         upto_seq: u64,
         context: usize,
     ) -> Result<SegmentationBatch, StoreError> {
-        self.with_conn(|conn| {
-            let tx = conn.transaction().map_err(map_err)?;
-            segmentation::batch(&tx, conversation, upto_seq, context)
-        })
+        self.read(|tx| segmentation::batch(tx, conversation, upto_seq, context))
     }
 
     fn commit_segmentation(&self, commit: &SegmentationCommit) -> Result<(), StoreError> {
@@ -216,14 +233,11 @@ impl Store for SqliteStore {
     }
 
     fn episodes(&self, scope: &Scope, limit: Option<usize>) -> Result<Vec<Episode>, StoreError> {
-        self.with_conn(|conn| episodes::list(conn, scope, limit))
+        self.read(|conn| episodes::list(conn, scope, limit))
     }
 
     fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<Option<EpisodeDetail>, StoreError> {
-        self.with_conn(|conn| {
-            let tx = conn.transaction().map_err(map_err)?;
-            episodes::detail(&tx, scope, id)
-        })
+        self.read(|tx| episodes::detail(tx, scope, id))
     }
 
     fn message_vectors(
@@ -233,7 +247,7 @@ impl Store for SqliteStore {
         to: u64,
         fingerprint: &str,
     ) -> Result<Vec<(u64, Vec<f32>)>, StoreError> {
-        self.with_conn(|conn| vectors::message_vectors(conn, conversation, from, to, fingerprint))
+        self.read(|conn| vectors::message_vectors(conn, conversation, from, to, fingerprint))
     }
 
     fn put_message_vectors(
@@ -257,11 +271,11 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.with_conn(|conn| episodes::indexed_messages(conn, tenant, Some(ids), fingerprint))
+        self.read(|conn| episodes::indexed_messages(conn, tenant, Some(ids), fingerprint))
     }
 
     fn change_generation(&self, tenant: &str) -> Result<u64, StoreError> {
-        self.with_conn(|conn| changes::generation(conn, tenant))
+        self.read(|conn| changes::generation(conn, tenant))
     }
 
     fn episode_changes(
@@ -270,11 +284,11 @@ impl Store for SqliteStore {
         after: u64,
         limit: usize,
     ) -> Result<Vec<EpisodeChange>, StoreError> {
-        self.with_conn(|conn| changes::since(conn, tenant, after, limit))
+        self.read(|conn| changes::since(conn, tenant, after, limit))
     }
 
     fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError> {
-        self.with_conn(|conn| episodes::by_id(conn, scope, ids))
+        self.read(|conn| episodes::by_id(conn, scope, ids))
     }
 
     fn record_pending_review(
@@ -308,7 +322,7 @@ impl Store for SqliteStore {
     }
 
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {
-        self.with_conn(|conn| stats::stats(conn, tenant))
+        self.read(|conn| stats::stats(conn, tenant))
     }
 
     fn create_api_key(
@@ -322,7 +336,7 @@ impl Store for SqliteStore {
     }
 
     fn api_keys(&self, tenant: Option<&str>) -> Result<Vec<ApiKey>, StoreError> {
-        self.with_conn(|conn| keys::list(conn, tenant))
+        self.read(|conn| keys::list(conn, tenant))
     }
 
     fn revoke_api_key(&self, id: u64, at: Timestamp) -> Result<bool, StoreError> {
@@ -330,6 +344,6 @@ impl Store for SqliteStore {
     }
 
     fn tenant_of_api_key(&self, hash: &str) -> Result<Option<String>, StoreError> {
-        self.with_conn(|conn| keys::tenant_of(conn, hash))
+        self.read(|conn| keys::tenant_of(conn, hash))
     }
 }

@@ -2,11 +2,11 @@
 
 use epimem_core::{ConversationKey, JobId, JobKind, Timestamp, Trigger};
 use epimem_store::{SegmentationBatch, SegmentationCommit, StoreError};
-use rusqlite::{Transaction, params};
+use rusqlite::{Connection, Transaction, params};
 
 use crate::{map_err, rows};
 
-fn conversation_id(tx: &Transaction<'_>, key: &ConversationKey) -> Result<i64, StoreError> {
+fn conversation_id(tx: &Connection, key: &ConversationKey) -> Result<i64, StoreError> {
     rows::conversation_id(tx, key)?
         .ok_or_else(|| StoreError::NotFound(format!("conversation {key}")))
 }
@@ -64,8 +64,9 @@ pub(crate) fn open(
     Ok(Some(JobId(job)))
 }
 
+/// Reads in one snapshot: call it in a transaction.
 pub(crate) fn batch(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     key: &ConversationKey,
     upto_seq: u64,
     context: usize,

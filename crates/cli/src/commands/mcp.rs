@@ -3,17 +3,21 @@
 use std::{process::ExitCode, sync::Arc};
 
 use anyhow::{Context, Result};
+use epimem_engine::Freshness;
 
 use super::{open_searching, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
-    let engine = Arc::new(open_searching(config, &config.db_path()?)?.engine);
+    let engine = Arc::new(
+        open_searching(config, &config.db_path()?)?.engine.with_freshness(Freshness::Background),
+    );
     // The worker closes conversations that fall silent, as under `serve`; it reports on
     // stderr, since stdout carries the protocol.
     let worker = epimem_server::Worker::spawn(
         engine.clone(),
         config.server.tick_every()?,
+        config.server.index_refresh()?,
         worker_report(false),
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -4,6 +4,7 @@ use std::{net::SocketAddr, process::ExitCode, sync::Arc, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use epimem_engine::Freshness;
 use epimem_server::{Access, ServerConfig};
 
 use super::{open_searching, worker_report};
@@ -27,7 +28,8 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
     let addr: SocketAddr =
         listen.parse().with_context(|| format!("--listen {listen:?} is not an IP:PORT address"))?;
     let db = config.db_path()?;
-    let engine = Arc::new(open_searching(config, &db)?.engine);
+    let engine =
+        Arc::new(open_searching(config, &db)?.engine.with_freshness(Freshness::Background));
     let access = if engine.api_keys(None)?.iter().any(|k| k.revoked.is_none()) {
         Access::ApiKeys
     } else {
@@ -47,6 +49,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         body_limit: settings.body_limit_bytes,
         request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
         tick_every: settings.tick_every()?,
+        index_refresh: settings.index_refresh()?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

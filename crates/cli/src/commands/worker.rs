@@ -12,13 +12,15 @@ pub(crate) fn worker(config: &AppConfig) -> Result<ExitCode> {
     let db = config.db_path()?;
     let engine = Arc::new(open_searching(config, &db)?.engine);
     let tick = config.server.tick_every()?;
+    // It recalls nothing: no index is kept, and refreshing finds none to catch up.
+    let refresh = config.server.index_refresh()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let stop = shutdown_signal()?;
-        let worker = epimem_server::Worker::spawn(engine, tick, worker_report(true));
+        let worker = epimem_server::Worker::spawn(engine, tick, refresh, worker_report(true));
         eprintln!(
             "epimem: worker on {}, every {:.1} s; stop with Ctrl-C",
             db.display(),

@@ -264,7 +264,9 @@ fn sigkill_of_serve_mid_load_loses_no_acknowledged_message() {
 
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
-    let mut server = Server::start(&db, FAST_WORKER);
+    // Short leases: a job the killed worker had claimed is taken over a second later.
+    let config = format!("{FAST_WORKER}[jobs]\nlease_seconds = 1\n");
+    let mut server = Server::start(&db, &config);
     let acknowledged: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let writer = {
         let (base, acknowledged) = (server.base.clone(), acknowledged.clone());
@@ -306,9 +308,8 @@ fn sigkill_of_serve_mid_load_loses_no_acknowledged_message() {
     let acknowledged = acknowledged.lock().unwrap().clone();
     assert!(acknowledged.len() >= 2000, "only {} acknowledged", acknowledged.len());
 
-    // A segmentation the killed server had claimed stays fenced until its lease runs out (a
-    // second here); then the new server's worker takes it over, and the flushes close the rest.
-    let config = format!("{FAST_WORKER}[jobs]\nlease_seconds = 1\n");
+    // A segmentation the killed server had claimed stays fenced until its lease runs out;
+    // then the new server's worker takes it over, and the flushes close the rest.
     let server = Server::start(&db, &config);
     let started = Instant::now();
     loop {

@@ -4,7 +4,7 @@
 
 use crate::common::{engine_at, remember};
 use epimem_core::Scope;
-use epimem_engine::{Engine, RecallQuery};
+use epimem_engine::{Engine, Freshness, RecallQuery};
 use epimem_store_sqlite::SqliteStore;
 
 fn query(text: &str) -> RecallQuery {
@@ -65,4 +65,28 @@ fn an_index_kept_current_answers_as_one_rebuilt() {
     let kept = answers(&incremental);
     let rebuilt = answers(&engine_at(&db));
     assert_eq!(kept, rebuilt);
+}
+
+/// In the background mode a recall never catches up on the request: what another process
+/// closes waits for the owner's refresh, what this engine flushes is searchable at once.
+#[test]
+fn in_the_background_mode_recall_waits_for_no_catch_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let server = engine_at(&db).with_freshness(Freshness::Background);
+    let other = engine_at(&db);
+    remember(&server, "t", "c", 0, &["the garden tomatoes are ripe", "time to make sauce"]);
+    assert!(!server.recall(&query("tomatoes")).unwrap().is_empty(), "built on first recall");
+
+    remember(&other, "t", "c", 1, &["a walrus played the saxophone", "at the harbour concert"]);
+    let before = server.recall(&query("walrus saxophone")).unwrap();
+    assert!(before.iter().all(|h| h.episode.first_seq == 1), "not yet refreshed: {before:?}");
+    server.refresh_indexes().unwrap();
+    let after = server.recall(&query("walrus saxophone")).unwrap();
+    assert_eq!(after[0].episode.first_seq, 3, "found once refreshed: {after:?}");
+
+    // Written and flushed by the server itself: no refresh needed.
+    remember(&server, "t", "d", 2, &["the lighthouse keeper fed the gulls"]);
+    let own = server.recall(&query("lighthouse gulls")).unwrap();
+    assert!(own[0].episode.title.to_lowercase().contains("lighthouse"), "{own:?}");
 }

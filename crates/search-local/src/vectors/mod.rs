@@ -160,19 +160,29 @@ impl VectorIndex {
         due
     }
 
-    /// Writes the components to a file of their own in `folder` if they changed since they
-    /// were last saved (named by `generation`); the state saved next names that file.
-    pub(crate) fn write_data(&mut self, folder: &Path, generation: u64) -> std::io::Result<()> {
+    /// The components to write to a file of their own, if they changed since they were last
+    /// saved: (file name, a copy); the state saved next names that file (named by
+    /// `generation`). Written by the caller ([`vector_file::write`]), outside any lock;
+    /// if that fails, [`VectorIndex::unsaved`].
+    pub(crate) fn take_save(&mut self, generation: u64) -> Option<(String, Vec<i8>)> {
         let data = self.data.as_slice();
-        if data.is_empty() {
+        let out = if data.is_empty() {
             self.saved = None;
+            None
         } else if self.changed || self.saved.is_none() {
             let name = vector_file::file_name(generation);
-            vector_file::write(folder, &name, data)?;
-            self.saved = Some((name, data.len() as u64));
-        }
+            self.saved = Some((name.clone(), data.len() as u64));
+            Some((name, data.to_vec()))
+        } else {
+            None
+        };
         self.changed = false;
-        Ok(())
+        out
+    }
+
+    /// The last [`VectorIndex::take_save`] was not written: the next save writes them again.
+    pub(crate) fn unsaved(&mut self) {
+        self.changed = true;
     }
 
     /// The vector file the state names, if any.
