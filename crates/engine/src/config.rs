@@ -24,10 +24,39 @@ pub struct JobsConfig {
     pub lease_seconds: i64,
     /// Claims before a failing job is kept as failed.
     pub max_attempts: u32,
+    /// A failed job waits this long before its second try, twice as long before its third,
+    /// and so on.
+    pub retry_after_seconds: f64,
+}
+
+impl JobsConfig {
+    /// How long a job that failed its `attempts`-th try waits before the next.
+    pub fn backoff_ms(&self, attempts: u32) -> i64 {
+        let doublings = attempts.saturating_sub(1).min(20);
+        (self.retry_after_seconds * 1000.0 * f64::from(1u32 << doublings)) as i64
+    }
 }
 
 impl Default for JobsConfig {
     fn default() -> Self {
-        Self { fence_ttl_minutes: 120, lease_seconds: 60, max_attempts: 3 }
+        Self {
+            fence_ttl_minutes: 120,
+            lease_seconds: 60,
+            max_attempts: 3,
+            retry_after_seconds: 5.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_job_waits_twice_as_long_each_time() {
+        let jobs = JobsConfig { retry_after_seconds: 5.0, ..JobsConfig::default() };
+        let waits: Vec<i64> = (1..=4).map(|attempts| jobs.backoff_ms(attempts)).collect();
+        assert_eq!(waits, [5_000, 10_000, 20_000, 40_000]);
+        assert!(jobs.backoff_ms(u32::MAX) > 0, "no overflow however often it failed");
     }
 }

@@ -35,9 +35,13 @@ impl<S: Store> Engine<S> {
             Freshness::BeforeRecall => self.sync_index(tenant),
             Freshness::Background if self.kept_current(tenant) => Ok(()),
             Freshness::Background => {
-                self.sync_index(tenant)?;
+                // Kept before the catch-up: a write finishing meanwhile catches up after it.
                 self.lock_kept().insert(tenant.to_owned());
-                Ok(())
+                let synced = self.sync_index(tenant);
+                if synced.is_err() {
+                    self.lock_kept().remove(tenant);
+                }
+                synced
             }
         }
     }

@@ -18,7 +18,7 @@ use epimem_core::{
 };
 use epimem_embed::Embedder;
 use epimem_search::{Search, Update};
-use epimem_store::{EpisodeDetail, PushOutcome, PushedMessage, Stats, Store};
+use epimem_store::{EpisodeDetail, JobStatus, PushOutcome, PushedMessage, Stats, Store};
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{EngineConfig, JobsConfig};
@@ -239,9 +239,30 @@ impl<S: Store> Engine<S> {
                 self.open(&key, trigger)?;
             }
         }
-        let report = self.run_jobs()?;
+        let mut report = self.run_jobs()?;
+        report.add(self.wait_for_others(scope)?);
         self.index_after_write(&scope.tenant)?;
         Ok(report)
+    }
+
+    /// Waits while another worker of this process or another runs a job of `scope` (a flush
+    /// must not return before what it closes is closed), running what becomes claimable, for
+    /// at most one lease: a worker that died leaves its job to whoever claims it next.
+    fn wait_for_others(&self, scope: &Scope) -> Result<RunReport, EngineError> {
+        use epimem_store::JobState;
+        let deadline = std::time::Instant::now()
+            + std::time::Duration::from_secs(self.config.jobs.lease_seconds.max(1) as u64);
+        let mut report = RunReport::default();
+        loop {
+            let jobs = self.jobs(&scope.tenant, scope.conversation.as_deref(), 1000)?;
+            if !jobs.iter().any(|j| matches!(j.state, JobState::Queued | JobState::Running))
+                || std::time::Instant::now() >= deadline
+            {
+                return Ok(report);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            report.add(self.run_jobs()?);
+        }
     }
 
     /// The scheduler's heartbeat: segments conversations that fell silent or waited too long
@@ -310,6 +331,17 @@ impl<S: Store> Engine<S> {
             return Err(e.into());
         }
         Ok(())
+    }
+
+    /// The tenant's jobs (of one conversation, when given) that are queued, running, waiting
+    /// to be retried or parked, oldest first, at most `limit`.
+    pub fn jobs(
+        &self,
+        tenant: &str,
+        conversation: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<JobStatus>, EngineError> {
+        Ok(self.store.jobs(tenant, conversation, self.clock.now(), limit)?)
     }
 
     pub fn stats(&self, tenant: Option<&str>) -> Result<Stats, EngineError> {

@@ -52,23 +52,51 @@ impl<S: Store> Engine<S> {
     fn run_job(&self, job: &Job) -> Result<RunReport, EngineError> {
         let JobKind::Segment { conversation, upto_seq, trigger } = &job.kind else {
             let error = "this version of epimem cannot run this job";
-            self.store.abandon_job(job.id, None, error, false)?;
+            self.store.abandon_job(job.id, None, error, None)?;
             return Ok(RunReport::default());
         };
-        let result = self.segment(job, conversation, *upto_seq, *trigger);
+        let result =
+            self.with_lease_renewed(job, || self.segment(job, conversation, *upto_seq, *trigger));
         match result {
             Ok(report) => Ok(report),
             // Another worker took the fence over: our work is void, and nothing was written.
             Err(EngineError::Store(StoreError::Conflict(e))) => {
-                self.store.abandon_job(job.id, None, &e, false)?;
+                self.store.abandon_job(job.id, None, &e, None)?;
                 Ok(RunReport { jobs_superseded: 1, ..RunReport::default() })
             }
             Err(e) => {
-                let retry = job.attempts < self.config.jobs.max_attempts;
-                self.store.abandon_job(job.id, Some(conversation), &e.to_string(), retry)?;
+                let retry_at = (job.attempts < self.config.jobs.max_attempts).then(|| {
+                    self.clock.now().plus_millis(self.config.jobs.backoff_ms(job.attempts))
+                });
+                self.store.abandon_job(job.id, Some(conversation), &e.to_string(), retry_at)?;
                 Err(e)
             }
         }
+    }
+
+    /// Runs `work` while a thread beside it renews the job's lease every third of the lease,
+    /// so a slow job is not taken over by another worker while this one still runs it.
+    fn with_lease_renewed<T>(&self, job: &Job, work: impl FnOnce() -> T) -> T {
+        let lease_ms = self.config.jobs.lease_seconds * 1000;
+        let every = std::time::Duration::from_millis((lease_ms / 3).max(1) as u64);
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    finished.recv_timeout(every)
+                {
+                    let until = self.clock.now().plus_millis(lease_ms);
+                    // A lost lease ends the renewing; the commit then finds the fence gone. A
+                    // failed renewal is tried again at the next beat.
+                    if let Ok(false) = self.store.renew_lease(job.id, &self.worker, until) {
+                        return;
+                    }
+                }
+            });
+            let out = work();
+            drop(done);
+            out
+        })
     }
 
     fn segment(

@@ -159,7 +159,11 @@ impl LocalSearch {
 
 impl Search for LocalSearch {
     fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
-        self.with(tenant, |index| Ok(index.generation))
+        // After the update under way, if any: its generation is recorded before its BM25
+        // commit, and a caller must not take that for searchable yet.
+        let tenant = self.tenant(tenant)?;
+        let _applying = tenant.applying()?;
+        Ok(tenant.index()?.generation)
     }
 
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {

@@ -115,6 +115,7 @@ impl<S> Clone for App<S> {
         routes::list_episodes,
         routes::get_episode,
         routes::delete_episode,
+        routes::list_jobs,
         routes::recall,
         routes::healthz,
         routes::readyz,
@@ -170,6 +171,7 @@ pub fn router<S: Store + 'static>(
             "/v1/episodes/{id}",
             get(routes::get_episode::<S>).delete(routes::delete_episode::<S>),
         )
+        .route("/v1/jobs", get(routes::list_jobs::<S>))
         .route("/v1/recall", post(routes::recall::<S>))
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(TimeoutLayer::with_status_code(

@@ -20,7 +20,7 @@ use crate::{
     messages::parse_messages,
     wire::{
         AddedMessageOut, AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut,
-        EpisodesQuery, FlushedOut, RecallIn, RecallOut,
+        EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, RecallIn, RecallOut,
     },
 };
 
@@ -98,12 +98,19 @@ fn conversation_state<S: Store>(
     } else {
         None
     };
+    let jobs = if count_episodes {
+        let jobs = engine.jobs(&key.tenant, Some(&key.conversation), MAX_JOBS)?;
+        Some(jobs.into_iter().map(JobOut::from).collect())
+    } else {
+        None
+    };
     Ok(ConversationOut {
         conversation: key.conversation.clone(),
         last_seq: queue.last_seq,
         pending: queue.pending(),
         last_activity: queue.newest.map(Timestamp::to_rfc3339),
         episodes,
+        jobs,
     })
 }
 
@@ -163,6 +170,26 @@ pub(crate) async fn delete_tenant<S: Store + 'static>(
 ) -> Result<Json<DeletedOut>, ApiError> {
     let episodes = blocking(&app, move |engine| Ok(engine.delete_tenant(&tenant)?)).await?;
     Ok(Json(DeletedOut { episodes: episodes as u64 }))
+}
+
+/// The most jobs one answer lists.
+const MAX_JOBS: usize = 1000;
+
+/// The caller's jobs not yet done: queued, running, waiting to be retried, or parked after
+/// failing too often (with their errors).
+#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", params(JobsQuery),
+    responses((status = 200, body = JobsOut), (status = 400, body = ErrorBody)))]
+pub(crate) async fn list_jobs<S: Store + 'static>(
+    State(app): State<App<S>>,
+    Extension(tenant): Extension<Tenant>,
+    query: Result<Query<JobsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<JobsOut>, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::bad_input(e.body_text()))?;
+    let limit = limit(q.limit, 100)?.min(MAX_JOBS);
+    let jobs =
+        blocking(&app, move |engine| Ok(engine.jobs(&tenant, q.conversation.as_deref(), limit)?))
+            .await?;
+    Ok(Json(JobsOut { jobs: jobs.into_iter().map(JobOut::from).collect() }))
 }
 
 /// Episodes, newest first, a page at a time.

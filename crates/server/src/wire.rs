@@ -2,9 +2,9 @@
 //! Domain types never cross the wire: each is turned into one of these here. Field names are a
 //! public contract: add, never rename.
 
-use epimem_core::{Episode, Message};
+use epimem_core::{Episode, Message, Timestamp};
 use epimem_engine::{EpisodeContext, RecallHit, RecalledContext, RunReport};
-use epimem_store::EpisodeDetail;
+use epimem_store::{EpisodeDetail, JobState, JobStatus};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -75,6 +75,78 @@ pub struct ConversationOut {
     /// Episodes closed so far (only in `GET /v1/conversations/{conversation}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub episodes: Option<u64>,
+    /// Its segmentation jobs not yet done: queued, running, retrying or parked (only in
+    /// `GET /v1/conversations/{conversation}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Vec<JobOut>>,
+}
+
+/// A job not yet done.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobOut {
+    pub id: i64,
+    /// The conversation it segments (absent for a job this version cannot read).
+    pub conversation: Option<String>,
+    pub state: JobStateOut,
+    /// How many times a worker took it.
+    pub attempts: u32,
+    /// Why its last attempt failed.
+    pub last_error: Option<String>,
+    /// The worker running it.
+    pub worker: Option<String>,
+    /// When its lease ends (running) or it is tried again (retrying), RFC 3339.
+    pub until: Option<String>,
+}
+
+impl From<JobStatus> for JobOut {
+    fn from(j: JobStatus) -> Self {
+        Self {
+            id: j.id.0,
+            conversation: j.conversation.map(|c| c.conversation),
+            state: match j.state {
+                JobState::Queued => JobStateOut::Queued,
+                JobState::Running => JobStateOut::Running,
+                JobState::Retrying => JobStateOut::Retrying,
+                JobState::Parked => JobStateOut::Parked,
+            },
+            attempts: j.attempts,
+            last_error: j.last_error,
+            worker: j.worker,
+            until: j.until.map(Timestamp::to_rfc3339),
+        }
+    }
+}
+
+/// Where a job stands.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStateOut {
+    /// Waiting for a worker.
+    Queued,
+    /// A worker runs it (its lease ends at `until`).
+    Running,
+    /// It failed and is tried again at `until`.
+    Retrying,
+    /// It failed too often: kept with its error, never run again; its messages go to a later
+    /// job.
+    Parked,
+}
+
+/// `GET /v1/jobs`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct JobsQuery {
+    /// Only this conversation's.
+    pub conversation: Option<String>,
+    /// At most this many, oldest first (default 100, at most 1000).
+    pub limit: Option<usize>,
+}
+
+/// The caller's jobs not yet done.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobsOut {
+    pub jobs: Vec<JobOut>,
 }
 
 /// What a flush closed.

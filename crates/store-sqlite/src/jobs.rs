@@ -1,8 +1,8 @@
 //! The durable job table: claimed with leases, retired in the transaction that does the work.
 
 use epimem_core::{ConversationKey, Job, JobId, JobKind, Timestamp};
-use epimem_store::StoreError;
-use rusqlite::{OptionalExtension, Transaction, params};
+use epimem_store::{JobState, JobStatus, StoreError};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::map_err;
 
@@ -51,14 +51,15 @@ pub(crate) fn abandon(
     job: JobId,
     conversation: Option<&ConversationKey>,
     error: &str,
-    retry: bool,
+    retry_at: Option<Timestamp>,
 ) -> Result<(), StoreError> {
-    if retry {
-        // The fence stays with the job, which will run again.
+    if let Some(at) = retry_at {
+        // The fence stays with the job, which will run again; no owner and a lease end in
+        // the future mean it waits until then.
         tx.execute(
-            "UPDATE jobs SET lease_owner = NULL, lease_until = NULL, last_error = ?2
+            "UPDATE jobs SET lease_owner = NULL, lease_until = ?3, last_error = ?2
              WHERE id = ?1 AND state = 'queued'",
-            params![job.0, error],
+            params![job.0, error, at.millis()],
         )
         .map_err(map_err)?;
         return Ok(());
@@ -78,4 +79,66 @@ pub(crate) fn abandon(
     )
     .map_err(map_err)?;
     Ok(())
+}
+
+pub(crate) fn renew(
+    tx: &Transaction<'_>,
+    job: JobId,
+    worker: &str,
+    until: Timestamp,
+) -> Result<bool, StoreError> {
+    let renewed = tx
+        .execute(
+            "UPDATE jobs SET lease_until = ?3
+             WHERE id = ?1 AND state = 'queued' AND lease_owner = ?2",
+            params![job.0, worker, until.millis()],
+        )
+        .map_err(map_err)?;
+    Ok(renewed == 1)
+}
+
+pub(crate) fn list(
+    conn: &Connection,
+    tenant: &str,
+    conversation: Option<&str>,
+    now: Timestamp,
+    limit: usize,
+) -> Result<Vec<JobStatus>, StoreError> {
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT id, payload, state, attempts, last_error, lease_owner, lease_until FROM jobs
+             WHERE json_extract(payload, '$.conversation.tenant') = ?1
+               AND (?2 IS NULL OR json_extract(payload, '$.conversation.conversation') = ?2)
+             ORDER BY id LIMIT ?3",
+        )
+        .map_err(map_err)?;
+    let rows = statement
+        .query_map(params![tenant, conversation, limit as i64], |r| {
+            let payload: String = r.get(1)?;
+            let state: String = r.get(2)?;
+            let owner: Option<String> = r.get(5)?;
+            let until: Option<i64> = r.get(6)?;
+            let leased = until.is_some_and(|u| u > now.millis());
+            let state = match (state.as_str(), leased, owner.is_some()) {
+                ("failed", _, _) => JobState::Parked,
+                (_, true, true) => JobState::Running,
+                (_, true, false) => JobState::Retrying,
+                _ => JobState::Queued,
+            };
+            let conversation = match serde_json::from_str::<JobKind>(&payload) {
+                Ok(JobKind::Segment { conversation, .. }) => Some(conversation),
+                _ => None,
+            };
+            Ok(JobStatus {
+                id: JobId(r.get(0)?),
+                conversation,
+                state,
+                attempts: r.get(3)?,
+                last_error: r.get(4)?,
+                worker: if leased { owner } else { None },
+                until: if leased { until.map(Timestamp) } else { None },
+            })
+        })
+        .map_err(map_err)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(map_err)
 }

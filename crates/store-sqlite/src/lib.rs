@@ -25,7 +25,7 @@ use epimem_core::{
     Trigger,
 };
 use epimem_store::{
-    ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome,
+    ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, JobStatus, PendingReview, PushOutcome,
     SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
@@ -218,9 +218,23 @@ impl Store for SqliteStore {
         job: JobId,
         conversation: Option<&ConversationKey>,
         error: &str,
-        retry: bool,
+        retry_at: Option<Timestamp>,
     ) -> Result<(), StoreError> {
-        self.write(|tx| jobs::abandon(tx, job, conversation, error, retry))
+        self.write(|tx| jobs::abandon(tx, job, conversation, error, retry_at))
+    }
+
+    fn renew_lease(&self, job: JobId, worker: &str, until: Timestamp) -> Result<bool, StoreError> {
+        self.write(|tx| jobs::renew(tx, job, worker, until))
+    }
+
+    fn jobs(
+        &self,
+        tenant: &str,
+        conversation: Option<&str>,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<JobStatus>, StoreError> {
+        self.read(|conn| jobs::list(conn, tenant, conversation, now, limit))
     }
 
     fn claim_job(

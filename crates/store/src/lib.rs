@@ -11,8 +11,8 @@ mod types;
 
 pub use error::StoreError;
 pub use types::{
-    ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, PendingReview, PushOutcome,
-    PushedMessage, SegmentationBatch, SegmentationCommit, Stats,
+    ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, JobState, JobStatus, PendingReview,
+    PushOutcome, PushedMessage, SegmentationBatch, SegmentationCommit, Stats,
 };
 
 use epimem_core::{
@@ -70,16 +70,31 @@ pub trait Store: Send + Sync {
     /// Fails with a conflict, changing nothing, if the fence was lost.
     fn commit_segmentation(&self, commit: &SegmentationCommit) -> Result<(), StoreError>;
 
-    /// Records that `job` failed with `error`. With `retry` it is queued again and keeps its
-    /// fence; without, it is kept as failed and releases its fence on `conversation` (if it
-    /// still holds it), so the messages can be segmented by a later job.
+    /// Records that `job` failed with `error`. With `retry_at` it is queued again, claimable
+    /// from then on, and keeps its fence; without, it is parked (kept as failed, never run
+    /// again) and releases its fence on `conversation` (if it still holds it), so the
+    /// messages can be segmented by a later job.
     fn abandon_job(
         &self,
         job: JobId,
         conversation: Option<&ConversationKey>,
         error: &str,
-        retry: bool,
+        retry_at: Option<Timestamp>,
     ) -> Result<(), StoreError>;
+
+    /// Extends `worker`'s lease on `job` to `until`, so a slow job is not taken over; false if
+    /// the worker no longer holds it (its lease ran out and another claimed it).
+    fn renew_lease(&self, job: JobId, worker: &str, until: Timestamp) -> Result<bool, StoreError>;
+
+    /// The tenant's jobs (of one conversation, when given) that are queued, running, waiting
+    /// to be retried or parked, oldest first, at most `limit`; `now` tells running from queued.
+    fn jobs(
+        &self,
+        tenant: &str,
+        conversation: Option<&str>,
+        now: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<JobStatus>, StoreError>;
 
     /// Leases the oldest runnable job to `worker` until `now + lease_ms`. A job whose lease ran
     /// out is runnable again (its worker died).

@@ -110,3 +110,33 @@ pub struct ApiKey {
     pub created: Timestamp,
     pub revoked: Option<Timestamp>,
 }
+
+/// Where a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    /// Waiting for a worker.
+    Queued,
+    /// Leased to a worker until `lease_until`.
+    Running,
+    /// Failed and waiting until `lease_until` to be tried again.
+    Retrying,
+    /// Failed too often (or could not run at all): kept with its error, never run again.
+    Parked,
+}
+
+/// A job as an operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobStatus {
+    pub id: JobId,
+    /// The conversation it segments (`None` for a job this version cannot read).
+    pub conversation: Option<ConversationKey>,
+    pub state: JobState,
+    /// How many times it was claimed.
+    pub attempts: u32,
+    /// Why its last attempt failed.
+    pub last_error: Option<String>,
+    /// The worker holding it (running).
+    pub worker: Option<String>,
+    /// Its lease's end (running) or when it is tried again (retrying).
+    pub until: Option<Timestamp>,
+}

@@ -433,3 +433,46 @@ fn episodes_another_process_closes_are_found_within_the_refresh() {
     };
     assert!(found.to_string().contains("Rottnest"), "{found}");
 }
+
+/// A job that cannot run is parked with its error, and the API shows it (in the tenant's jobs
+/// and its conversation's), never to another tenant.
+#[test]
+fn a_parked_job_is_visible_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let server = Server::start(&db, FAST_WORKER);
+    let (status, _) = server.post(
+        "/v1/messages",
+        &json!({"conversation": "c", "role": "user",
+                                                          "content": "hello"}),
+    );
+    assert_eq!(status, 200);
+    // A job whose payload this version cannot read (as one written by a newer version).
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    let payload = json!({"kind": "segment", "conversation": {"tenant": "default",
+                         "conversation": "c"}, "upto_seq": "not a number"});
+    conn.execute("INSERT INTO jobs (payload) VALUES (?1)", [payload.to_string()]).unwrap();
+    drop(conn);
+
+    let started = Instant::now();
+    let jobs = loop {
+        let (status, answer) = server.send("GET", "/v1/jobs", None);
+        assert_eq!(status, 200, "{answer}");
+        let jobs = answer["jobs"].as_array().unwrap().clone();
+        if jobs.iter().any(|j| j["state"] == "parked") {
+            break jobs;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "never parked: {answer}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let parked = jobs.iter().find(|j| j["state"] == "parked").unwrap();
+    assert_eq!(parked["conversation"], Value::Null, "unreadable: {parked}");
+    assert!(parked["last_error"].as_str().unwrap().contains("unreadable job"), "{parked}");
+    let (status, answer) = server.send("GET", "/v1/jobs?limit=0", None);
+    assert_eq!(status, 400, "{answer}");
+    let (status, answer) = server.send("GET", "/v1/jobs?colour=red", None);
+    assert_eq!(status, 400, "{answer}");
+    let (_, conversation) = server.send("GET", "/v1/conversations/c", None);
+    assert!(conversation["jobs"].is_array(), "{conversation}");
+}

@@ -10,7 +10,7 @@ use epimem_core::{
 };
 use serde_json::json;
 
-use crate::{PendingReview, SegmentationCommit, Store, StoreError};
+use crate::{JobState, PendingReview, SegmentationCommit, Store, StoreError};
 
 mod changes;
 mod forget;
@@ -32,6 +32,8 @@ macro_rules! conformance_tests {
             doubling_the_window_is_remembered,
             abandoned_jobs_retry_or_release_their_fence,
             leases_expire,
+            leases_renew_only_for_their_worker,
+            jobs_are_listed_with_where_they_stand,
             batches_carry_context,
             tenants_never_see_each_other,
             episodes_list_and_detail,
@@ -332,9 +334,10 @@ pub fn abandoned_jobs_retry_or_release_their_fence(store: &dyn Store) {
     push_n(store, &conv, 6);
     let job = fence(store, &conv, 6);
     store.claim_job("w", Timestamp(T0), 30_000).unwrap().unwrap();
-    store.abandon_job(job, Some(&conv), "model timed out", true).unwrap();
-    // Retried: claimable again at once, and it still holds the fence.
-    let again = store.claim_job("w", Timestamp(T0), 30_000).unwrap().unwrap();
+    store.abandon_job(job, Some(&conv), "model timed out", Some(Timestamp(T0 + 5_000))).unwrap();
+    // Retried after its backoff, and it still holds the fence meanwhile.
+    assert_eq!(store.claim_job("w", Timestamp(T0 + 4_999), 30_000).unwrap(), None);
+    let again = store.claim_job("w", Timestamp(T0 + 5_000), 30_000).unwrap().unwrap();
     assert_eq!((again.id, again.attempts), (job, 2));
     assert_eq!(
         store
@@ -347,7 +350,7 @@ pub fn abandoned_jobs_retry_or_release_their_fence(store: &dyn Store) {
             .unwrap(),
         None
     );
-    store.abandon_job(job, Some(&conv), "gave up", false).unwrap();
+    store.abandon_job(job, Some(&conv), "gave up", None).unwrap();
     assert_eq!(store.stats(None).unwrap().failed_jobs, 1);
     assert_eq!(store.claim_job("w", Timestamp(T0 + 10_000_000), 30_000).unwrap(), None);
     // The fence is free for a new job.
@@ -363,6 +366,54 @@ pub fn leases_expire(store: &dyn Store) {
     assert_eq!(store.claim_job("w2", Timestamp(T0 + 29_999), 30_000).unwrap(), None);
     let second = store.claim_job("w2", Timestamp(T0 + 30_000), 30_000).unwrap().unwrap();
     assert_eq!((second.id, second.attempts), (job, 2));
+}
+
+pub fn leases_renew_only_for_their_worker(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 6);
+    let job = fence(store, &conv, 6);
+    store.claim_job("w1", Timestamp(T0), 30_000).unwrap().unwrap();
+    assert!(store.renew_lease(job, "w1", Timestamp(T0 + 60_000)).unwrap());
+    // Renewed: not taken over when the first lease would have run out.
+    assert_eq!(store.claim_job("w2", Timestamp(T0 + 45_000), 30_000).unwrap(), None);
+    assert!(!store.renew_lease(job, "w2", Timestamp(T0 + 90_000)).unwrap(), "not w2's");
+    let taken = store.claim_job("w2", Timestamp(T0 + 60_000), 30_000).unwrap().unwrap();
+    assert_eq!(taken.id, job);
+    assert!(!store.renew_lease(job, "w1", Timestamp(T0 + 120_000)).unwrap(), "lost to w2");
+}
+
+pub fn jobs_are_listed_with_where_they_stand(store: &dyn Store) {
+    let (a, b, other) = (key("t", "a"), key("t", "b"), key("u", "a"));
+    for conv in [&a, &b, &other] {
+        push_n(store, conv, 3);
+    }
+    let (job_a, job_b) = (fence(store, &a, 3), fence(store, &b, 3));
+    fence(store, &other, 3);
+    let now = Timestamp(T0);
+    let states = |conversation: Option<&str>, at: Timestamp| -> Vec<(JobId, JobState)> {
+        let jobs = store.jobs("t", conversation, at, 10).unwrap();
+        jobs.iter().map(|j| (j.id, j.state)).collect()
+    };
+    assert_eq!(states(None, now), [(job_a, JobState::Queued), (job_b, JobState::Queued)]);
+    assert_eq!(states(Some("b"), now), [(job_b, JobState::Queued)]);
+
+    store.claim_job("w", now, 30_000).unwrap().unwrap();
+    let running = &store.jobs("t", Some("a"), now, 10).unwrap()[0];
+    assert_eq!((running.state, running.worker.as_deref()), (JobState::Running, Some("w")));
+    assert_eq!((running.attempts, running.until), (1, Some(Timestamp(T0 + 30_000))));
+    assert_eq!(running.conversation.as_ref(), Some(&a));
+    // A lease that ran out is queued again (its worker died).
+    assert_eq!(states(Some("a"), Timestamp(T0 + 30_000)), [(job_a, JobState::Queued)]);
+
+    store.abandon_job(job_a, Some(&a), "timed out", Some(Timestamp(T0 + 1_000))).unwrap();
+    let retrying = &store.jobs("t", Some("a"), now, 10).unwrap()[0];
+    assert_eq!(
+        (retrying.state, retrying.last_error.as_deref()),
+        (JobState::Retrying, Some("timed out"))
+    );
+    store.abandon_job(job_b, Some(&b), "gave up", None).unwrap();
+    assert_eq!(states(Some("b"), now), [(job_b, JobState::Parked)]);
+    assert_eq!(store.jobs("t", None, now, 1).unwrap().len(), 1, "at most the limit");
 }
 
 pub fn batches_carry_context(store: &dyn Store) {
