@@ -42,15 +42,14 @@ const MAX_SEGMENTS: usize = 8;
 
 /// One BM25 index: episode documents or message documents.
 pub(crate) struct Bm25 {
-    index: Index,
-    /// Shared with [`Committer`]s, which commit while searches go on.
-    writer: Arc<Mutex<IndexWriter<TantivyDocument>>>,
-    reader: IndexReader,
+    /// The index, its writer and its reader, shared with the [`Committer`]s handed out.
+    shared: Committer,
     fields: Fields,
 }
 
 /// Commits what a [`Bm25`] staged without borrowing it: its owner's lock can be let go
 /// meanwhile, and searches go on against the last commit until this one is loaded.
+#[derive(Clone)]
 pub(crate) struct Committer {
     index: Index,
     writer: Arc<Mutex<IndexWriter<TantivyDocument>>>,
@@ -128,7 +127,8 @@ impl Bm25 {
         let writer = index.writer_with_num_threads(1, WRITER_BUDGET)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        Ok(Self { index, writer: Arc::new(Mutex::new(writer)), reader, fields })
+        let writer = Arc::new(Mutex::new(writer));
+        Ok(Self { shared: Committer { index, writer, reader }, fields })
     }
 
     /// The document as this index stores it, to add later ([`Committer::commit`]).
@@ -159,21 +159,17 @@ impl Bm25 {
 
     /// Removes every document of an episode (seen after the next commit).
     pub(crate) fn remove(&self, slot: usize) {
-        lock(&self.writer).delete_term(Term::from_field_u64(self.fields.slot, slot as u64));
+        lock(&self.shared.writer).delete_term(Term::from_field_u64(self.fields.slot, slot as u64));
     }
 
     /// What commits this index's staged documents later, from anywhere.
     pub(crate) fn committer(&self) -> Committer {
-        Committer {
-            index: self.index.clone(),
-            writer: self.writer.clone(),
-            reader: self.reader.clone(),
-        }
+        self.shared.clone()
     }
 
     /// The store's change the last commit reflects (0 for a new index; `None` if unreadable).
     pub(crate) fn generation(&self) -> Option<u64> {
-        let metas = self.index.load_metas().ok()?;
+        let metas = self.shared.index.load_metas().ok()?;
         match metas.payload {
             Some(payload) => payload.parse().ok(),
             None => (metas.segments.is_empty()).then_some(0),
@@ -189,7 +185,7 @@ impl Bm25 {
         limit: usize,
     ) -> tantivy::Result<Option<Vec<(usize, u64, f32)>>> {
         let f = self.fields;
-        let searcher = self.reader.searcher();
+        let searcher = self.shared.reader.searcher();
         let (terms, names) = self.query_terms(query, &searcher)?;
         if terms.is_empty() {
             return Ok(None);
@@ -305,7 +301,7 @@ impl Bm25 {
         } else {
             words.iter().collect()
         };
-        let mut analyzer = self.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
+        let mut analyzer = self.shared.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
         let mut terms: Vec<String> = Vec::new();
         for word in chosen {
             let mut stream = analyzer.token_stream(word);
@@ -319,8 +315,6 @@ impl Bm25 {
     }
 }
 
-/// Words split on anything not alphanumeric (Chinese and Japanese in pairs of characters),
-/// lowercased, accents folded, English stems.
 impl Committer {
     /// Adds `documents`, then makes what was added and removed searchable (and durable, in a
     /// folder), recording the store's change it reflects. With `compact` (after removing)
@@ -368,6 +362,8 @@ fn lock<T>(writer: &Mutex<T>) -> MutexGuard<'_, T> {
     writer.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Words split on anything not alphanumeric (Chinese and Japanese in pairs of characters),
+/// lowercased, accents folded, English stems.
 fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(crate::tokenizer::WordTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
@@ -384,7 +380,7 @@ mod tests {
 
     /// Whether any segment's dictionary holds `word` (analyzed) in the body field.
     fn holds(bm25: &Bm25, word: &str) -> bool {
-        let searcher = bm25.reader.searcher();
+        let searcher = bm25.shared.reader.searcher();
         let term = Term::from_field_text(bm25.fields.body, word);
         searcher.segment_readers().iter().any(|segment| {
             let index = segment.inverted_index(bm25.fields.body).unwrap();
@@ -413,7 +409,7 @@ mod tests {
             bm25.committer()
                 .commit(vec![document(&bm25, slot, &body)], slot as u64, false)
                 .unwrap();
-            let segments = bm25.index.searchable_segment_ids().unwrap().len();
+            let segments = bm25.shared.index.searchable_segment_ids().unwrap().len();
             assert!(segments <= MAX_SEGMENTS, "{segments} segments after {} commits", slot + 1);
         }
         let scope = Scope::tenant("t");
@@ -438,7 +434,7 @@ mod tests {
         bm25.committer().commit(Vec::new(), 2, true).unwrap();
         assert!(!holds(&bm25, "xylophonist"));
         assert!(holds(&bm25, "compost"));
-        assert_eq!(bm25.index.searchable_segment_ids().unwrap().len(), 1);
+        assert_eq!(bm25.shared.index.searchable_segment_ids().unwrap().len(), 1);
         assert_eq!(bm25.generation(), Some(2));
         let scope = Scope::tenant("t");
         assert_eq!(bm25.search(&scope, "xylophonist", 5).unwrap(), Some(vec![]));

@@ -172,12 +172,15 @@ impl Search for LocalSearch {
         if !update.forgotten.is_empty() {
             tenant.index()?.forget(update.forgotten)?;
         }
+        if update.added.is_empty() && update.generation.is_none() {
+            return Ok(()); // a forget alone, committed above
+        }
         // Staged a few episodes at a time, letting searches in between.
         for added in update.added.chunks(STAGED_AT_ONCE) {
-            tenant.index()?.add(added)?;
+            tenant.index()?.add(added);
         }
         let pending = tenant.index()?.pending(update.generation);
-        pending.commit()?; // searches go on meanwhile
+        pending.commit(false)?; // searches go on meanwhile
         let save = tenant.index()?.committed()?;
         if let Some(save) = save {
             // Written outside the index's lock, searches going on.
@@ -195,14 +198,13 @@ impl Search for LocalSearch {
         let mut shared = self.lock()?.remove(tenant).expect("opened above");
         // Searches that found it before it left the table finish first: its writer lock and
         // files must be released before the folder goes (else the next open finds it held).
-        let index = loop {
+        let mut index = loop {
             match Arc::try_unwrap(shared) {
                 Ok(alone) => break alone.index.into_inner().map_err(|_| poisoned())?,
                 Err(again) => shared = again,
             }
             std::thread::sleep(Duration::from_millis(1));
         };
-        let mut index = index;
         index.abandon();
         let on_disk = index.on_disk();
         drop(index);

@@ -4,7 +4,7 @@
 
 use axum::{
     Json,
-    extract::rejection::BytesRejection,
+    extract::rejection::{BytesRejection, QueryRejection},
     http::StatusCode,
     response::{IntoResponse, Response},
 };
@@ -70,6 +70,12 @@ impl ApiError {
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         Self::of_kind(e.kind(), e.to_string())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        Self::bad_input(rejection.body_text())
     }
 }
 

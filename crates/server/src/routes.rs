@@ -6,7 +6,10 @@ use std::{collections::BTreeSet, sync::atomic::Ordering};
 use axum::{
     Json,
     body::Bytes,
-    extract::{Extension, Path, Query, State, rejection::BytesRejection},
+    extract::{
+        Extension, Path, Query, State,
+        rejection::{BytesRejection, QueryRejection},
+    },
     http::StatusCode,
 };
 use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
@@ -99,7 +102,7 @@ fn conversation_state<S: Store>(
         None
     };
     let jobs = if count_episodes {
-        let jobs = engine.jobs(&key.tenant, Some(&key.conversation), MAX_JOBS)?;
+        let jobs = engine.jobs(&key.tenant, Some(&key.conversation), MAX_LIMIT)?;
         Some(jobs.into_iter().map(JobOut::from).collect())
     } else {
         None
@@ -172,9 +175,6 @@ pub(crate) async fn delete_tenant<S: Store + 'static>(
     Ok(Json(DeletedOut { episodes: episodes as u64 }))
 }
 
-/// The most jobs one answer lists.
-const MAX_JOBS: usize = 1000;
-
 /// The caller's jobs not yet done: queued, running, waiting to be retried, or parked after
 /// failing too often (with their errors).
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", params(JobsQuery),
@@ -182,10 +182,10 @@ const MAX_JOBS: usize = 1000;
 pub(crate) async fn list_jobs<S: Store + 'static>(
     State(app): State<App<S>>,
     Extension(tenant): Extension<Tenant>,
-    query: Result<Query<JobsQuery>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<JobsQuery>, QueryRejection>,
 ) -> Result<Json<JobsOut>, ApiError> {
-    let Query(q) = query.map_err(|e| ApiError::bad_input(e.body_text()))?;
-    let limit = limit(q.limit, 100)?.min(MAX_JOBS);
+    let Query(q) = query?;
+    let limit = limit(q.limit, 100)?;
     let jobs =
         blocking(&app, move |engine| Ok(engine.jobs(&tenant, q.conversation.as_deref(), limit)?))
             .await?;
@@ -198,9 +198,9 @@ pub(crate) async fn list_jobs<S: Store + 'static>(
 pub(crate) async fn list_episodes<S: Store + 'static>(
     State(app): State<App<S>>,
     Extension(tenant): Extension<Tenant>,
-    query: Result<Query<EpisodesQuery>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<EpisodesQuery>, QueryRejection>,
 ) -> Result<Json<EpisodesOut>, ApiError> {
-    let Query(q) = query.map_err(|e| ApiError::bad_input(e.body_text()))?;
+    let Query(q) = query?;
     let limit = limit(q.limit, DEFAULT_PAGE)?;
     let offset: usize = match q.cursor.as_deref() {
         None => 0,

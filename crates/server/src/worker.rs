@@ -53,14 +53,14 @@ impl Worker {
                     } else {
                         None
                     };
-                    let closed = match run {
+                    let ran = match run {
                         None | Some(Ok(RunReport { jobs_run: 0, .. })) => false,
                         Some(outcome) => {
                             report(outcome);
                             true
                         }
                     };
-                    if closed || Instant::now() >= next_refresh {
+                    if ran || Instant::now() >= next_refresh {
                         if let Err(e) = engine.refresh_indexes() {
                             report(Err(e));
                         }

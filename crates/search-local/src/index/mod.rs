@@ -1,20 +1,23 @@
 //! One tenant's search index: a table giving every episode a slot; BM25 over episodes, BM25
 //! over messages and the message vectors all speak in slots, and the table turns scopes into
-//! per-slot visibility.
+//! per-slot visibility. How updates reach it and how it is saved: `update.rs`.
+
+mod update;
+
+use update::Staged;
 
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
-    time::{Duration, Instant},
+    time::Instant,
 };
 
-use epimem_core::{Episode, EpisodeId, Role, Scope, name_words};
-use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
+use epimem_core::{Episode, Scope};
+use epimem_search::SearchError;
 use serde::{Deserialize, Serialize};
-use tantivy::TantivyDocument;
 
 use crate::{
-    lexical, state, table, vector_file,
+    lexical, state, table,
     vectors::{self, VectorConfig, VectorHits},
     words,
 };
@@ -44,9 +47,6 @@ pub(crate) struct TenantIndex {
     fingerprint: String,
     /// Where the index lives on disk; in memory only when `None`.
     folder: Option<PathBuf>,
-    /// Whether episodes were forgotten since the last commit (their text must then leave
-    /// every file and table).
-    forgot: bool,
     /// Why the saved index could not be used and was started again, if it was.
     pub(crate) restarted: Option<String>,
     /// BM25 documents of episodes added since the last commit.
@@ -58,59 +58,6 @@ pub(crate) struct TenantIndex {
     /// a server asks in one scope again and again, and checking every slot costs a
     /// millisecond at a million episodes.
     visible: Option<(Scope, Vec<bool>)>,
-}
-
-/// A tenant's state to write ([`TenantIndex::take_save`]).
-pub(crate) struct StateSave {
-    folder: PathBuf,
-    /// The vectors' file, when they changed: written first, since the state names it.
-    vectors: Option<(String, Vec<i8>)>,
-    /// The vectors' file the state names (every other is deleted once it is written).
-    keep: Option<String>,
-    state: Vec<u8>,
-}
-
-impl StateSave {
-    pub(crate) fn write(self) -> Result<(), SearchError> {
-        let folder = &self.folder;
-        if let Some((name, data)) = &self.vectors {
-            vector_file::write(folder, name, data).map_err(|e| io_error(folder, e))?;
-        }
-        state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
-        vector_file::remove_others(folder, self.keep.as_deref()).map_err(|e| io_error(folder, e))
-    }
-}
-
-/// BM25 documents of episodes added, not yet handed to the writers.
-#[derive(Default)]
-struct Staged {
-    episodes: Vec<TantivyDocument>,
-    messages: Vec<TantivyDocument>,
-}
-
-impl std::fmt::Debug for Staged {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Staged")
-            .field("episodes", &self.episodes.len())
-            .field("messages", &self.messages.len())
-            .finish()
-    }
-}
-
-/// The BM25 writes of an update ([`TenantIndex::pending`]): each index's documents and commit.
-pub(crate) struct PendingCommit {
-    episodes: (lexical::Committer, Vec<TantivyDocument>),
-    messages: (lexical::Committer, Vec<TantivyDocument>),
-    generation: u64,
-}
-
-impl PendingCommit {
-    pub(crate) fn commit(self) -> Result<(), SearchError> {
-        let (episodes, documents) = self.episodes;
-        episodes.commit(documents, self.generation, false).map_err(index_error)?;
-        let (messages, documents) = self.messages;
-        messages.commit(documents, self.generation, false).map_err(index_error)
-    }
 }
 
 /// The parts of a tenant's index besides BM25: what is saved in its state file.
@@ -129,11 +76,6 @@ pub(crate) struct Parts {
     /// The content words of each message, for soft word matching.
     pub(crate) words: words::WordIndex,
 }
-
-/// The state is saved at most this often (and after a forget, and when the index is dropped).
-/// The BM25 indexes commit every update; a state behind them is found out of step on the next
-/// open, and the index rebuilt: a crash costs a rebuild, never a wrong answer.
-const SAVE_EVERY: Duration = Duration::from_secs(10);
 
 /// Why a saved index could not be opened.
 enum OpenError {
@@ -272,7 +214,6 @@ impl TenantIndex {
             tenant: tenant.to_owned(),
             fingerprint: fingerprint.to_owned(),
             folder: folder.map(Path::to_path_buf),
-            forgot: false,
             restarted: None,
             staged: Staged::default(),
             unsaved: false,
@@ -284,31 +225,6 @@ impl TenantIndex {
     /// Whether the index is saved on disk (else it lives in this process's memory only).
     pub(crate) fn on_disk(&self) -> bool {
         self.folder.is_some()
-    }
-
-    /// Adds closed episodes with their messages (an episode already in is left as it is;
-    /// seen after the next commit).
-    pub(crate) fn add(&mut self, episodes: &[IndexedEpisode<'_>]) -> Result<(), SearchError> {
-        for e in episodes {
-            self.stage_episode(e.episode, &e.lines)?;
-        }
-        Ok(())
-    }
-
-    /// Forgets episodes in every part (seen after the next commit).
-    pub(crate) fn remove(&mut self, ids: &[EpisodeId]) {
-        for id in ids {
-            let Some(slot) = self.parts.table.remove(id) else { continue };
-            self.visible = None;
-            self.episodes.remove(slot);
-            self.messages.remove(slot);
-            self.parts.vectors.remove(slot);
-            self.parts.words.remove_episode(slot);
-            if let Some(lines) = self.parts.lines.get_mut(slot) {
-                *lines = Vec::new();
-            }
-            self.forgot = true;
-        }
     }
 
     pub(crate) fn episode(&self, slot: usize) -> &Episode {
@@ -450,209 +366,6 @@ impl TenantIndex {
             hits.into_iter().map(|(slot, seq, score)| LexicalHit { slot, seq, score }).collect()
         }))
     }
-
-    fn stage_episode(
-        &mut self,
-        episode: &Episode,
-        lines: &[IndexedLine<'_>],
-    ) -> Result<(), SearchError> {
-        if self.parts.table.contains(&episode.id) {
-            return Ok(()); // indexed once, its vectors in one run
-        }
-        let slot = self.parts.table.insert(episode);
-        self.visible = None;
-        let conversation = self.parts.table.conversation_of(slot);
-        let mut body = String::new();
-        let mut authors: Vec<String> = Vec::new();
-        if self.parts.lines.len() <= slot {
-            self.parts.lines.resize(slot + 1, Vec::new());
-        }
-        for line in lines {
-            let id = self.author_id(line.author);
-            let said_by = &self.parts.author_names[id as usize];
-            // Lines are the episode's own, from its first message on.
-            if let Some(at) = line.seq.checked_sub(episode.first_seq) {
-                let facts = &mut self.parts.lines[slot];
-                if facts.len() <= at as usize {
-                    let blank = LineFacts { author: u32::MAX, asks: false, by_person: true };
-                    facts.resize(at as usize + 1, blank);
-                }
-                let asks = line.content.trim_end().ends_with('?');
-                let by_person = line.role == Role::User;
-                facts[at as usize] = LineFacts { author: id, asks, by_person };
-            }
-            self.parts.words.add_turn(slot, line.seq, line.content);
-            for word in said_by {
-                if !authors.contains(word) {
-                    authors.push(word.clone());
-                }
-            }
-            let text = format!("{}: {}", line.author, line.content);
-            self.staged.messages.push(self.messages.document(&lexical::Doc {
-                slot,
-                episode,
-                seq: line.seq,
-                title: "",
-                summary: "",
-                body: &text,
-                authors: said_by,
-            }));
-            body.push_str(&text);
-            body.push('\n');
-            if let Some(v) = line.vector {
-                self.parts.vectors.add((slot, conversation, episode), line.seq, v);
-            }
-        }
-        self.staged.episodes.push(self.episodes.document(&lexical::Doc {
-            slot,
-            episode,
-            seq: 0,
-            title: &episode.title,
-            summary: &episode.summary,
-            body: &body,
-            authors: &authors,
-        }));
-        Ok(())
-    }
-
-    /// The author's id, registering the author and its name words on first sight.
-    fn author_id(&mut self, author: &str) -> u32 {
-        let lower = author.to_lowercase();
-        if let Some(&id) = self.parts.author_ids.get(&lower) {
-            return id;
-        }
-        let id =
-            u32::try_from(self.parts.author_names.len()).expect("fewer than 4 billion authors");
-        let words = name_words(author);
-        for word in &words {
-            self.parts.names.entry(word.clone()).or_default().push(id);
-        }
-        self.parts.author_names.push(words);
-        self.parts.author_ids.insert(lower, id);
-        id
-    }
-
-    /// Forgets episodes and commits at once: the forgotten text leaves every part before
-    /// anything searches again. The generation is left as it was, so a crash before the
-    /// update's additions are committed replays them (forgetting again changes nothing).
-    pub(crate) fn forget(&mut self, ids: &[EpisodeId]) -> Result<(), SearchError> {
-        self.remove(ids);
-        if self.forgot { self.commit() } else { Ok(()) }
-    }
-
-    /// Records that the index reflects the store's changes up to `generation`, once what was
-    /// added is committed, and hands over that commit: its BM25 writes are made by the caller
-    /// after letting go of this index, so searches go on meanwhile (seeing the new episodes'
-    /// vectors before their words, for those milliseconds); then [`TenantIndex::committed`].
-    pub(crate) fn pending(&mut self, generation: Option<u64>) -> PendingCommit {
-        if let Some(generation) = generation {
-            self.generation = self.generation.max(generation);
-        }
-        self.parts.vectors.settle();
-        let staged = std::mem::take(&mut self.staged);
-        PendingCommit {
-            episodes: (self.episodes.committer(), staged.episodes),
-            messages: (self.messages.committer(), staged.messages),
-            generation: self.generation,
-        }
-    }
-
-    /// After a [`PendingCommit`] was made: the state to save, when it is due.
-    pub(crate) fn committed(&mut self) -> Result<Option<StateSave>, SearchError> {
-        self.unsaved = true;
-        if self.saved_at.is_none_or(|at| at.elapsed() >= SAVE_EVERY) {
-            return self.take_save();
-        }
-        Ok(None)
-    }
-
-    /// Makes what was added and forgotten searchable and records `generation`; the state is
-    /// saved too when the index lives on disk and it is due (`SAVE_EVERY`). After forgetting,
-    /// the forgotten text leaves every part at once: merged out of the BM25 files, dropped from
-    /// the word and name tables, and the state saved without it.
-    pub(crate) fn commit(&mut self) -> Result<(), SearchError> {
-        let forgot = self.forgot;
-        self.parts.vectors.settle();
-        let staged = std::mem::take(&mut self.staged);
-        let generation = self.generation;
-        let episodes = self.episodes.committer();
-        episodes.commit(staged.episodes, generation, forgot).map_err(index_error)?;
-        let messages = self.messages.committer();
-        messages.commit(staged.messages, generation, forgot).map_err(index_error)?;
-        self.unsaved = true;
-        if forgot {
-            self.parts.table.compact();
-            self.parts.words.compact();
-            self.compact_authors();
-            self.forgot = false;
-        }
-        if forgot || self.saved_at.is_none_or(|at| at.elapsed() >= SAVE_EVERY) {
-            self.save()?;
-        }
-        Ok(())
-    }
-
-    /// Writes the state if commits were made since it was last written (on disk only).
-    pub(crate) fn save(&mut self) -> Result<(), SearchError> {
-        let Some(save) = self.take_save()? else { return Ok(()) };
-        let written = save.write();
-        if written.is_err() {
-            self.not_saved();
-        }
-        written
-    }
-
-    /// What [`TenantIndex::save`] would write, copied out so that the caller can write it
-    /// after letting go of the index (`None`: nothing to write).
-    pub(crate) fn take_save(&mut self) -> Result<Option<StateSave>, SearchError> {
-        if !self.unsaved {
-            return Ok(None);
-        }
-        self.unsaved = false;
-        self.saved_at = Some(Instant::now());
-        let Some(folder) = &self.folder else { return Ok(None) };
-        let vectors = self.parts.vectors.take_save(self.generation);
-        let state = state::encode(state::SavedRef {
-            tenant: &self.tenant,
-            fingerprint: &self.fingerprint,
-            generation: self.generation,
-            parts: &self.parts,
-        })
-        .map_err(|e| io_error(folder, e))?;
-        let keep = self.parts.vectors.saved_file().map(str::to_owned);
-        Ok(Some(StateSave { folder: folder.clone(), vectors, keep, state }))
-    }
-
-    /// A [`StateSave`] failed: the next save writes everything again.
-    pub(crate) fn not_saved(&mut self) {
-        self.unsaved = true;
-        self.parts.vectors.unsaved();
-    }
-
-    /// Drops what was not saved: the index is about to be thrown away.
-    pub(crate) fn abandon(&mut self) {
-        self.unsaved = false;
-    }
-
-    /// Forgets the authors no line is by any more (their names are text too).
-    fn compact_authors(&mut self) {
-        let mut used = vec![false; self.parts.author_names.len()];
-        for line in self.parts.lines.iter().flatten() {
-            if let Some(u) = used.get_mut(line.author as usize) {
-                *u = true;
-            }
-        }
-        for (id, names) in self.parts.author_names.iter_mut().enumerate() {
-            if !used[id] {
-                names.clear();
-            }
-        }
-        self.parts.author_ids.retain(|_, id| used[*id as usize]);
-        self.parts.names.retain(|_, ids| {
-            ids.retain(|id| used[*id as usize]);
-            !ids.is_empty()
-        });
-    }
 }
 
 impl Drop for TenantIndex {
@@ -674,6 +387,8 @@ pub(crate) fn index_error(e: tantivy::TantivyError) -> SearchError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use epimem_core::Role;
+    use epimem_search::{IndexedEpisode, IndexedLine};
 
     #[test]
     fn names_of_authors_are_not_words_to_embed() {
@@ -690,8 +405,8 @@ mod tests {
             })
             .collect();
         let mut index = TenantIndex::open(None, "t", "none", VectorConfig::default()).unwrap();
-        index.add(&[IndexedEpisode { episode: &episode, lines }]).unwrap();
-        index.commit().unwrap();
+        index.add(&[IndexedEpisode { episode: &episode, lines }]);
+        index.pending(None).commit(false).unwrap();
         assert_eq!(index.without_names("Where did Caroline go?"), "Where did go?");
         assert_eq!(index.without_names("caroline's puppy"), "caroline's puppy");
         assert_eq!(index.without_names("Caroline?"), "Caroline?", "nothing else left");

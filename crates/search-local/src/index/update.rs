@@ -1,0 +1,285 @@
+//! How updates reach a tenant's index and how it is saved. Adding stages every part at once
+//! and leaves the BM25 documents to a [`PendingCommit`], which the caller makes without the
+//! index's lock; forgetting commits at once; the state is copied out as a [`StateSave`] and
+//! written outside the lock too.
+
+use std::{
+    path::PathBuf,
+    time::{Duration, Instant},
+};
+
+use epimem_core::{Episode, EpisodeId, Role, name_words};
+use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
+use tantivy::TantivyDocument;
+
+use super::{LineFacts, TenantIndex, index_error, io_error};
+use crate::{lexical, state, vector_file};
+
+/// The state is saved at most this often (and after a forget, and when the index is dropped).
+/// The BM25 indexes commit every update; a state behind them is found out of step on the next
+/// open, and the index rebuilt: a crash costs a rebuild, never a wrong answer.
+const SAVE_EVERY: Duration = Duration::from_secs(10);
+
+/// A tenant's state to write ([`TenantIndex::take_save`]).
+pub(crate) struct StateSave {
+    folder: PathBuf,
+    /// The vectors' file, when they changed: written first, since the state names it.
+    vectors: Option<(String, Vec<i8>)>,
+    /// The vectors' file the state names (every other is deleted once it is written).
+    keep: Option<String>,
+    state: Vec<u8>,
+}
+
+impl StateSave {
+    pub(crate) fn write(self) -> Result<(), SearchError> {
+        let folder = &self.folder;
+        if let Some((name, data)) = &self.vectors {
+            vector_file::write(folder, name, data).map_err(|e| io_error(folder, e))?;
+        }
+        state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
+        vector_file::remove_others(folder, self.keep.as_deref()).map_err(|e| io_error(folder, e))
+    }
+}
+
+/// BM25 documents of episodes added, not yet handed to the writers.
+#[derive(Default)]
+pub(super) struct Staged {
+    episodes: Vec<TantivyDocument>,
+    messages: Vec<TantivyDocument>,
+}
+
+impl std::fmt::Debug for Staged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Staged")
+            .field("episodes", &self.episodes.len())
+            .field("messages", &self.messages.len())
+            .finish()
+    }
+}
+
+/// The BM25 writes of an update ([`TenantIndex::pending`]): each index's documents and commit.
+pub(crate) struct PendingCommit {
+    episodes: (lexical::Committer, Vec<TantivyDocument>),
+    messages: (lexical::Committer, Vec<TantivyDocument>),
+    generation: u64,
+}
+
+impl PendingCommit {
+    /// Commits both BM25 indexes; with `compact`, merged into one segment each, so removed
+    /// documents leave their files.
+    pub(crate) fn commit(self, compact: bool) -> Result<(), SearchError> {
+        let (episodes, documents) = self.episodes;
+        episodes.commit(documents, self.generation, compact).map_err(index_error)?;
+        let (messages, documents) = self.messages;
+        messages.commit(documents, self.generation, compact).map_err(index_error)
+    }
+}
+
+impl TenantIndex {
+    /// Adds closed episodes with their messages (an episode already in is left as it is):
+    /// every part has them at once, BM25 once they are committed ([`TenantIndex::pending`]).
+    pub(crate) fn add(&mut self, episodes: &[IndexedEpisode<'_>]) {
+        for e in episodes {
+            self.stage_episode(e.episode, &e.lines);
+        }
+    }
+
+    /// Forgets episodes in every part (BM25 after the next commit); whether any was here.
+    fn remove(&mut self, ids: &[EpisodeId]) -> bool {
+        let mut removed = false;
+        for id in ids {
+            let Some(slot) = self.parts.table.remove(id) else { continue };
+            self.visible = None;
+            self.episodes.remove(slot);
+            self.messages.remove(slot);
+            self.parts.vectors.remove(slot);
+            self.parts.words.remove_episode(slot);
+            if let Some(lines) = self.parts.lines.get_mut(slot) {
+                *lines = Vec::new();
+            }
+            removed = true;
+        }
+        removed
+    }
+
+    fn stage_episode(&mut self, episode: &Episode, lines: &[IndexedLine<'_>]) {
+        if self.parts.table.contains(&episode.id) {
+            return; // indexed once, its vectors in one run
+        }
+        let slot = self.parts.table.insert(episode);
+        self.visible = None;
+        let conversation = self.parts.table.conversation_of(slot);
+        let mut body = String::new();
+        let mut authors: Vec<String> = Vec::new();
+        if self.parts.lines.len() <= slot {
+            self.parts.lines.resize(slot + 1, Vec::new());
+        }
+        for line in lines {
+            let id = self.author_id(line.author);
+            let said_by = &self.parts.author_names[id as usize];
+            // Lines are the episode's own, from its first message on.
+            if let Some(at) = line.seq.checked_sub(episode.first_seq) {
+                let facts = &mut self.parts.lines[slot];
+                if facts.len() <= at as usize {
+                    let blank = LineFacts { author: u32::MAX, asks: false, by_person: true };
+                    facts.resize(at as usize + 1, blank);
+                }
+                let asks = line.content.trim_end().ends_with('?');
+                let by_person = line.role == Role::User;
+                facts[at as usize] = LineFacts { author: id, asks, by_person };
+            }
+            self.parts.words.add_turn(slot, line.seq, line.content);
+            for word in said_by {
+                if !authors.contains(word) {
+                    authors.push(word.clone());
+                }
+            }
+            let text = format!("{}: {}", line.author, line.content);
+            self.staged.messages.push(self.messages.document(&lexical::Doc {
+                slot,
+                episode,
+                seq: line.seq,
+                title: "",
+                summary: "",
+                body: &text,
+                authors: said_by,
+            }));
+            body.push_str(&text);
+            body.push('\n');
+            if let Some(v) = line.vector {
+                self.parts.vectors.add((slot, conversation, episode), line.seq, v);
+            }
+        }
+        self.staged.episodes.push(self.episodes.document(&lexical::Doc {
+            slot,
+            episode,
+            seq: 0,
+            title: &episode.title,
+            summary: &episode.summary,
+            body: &body,
+            authors: &authors,
+        }));
+    }
+
+    /// The author's id, registering the author and its name words on first sight.
+    fn author_id(&mut self, author: &str) -> u32 {
+        let lower = author.to_lowercase();
+        if let Some(&id) = self.parts.author_ids.get(&lower) {
+            return id;
+        }
+        let id =
+            u32::try_from(self.parts.author_names.len()).expect("fewer than 4 billion authors");
+        let words = name_words(author);
+        for word in &words {
+            self.parts.names.entry(word.clone()).or_default().push(id);
+        }
+        self.parts.author_names.push(words);
+        self.parts.author_ids.insert(lower, id);
+        id
+    }
+
+    /// Forgets episodes and commits at once: the forgotten text leaves every part before
+    /// anything searches again (merged out of the BM25 files, dropped from the word and name
+    /// tables, the state saved without it). The generation is left as it was, so a crash
+    /// before the update's additions are committed replays them (forgetting again changes
+    /// nothing).
+    pub(crate) fn forget(&mut self, ids: &[EpisodeId]) -> Result<(), SearchError> {
+        if !self.remove(ids) {
+            return Ok(());
+        }
+        self.pending(None).commit(true)?;
+        self.parts.table.compact();
+        self.parts.words.compact();
+        self.compact_authors();
+        self.unsaved = true;
+        self.save()
+    }
+
+    /// Records that the index reflects the store's changes up to `generation`, once what was
+    /// added is committed, and hands over that commit: its BM25 writes are made by the caller
+    /// after letting go of this index, so searches go on meanwhile (seeing the new episodes'
+    /// vectors before their words, for those milliseconds); then [`TenantIndex::committed`].
+    pub(crate) fn pending(&mut self, generation: Option<u64>) -> PendingCommit {
+        if let Some(generation) = generation {
+            self.generation = self.generation.max(generation);
+        }
+        self.parts.vectors.settle();
+        let staged = std::mem::take(&mut self.staged);
+        PendingCommit {
+            episodes: (self.episodes.committer(), staged.episodes),
+            messages: (self.messages.committer(), staged.messages),
+            generation: self.generation,
+        }
+    }
+
+    /// After a [`PendingCommit`] was made: the state to save, when it is due.
+    pub(crate) fn committed(&mut self) -> Result<Option<StateSave>, SearchError> {
+        self.unsaved = true;
+        if self.saved_at.is_none_or(|at| at.elapsed() >= SAVE_EVERY) {
+            return self.take_save();
+        }
+        Ok(None)
+    }
+
+    /// Writes the state if commits were made since it was last written (on disk only).
+    pub(crate) fn save(&mut self) -> Result<(), SearchError> {
+        let Some(save) = self.take_save()? else { return Ok(()) };
+        let written = save.write();
+        if written.is_err() {
+            self.not_saved();
+        }
+        written
+    }
+
+    /// What [`TenantIndex::save`] would write, copied out so that the caller can write it
+    /// after letting go of the index (`None`: nothing to write).
+    pub(crate) fn take_save(&mut self) -> Result<Option<StateSave>, SearchError> {
+        if !self.unsaved {
+            return Ok(None);
+        }
+        self.unsaved = false;
+        self.saved_at = Some(Instant::now());
+        let Some(folder) = &self.folder else { return Ok(None) };
+        let vectors = self.parts.vectors.take_save(self.generation);
+        let state = state::encode(state::SavedRef {
+            tenant: &self.tenant,
+            fingerprint: &self.fingerprint,
+            generation: self.generation,
+            parts: &self.parts,
+        })
+        .map_err(|e| io_error(folder, e))?;
+        let keep = self.parts.vectors.saved_file().map(str::to_owned);
+        Ok(Some(StateSave { folder: folder.clone(), vectors, keep, state }))
+    }
+
+    /// A [`StateSave`] failed: the next save writes everything again.
+    pub(crate) fn not_saved(&mut self) {
+        self.unsaved = true;
+        self.parts.vectors.unsaved();
+    }
+
+    /// Drops what was not saved: the index is about to be thrown away.
+    pub(crate) fn abandon(&mut self) {
+        self.unsaved = false;
+    }
+
+    /// Forgets the authors no line is by any more (their names are text too).
+    fn compact_authors(&mut self) {
+        let mut used = vec![false; self.parts.author_names.len()];
+        for line in self.parts.lines.iter().flatten() {
+            if let Some(u) = used.get_mut(line.author as usize) {
+                *u = true;
+            }
+        }
+        for (id, names) in self.parts.author_names.iter_mut().enumerate() {
+            if !used[id] {
+                names.clear();
+            }
+        }
+        self.parts.author_ids.retain(|_, id| used[*id as usize]);
+        self.parts.names.retain(|_, ids| {
+            ids.retain(|id| used[*id as usize]);
+            !ids.is_empty()
+        });
+    }
+}
