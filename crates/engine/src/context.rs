@@ -1,6 +1,6 @@
 //! Turning recall hits into a context block an agent can read, under a token budget.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use epimem_core::{
     ContextItem, EpisodeId, KeywordBag, Message, RenderedContext, Scope, TurnItem, jaccard,
@@ -8,7 +8,7 @@ use epimem_core::{
 };
 use epimem_store::{EpisodeDetail, Store};
 
-use crate::{Engine, EngineError, RecallHit, RecallQuery};
+use crate::{Engine, EngineError, MessageHit, RecallHit, RecallQuery};
 
 /// A context block of the turns that best answer a query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,18 +73,33 @@ impl<S: Store> Engine<S> {
         // skips a turn that does not fit and takes a shorter one after it (under a heading it
         // already has, a line costs little).
         let mut details: HashMap<EpisodeId, EpisodeDetail> = HashMap::new();
+        // Episodes a store read found missing: forgotten by another process since indexed.
+        let mut missing: HashSet<EpisodeId> = HashSet::new();
         // (episode, index of the message in its detail), best first.
         let mut chosen: Vec<(EpisodeId, usize)> = Vec::new();
         let mut estimate = 0;
-        for hit in &hits {
-            if !details.contains_key(&hit.episode) {
+        // The episodes whose turns are gathered (`details` may hold more, read ahead).
+        let mut admitted: HashSet<EpisodeId> = HashSet::new();
+        for (at_hit, hit) in hits.iter().enumerate() {
+            if !admitted.contains(&hit.episode) {
                 if estimate > largest {
                     continue;
                 }
-                let Some(detail) = self.store.episode(&query.scope, &hit.episode)? else {
-                    continue; // forgotten by another process since the index loaded
-                };
-                details.insert(hit.episode.clone(), detail);
+                if !details.contains_key(&hit.episode) && !missing.contains(&hit.episode) {
+                    // The next few unread episodes in one read: each read is a snapshot, and
+                    // under writes each snapshot starts from a cold page cache.
+                    let next = unread(&hits[at_hit..], &details, &missing);
+                    let read = self.store.episode_details(&query.scope, &next)?;
+                    missing.extend(next);
+                    for detail in read {
+                        missing.remove(&detail.episode.id);
+                        details.insert(detail.episode.id.clone(), detail);
+                    }
+                }
+                if missing.contains(&hit.episode) {
+                    continue;
+                }
+                admitted.insert(hit.episode.clone());
                 estimate += HEADING_TOKENS;
             }
             let messages = &details[&hit.episode].messages;
@@ -158,10 +173,14 @@ impl<S: Store> Engine<S> {
         budget: usize,
     ) -> Result<RenderedContext, EngineError> {
         let query_bag = KeywordBag::from_text(query);
-        let mut details = Vec::with_capacity(hits.len());
-        for hit in hits {
-            details.push(self.store.episode(scope, &hit.episode.id)?);
-        }
+        let ids: Vec<EpisodeId> = hits.iter().map(|h| h.episode.id.clone()).collect();
+        let mut read: HashMap<EpisodeId, EpisodeDetail> = self
+            .store
+            .episode_details(scope, &ids)?
+            .into_iter()
+            .map(|d| (d.episode.id.clone(), d))
+            .collect();
+        let details: Vec<Option<EpisodeDetail>> = ids.iter().map(|id| read.remove(id)).collect();
         let lines: Vec<Vec<&Message>> = hits
             .iter()
             .zip(&details)
@@ -182,6 +201,28 @@ impl<S: Store> Engine<S> {
             .collect();
         Ok(render_context(&items, budget, &self.tokens))
     }
+}
+
+/// Episodes read from the store at once while gathering turns.
+const READ_AT_ONCE: usize = 8;
+
+/// The first [`READ_AT_ONCE`] distinct episodes of `hits` not yet read or found missing.
+fn unread(
+    hits: &[MessageHit],
+    read: &HashMap<EpisodeId, EpisodeDetail>,
+    missing: &HashSet<EpisodeId>,
+) -> Vec<EpisodeId> {
+    let mut next: Vec<EpisodeId> = Vec::with_capacity(READ_AT_ONCE);
+    for hit in hits {
+        if next.len() == READ_AT_ONCE {
+            break;
+        }
+        let id = &hit.episode;
+        if !read.contains_key(id) && !missing.contains(id) && !next.contains(id) {
+            next.push(id.clone());
+        }
+    }
+    next
 }
 
 /// The best vector match and the messages sharing most keywords with the query, in order.

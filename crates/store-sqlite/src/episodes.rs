@@ -163,3 +163,40 @@ pub(crate) fn by_id(
         .map_err(map_err)?;
     collect(&mut stmt, with_scope(scope, vec![Box::new(ids)]))
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::StatementStatus;
+
+    use super::*;
+
+    /// A scoped query runs with new values each time; planning it anew on each run cost more
+    /// than the query.
+    #[test]
+    fn a_scoped_query_is_planned_once() {
+        let store = crate::SqliteStore::open_in_memory().unwrap();
+        let sql = format!(
+            "SELECT count(*) FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = ?7"
+        );
+        let conversations = [None, Some("a"), Some("b"), None];
+        store
+            .with_conn(|conn| {
+                for (run, conversation) in conversations.into_iter().enumerate() {
+                    let scope = Scope {
+                        conversation: conversation.map(Into::into),
+                        ..Scope::tenant(format!("t{run}"))
+                    };
+                    let params = with_scope(&scope, vec![Box::new(format!("e{run}"))]);
+                    let mut stmt = conn.prepare_cached(&sql).map_err(map_err)?;
+                    let n: i64 = stmt
+                        .query_row(rusqlite::params_from_iter(params), |r| r.get(0))
+                        .map_err(map_err)?;
+                    assert_eq!(n, 0);
+                    assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0, "run {run}");
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+}

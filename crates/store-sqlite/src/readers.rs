@@ -9,7 +9,7 @@ use std::{
 use epimem_store::StoreError;
 use rusqlite::{Connection, OpenFlags};
 
-use crate::{BUSY_TIMEOUT, map_err};
+use crate::{BUSY_TIMEOUT, map_err, plan_once};
 
 /// Idle connections kept for the next reads; more are opened when more read at once, and
 /// closed again past this many.
@@ -57,6 +57,7 @@ impl Readers {
             StoreError::Unavailable(format!("cannot open {} to read: {e}", self.path.display()))
         })?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
+        plan_once(&conn).map_err(map_err)?;
         conn.execute_batch("PRAGMA cache_size = -16384; PRAGMA mmap_size = 1073741824;")
             .map_err(map_err)?;
         Ok(conn)

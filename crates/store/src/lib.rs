@@ -109,7 +109,18 @@ pub trait Store: Send + Sync {
     fn episodes(&self, scope: &Scope, limit: Option<usize>) -> Result<Vec<Episode>, StoreError>;
 
     /// One episode with its messages, if `scope` may see it.
-    fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<Option<EpisodeDetail>, StoreError>;
+    fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<Option<EpisodeDetail>, StoreError> {
+        Ok(self.episode_details(scope, std::slice::from_ref(id))?.pop())
+    }
+
+    /// The episodes among `ids` that `scope` may see, with their messages, in the order of
+    /// `ids`, read in one snapshot (a recall reads its quoted episodes with one read, not one
+    /// per episode).
+    fn episode_details(
+        &self,
+        scope: &Scope,
+        ids: &[EpisodeId],
+    ) -> Result<Vec<EpisodeDetail>, StoreError>;
 
     /// Cached vectors of messages `from..=to` made by the embedder `fingerprint`, by sequence
     /// number. Vectors of other fingerprints are never returned.

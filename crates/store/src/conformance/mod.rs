@@ -467,6 +467,12 @@ pub fn episodes_list_and_detail(store: &dyn Store) {
     let detail = store.episode(&scope, &list[1].id).unwrap().unwrap();
     assert_eq!(detail.messages.iter().map(|m| m.seq).collect::<Vec<_>>(), [4, 5, 6]);
     assert_eq!(detail.context.iter().map(|m| m.seq).collect::<Vec<_>>(), [3]);
+    // Several at once come in the order asked, without the ones that are not there.
+    let missing = epimem_core::EpisodeId("no-such-episode".into());
+    let ids = [list[1].id.clone(), missing, list[0].id.clone()];
+    let details = store.episode_details(&scope, &ids).unwrap();
+    assert_eq!(details.iter().map(|d| d.episode.first_seq).collect::<Vec<_>>(), [4, 1]);
+    assert_eq!(details[1].messages.iter().map(|m| m.seq).collect::<Vec<_>>(), [1, 2, 3]);
     let user_scope = Scope { user: Some("someone-else".into()), ..Scope::tenant("t") };
     assert!(store.episodes(&user_scope, None).unwrap().is_empty());
 }
