@@ -18,7 +18,9 @@ use epimem_core::{
 };
 use epimem_embed::Embedder;
 use epimem_search::{Search, Update};
-use epimem_store::{EpisodeDetail, JobStatus, PushOutcome, PushedMessage, Stats, Store};
+use epimem_store::{
+    EpisodeCursor, EpisodeDetail, JobStatus, PushOutcome, PushedMessage, Stats, Store,
+};
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{EngineConfig, JobsConfig};
@@ -277,12 +279,23 @@ impl<S: Store> Engine<S> {
         self.run_jobs()
     }
 
+    /// Episodes in `scope`, newest first, at most `limit`.
     pub fn episodes(
         &self,
         scope: &Scope,
         limit: Option<usize>,
     ) -> Result<Vec<Episode>, EngineError> {
-        Ok(self.store.episodes(scope, limit)?)
+        Ok(self.store.episodes(scope, None, limit)?)
+    }
+
+    /// A page of [`Engine::episodes`]: at most `limit` after `after`.
+    pub fn episodes_after(
+        &self,
+        scope: &Scope,
+        after: Option<&EpisodeCursor>,
+        limit: usize,
+    ) -> Result<Vec<Episode>, EngineError> {
+        Ok(self.store.episodes(scope, after, Some(limit))?)
     }
 
     pub fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<EpisodeDetail, EngineError> {

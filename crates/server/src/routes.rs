@@ -14,7 +14,7 @@ use axum::{
 };
 use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
 use epimem_engine::{Engine, RecallQuery};
-use epimem_store::Store;
+use epimem_store::{EpisodeCursor, Store};
 
 use crate::{
     App,
@@ -23,7 +23,8 @@ use crate::{
     messages::parse_messages,
     wire::{
         AddedMessageOut, AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut,
-        EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, RecallIn, RecallOut,
+        EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, RecallIn, RecallOut, decode_cursor,
+        encode_cursor,
     },
 };
 
@@ -192,7 +193,7 @@ pub(crate) async fn list_jobs<S: Store + 'static>(
     Ok(Json(JobsOut { jobs: jobs.into_iter().map(JobOut::from).collect() }))
 }
 
-/// Episodes, newest first, a page at a time.
+/// Episodes, newest first (by start), a page at a time.
 #[utoipa::path(get, path = "/v1/episodes", tag = "episodes", params(EpisodesQuery),
     responses((status = 200, body = EpisodesOut), (status = 400, body = ErrorBody)))]
 pub(crate) async fn list_episodes<S: Store + 'static>(
@@ -202,11 +203,11 @@ pub(crate) async fn list_episodes<S: Store + 'static>(
 ) -> Result<Json<EpisodesOut>, ApiError> {
     let Query(q) = query?;
     let limit = limit(q.limit, DEFAULT_PAGE)?;
-    let offset: usize = match q.cursor.as_deref() {
-        None => 0,
-        Some(c) => c.parse().map_err(|_| {
+    let after = match q.cursor.as_deref() {
+        None => None,
+        Some(c) => Some(decode_cursor(c).ok_or_else(|| {
             ApiError::bad_input(format!("cursor: {c:?} is not a cursor this server gave"))
-        })?,
+        })?),
     };
     let scope = Scope {
         since: time(q.from.as_deref(), "from")?,
@@ -215,12 +216,15 @@ pub(crate) async fn list_episodes<S: Store + 'static>(
     };
     let page = blocking(&app, move |engine| {
         // One more than the page says whether there is a next one.
-        let mut episodes = engine.episodes(&scope, Some(offset + limit + 1))?;
-        let more = episodes.len() > offset + limit;
-        episodes.truncate(offset + limit);
+        let mut episodes = engine.episodes_after(&scope, after.as_ref(), limit + 1)?;
+        let more = episodes.len() > limit;
+        episodes.truncate(limit);
         Ok(EpisodesOut {
-            episodes: episodes.iter().skip(offset).map(EpisodeOut::from).collect(),
-            next_cursor: more.then(|| (offset + limit).to_string()),
+            next_cursor: episodes
+                .last()
+                .filter(|_| more)
+                .map(|e| encode_cursor(&EpisodeCursor::after(e))),
+            episodes: episodes.iter().map(EpisodeOut::from).collect(),
         })
     })
     .await?;

@@ -2,9 +2,9 @@
 //! Domain types never cross the wire: each is turned into one of these here. Field names are a
 //! public contract: add, never rename.
 
-use epimem_core::{Episode, Message, Timestamp};
+use epimem_core::{Episode, EpisodeId, Message, Timestamp};
 use epimem_engine::{EpisodeContext, RecallHit, RecalledContext, RunReport};
-use epimem_store::{EpisodeDetail, JobState, JobStatus};
+use epimem_store::{EpisodeCursor, EpisodeDetail, JobState, JobStatus};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -184,6 +184,19 @@ pub struct EpisodesQuery {
     pub limit: Option<usize>,
     /// `next_cursor` of the previous page.
     pub cursor: Option<String>,
+}
+
+/// A cursor as the API writes it: the episode's start in milliseconds, a dot, its id.
+pub(crate) fn encode_cursor(cursor: &EpisodeCursor) -> String {
+    format!("{}.{}", cursor.start.millis(), cursor.id)
+}
+
+/// The cursor `text` names, if it is one [`encode_cursor`] could have written.
+pub(crate) fn decode_cursor(text: &str) -> Option<EpisodeCursor> {
+    let (start, id) = text.split_once('.')?;
+    let id_is_plain = !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    id_is_plain.then_some(())?;
+    Some(EpisodeCursor { start: Timestamp(start.parse().ok()?), id: EpisodeId(id.to_owned()) })
 }
 
 /// A page of episodes.
@@ -369,6 +382,28 @@ impl From<EpisodeContext> for RecallOut {
             context: Some(c.text),
             tokens: Some(c.tokens),
             turns: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_read_back_as_written() {
+        for (start, id) in [(0, "ep_0"), (1_773_478_800_000, "ep_9f2c"), (-5, "ep_x")] {
+            let cursor = EpisodeCursor { start: Timestamp(start), id: EpisodeId(id.into()) };
+            let text = encode_cursor(&cursor);
+            assert!(text.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)));
+            assert_eq!(decode_cursor(&text), Some(cursor));
+        }
+    }
+
+    #[test]
+    fn what_no_server_wrote_is_no_cursor() {
+        for text in ["", "zz", "12", "x.ep_1", "1.", "1.ep 1", "1.ep/1", "1.é"] {
+            assert_eq!(decode_cursor(text), None, "{text}");
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Reading episodes.
 
 use epimem_core::{Episode, EpisodeId, Scope, Timestamp};
-use epimem_store::{EpisodeDetail, IndexedMessage, StoreError};
+use epimem_store::{EpisodeCursor, EpisodeDetail, IndexedMessage, StoreError};
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::{map_err, rows};
@@ -37,17 +37,26 @@ pub(crate) fn with_scope<'a>(
 pub(crate) fn list(
     conn: &Connection,
     scope: &Scope,
+    after: Option<&EpisodeCursor>,
     limit: Option<usize>,
 ) -> Result<Vec<Episode>, StoreError> {
     let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+    let (after_start, after_id) = match after {
+        Some(c) => (Some(c.start.millis()), Some(c.id.0.as_str())),
+        None => (None, None),
+    };
     let mut stmt = conn
         .prepare_cached(&format!(
             "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} ORDER BY c.id, e.first_seq LIMIT ?7",
+             WHERE {SCOPE_FILTER} AND (?8 IS NULL OR e.start_ts < ?8
+                 OR (e.start_ts = ?8 AND e.id < ?9))
+             ORDER BY e.start_ts DESC, e.id DESC LIMIT ?7",
             rows::EPISODE_COLUMNS
         ))
         .map_err(map_err)?;
-    collect(&mut stmt, with_scope(scope, vec![Box::new(limit)]))
+    let rest: Vec<Box<dyn rusqlite::ToSql>> =
+        vec![Box::new(limit), Box::new(after_start), Box::new(after_id)];
+    collect(&mut stmt, with_scope(scope, rest))
 }
 
 /// Runs an episode query (columns [`rows::EPISODE_COLUMNS`]) and collects its episodes.

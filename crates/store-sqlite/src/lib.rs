@@ -25,8 +25,8 @@ use epimem_core::{
     Trigger,
 };
 use epimem_store::{
-    ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, JobStatus, PendingReview, PushOutcome,
-    SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
+    ApiKey, EpisodeChange, EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview,
+    PushOutcome, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -255,8 +255,13 @@ impl Store for SqliteStore {
         self.write(|tx| jobs::claim(tx, worker, now, lease_ms))
     }
 
-    fn episodes(&self, scope: &Scope, limit: Option<usize>) -> Result<Vec<Episode>, StoreError> {
-        self.read(|conn| episodes::list(conn, scope, limit))
+    fn episodes(
+        &self,
+        scope: &Scope,
+        after: Option<&EpisodeCursor>,
+        limit: Option<usize>,
+    ) -> Result<Vec<Episode>, StoreError> {
+        self.read(|conn| episodes::list(conn, scope, after, limit))
     }
 
     fn episode_details(

@@ -140,6 +140,10 @@ CREATE TABLE api_keys (
     revoked INTEGER
 );
 "#,
+    // Episodes are listed newest first, a page at a time.
+    r#"
+CREATE INDEX episodes_by_start ON episodes (start_ts, id);
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

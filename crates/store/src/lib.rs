@@ -11,8 +11,8 @@ mod types;
 
 pub use error::StoreError;
 pub use types::{
-    ApiKey, EpisodeChange, EpisodeDetail, IndexedMessage, JobState, JobStatus, PendingReview,
-    PushOutcome, PushedMessage, SegmentationBatch, SegmentationCommit, Stats,
+    ApiKey, EpisodeChange, EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus,
+    PendingReview, PushOutcome, PushedMessage, SegmentationBatch, SegmentationCommit, Stats,
 };
 
 use epimem_core::{
@@ -105,8 +105,14 @@ pub trait Store: Send + Sync {
         lease_ms: i64,
     ) -> Result<Option<Job>, StoreError>;
 
-    /// Episodes visible in `scope`, in conversation order, at most `limit`.
-    fn episodes(&self, scope: &Scope, limit: Option<usize>) -> Result<Vec<Episode>, StoreError>;
+    /// Episodes visible in `scope`, newest first (by start, then id); those after `after`
+    /// only, at most `limit`.
+    fn episodes(
+        &self,
+        scope: &Scope,
+        after: Option<&EpisodeCursor>,
+        limit: Option<usize>,
+    ) -> Result<Vec<Episode>, StoreError>;
 
     /// One episode with its messages, if `scope` may see it.
     fn episode(&self, scope: &Scope, id: &EpisodeId) -> Result<Option<EpisodeDetail>, StoreError> {

@@ -80,6 +80,22 @@ pub struct SegmentationCommit {
     pub window_doubled: bool,
 }
 
+/// Where a page of episodes ended: the next page starts after this episode. Episodes are
+/// listed newest first (by start, then id), so a page stays put while episodes are added or
+/// removed elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpisodeCursor {
+    pub start: Timestamp,
+    pub id: EpisodeId,
+}
+
+impl EpisodeCursor {
+    /// The cursor of a page that ended with `episode`.
+    pub fn after(episode: &Episode) -> Self {
+        Self { start: episode.start, id: episode.id.clone() }
+    }
+}
+
 /// An episode with the messages it covers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeDetail {

@@ -59,8 +59,8 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
         report.segmentation.episodes_closed, flushed.episodes_closed
     )?;
     writeln!(out, "Episodes:")?;
-    for e in engine.episodes(&scope, None)? {
-        writeln!(out, "{}", episode_line(&e))?;
+    for e in engine.episodes(&scope, None)?.iter().rev() {
+        writeln!(out, "{}", episode_line(e))?;
     }
     writeln!(out, "\nRecall {:?}:", args.query)?;
     let query = epimem_engine::RecallQuery::new(

@@ -19,7 +19,7 @@ pub(crate) struct EpisodesArgs {
     /// Only this conversation.
     #[arg(long)]
     conversation: Option<String>,
-    /// At most this many episodes.
+    /// Only the newest this many episodes.
     #[arg(long)]
     limit: Option<usize>,
     /// One JSON object per line.
@@ -94,7 +94,9 @@ pub(crate) struct StatsArgs {
 pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
     let scope = Scope::tenant(&config.tenant).with_conversation(args.conversation.clone());
-    let episodes = engine.episodes(&scope, args.limit)?;
+    let mut episodes = engine.episodes(&scope, args.limit)?;
+    // The store lists newest first; read in time order, oldest first.
+    episodes.reverse();
     for e in &episodes {
         if args.json {
             outln!("{}", json_line(&EpisodeOut::from(e)));

@@ -84,7 +84,7 @@ fn episodes_closed_after_the_index_loaded_are_found_and_forgotten() {
     assert_eq!(firsts(&e, &scope, "fence"), [1]); // loads the index
     remember(&e, "c", 1, &["the zebra at the zoo had stripes", "zebras are great"]);
     assert_eq!(firsts(&e, &scope, "zebra stripes"), [3]);
-    let zebra = e.episodes(&scope, None).unwrap()[1].id.clone();
+    let zebra = e.episodes(&scope, None).unwrap()[0].id.clone(); // the newest
     e.delete_episode(&scope, &zebra).unwrap();
     assert!(firsts(&e, &scope, "zebra stripes").is_empty());
     let turns = e.recall_messages(&RecallQuery::new(scope.clone(), "zebra", 10)).unwrap();

@@ -42,7 +42,7 @@ pub fn deleting_an_episode_removes_it_everywhere(store: &dyn Store) {
     assert!(!store.delete_episode(&Scope::tenant("t"), &id).unwrap());
     let scope = Scope::tenant("t");
     assert_eq!(store.episode(&scope, &id).unwrap(), None);
-    assert_eq!(store.episodes(&scope, None).unwrap().len(), 1);
+    assert_eq!(store.episodes(&scope, None, None).unwrap().len(), 1);
     let rows = super::index_rows(store, "t", Some("m"));
     assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), [3]);
     assert_eq!(rows[0].vector, Some(vec![3.0]));
@@ -83,7 +83,7 @@ pub fn deleting_a_conversation_removes_all_of_it(store: &dyn Store) {
     assert!(store.claim_job("w", epimem_core::Timestamp(0), 1_000).unwrap().is_none());
     let rows = super::index_rows(store, "t", Some("m"));
     assert!(rows.iter().all(|r| r.episode.conversation == kept), "{rows:?}");
-    assert_eq!(store.episodes(&Scope::tenant("t"), None).unwrap().len(), 1);
+    assert_eq!(store.episodes(&Scope::tenant("t"), None, None).unwrap().len(), 1);
 
     // The same conversation id starts afresh.
     store.push_messages(&[message(&conv, 1, "new start")]).unwrap();
@@ -106,7 +106,7 @@ pub fn deleting_a_tenant_removes_all_of_it_and_nothing_else(store: &dyn Store) {
     assert_eq!(ids, want);
     let stats = store.stats(Some("t")).unwrap();
     assert_eq!((stats.conversations, stats.messages, stats.episodes), (0, 0, 0));
-    assert!(store.episodes(&Scope::tenant("t"), None).unwrap().is_empty());
+    assert!(store.episodes(&Scope::tenant("t"), None, None).unwrap().is_empty());
     assert!(super::index_rows(store, "t", None).is_empty());
     // The other tenant keeps everything, and the tenant keeps its keys.
     let kept = store.stats(Some("u")).unwrap();

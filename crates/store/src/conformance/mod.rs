@@ -5,8 +5,8 @@
 //! dereferences to the store (a `Box`, or a fixture that also owns a temporary directory).
 
 use epimem_core::{
-    BoundaryReason, ConversationKey, Episode, FsrsState, JobId, JobKind, NewMessage, Role, Scope,
-    Timestamp, Trigger, TriggerKind, episode_id,
+    BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, JobId, JobKind, NewMessage,
+    Role, Scope, Timestamp, Trigger, TriggerKind, episode_id,
 };
 use serde_json::json;
 
@@ -37,6 +37,7 @@ macro_rules! conformance_tests {
             batches_carry_context,
             tenants_never_see_each_other,
             episodes_list_and_detail,
+            episodes_are_paged_by_cursor,
             stats_count_everything,
             message_vectors_are_kept_per_model,
             index_rows_cover_closed_episodes_only,
@@ -443,7 +444,7 @@ pub fn tenants_never_see_each_other(store: &dyn Store) {
     segment(store, &mine, 2, vec![episode(&mine, 1, 2, "Budget review", "A budget review.")]);
     segment(store, &theirs, 2, vec![episode(&theirs, 1, 2, "Merger plans", "Merger merger.")]);
     let scope = Scope::tenant("mine");
-    assert_eq!(store.episodes(&scope, None).unwrap().len(), 1);
+    assert_eq!(store.episodes(&scope, None, None).unwrap().len(), 1);
     let their_id = episode_id(&theirs, 1, 2);
     assert_eq!(store.episode(&scope, &their_id).unwrap(), None);
     assert_eq!(store.stats(Some("mine")).unwrap().episodes, 1);
@@ -460,21 +461,46 @@ pub fn episodes_list_and_detail(store: &dyn Store) {
         vec![episode(&conv, 1, 3, "first", "s1"), episode(&conv, 4, 6, "second", "s2")],
     );
     let scope = Scope::tenant("t");
-    let list = store.episodes(&scope, None).unwrap();
-    assert_eq!(list.iter().map(|e| e.title.as_str()).collect::<Vec<_>>(), ["first", "second"]);
-    assert_eq!(list[1], episode(&conv, 4, 6, "second", "s2"));
-    assert_eq!(store.episodes(&scope, Some(1)).unwrap().len(), 1);
-    let detail = store.episode(&scope, &list[1].id).unwrap().unwrap();
+    let list = store.episodes(&scope, None, None).unwrap();
+    assert_eq!(list.iter().map(|e| e.title.as_str()).collect::<Vec<_>>(), ["second", "first"]);
+    assert_eq!(list[0], episode(&conv, 4, 6, "second", "s2"));
+    assert_eq!(store.episodes(&scope, None, Some(1)).unwrap().len(), 1);
+    let detail = store.episode(&scope, &list[0].id).unwrap().unwrap();
     assert_eq!(detail.messages.iter().map(|m| m.seq).collect::<Vec<_>>(), [4, 5, 6]);
     assert_eq!(detail.context.iter().map(|m| m.seq).collect::<Vec<_>>(), [3]);
     // Several at once come in the order asked, without the ones that are not there.
-    let missing = epimem_core::EpisodeId("no-such-episode".into());
-    let ids = [list[1].id.clone(), missing, list[0].id.clone()];
+    let missing = EpisodeId("no-such-episode".into());
+    let ids = [list[0].id.clone(), missing, list[1].id.clone()];
     let details = store.episode_details(&scope, &ids).unwrap();
     assert_eq!(details.iter().map(|d| d.episode.first_seq).collect::<Vec<_>>(), [4, 1]);
     assert_eq!(details[1].messages.iter().map(|m| m.seq).collect::<Vec<_>>(), [1, 2, 3]);
     let user_scope = Scope { user: Some("someone-else".into()), ..Scope::tenant("t") };
-    assert!(store.episodes(&user_scope, None).unwrap().is_empty());
+    assert!(store.episodes(&user_scope, None, None).unwrap().is_empty());
+}
+
+pub fn episodes_are_paged_by_cursor(store: &dyn Store) {
+    // Episodes of "a" and "b" start at the same minutes: ties are broken by id.
+    let (a, b) = (key("t", "a"), key("t", "b"));
+    for conv in [&a, &b] {
+        push_n(store, conv, 6);
+        let episodes = vec![episode(conv, 1, 2, "", "s"), episode(conv, 3, 6, "", "s")];
+        segment(store, conv, 6, episodes);
+    }
+    let scope = Scope::tenant("t");
+    let all = store.episodes(&scope, None, None).unwrap();
+    let keys: Vec<(Timestamp, EpisodeId)> = all.iter().map(|e| (e.start, e.id.clone())).collect();
+    assert_eq!(keys.len(), 4);
+    assert!(keys.windows(2).all(|w| w[0] > w[1]), "newest first, then by id: {keys:?}");
+    let page = |after: Option<&crate::EpisodeCursor>| store.episodes(&scope, after, Some(2));
+    let first = page(None).unwrap();
+    assert_eq!(first, all[..2]);
+    let cursor = crate::EpisodeCursor::after(&first[1]);
+    assert_eq!(page(Some(&cursor)).unwrap(), all[2..]);
+    // Removing what a page already showed does not shift the next page.
+    store.delete_episode(&scope, &first[0].id).unwrap();
+    assert_eq!(page(Some(&cursor)).unwrap(), all[2..]);
+    let last = crate::EpisodeCursor::after(&all[3]);
+    assert!(page(Some(&last)).unwrap().is_empty());
 }
 
 pub fn stats_count_everything(store: &dyn Store) {
@@ -553,7 +579,7 @@ pub fn episodes_by_id_respect_scope_and_time(store: &dyn Store) {
     let found = store.episodes_by_id(&late, &ids).unwrap();
     assert_eq!(found.iter().map(|e| e.first_seq).collect::<Vec<_>>(), [4]);
     let early = Scope { until: Some(Timestamp(T0 + 3 * 60_000)), ..Scope::tenant("t") };
-    assert_eq!(store.episodes(&early, None).unwrap().len(), 1);
+    assert_eq!(store.episodes(&early, None, None).unwrap().len(), 1);
     assert!(store.episodes_by_id(&Scope::tenant("t"), &[]).unwrap().is_empty());
 }
 

@@ -1,0 +1,89 @@
+//! Job leases between two engines on one database file, as two processes would hold them.
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use epimem_core::{ConversationKey, Role, Scope, Timestamp};
+use epimem_embed::{EmbedError, Embedder, HashEmbedder};
+use epimem_engine::{Engine, EngineConfig, MessageInput, SystemClock};
+use epimem_search_local::LocalSearch;
+use epimem_store::JobState;
+use epimem_store_sqlite::SqliteStore;
+
+/// An embedder that takes its time, as a large model on a busy machine does.
+struct SlowEmbedder {
+    inner: HashEmbedder,
+    delay: Duration,
+}
+
+impl Embedder for SlowEmbedder {
+    fn fingerprint(&self) -> &str {
+        self.inner.fingerprint()
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        std::thread::sleep(self.delay);
+        self.inner.embed(texts)
+    }
+}
+
+fn worker(path: &std::path::Path, name: &str, embedder: Box<dyn Embedder>) -> Engine<SqliteStore> {
+    let mut config = EngineConfig::default();
+    config.jobs.lease_seconds = 1;
+    let search = Box::new(LocalSearch::in_memory(&config.ranking));
+    let store = SqliteStore::open(path).unwrap();
+    Engine::new(store, search, config, Box::new(SystemClock), name.into()).with_embedder(embedder)
+}
+
+#[test]
+fn a_job_slower_than_its_lease_is_not_taken_over_while_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.db");
+    let delay = Duration::from_millis(2500);
+    let slow =
+        worker(&path, "slow", Box::new(SlowEmbedder { inner: HashEmbedder::new(64), delay }));
+    let other = worker(&path, "other", Box::new(HashEmbedder::new(64)));
+    let messages: Vec<MessageInput> = (0..4)
+        .map(|i| MessageInput {
+            conversation: ConversationKey::new("t", "c"),
+            user: None,
+            agent: None,
+            key: format!("{i}"),
+            role: Role::User,
+            speaker: None,
+            content: format!("a line about the garden, number {i}"),
+            timestamp: Some(Timestamp(1_767_225_600_000 + i * 60_000)),
+            metadata: serde_json::Value::Null,
+        })
+        .collect();
+    slow.enqueue(messages).unwrap();
+    let slow = Arc::new(slow);
+    let flushing = {
+        let slow = slow.clone();
+        std::thread::spawn(move || slow.flush(&Scope::tenant("t")).unwrap())
+    };
+    let started = Instant::now();
+    let running = loop {
+        let jobs = other.jobs("t", None, 10).unwrap();
+        if let Some(job) = jobs.into_iter().find(|j| j.state == JobState::Running) {
+            break job;
+        }
+        assert!(started.elapsed() < delay, "the slow worker never started its job");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(running.worker.as_deref(), Some("slow"));
+    // Past two lease lengths, the other worker still finds nothing to take.
+    while started.elapsed() < delay - Duration::from_millis(300) {
+        assert_eq!(other.run_jobs().unwrap().episodes_closed, 0, "the job was taken over");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let report = flushing.join().unwrap();
+    assert_eq!(report.episodes_closed, 1, "the slow worker finished its own job");
+    assert_eq!(other.episodes(&Scope::tenant("t"), None).unwrap().len(), 1);
+}
