@@ -249,11 +249,12 @@ impl<S: Store> Engine<S> {
 
     /// Waits while another worker of this process or another runs a job of `scope` (a flush
     /// must not return before what it closes is closed), running what becomes claimable, for
-    /// at most one lease: a worker that died leaves its job to whoever claims it next.
+    /// a little over one lease: a worker that died renewed its lease before the flush began,
+    /// so by then the job is claimable and this flush runs it.
     fn wait_for_others(&self, scope: &Scope) -> Result<RunReport, EngineError> {
         use epimem_store::JobState;
-        let deadline = std::time::Instant::now()
-            + std::time::Duration::from_secs(self.config.jobs.lease_seconds.max(1) as u64);
+        let lease = std::time::Duration::from_secs(self.config.jobs.lease_seconds.max(1) as u64);
+        let deadline = std::time::Instant::now() + lease + std::time::Duration::from_millis(500);
         let mut report = RunReport::default();
         loop {
             let jobs = self.jobs(&scope.tenant, scope.conversation.as_deref(), 1000)?;
