@@ -27,6 +27,8 @@ for e in $embedders; do
   "$bin" --embedder "$e" eval segmentation --dataset tiage --path "$data/tiage.json" --json --online > "$tmp/tiage.$e.jsonl"
   "$bin" --embedder "$e" eval segmentation --dataset superdialseg --path "$data/superdialseg_validation.jsonl" --json --online > "$tmp/superdialseg.$e.jsonl"
 done
+# What else the machine was doing during the quality runs (their latency is printed beside them).
+cut -d' ' -f1-3 /proc/loadavg > "$tmp/loadavg_quality"
 for e in $embedders; do
   "$bin" --embedder "$e" eval recall --dataset locomo --path "$root/memory/locomo10.json" --json > "$tmp/locomo.$e.json"
 done
@@ -170,6 +172,8 @@ names = {
     "beam": {"1": "multi-session", "2": "temporal", "3": "update/preference", "4": "extraction"},
 }
 runs = [("locomo", e) for e in embedders] + [("beam", "potion")]
+load_file = tmp / "loadavg_quality"
+load = load_file.read_text().strip() if load_file.exists() else "not recorded"
 results = {}
 for ds, e in runs:
     f = tmp / f"{ds}.{e}.json"
@@ -189,7 +193,7 @@ for (ds, e), j in results.items():
             se = 0.5 / max(m["questions"], 1) ** 0.5
             print(f"| {part} · {label} | {m['questions']} | {se:.3f} | {k['1']:.3f} | {k['5']:.3f} | {k['10']:.3f} | {b['500']:.3f} | {b['1000']:.3f} | {b['2000']:.3f} | {t['5']:.3f} | {t['10']:.3f} | {t['25']:.3f} |")
     lat = j["latency_ms"]
-    print(f"\nRecall latency ({e}, query embedding included): p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, p99 {lat['p99']:.2f} ms; {j['episodes']} episodes from {j['turns']} turns (measured with a build running on the other core: a quality run, not a speed one).\n")
+    print(f"\nRecall latency ({e}, query embedding included): p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, p99 {lat['p99']:.2f} ms; {j['episodes']} episodes from {j['turns']} turns (a quality run, not a speed one; load average when it started: {load}).\n")
 print("Published (LoCoMo paper, Table 3, DRAGON retriever): dialogue turns R@5 56.7, R@10 66.2, R@25 76.7;")
 print("session summaries R@5 72.1, R@10 84.7.\n")
 print("### Rules measured on the tuning parts\n")
