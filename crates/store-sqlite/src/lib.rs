@@ -10,6 +10,7 @@ mod forget;
 mod ingest;
 mod jobs;
 mod keys;
+mod llm_usage;
 mod readers;
 mod reviews;
 mod rows;
@@ -21,8 +22,8 @@ mod vectors;
 use std::{path::Path, sync::Mutex, time::Duration};
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Job, JobId, NewMessage, QueueSnapshot, Scope, Timestamp,
-    Trigger,
+    ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
+    Scope, Timestamp, Trigger,
 };
 use epimem_store::{
     ApiKey, EpisodeChange, EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview,
@@ -357,6 +358,19 @@ impl Store for SqliteStore {
 
     fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError> {
         self.forget(|tx| forget::tenant(tx, tenant), |_| true)
+    }
+
+    fn record_llm_usage(
+        &self,
+        tenant: &str,
+        stage: LlmStage,
+        usage: &LlmUsage,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| llm_usage::record(tx, tenant, stage, usage))
+    }
+
+    fn llm_usage(&self, tenant: Option<&str>) -> Result<Vec<(LlmStage, LlmUsage)>, StoreError> {
+        self.read(|conn| llm_usage::totals(conn, tenant))
     }
 
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError> {

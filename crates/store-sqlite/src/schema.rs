@@ -144,6 +144,20 @@ CREATE TABLE api_keys (
     r#"
 CREATE INDEX episodes_by_start ON episodes (start_ts, id);
 "#,
+    // What calls to a language model cost, per tenant and stage (accounting, not memory: no
+    // text, and it outlives a forgotten tenant as its API keys do).
+    r#"
+CREATE TABLE llm_usage (
+    tenant            TEXT NOT NULL,
+    stage             TEXT NOT NULL,
+    calls             INTEGER NOT NULL DEFAULT 0,
+    failures          INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    latency_ms        INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant, stage)
+);
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -16,8 +16,8 @@ pub use types::{
 };
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Job, JobId, NewMessage, QueueSnapshot, Scope, Timestamp,
-    Trigger,
+    ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
+    Scope, Timestamp, Trigger,
 };
 
 /// Durable state of epimem. Methods are synchronous and safe to call from many threads and
@@ -206,6 +206,18 @@ pub trait Store: Send + Sync {
     /// [`Store::delete_conversation`] does for one (its API keys stay: they are not memory).
     /// Returns the ids of the episodes it had.
     fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError>;
+
+    /// Adds what calls to a language model for `tenant` cost to its running totals for `stage`.
+    fn record_llm_usage(
+        &self,
+        tenant: &str,
+        stage: LlmStage,
+        usage: &LlmUsage,
+    ) -> Result<(), StoreError>;
+
+    /// The running totals of language model calls per stage (of `tenant`, if given; all
+    /// tenants' summed otherwise), stages never called left out, in stage order.
+    fn llm_usage(&self, tenant: Option<&str>) -> Result<Vec<(LlmStage, LlmUsage)>, StoreError>;
 
     /// Counts (within `tenant`, if given).
     fn stats(&self, tenant: Option<&str>) -> Result<Stats, StoreError>;

@@ -14,8 +14,10 @@ use crate::{JobState, PendingReview, SegmentationCommit, Store, StoreError};
 
 mod changes;
 mod forget;
+mod llm_usage;
 pub use changes::*;
 pub use forget::*;
+pub use llm_usage::*;
 
 /// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
 #[macro_export]
@@ -47,7 +49,8 @@ macro_rules! conformance_tests {
             deleting_a_conversation_removes_all_of_it,
             deleting_a_tenant_removes_all_of_it_and_nothing_else,
             changes_are_logged_per_tenant_in_commit_order,
-            api_keys_are_found_by_hash_until_revoked
+            api_keys_are_found_by_hash_until_revoked,
+            llm_usage_adds_up_per_tenant_and_stage
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
