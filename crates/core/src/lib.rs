@@ -45,7 +45,7 @@ pub use keywords::{KeywordBag, is_stopword, jaccard, keyword_list};
 pub use llm::{AnswerError, ChatPrompt, LlmStage, LlmUsage};
 pub use memory::{Memory, MemoryConfig};
 pub use message::{Message, NewMessage, Role, RoleParseError, name_words};
-pub use plan::{ClosedSegment, Plan, plan_segmentation};
+pub use plan::{ClosedSegment, Plan, plan_proposed, plan_segmentation};
 pub use ranking::{Candidate, Profile, Ranked, RankingConfig, rank, spread_to_neighbors};
 pub use scope::{ConversationKey, Scope};
 pub use segment::{Boundary, BoundaryReason, SegmentMessage, SegmentationPolicy, Strength};

@@ -63,7 +63,48 @@ pub fn plan_segmentation(
             })
             .collect()
     };
-    let n = ranges.len();
+    apply_trigger(ranges.len(), trigger, window_doubled, closed)
+}
+
+/// The plan for pending messages a language model cut: each proposed segment's length (they
+/// tile the pending messages) and surprise, with the trigger's rule of [`plan_segmentation`].
+pub fn plan_proposed(
+    segments: &[(usize, f64)],
+    trigger: TriggerKind,
+    window_doubled: bool,
+) -> Plan {
+    let mut start = 0;
+    let ranges: Vec<(Range<usize>, f64)> = segments
+        .iter()
+        .map(|&(len, surprise)| {
+            start += len;
+            (start - len..start, surprise)
+        })
+        .collect();
+    let closed = |n: usize, last_reason: BoundaryReason| -> Vec<ClosedSegment> {
+        (0..n)
+            .map(|i| ClosedSegment {
+                range: ranges[i].0.clone(),
+                reason: if i + 1 < ranges.len() {
+                    BoundaryReason::ModelJudged
+                } else {
+                    last_reason
+                },
+                surprise: ranges[i].1,
+            })
+            .collect()
+    };
+    apply_trigger(ranges.len(), trigger, window_doubled, closed)
+}
+
+/// Which of `n` segments close under `trigger`; `closed(k, reason)` builds the first `k`, the
+/// last of them ending for `reason` when no boundary ends it.
+fn apply_trigger(
+    n: usize,
+    trigger: TriggerKind,
+    window_doubled: bool,
+    closed: impl Fn(usize, BoundaryReason) -> Vec<ClosedSegment>,
+) -> Plan {
     match trigger {
         _ if n == 0 => Plan { close: Vec::new(), window_doubled },
         TriggerKind::Flush => {
@@ -162,6 +203,30 @@ mod tests {
         // Nothing before: nothing to be surprised by.
         let p = plan_segmentation(&views[2..], 0, TriggerKind::Flush, false, &policy);
         assert_eq!(p.close[0].surprise, 0.0);
+    }
+
+    #[test]
+    fn a_proposed_cut_follows_the_same_trigger_rules() {
+        let three = [(8, 0.2), (7, 0.9), (5, 0.2)];
+        let p = plan_proposed(&three, TriggerKind::Count, false);
+        let ranges: Vec<_> = p.close.iter().map(|s| s.range.clone()).collect();
+        assert_eq!(ranges, [0..8, 8..15], "the last stays open");
+        assert!(p.close.iter().all(|s| s.reason == BoundaryReason::ModelJudged));
+        assert_eq!(p.close[1].surprise, 0.9);
+        let p = plan_proposed(&three, TriggerKind::Flush, false);
+        assert_eq!(p.closed_len(), 20);
+        assert_eq!(p.close[2].reason, BoundaryReason::Flush);
+        let one = [(20, 0.2)];
+        assert_eq!(
+            plan_proposed(&one, TriggerKind::Count, false),
+            Plan { close: vec![], window_doubled: true }
+        );
+        let p = plan_proposed(&[(40, 0.6)], TriggerKind::Count, true);
+        assert_eq!((p.closed_len(), p.close[0].reason), (40, BoundaryReason::WindowFull));
+        assert_eq!(
+            plan_proposed(&[], TriggerKind::Flush, true),
+            Plan { close: vec![], window_doubled: true }
+        );
     }
 
     proptest! {

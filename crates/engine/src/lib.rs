@@ -8,6 +8,7 @@ mod context;
 mod error;
 mod indexing;
 mod keys;
+mod model_segmentation;
 mod recall;
 mod segmentation;
 mod wakeup;
@@ -17,6 +18,7 @@ use epimem_core::{
     evaluate_trigger,
 };
 use epimem_embed::Embedder;
+use epimem_llm::ChatModel;
 use epimem_search::{Search, Update};
 use epimem_store::{
     EpisodeCursor, EpisodeDetail, JobStatus, PushOutcome, PushedMessage, Stats, Store,
@@ -76,6 +78,9 @@ pub struct Engine<S> {
     tokens: TokenCounter,
     worker: String,
     embedder: Option<Box<dyn Embedder>>,
+    /// Cuts and titles episodes when configured; the LLM-free segmenters stand in without it
+    /// and whenever it fails.
+    chat: Option<std::sync::Arc<dyn ChatModel>>,
     memory: Memory,
     search: Box<dyn Search>,
     freshness: Freshness,
@@ -109,6 +114,7 @@ impl<S: Store> Engine<S> {
             tokens: TokenCounter::cl100k(),
             worker,
             embedder: None,
+            chat: None,
             memory,
             search,
             freshness: Freshness::default(),
@@ -128,6 +134,13 @@ impl<S: Store> Engine<S> {
     /// signals are used).
     pub fn with_embedder(mut self, embedder: Box<dyn Embedder>) -> Self {
         self.embedder = Some(embedder);
+        self
+    }
+
+    /// Cuts episodes with a language model (its title, summary and surprise too), falling back
+    /// to the LLM-free segmenters for a batch whenever the model fails.
+    pub fn with_chat_model(mut self, chat: std::sync::Arc<dyn ChatModel>) -> Self {
+        self.chat = Some(chat);
         self
     }
 

@@ -2,7 +2,8 @@
 
 use epimem_core::{
     ConversationKey, Episode, Job, JobKind, Message, SegmentMessage, Trigger, TriggerKind,
-    episode_id, plan_segmentation, segment::overlap_start, summarize,
+    episode_id, llm::ProposedSegment, plan_proposed, plan_segmentation, segment::overlap_start,
+    summarize,
 };
 use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
 
@@ -120,12 +121,29 @@ impl<S: Store> Engine<S> {
                 ..view(m)
             })
             .collect();
-        let plan =
-            plan_segmentation(&views, batch.context.len(), trigger, batch.window_doubled, policy);
+        let proposed = match &self.chat {
+            Some(chat) => self.model_segments(chat.as_ref(), conversation, &batch.pending)?,
+            None => None,
+        };
+        let plan = match &proposed {
+            Some(segments) => {
+                let cuts: Vec<(usize, f64)> =
+                    segments.iter().map(|s| (s.len, s.surprise)).collect();
+                plan_proposed(&cuts, trigger, batch.window_doubled)
+            }
+            None => plan_segmentation(
+                &views,
+                batch.context.len(),
+                trigger,
+                batch.window_doubled,
+                policy,
+            ),
+        };
         let episodes: Vec<Episode> = plan
             .close
             .iter()
-            .map(|segment| {
+            .enumerate()
+            .map(|(i, segment)| {
                 let start = batch.context.len() + segment.range.start;
                 let context_first_seq = overlap_start(&views, start, &policy.overlap)
                     .map(|i| all_messages(&batch, i).seq);
@@ -135,6 +153,7 @@ impl<S: Store> Engine<S> {
                     &batch.pending[segment.range.clone()],
                     context_first_seq,
                     segment,
+                    proposed.as_ref().map(|p| &p[i]),
                 )
             })
             .collect();
@@ -191,8 +210,14 @@ impl<S: Store> Engine<S> {
         messages: &[Message],
         context_first_seq: Option<u64>,
         segment: &epimem_core::ClosedSegment,
+        told: Option<&ProposedSegment>,
     ) -> Episode {
-        let summary = summarize(messages, &self.config.summary);
+        let mut summary = summarize(messages, &self.config.summary);
+        // The model's telling, where it cut; the keywords stay those of the words used.
+        if let Some(told) = told {
+            summary.title.clone_from(&told.title);
+            summary.summary.clone_from(&told.summary);
+        }
         let (first, last) = (&messages[0], &messages[messages.len() - 1]);
         Episode {
             id: episode_id(conversation, first.seq, last.seq),

@@ -30,7 +30,7 @@ pub struct ProposedSegment {
     pub title: String,
     pub summary: String,
     /// 0.2, 0.6 or 0.9 for `low`, `high` and `extremely_high`.
-    pub surprise: f32,
+    pub surprise: f64,
 }
 
 /// What the model proposed, after counts that did not add up were repaired.
@@ -137,7 +137,7 @@ struct Raw {
     len: i64,
     title: String,
     summary: String,
-    surprise: f32,
+    surprise: f64,
 }
 
 fn segment(item: &Value) -> Result<Raw, String> {

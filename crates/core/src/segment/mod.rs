@@ -60,6 +60,8 @@ pub enum BoundaryReason {
     Idle,
     /// Someone asked for everything pending to be closed (session end, end of import).
     Flush,
+    /// A language model judged that the topic, the intent or the mood changed.
+    ModelJudged,
 }
 
 impl BoundaryReason {
@@ -74,6 +76,7 @@ impl BoundaryReason {
             Self::Age => "age",
             Self::Idle => "idle",
             Self::Flush => "flush",
+            Self::ModelJudged => "model_judged",
         }
     }
 
@@ -88,6 +91,7 @@ impl BoundaryReason {
             Self::Age,
             Self::Idle,
             Self::Flush,
+            Self::ModelJudged,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)

@@ -6,5 +6,6 @@ mod end_to_end;
 mod index_upkeep;
 mod jobs;
 mod lexical;
+mod model;
 mod recall;
 mod tenants;
