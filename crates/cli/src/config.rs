@@ -8,6 +8,7 @@ use epimem_core::{
 };
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
 use epimem_engine::{EngineConfig, JobsConfig};
+use epimem_llm::{ChatModel, LlmConfig, OpenAiChat};
 use serde::Deserialize;
 
 /// The reference configuration, which is also the compiled-in default.
@@ -37,6 +38,8 @@ pub(crate) struct AppConfig {
     pub(crate) search: SearchConfig,
     #[serde(default)]
     pub(crate) server: ServerSettings,
+    #[serde(default)]
+    pub(crate) llm: LlmConfig,
 }
 
 /// `epimem serve`.
@@ -104,6 +107,9 @@ pub(crate) struct Overrides {
     pub(crate) tenant: Option<String>,
     pub(crate) embedder: Option<String>,
     pub(crate) models: Option<PathBuf>,
+    pub(crate) llm_url: Option<String>,
+    pub(crate) llm_model: Option<String>,
+    pub(crate) llm_api_key: Option<String>,
 }
 
 impl AppConfig {
@@ -127,6 +133,15 @@ impl AppConfig {
         }
         if let Some(models) = &overrides.models {
             config.models = Some(models.clone());
+        }
+        if let Some(url) = &overrides.llm_url {
+            config.llm.url = url.clone();
+        }
+        if let Some(model) = &overrides.llm_model {
+            config.llm.model = model.clone();
+        }
+        if let Some(key) = &overrides.llm_api_key {
+            config.llm.api_key = key.clone();
         }
         anyhow::ensure!(!config.tenant.trim().is_empty(), "the tenant must not be empty");
         Ok(config)
@@ -191,6 +206,15 @@ impl AppConfig {
         Ok(Some(load_embedder(name, &dir)?))
     }
 
+    /// The configured language model, or `None` when `llm.url` is empty (LLM-free).
+    pub(crate) fn chat_model(&self) -> Result<Option<std::sync::Arc<dyn ChatModel>>> {
+        if !self.llm.is_enabled() {
+            return Ok(None);
+        }
+        let chat = OpenAiChat::new(self.llm.clone()).map_err(anyhow::Error::msg)?;
+        Ok(Some(std::sync::Arc::new(chat)))
+    }
+
     /// The database path: configured, or under the user's data directory.
     pub(crate) fn db_path(&self) -> Result<PathBuf> {
         if let Some(db) = &self.db {
@@ -223,7 +247,35 @@ mod tests {
         let reference = AppConfig::parse(REFERENCE).unwrap();
         assert_eq!(reference.engine(), EngineConfig::default());
         assert_eq!(reference.search, SearchConfig::default());
+        assert_eq!(reference.llm, LlmConfig::default());
+        assert!(reference.chat_model().unwrap().is_none(), "LLM-free by default");
         assert_eq!((reference.db, reference.tenant.as_str()), (None, "default"));
+    }
+
+    #[test]
+    fn the_language_model_is_set_by_file_then_environment_and_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        let file = "[llm]\nurl = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen\"\n[llm.models]\nreview = \"big\"\n";
+        std::fs::write(&path, file).unwrap();
+        let c = AppConfig::load(&Overrides { config: Some(path.clone()), ..Default::default() })
+            .unwrap();
+        assert_eq!(
+            (c.llm.url.as_str(), c.llm.model.as_str(), c.llm.models.review.as_str()),
+            ("http://127.0.0.1:8080/v1", "qwen", "big")
+        );
+        assert!(c.chat_model().unwrap().is_some());
+        let c = AppConfig::load(&Overrides {
+            config: Some(path),
+            llm_model: Some("other".into()),
+            llm_api_key: Some("sk-env".into()),
+            llm_url: Some("localhost:8080".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!((c.llm.model.as_str(), c.llm.api_key.as_str()), ("other", "sk-env"));
+        let error = c.chat_model().unwrap_err().to_string();
+        assert!(error.contains("llm.url") && error.contains("localhost:8080"), "{error}");
     }
 
     #[test]

@@ -53,6 +53,14 @@ struct Cli {
     /// The folder holding the models [default: ~/.cache/epimem/models].
     #[arg(long, global = true, env = "EPIMEM_MODELS", value_name = "DIR")]
     models: Option<PathBuf>,
+    /// An OpenAI-compatible API (base URL ending in /v1: OpenAI, llama.cpp's llama-server,
+    /// vLLM, Ollama) that cuts and titles episodes; the LLM-free segmenters stand in whenever
+    /// it fails. Its key comes from EPIMEM_LLM_API_KEY or the config file [default: none].
+    #[arg(long, global = true, env = "EPIMEM_LLM_URL", value_name = "URL")]
+    llm_url: Option<String>,
+    /// The model to ask at --llm-url.
+    #[arg(long, global = true, env = "EPIMEM_LLM_MODEL", value_name = "NAME")]
+    llm_model: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -129,6 +137,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         tenant: cli.tenant,
         embedder: cli.embedder,
         models: cli.models,
+        llm_url: cli.llm_url,
+        llm_model: cli.llm_model,
+        // Not a flag: a key on the command line is visible to every user of the machine.
+        llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
     };
     let config = AppConfig::load(&overrides)?;
     match cli.command {

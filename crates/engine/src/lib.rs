@@ -374,4 +374,12 @@ impl<S: Store> Engine<S> {
     pub fn stats(&self, tenant: Option<&str>) -> Result<Stats, EngineError> {
         Ok(self.store.stats(tenant)?)
     }
+
+    /// What language model calls cost so far, per stage (of `tenant`, or of all).
+    pub fn llm_usage(
+        &self,
+        tenant: Option<&str>,
+    ) -> Result<Vec<(epimem_core::LlmStage, epimem_core::LlmUsage)>, EngineError> {
+        Ok(self.store.llm_usage(tenant)?)
+    }
 }

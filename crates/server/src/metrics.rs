@@ -37,6 +37,11 @@ struct StatusLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StageLabels {
+    stage: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct JobLabels {
     state: &'static str,
 }
@@ -55,6 +60,9 @@ pub(crate) struct Metrics {
     episodes: Gauge,
     jobs: Family<JobLabels, Gauge>,
     index_vectors: Gauge,
+    /// Language model usage per stage: running totals kept in the store (every process's
+    /// calls), so gauges rather than this process's counters.
+    llm: [Family<StageLabels, Gauge>; 5],
 }
 
 fn latency_histogram() -> Histogram {
@@ -86,8 +94,20 @@ impl Default for Metrics {
             "Message vectors in the loaded search indexes",
             index_vectors.clone(),
         );
+        let llm: [Family<StageLabels, Gauge>; 5] = Default::default();
+        let names = [
+            ("llm_calls", "Language model calls (HTTP requests, retries included), by stage"),
+            ("llm_failures", "Language model calls that gave no usable answer, by stage"),
+            ("llm_prompt_tokens", "Prompt tokens the language model reported, by stage"),
+            ("llm_completion_tokens", "Completion tokens the language model reported, by stage"),
+            ("llm_latency_milliseconds", "Time spent waiting for the language model, by stage"),
+        ];
+        for ((name, help), family) in names.into_iter().zip(&llm) {
+            registry.register(name, help, family.clone());
+        }
         Self {
             registry,
+            llm,
             requests,
             latency,
             conversations,
@@ -123,8 +143,11 @@ pub(crate) async fn track<S: Store + 'static>(
 
 /// `GET /metrics`: the Prometheus (OpenMetrics) text.
 pub(crate) async fn scrape<S: Store + 'static>(State(app): State<App<S>>) -> Response {
-    let counts = blocking(&app, |engine| Ok((engine.stats(None)?, engine.indexed_vectors()))).await;
-    let (stats, vectors) = match counts {
+    let counts = blocking(&app, |engine| {
+        Ok((engine.stats(None)?, engine.indexed_vectors(), engine.llm_usage(None)?))
+    })
+    .await;
+    let (stats, vectors, llm) = match counts {
         Ok(counts) => counts,
         Err(e) => return e.into_response(),
     };
@@ -137,6 +160,19 @@ pub(crate) async fn scrape<S: Store + 'static>(State(app): State<App<S>>) -> Res
     set(&m.jobs.get_or_create(&JobLabels { state: "queued" }), stats.queued_jobs);
     set(&m.jobs.get_or_create(&JobLabels { state: "failed" }), stats.failed_jobs);
     set(&m.index_vectors, vectors as u64);
+    for (stage, usage) in llm {
+        let labels = StageLabels { stage: stage.as_str() };
+        let values = [
+            usage.calls,
+            usage.failures,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.latency_ms,
+        ];
+        for (family, value) in m.llm.iter().zip(values) {
+            set(&family.get_or_create(&labels), value);
+        }
+    }
     let mut text = String::new();
     if let Err(e) = encode(&mut text, &m.registry) {
         return ApiError::internal(format!("cannot encode the metrics: {e}")).into_response();

@@ -62,15 +62,15 @@ pub(crate) fn open_searching(config: &AppConfig, path: &Path) -> Result<Searchin
         LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint)
             .approximate_from(config.search.approximate_from),
     );
-    let engine =
+    let mut engine =
         Engine::new(store, Box::new(search.clone()), engine_config, Box::new(SystemClock), worker);
-    Ok(Searching {
-        engine: match embedder {
-            Some(embedder) => engine.with_embedder(embedder),
-            None => engine,
-        },
-        search,
-    })
+    if let Some(embedder) = embedder {
+        engine = engine.with_embedder(embedder);
+    }
+    if let Some(chat) = config.chat_model()? {
+        engine = engine.with_chat_model(chat);
+    }
+    Ok(Searching { engine, search })
 }
 
 /// What the worker says on stderr: its failures, and the episodes it closed when `closes`.

@@ -189,8 +189,15 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
 pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
     let s = engine.stats(Some(&config.tenant))?;
+    let llm = engine.llm_usage(Some(&config.tenant))?;
     if args.json {
-        outln!("{}", json_line(&s));
+        let mut out = serde_json::to_value(s)?;
+        let stages: serde_json::Map<String, serde_json::Value> = llm
+            .iter()
+            .map(|(stage, usage)| Ok((stage.as_str().to_owned(), serde_json::to_value(usage)?)))
+            .collect::<Result<_>>()?;
+        out["llm"] = serde_json::Value::Object(stages);
+        outln!("{}", json_line(&out));
     } else {
         outln!("tenant          {}", config.tenant);
         outln!("conversations   {}", s.conversations);
@@ -199,6 +206,17 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
         outln!("episodes        {}", s.episodes);
         outln!("jobs queued     {}", s.queued_jobs);
         outln!("jobs failed     {}", s.failed_jobs);
+        for (stage, u) in &llm {
+            outln!(
+                "llm {:<11} {} call(s), {} failed, {} prompt + {} completion tokens, {:.1} s",
+                stage.as_str(),
+                u.calls,
+                u.failures,
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.latency_ms as f64 / 1000.0
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,10 @@ pub(crate) fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .env_remove("EPIMEM_TENANT")
         .env_remove("EPIMEM_CONFIG")
+        // LLM-free unless a test says otherwise.
+        .env_remove("EPIMEM_LLM_URL")
+        .env_remove("EPIMEM_LLM_MODEL")
+        .env_remove("EPIMEM_LLM_API_KEY")
         // The model-free embedder: these tests must not depend on downloaded models.
         .env("EPIMEM_EMBEDDER", "hash")
         .output()

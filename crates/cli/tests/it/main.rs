@@ -6,6 +6,7 @@ mod common;
 mod durability;
 mod forget;
 mod keys;
+mod llm;
 mod mcp;
 mod search_index;
 mod segmentation;

@@ -1,0 +1,114 @@
+//! The command line with a language model that misbehaves: random answers that follow the
+//! schema but miscount, and a third of all calls failing.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use epimem_llm::scripted::{Reply, ScriptedServer};
+use serde_json::{Value, json};
+
+use crate::common::json_lines;
+
+/// Schema-valid episodes for a window of `n` messages, their counts chosen by `seed` and not
+/// always adding up to `n`.
+fn random_cut(n: usize, seed: u64) -> Reply {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let segments: Vec<Value> = (0..rng.usize(1..=4))
+        .map(|i| {
+            let surprise = ["low", "high", "extremely_high"][rng.usize(0..3)];
+            json!({"start_message_index": 0, "end_message_index": 0,
+                   "num_messages": rng.usize(0..=n / 2 + 2), "title": format!("Random episode {i}"),
+                   "summary": "Something happened.", "surprise_level": surprise})
+        })
+        .collect();
+    Reply::Answer(json!({ "segments": segments }).to_string())
+}
+
+#[test]
+fn a_model_that_fails_a_third_of_its_calls_loses_and_duplicates_nothing() {
+    let server = ScriptedServer::start([]);
+    let calls = AtomicU64::new(0);
+    server.otherwise(move |asked| {
+        let call = calls.fetch_add(1, Ordering::SeqCst);
+        if call % 3 == 2 {
+            return Reply::Status {
+                status: 500,
+                body: "scripted failure".into(),
+                retry_after: None,
+            };
+        }
+        let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
+        random_cut(n, call)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let config = dir.path().join("epimem.toml");
+    std::fs::write(
+        &config,
+        "[llm]\nmodel = \"random\"\nmax_retries = 1\nretry_base_ms = 1\ntimeout_seconds = 10\n",
+    )
+    .unwrap();
+    let lines: String = (0..2000)
+        .map(|i| {
+            let line = json!({"conversation": format!("c{}", i % 4), "role": if i % 2 == 0 { "user" } else { "assistant" },
+                              "content": format!("message {i} about subject {}", i / 30), "id": format!("m{i}"),
+                              "timestamp": format!("2026-03-01T{:02}:{:02}:00Z", i / 60 / 4 % 24, i / 4 % 60)});
+            format!("{line}\n")
+        })
+        .collect();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, lines).unwrap();
+    let epimem = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .env_remove("EPIMEM_TENANT")
+            .env_remove("EPIMEM_LLM_MODEL")
+            .env_remove("EPIMEM_LLM_API_KEY")
+            .env("EPIMEM_LLM_URL", server.url())
+            .env("EPIMEM_EMBEDDER", "hash")
+            .output()
+            .unwrap()
+    };
+    let ingest = epimem(&["ingest", input.to_str().unwrap(), "--flush"]);
+    assert!(ingest.status.success(), "{}", String::from_utf8_lossy(&ingest.stderr));
+
+    // Every message in exactly one episode, conversation by conversation.
+    let episodes = json_lines(&epimem(&["episodes", "--json"]));
+    for c in 0..4 {
+        let mut ranges: Vec<(u64, u64)> = episodes
+            .iter()
+            .filter(|e| e["conversation"] == format!("c{c}"))
+            .map(|e| (e["first_seq"].as_u64().unwrap(), e["last_seq"].as_u64().unwrap()))
+            .collect();
+        ranges.sort_unstable();
+        let mut next = 1;
+        for (first, last) in ranges {
+            assert_eq!(first, next, "c{c}: no gap, no overlap");
+            next = last + 1;
+        }
+        assert_eq!(next, 501, "c{c}: all 500 messages");
+    }
+    assert!(
+        episodes.iter().any(|e| e["title"].as_str().unwrap().starts_with("Random episode")),
+        "the model cut some"
+    );
+
+    // What stats counts is what the server saw and reported.
+    let stats = &json_lines(&epimem(&["stats", "--json"]))[0];
+    assert_eq!(
+        (stats["messages"].as_u64(), stats["pending_messages"].as_u64()),
+        (Some(2000), Some(0))
+    );
+    let usage = &stats["llm"]["segmentation"];
+    let (prompt_tokens, completion_tokens) = server.reported_tokens();
+    assert_eq!(usage["calls"].as_u64().unwrap(), server.received().len() as u64);
+    assert!(usage["failures"].as_u64().unwrap() >= server.received().len() as u64 / 3);
+    assert_eq!(usage["prompt_tokens"].as_u64(), Some(prompt_tokens));
+    assert_eq!(usage["completion_tokens"].as_u64(), Some(completion_tokens));
+    let text = String::from_utf8(epimem(&["stats"]).stdout).unwrap();
+    assert!(text.contains("llm segmentation"), "{text}");
+}
