@@ -7,6 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use epimem_llm::scripted::{Reply, ScriptedServer};
 use serde_json::{Value, json};
 
 /// A server process on a free loopback port, killed when dropped.
@@ -26,6 +27,8 @@ impl Server {
             .args(["serve", "--listen", "127.0.0.1:0"])
             .env("EPIMEM_EMBEDDER", "hash")
             .env_remove("EPIMEM_TENANT")
+            .env_remove("EPIMEM_LLM_URL")
+            .env_remove("EPIMEM_LLM_MODEL")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -319,7 +322,11 @@ fn sigterm_stops_the_server_cleanly() {
 #[test]
 fn metrics_count_requests_by_route_and_what_is_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
+    let episode = r#"{"segments": [{"start_message_index": 0, "end_message_index": 0, "num_messages": 1,
+        "title": "A greeting", "summary": "Someone says hello.", "surprise_level": "low"}]}"#;
+    let model = ScriptedServer::start([Reply::Answer(episode.into())]);
+    let config = format!("{FAST_WORKER}\n[llm]\nurl = \"{}\"\nmodel = \"m\"\n", model.url());
+    let server = Server::start(&dir.path().join("e.db"), &config);
     let m = message("c", "1", "user", "hello there", "2026-03-14T09:00:00Z");
     server.post("/v1/messages", &m);
     server.send("POST", "/v1/messages", Some("{not json"));
@@ -335,6 +342,8 @@ fn metrics_count_requests_by_route_and_what_is_stored() {
         "epimem_episodes 1",
         "epimem_pending_messages 0",
         r#"epimem_jobs{state="queued"} 0"#,
+        r#"epimem_llm_calls{stage="segmentation"} 1"#,
+        r#"epimem_llm_failures{stage="segmentation"} 0"#,
     ] {
         assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
     }
