@@ -56,7 +56,7 @@ impl KeywordBag {
         self.0 = merged;
     }
 
-    fn intersection_len(&self, other: &KeywordBag) -> usize {
+    pub(crate) fn intersection_len(&self, other: &KeywordBag) -> usize {
         let (mut i, mut j, mut n) = (0, 0, 0);
         while i < self.0.len() && j < other.0.len() {
             let (a, b) = (self.0[i], other.0[j]);

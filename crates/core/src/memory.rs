@@ -4,7 +4,7 @@
 use fsrs::{DEFAULT_PARAMETERS, FSRS, MemoryState};
 use serde::{Deserialize, Serialize};
 
-use crate::{FsrsState, Timestamp};
+use crate::{FsrsState, Rating, Timestamp};
 
 const DAY_MS: f64 = 86_400_000.0;
 
@@ -70,6 +70,38 @@ impl Memory {
         }
     }
 
+    /// The state after a review rated `rating` at `at` (conversation time): FSRS's transition
+    /// for the days since the last review, due when retrievability falls to the desired
+    /// retention again. A state FSRS cannot step from is returned unchanged.
+    pub fn review(&self, state: &FsrsState, rating: Rating, at: Timestamp) -> FsrsState {
+        let retention = self.config.desired_retention as f32;
+        let memory = match (state.stability, state.difficulty) {
+            (Some(stability), Some(difficulty)) => Some(MemoryState {
+                stability: stability.max(1e-3) as f32,
+                difficulty: difficulty.clamp(1.0, 10.0) as f32,
+            }),
+            _ => None,
+        };
+        let days = state.last_review.map_or(0.0, |last| (at.since(last) as f64 / DAY_MS).max(0.0));
+        let Ok(next) = self.fsrs.next_states(memory, retention, days as u32) else {
+            return *state;
+        };
+        let chosen = match rating {
+            Rating::Again => next.again,
+            Rating::Hard => next.hard,
+            Rating::Good => next.good,
+            Rating::Easy => next.easy,
+        };
+        let stability = f64::from(chosen.memory.stability);
+        let interval = f64::from(self.fsrs.next_interval(Some(stability as f32), retention, 1));
+        FsrsState {
+            stability: Some(stability),
+            difficulty: Some(f64::from(chosen.memory.difficulty)),
+            last_review: Some(at),
+            due: Some(at.plus_millis((interval * DAY_MS) as i64)),
+        }
+    }
+
     /// The probability of recall at `now` (conversation time, fractional days since the last
     /// review); 1.0 for a state without stability or a `now` before the review.
     pub fn retrievability(&self, state: &FsrsState, now: Timestamp) -> f64 {
@@ -116,6 +148,24 @@ mod tests {
         assert!((at_due - 0.9).abs() < 0.02, "{at_due}");
         assert!(m.retrievability(&s, Timestamp(365 * DAY)) < 0.5);
         assert_eq!(m.retrievability(&FsrsState::default(), Timestamp(DAY)), 1.0);
+    }
+
+    #[test]
+    fn each_rating_moves_stability_its_own_way() {
+        let m = Memory::new(MemoryConfig::default());
+        let start = m.initial(0.0, Timestamp(0));
+        let at = Timestamp(3 * DAY);
+        let after = |rating| m.review(&start, rating, at);
+        let s = |state: &FsrsState| state.stability.unwrap();
+        let (again, hard, good, easy) =
+            (after(Rating::Again), after(Rating::Hard), after(Rating::Good), after(Rating::Easy));
+        assert!(s(&again) < s(&start), "again: {} → {}", s(&start), s(&again));
+        assert!(s(&hard) < s(&good) && s(&good) < s(&easy));
+        assert!(s(&good) > s(&start), "good: {} → {}", s(&start), s(&good));
+        assert!(easy.difficulty.unwrap() < start.difficulty.unwrap(), "easy makes it easier");
+        assert!(again.difficulty.unwrap() > start.difficulty.unwrap());
+        assert_eq!(good.last_review, Some(at));
+        assert!(good.due.unwrap() > at && easy.due.unwrap() > good.due.unwrap());
     }
 
     proptest! {

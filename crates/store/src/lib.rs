@@ -9,10 +9,11 @@ pub mod conformance;
 mod error;
 mod types;
 
+pub use epimem_core::PendingReview;
 pub use error::StoreError;
 pub use types::{
     ApiKey, EpisodeChange, EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus,
-    PendingReview, PushOutcome, PushedMessage, SegmentationBatch, SegmentationCommit, Stats,
+    PushOutcome, PushedMessage, SegmentationBatch, SegmentationCommit, Stats,
 };
 
 use epimem_core::{

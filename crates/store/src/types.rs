@@ -3,7 +3,7 @@
 use epimem_core::{
     ConversationKey, Episode, EpisodeId, JobId, Message, QueueSnapshot, Role, Timestamp,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A message of an episode as the search indexes are built from it.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,14 +25,6 @@ pub struct EpisodeChange {
     pub seq: u64,
     pub episode: EpisodeId,
     pub forgotten: bool,
-}
-
-/// A recall waiting to be reviewed: review ≠ retrieval, so recall only records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PendingReview {
-    pub query: String,
-    pub memory_ids: Vec<EpisodeId>,
-    pub at: Timestamp,
 }
 
 /// The state of one conversation right after a push.

@@ -1,14 +1,19 @@
 //! What epimem asks a language model and how it reads the answers: prompts rendered and answers
 //! parsed by pure functions, so they can be snapshot-tested and never depend on a server.
 
+mod review;
 mod segmentation;
 
+pub use review::{MemoryToReview, parse_review, review_prompt};
 pub use segmentation::{
-    ParsedSegmentation, ProposedSegment, SegmentationWindow, WindowMessage, parse_segmentation,
+    ParsedSegmentation, ProposedSegment, SegmentationWindow, parse_segmentation,
     segmentation_prompt,
 };
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Timestamp;
 
 /// What a call to the model was for; usage is accounted per stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -97,3 +102,35 @@ impl ChatPrompt {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the model's answer is unusable: {0}")]
 pub struct AnswerError(pub String);
+
+/// One message as the model sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowMessage<'a> {
+    pub author: &'a str,
+    pub timestamp: Timestamp,
+    pub content: &'a str,
+}
+
+/// Messages as numbered lines, `[index] time [author] text`: one line each, since line breaks
+/// inside a message would read as new messages.
+fn message_lines(messages: &[WindowMessage<'_>]) -> String {
+    let mut out = String::new();
+    for (i, m) in messages.iter().enumerate() {
+        let time = m.timestamp.to_datetime().format("%Y-%m-%d %H:%M");
+        let content = m.content.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push_str(&format!("[{i}] {time} [{}] {content}\n", m.author));
+    }
+    out
+}
+
+/// The JSON object in an answer: small models wrap it in a code fence or a sentence.
+fn json_in(answer: &str) -> Result<Value, AnswerError> {
+    let (Some(start), Some(end)) = (answer.find('{'), answer.rfind('}')) else {
+        return Err(AnswerError("no JSON object in the answer".into()));
+    };
+    if end < start {
+        return Err(AnswerError("no JSON object in the answer".into()));
+    }
+    serde_json::from_str(&answer[start..=end])
+        .map_err(|e| AnswerError(format!("the answer is not valid JSON: {e}")))
+}

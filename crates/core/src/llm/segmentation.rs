@@ -3,16 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{AnswerError, ChatPrompt};
-use crate::Timestamp;
-
-/// One message as the model sees it.
-#[derive(Debug, Clone, Copy)]
-pub struct WindowMessage<'a> {
-    pub author: &'a str,
-    pub timestamp: Timestamp,
-    pub content: &'a str,
-}
+use super::{AnswerError, ChatPrompt, WindowMessage, json_in, message_lines};
 
 /// The messages to cut, and what came before them.
 #[derive(Debug, Clone, Copy)]
@@ -66,12 +57,7 @@ pub fn segmentation_prompt(window: &SegmentationWindow<'_>) -> ChatPrompt {
         user.push_str("\n\n");
     }
     user.push_str(&format!("Messages ({}):\n", window.messages.len()));
-    for (i, m) in window.messages.iter().enumerate() {
-        let time = m.timestamp.to_datetime().format("%Y-%m-%d %H:%M");
-        // One line per message: line breaks inside a message would read as new messages.
-        let content = m.content.split_whitespace().collect::<Vec<_>>().join(" ");
-        user.push_str(&format!("[{i}] {time} [{}] {content}\n", m.author));
-    }
+    user.push_str(&message_lines(window.messages));
     ChatPrompt { system: SYSTEM.to_owned(), user, schema_name: "episodes", schema: schema() }
 }
 
@@ -118,18 +104,6 @@ pub fn parse_segmentation(
         segments.push(segment(item).map_err(|e| AnswerError(format!("segment {i}: {e}")))?);
     }
     repair(segments, window_len)
-}
-
-/// The JSON object in an answer: small models wrap it in a code fence or a sentence.
-fn json_in(answer: &str) -> Result<Value, AnswerError> {
-    let (Some(start), Some(end)) = (answer.find('{'), answer.rfind('}')) else {
-        return Err(AnswerError("no JSON object in the answer".into()));
-    };
-    if end < start {
-        return Err(AnswerError("no JSON object in the answer".into()));
-    }
-    serde_json::from_str(&answer[start..=end])
-        .map_err(|e| AnswerError(format!("the answer is not valid JSON: {e}")))
 }
 
 /// One segment as proposed; its length may be zero or negative until repaired.

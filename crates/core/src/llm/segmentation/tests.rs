@@ -1,6 +1,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::Timestamp;
 
 fn at(minute: i64) -> Timestamp {
     Timestamp::parse_rfc3339("2026-05-02T13:40:00Z").unwrap().plus_millis(minute * 60_000)
