@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ConversationKey, TriggerKind};
+use crate::{ConversationKey, EpisodeId, TriggerKind};
 
 /// A job's row id in the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -17,6 +17,19 @@ pub enum JobKind {
     /// Segment the pending messages of a conversation up to `upto_seq`. The job's id is the
     /// conversation's fence: only the job that set the fence may commit.
     Segment { conversation: ConversationKey, upto_seq: u64, trigger: TriggerKind },
+    /// Rate the memories recalled in a conversation against the episodes that followed the
+    /// recalls (`following`, closed by the segmentation that queued this job); the recalls
+    /// themselves stay in the store, held for this job, so forgetting reaches them.
+    Review { conversation: ConversationKey, following: Vec<EpisodeId> },
+}
+
+impl JobKind {
+    /// The conversation the job works on.
+    pub fn conversation(&self) -> &ConversationKey {
+        match self {
+            Self::Segment { conversation, .. } | Self::Review { conversation, .. } => conversation,
+        }
+    }
 }
 
 /// A job claimed by a worker.

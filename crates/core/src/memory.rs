@@ -18,11 +18,25 @@ pub struct MemoryConfig {
     /// Recall scores are multiplied by `floor + (1 − floor) · R`, so an old episode fades but
     /// never disappears.
     pub retrievability_floor: f64,
+    /// A memory is reviewed at most once in this much conversation time: recalled all day, it
+    /// is strengthened once, not on every turn.
+    pub min_review_interval_hours: f64,
+}
+
+impl MemoryConfig {
+    pub fn min_review_interval_ms(&self) -> i64 {
+        (self.min_review_interval_hours.max(0.0) * 3_600_000.0) as i64
+    }
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
-        Self { desired_retention: 0.9, surprise_boost: 0.5, retrievability_floor: 0.8 }
+        Self {
+            desired_retention: 0.9,
+            surprise_boost: 0.5,
+            retrievability_floor: 0.8,
+            min_review_interval_hours: 24.0,
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use epimem_core::EpisodeId;
+use epimem_core::{EpisodeId, Scope};
 use epimem_search::{IndexedEpisode, IndexedLine, Update};
 use epimem_store::{IndexedMessage, Store};
 
@@ -125,18 +125,34 @@ impl<S: Store> Engine<S> {
             let Some(last) = changes.last().map(|c| c.seq) else { return Ok(()) };
             let mut forgotten: HashSet<EpisodeId> = HashSet::new();
             let mut added: Vec<EpisodeId> = Vec::new();
+            let mut restated: HashSet<EpisodeId> = HashSet::new();
             for change in changes {
                 if change.forgotten {
                     added.retain(|id| *id != change.episode);
+                    restated.remove(&change.episode);
                     forgotten.insert(change.episode);
+                } else if change.restated {
+                    restated.insert(change.episode);
                 } else if !added.contains(&change.episode) {
                     added.push(change.episode);
                 }
             }
             let forgotten: Vec<EpisodeId> = forgotten.into_iter().collect();
+            // An episode added here is read as it is now, its strength included.
+            let restated: Vec<EpisodeId> =
+                restated.into_iter().filter(|id| !added.contains(id)).collect();
+            let restated = match restated.is_empty() {
+                true => Vec::new(),
+                false => self.store.episodes_by_id(&Scope::tenant(tenant), &restated)?,
+            };
             let rows = self.store.indexed_messages_of(tenant, &added, self.fingerprint())?;
             let added = episodes_of(&rows);
-            let update = Update { forgotten: &forgotten, added: &added, generation: Some(last) };
+            let update = Update {
+                forgotten: &forgotten,
+                added: &added,
+                restated: &restated,
+                generation: Some(last),
+            };
             self.search.apply(tenant, &update)?;
             from = last;
             progress(from.min(target), target);

@@ -10,6 +10,7 @@ mod indexing;
 mod keys;
 mod model_segmentation;
 mod recall;
+mod review;
 mod segmentation;
 mod wakeup;
 

@@ -17,6 +17,8 @@ pub struct RunReport {
     pub messages_closed: u64,
     /// Jobs that lost their fence to another worker (nothing was written).
     pub jobs_superseded: u64,
+    /// Memories whose strength a review moved.
+    pub memories_reviewed: u64,
 }
 
 impl RunReport {
@@ -25,6 +27,7 @@ impl RunReport {
         self.episodes_closed += other.episodes_closed;
         self.messages_closed += other.messages_closed;
         self.jobs_superseded += other.jobs_superseded;
+        self.memories_reviewed += other.memories_reviewed;
     }
 }
 
@@ -51,13 +54,19 @@ impl<S: Store> Engine<S> {
     }
 
     fn run_job(&self, job: &Job) -> Result<RunReport, EngineError> {
-        let JobKind::Segment { conversation, upto_seq, trigger } = &job.kind else {
+        let conversation = job.kind.conversation();
+        let result = self.with_lease_renewed(job, || match &job.kind {
+            JobKind::Segment { upto_seq, trigger, .. } => {
+                Some(self.segment(job, conversation, *upto_seq, *trigger))
+            }
+            JobKind::Review { following, .. } => Some(self.review(job, conversation, following)),
+            _ => None,
+        });
+        let Some(result) = result else {
             let error = "this version of epimem cannot run this job";
             self.store.abandon_job(job.id, None, error, None)?;
             return Ok(RunReport::default());
         };
-        let result =
-            self.with_lease_renewed(job, || self.segment(job, conversation, *upto_seq, *trigger));
         match result {
             Ok(report) => Ok(report),
             // Another worker took the fence over: our work is void, and nothing was written.
@@ -161,7 +170,7 @@ impl<S: Store> Engine<S> {
             jobs_run: 1,
             episodes_closed: episodes.len() as u64,
             messages_closed: plan.closed_len() as u64,
-            jobs_superseded: 0,
+            ..RunReport::default()
         };
         let commit = SegmentationCommit {
             job: job.id,

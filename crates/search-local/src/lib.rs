@@ -172,6 +172,9 @@ impl Search for LocalSearch {
         if !update.forgotten.is_empty() {
             tenant.index()?.forget(update.forgotten)?;
         }
+        if !update.restated.is_empty() {
+            tenant.index()?.restate(update.restated);
+        }
         if update.added.is_empty() && update.generation.is_none() {
             return Ok(()); // a forget alone, committed above
         }

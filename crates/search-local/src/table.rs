@@ -84,6 +84,13 @@ impl EpisodeTable {
         self.names.retain(|_, id| used.contains(id));
     }
 
+    /// Takes `episode`'s memory strength, if it is here; whether it was.
+    pub(crate) fn restate(&mut self, episode: &Episode) -> bool {
+        let Some(&slot) = self.by_id.get(&episode.id) else { return false };
+        self.episodes[slot].fsrs = episode.fsrs;
+        true
+    }
+
     pub(crate) fn contains(&self, id: &EpisodeId) -> bool {
         self.by_id.contains_key(id)
     }

@@ -24,7 +24,8 @@ macro_rules! conformance_tests {
             tenants_do_not_influence_each_other,
             turn_tables_hold_neighbours_and_line_facts,
             names_are_left_out_of_the_embedded_query_but_roles_are_not,
-            a_query_without_words_searches_none
+            a_query_without_words_searches_none,
+            a_restated_episode_carries_its_new_memory_strength
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -314,4 +315,24 @@ pub fn a_query_without_words_searches_none(index: &dyn Search) {
     assert!(!found.searched_words);
     assert_eq!(ids(&found), ["t/c/1"], "vectors still answer");
     assert!(!turns(index, &scope, "?? !!", 0).searched_words);
+}
+
+pub fn a_restated_episode_carries_its_new_memory_strength(index: &dyn Search) {
+    let z = zebras();
+    add(index, "t", &[&z], Some(1));
+    let mut reviewed = z.episode.clone();
+    reviewed.fsrs.stability = Some(42.0);
+    let mut stranger = taxes().episode;
+    stranger.fsrs.stability = Some(7.0);
+    let restated = [reviewed, stranger];
+    index
+        .apply("t", &Update { restated: &restated, generation: Some(2), ..Update::default() })
+        .unwrap();
+    assert_eq!(index.generation("t").unwrap(), 2);
+    let scope = Scope::tenant("t");
+    let found = episodes(index, &scope, "zebra", 0);
+    assert_eq!(found.candidates[0].episode.fsrs.stability, Some(42.0));
+    assert_eq!(ids(&found), ["t/c/1"], "an episode it never had is not added by a restatement");
+    let table = turns(index, &scope, "zebra", 0);
+    assert_eq!(table.episodes[0].fsrs.stability, Some(42.0));
 }

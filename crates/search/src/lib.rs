@@ -83,6 +83,9 @@ pub struct Update<'a> {
     pub forgotten: &'a [EpisodeId],
     /// Episodes to add, with their messages.
     pub added: &'a [IndexedEpisode<'a>],
+    /// Episodes whose memory strength changed (a review), their words not: the index's copy
+    /// of each takes the new state.
+    pub restated: &'a [Episode],
     /// The store's change this update brings the index to, if it comes from the change log.
     pub generation: Option<u64>,
 }

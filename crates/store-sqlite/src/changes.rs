@@ -41,12 +41,17 @@ pub(crate) fn since(
 ) -> Result<Vec<EpisodeChange>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT seq, episode_id, forgotten FROM episode_changes
+            "SELECT seq, episode_id, forgotten, restated FROM episode_changes
              WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
         )
         .map_err(map_err)?;
     stmt.query_map(params![tenant, after, limit as i64], |r| {
-        Ok(EpisodeChange { seq: r.get(0)?, episode: EpisodeId(r.get(1)?), forgotten: r.get(2)? })
+        Ok(EpisodeChange {
+            seq: r.get(0)?,
+            episode: EpisodeId(r.get(1)?),
+            forgotten: r.get(2)?,
+            restated: r.get(3)?,
+        })
     })
     .and_then(|rows| rows.collect())
     .map_err(map_err)

@@ -125,10 +125,8 @@ pub(crate) fn list(
                 (_, true, false) => JobState::Retrying,
                 _ => JobState::Queued,
             };
-            let conversation = match serde_json::from_str::<JobKind>(&payload) {
-                Ok(JobKind::Segment { conversation, .. }) => Some(conversation),
-                _ => None,
-            };
+            let conversation =
+                serde_json::from_str::<JobKind>(&payload).ok().map(|k| k.conversation().clone());
             Ok(JobStatus {
                 id: JobId(r.get(0)?),
                 conversation,

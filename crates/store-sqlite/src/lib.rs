@@ -27,7 +27,7 @@ use epimem_core::{
 };
 use epimem_store::{
     ApiKey, EpisodeChange, EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview,
-    PushOutcome, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
+    PushOutcome, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -336,6 +336,19 @@ impl Store for SqliteStore {
         review: &PendingReview,
     ) -> Result<(), StoreError> {
         self.write(|tx| reviews::record(tx, conversation, review))
+    }
+
+    fn reviews_of_job(&self, job: JobId) -> Result<Vec<PendingReview>, StoreError> {
+        self.read(|conn| reviews::of_job(conn, job))
+    }
+
+    fn finish_review(
+        &self,
+        job: JobId,
+        tenant: &str,
+        reviewed: &[ReviewedMemory],
+    ) -> Result<usize, StoreError> {
+        self.write(|tx| reviews::finish(tx, job, tenant, reviewed))
     }
 
     fn take_pending_reviews(

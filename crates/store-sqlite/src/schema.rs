@@ -158,6 +158,13 @@ CREATE TABLE llm_usage (
     PRIMARY KEY (tenant, stage)
 );
 "#,
+    // Memory review: recalls held for the review job that takes them (NULL: still pending),
+    // and changes of an episode's memory strength in the change log, for the search indexes.
+    r#"
+ALTER TABLE pending_reviews ADD COLUMN job_id INTEGER;
+CREATE INDEX pending_reviews_by_job ON pending_reviews (job_id);
+ALTER TABLE episode_changes ADD COLUMN restated INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -162,5 +162,6 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
     )
     .map_err(map_err)?;
     tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
-    Ok(())
+    let closed = commit.episodes.iter().map(|e| e.id.clone()).collect();
+    crate::reviews::queue_review(tx, id, key, closed)
 }

@@ -13,7 +13,7 @@ pub use epimem_core::PendingReview;
 pub use error::StoreError;
 pub use types::{
     ApiKey, EpisodeChange, EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus,
-    PushOutcome, PushedMessage, SegmentationBatch, SegmentationCommit, Stats,
+    PushOutcome, PushedMessage, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats,
 };
 
 use epimem_core::{
@@ -181,7 +181,25 @@ pub trait Store: Send + Sync {
         review: &PendingReview,
     ) -> Result<(), StoreError>;
 
-    /// Takes (reads and clears, atomically) the pending reviews of `conversation`.
+    /// The recalls held for review job `job` (a segmentation commit that closes episodes
+    /// queues one for the conversation's pending reviews and holds them for it, in its
+    /// transaction), oldest first.
+    fn reviews_of_job(&self, job: JobId) -> Result<Vec<PendingReview>, StoreError>;
+
+    /// Finishes review job `job` of `tenant` in one transaction: each memory in `reviewed`
+    /// takes its new state if its last review is still the one it was rated against (a
+    /// memory reviewed meanwhile, or forgotten, is left alone), each change logged for the
+    /// search indexes; the job and its recalls go. Returns how many memories changed; fails
+    /// with a conflict, changing nothing, if the job is gone.
+    fn finish_review(
+        &self,
+        job: JobId,
+        tenant: &str,
+        reviewed: &[ReviewedMemory],
+    ) -> Result<usize, StoreError>;
+
+    /// Takes (reads and clears, atomically) the pending reviews of `conversation` not yet held
+    /// for a review job.
     fn take_pending_reviews(
         &self,
         conversation: &ConversationKey,

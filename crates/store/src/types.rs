@@ -1,7 +1,7 @@
 //! Values that cross the storage port.
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, JobId, Message, QueueSnapshot, Role, Timestamp,
+    ConversationKey, Episode, EpisodeId, FsrsState, JobId, Message, QueueSnapshot, Role, Timestamp,
 };
 use serde::Serialize;
 
@@ -25,6 +25,17 @@ pub struct EpisodeChange {
     pub seq: u64,
     pub episode: EpisodeId,
     pub forgotten: bool,
+    /// Only its memory strength changed (a review): its words did not.
+    pub restated: bool,
+}
+
+/// A memory's state after a review, and the last review it was rated against: the new state
+/// applies only if that is still its last review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewedMemory {
+    pub id: EpisodeId,
+    pub reviewed_against: Option<Timestamp>,
+    pub state: FsrsState,
 }
 
 /// The state of one conversation right after a push.

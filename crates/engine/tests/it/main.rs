@@ -8,4 +8,5 @@ mod jobs;
 mod lexical;
 mod model;
 mod recall;
+mod review;
 mod tenants;

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::common::T0;
 
-fn engine(url: String, config: EngineConfig) -> Engine<SqliteStore> {
+pub(crate) fn engine(url: String, config: EngineConfig) -> Engine<SqliteStore> {
     let llm = LlmConfig {
         url,
         model: "small".into(),

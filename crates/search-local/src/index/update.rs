@@ -76,6 +76,13 @@ impl PendingCommit {
 }
 
 impl TenantIndex {
+    /// Brings the memory strength of the episodes here up to `episodes`'.
+    pub(crate) fn restate(&mut self, episodes: &[Episode]) {
+        for episode in episodes {
+            self.unsaved |= self.parts.table.restate(episode);
+        }
+    }
+
     /// Adds closed episodes with their messages (an episode already in is left as it is):
     /// every part has them at once, BM25 once they are committed ([`TenantIndex::pending`]).
     pub(crate) fn add(&mut self, episodes: &[IndexedEpisode<'_>]) {

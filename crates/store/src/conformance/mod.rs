@@ -15,9 +15,11 @@ use crate::{JobState, PendingReview, SegmentationCommit, Store, StoreError};
 mod changes;
 mod forget;
 mod llm_usage;
+mod reviews;
 pub use changes::*;
 pub use forget::*;
 pub use llm_usage::*;
+pub use reviews::*;
 
 /// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
 #[macro_export]
@@ -50,7 +52,10 @@ macro_rules! conformance_tests {
             deleting_a_tenant_removes_all_of_it_and_nothing_else,
             changes_are_logged_per_tenant_in_commit_order,
             api_keys_are_found_by_hash_until_revoked,
-            llm_usage_adds_up_per_tenant_and_stage
+            llm_usage_adds_up_per_tenant_and_stage,
+            closing_episodes_queues_a_review_of_pending_recalls,
+            a_review_applies_once_and_never_over_a_newer_one,
+            forgetting_reaches_recalls_held_for_review
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -75,6 +80,9 @@ pub(crate) fn index_rows(
 ) -> Vec<crate::IndexedMessage> {
     let mut ids: Vec<epimem_core::EpisodeId> = Vec::new();
     for change in store.episode_changes(tenant, 0, 1_000_000).unwrap() {
+        if change.restated {
+            continue;
+        }
         ids.retain(|id| *id != change.episode);
         if !change.forgotten {
             ids.push(change.episode);
