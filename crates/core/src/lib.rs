@@ -8,6 +8,7 @@ mod context;
 mod dates;
 mod episode;
 mod error;
+mod facts;
 mod features;
 mod fusion;
 mod ids;
@@ -35,6 +36,10 @@ pub use context::{ContextItem, RenderedContext, render_context};
 pub use dates::{DateMention, date_mention};
 pub use episode::{Episode, EpisodeId, FsrsState};
 pub use error::ErrorKind;
+pub use facts::{
+    Fact, FactAction, FactChange, FactId, SAME_FACT_COSINE, SourceEpisode, fact_id,
+    plan_fact_changes,
+};
 pub use features::{
     EpisodeCandidates, EpisodeFeatures, LexicalMatch, TurnFeatures, TurnKey, TurnTable, VectorMatch,
 };

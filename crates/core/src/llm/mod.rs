@@ -1,9 +1,13 @@
 //! What epimem asks a language model and how it reads the answers: prompts rendered and answers
 //! parsed by pure functions, so they can be snapshot-tested and never depend on a server.
 
+mod consolidation;
 mod review;
 mod segmentation;
 
+pub use consolidation::{
+    EpisodeToConsolidate, ParsedConsolidation, consolidation_prompt, parse_consolidation,
+};
 pub use review::{MemoryToReview, parse_review, review_prompt};
 pub use segmentation::{
     ParsedSegmentation, ProposedSegment, SegmentationWindow, parse_segmentation,

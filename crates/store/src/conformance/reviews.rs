@@ -88,7 +88,10 @@ pub fn a_review_applies_once_and_never_over_a_newer_one(store: &dyn Store) {
     ];
     assert_eq!(store.finish_review(job.id, "t", &reviewed).unwrap(), 1);
     let scope = Scope::tenant("t");
-    assert_eq!(store.episodes_by_id(&scope, std::slice::from_ref(&rose_id)).unwrap()[0].fsrs, stronger);
+    assert_eq!(
+        store.episodes_by_id(&scope, std::slice::from_ref(&rose_id)).unwrap()[0].fsrs,
+        stronger
+    );
     assert_eq!(
         store.episodes_by_id(&Scope::tenant("u"), &[other_id]).unwrap()[0].fsrs,
         FsrsState::default()
