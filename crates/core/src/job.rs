@@ -21,13 +21,18 @@ pub enum JobKind {
     /// recalls (`following`, closed by the segmentation that queued this job); the recalls
     /// themselves stay in the store, held for this job, so forgetting reaches them.
     Review { conversation: ConversationKey, following: Vec<EpisodeId> },
+    /// Distil facts from the conversation's episodes not yet consolidated, up to message
+    /// `upto_seq`.
+    Consolidate { conversation: ConversationKey, upto_seq: u64 },
 }
 
 impl JobKind {
     /// The conversation the job works on.
     pub fn conversation(&self) -> &ConversationKey {
         match self {
-            Self::Segment { conversation, .. } | Self::Review { conversation, .. } => conversation,
+            Self::Segment { conversation, .. }
+            | Self::Review { conversation, .. }
+            | Self::Consolidate { conversation, .. } => conversation,
         }
     }
 }

@@ -177,6 +177,7 @@ impl<S: Store> Engine<S> {
             conversation: conversation.clone(),
             episodes,
             window_doubled: plan.window_doubled,
+            consolidate: None,
         };
         self.store.commit_segmentation(&commit)?;
         Ok(report)

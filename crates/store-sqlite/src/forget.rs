@@ -12,8 +12,8 @@ use crate::{
     map_err,
 };
 
-/// Forgets an episode `scope` may see: the episode, its vectors and the pending reviews that
-/// returned it go (their query may quote it), and its messages keep their place in the
+/// Forgets an episode `scope` may see: the episode, its vectors, the facts that came from it
+/// and the pending reviews that returned it go (their query may quote it), and its messages keep their place in the
 /// conversation (so episodes still tile the queue) but lose their text.
 pub(crate) fn episode(
     tx: &Transaction<'_>,
@@ -35,6 +35,7 @@ pub(crate) fn episode(
         .map_err(map_err)?;
     let Some((rowid, conversation, first, last)) = found else { return Ok(false) };
     crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
+    crate::facts::forget_from(tx, std::slice::from_ref(id))?;
     tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
     let range = rusqlite::params![conversation, first, last];
     tx.execute(
@@ -77,6 +78,7 @@ pub(crate) fn conversation(
         .and_then(|mut s| s.query_map([id], |r| r.get(0).map(EpisodeId))?.collect())
         .map_err(map_err)?;
     crate::changes::forgotten(tx, &key.tenant, &episodes)?;
+    crate::facts::forget_conversation(tx, id)?;
     for table in ["message_vectors", "pending_reviews", "episodes", "messages"] {
         tx.execute(&format!("DELETE FROM {table} WHERE conversation_id = ?1"), [id])
             .map_err(map_err)?;

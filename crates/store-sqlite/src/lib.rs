@@ -6,6 +6,7 @@
 
 mod changes;
 mod episodes;
+mod facts;
 mod forget;
 mod ingest;
 mod jobs;
@@ -26,8 +27,9 @@ use epimem_core::{
     Scope, Timestamp, Trigger,
 };
 use epimem_store::{
-    ApiKey, EpisodeChange, EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview,
-    PushOutcome, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError,
+    ApiKey, ConsolidationBatch, ConsolidationCommit, EpisodeChange, EpisodeCursor, EpisodeDetail,
+    IndexedMessage, JobStatus, PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch,
+    SegmentationCommit, Stats, Store, StoreError, StoredFact,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -371,6 +373,33 @@ impl Store for SqliteStore {
 
     fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError> {
         self.forget(|tx| forget::tenant(tx, tenant), |_| true)
+    }
+
+    fn consolidation_batch(
+        &self,
+        conversation: &ConversationKey,
+        upto_seq: u64,
+        max_episodes: usize,
+        max_facts: usize,
+        fingerprint: Option<&str>,
+    ) -> Result<ConsolidationBatch, StoreError> {
+        self.read(|conn| {
+            facts::batch(conn, conversation, upto_seq, max_episodes, max_facts, fingerprint)
+        })
+    }
+
+    fn commit_consolidation(&self, commit: &ConsolidationCommit) -> Result<(), StoreError> {
+        self.write(|tx| facts::commit(tx, commit))
+    }
+
+    fn facts(
+        &self,
+        scope: &Scope,
+        with_invalid: bool,
+        limit: Option<usize>,
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<StoredFact>, StoreError> {
+        self.read(|conn| facts::list(conn, scope, with_invalid, limit, fingerprint))
     }
 
     fn record_llm_usage(

@@ -165,6 +165,28 @@ ALTER TABLE pending_reviews ADD COLUMN job_id INTEGER;
 CREATE INDEX pending_reviews_by_job ON pending_reviews (job_id);
 ALTER TABLE episode_changes ADD COLUMN restated INTEGER NOT NULL DEFAULT 0;
 "#,
+    // Facts distilled from episodes, with the episodes they came from; how far each
+    // conversation is consolidated.
+    r#"
+ALTER TABLE conversations ADD COLUMN consolidated_upto INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE facts (
+    id              TEXT PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations (id),
+    text            TEXT NOT NULL,
+    valid_at        INTEGER NOT NULL,
+    invalid_at      INTEGER,
+    reinforced      INTEGER NOT NULL DEFAULT 0,
+    fingerprint     TEXT,
+    vector          BLOB
+);
+CREATE INDEX facts_by_conversation ON facts (conversation_id, valid_at);
+CREATE TABLE fact_sources (
+    fact_id    TEXT NOT NULL,
+    episode_id TEXT NOT NULL,
+    PRIMARY KEY (fact_id, episode_id)
+);
+CREATE INDEX fact_sources_by_episode ON fact_sources (episode_id);
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -162,6 +162,9 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
     )
     .map_err(map_err)?;
     tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
-    let closed = commit.episodes.iter().map(|e| e.id.clone()).collect();
+    let closed: Vec<_> = commit.episodes.iter().map(|e| e.id.clone()).collect();
+    if let Some(rule) = commit.consolidate.filter(|_| !closed.is_empty()) {
+        crate::facts::queue_if_due(tx, id, key, new_watermark, rule)?;
+    }
     crate::reviews::queue_review(tx, id, key, closed)
 }

@@ -12,8 +12,9 @@ mod types;
 pub use epimem_core::PendingReview;
 pub use error::StoreError;
 pub use types::{
-    ApiKey, EpisodeChange, EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus,
-    PushOutcome, PushedMessage, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats,
+    ApiKey, ConsolidationBatch, ConsolidationCommit, ConsolidationRule, EpisodeChange,
+    EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus, PushOutcome, PushedMessage,
+    ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, StoredFact,
 };
 
 use epimem_core::{
@@ -225,6 +226,37 @@ pub trait Store: Send + Sync {
     /// [`Store::delete_conversation`] does for one (its API keys stay: they are not memory).
     /// Returns the ids of the episodes it had.
     fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError>;
+
+    /// What a consolidation of `conversation` reads: its episodes not yet consolidated that end
+    /// by `upto_seq` (at most `max_episodes`, oldest first, with their messages), and its valid
+    /// facts (at most `max_facts`, newest first; vectors of `fingerprint`).
+    fn consolidation_batch(
+        &self,
+        conversation: &ConversationKey,
+        upto_seq: u64,
+        max_episodes: usize,
+        max_facts: usize,
+        fingerprint: Option<&str>,
+    ) -> Result<ConsolidationBatch, StoreError>;
+
+    /// Applies one step of a consolidation in one transaction: facts inserted (a fact already
+    /// there is left as it is, so a retried step writes nothing twice), confirmed (its sources
+    /// grow) or invalidated (from the given time; a fact is never deleted here), the
+    /// conversation consolidated through `through_seq`, and the job retired when `finished`.
+    /// Changes to facts of other conversations are refused. Fails with a conflict, changing
+    /// nothing, if the job is gone.
+    fn commit_consolidation(&self, commit: &ConsolidationCommit) -> Result<(), StoreError>;
+
+    /// Facts `scope` may see (its tenant, its conversation if given), newest first (by when
+    /// they became true), only valid ones unless `with_invalid`, at most `limit`; with their
+    /// vectors of `fingerprint`.
+    fn facts(
+        &self,
+        scope: &Scope,
+        with_invalid: bool,
+        limit: Option<usize>,
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<StoredFact>, StoreError>;
 
     /// Adds what calls to a language model for `tenant` cost to its running totals for `stage`.
     fn record_llm_usage(

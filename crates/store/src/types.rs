@@ -1,7 +1,8 @@
 //! Values that cross the storage port.
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, FsrsState, JobId, Message, QueueSnapshot, Role, Timestamp,
+    ConversationKey, Episode, EpisodeId, Fact, FactChange, FactId, FsrsState, JobId, Message,
+    QueueSnapshot, Role, Timestamp,
 };
 use serde::Serialize;
 
@@ -81,6 +82,49 @@ pub struct SegmentationCommit {
     /// Consecutive episodes starting right after the watermark (possibly none).
     pub episodes: Vec<Episode>,
     pub window_doubled: bool,
+    /// When to queue a consolidation of the conversation's episodes into facts (`None`: never,
+    /// as without a language model; the episodes wait for one).
+    pub consolidate: Option<ConsolidationRule>,
+}
+
+/// When closing episodes queues a consolidation: once this many episodes wait for one, or at
+/// once when an episode this surprising closes (a flashbulb memory); never while another
+/// consolidation of the conversation is queued or running.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConsolidationRule {
+    pub every: u32,
+    pub flashbulb: f64,
+}
+
+/// What a consolidation reads: the episodes not yet consolidated (oldest first, with their
+/// messages) and the conversation's valid facts (newest first, with their vectors of the
+/// embedder asked for).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsolidationBatch {
+    pub episodes: Vec<EpisodeDetail>,
+    pub facts: Vec<StoredFact>,
+}
+
+/// A fact with its vector, when it has one of the embedder asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredFact {
+    pub fact: Fact,
+    pub vector: Option<Vec<f32>>,
+}
+
+/// What one step of a consolidation writes, in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsolidationCommit {
+    pub job: JobId,
+    pub conversation: ConversationKey,
+    pub changes: Vec<FactChange>,
+    /// Vectors of the facts inserted, by id, made by `fingerprint`.
+    pub vectors: Vec<(FactId, Vec<f32>)>,
+    pub fingerprint: Option<String>,
+    /// The episodes up to this message are consolidated now.
+    pub through_seq: u64,
+    /// Whether the job is done (else more steps follow).
+    pub finished: bool,
 }
 
 /// Where a page of episodes ended: the next page starts after this episode. Episodes are

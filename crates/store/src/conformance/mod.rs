@@ -13,10 +13,12 @@ use serde_json::json;
 use crate::{JobState, PendingReview, SegmentationCommit, Store, StoreError};
 
 mod changes;
+mod facts;
 mod forget;
 mod llm_usage;
 mod reviews;
 pub use changes::*;
+pub use facts::*;
 pub use forget::*;
 pub use llm_usage::*;
 pub use reviews::*;
@@ -55,7 +57,10 @@ macro_rules! conformance_tests {
             llm_usage_adds_up_per_tenant_and_stage,
             closing_episodes_queues_a_review_of_pending_recalls,
             a_review_applies_once_and_never_over_a_newer_one,
-            forgetting_reaches_recalls_held_for_review
+            forgetting_reaches_recalls_held_for_review,
+            closing_episodes_queues_consolidation_every_few_or_at_a_flashbulb,
+            consolidation_writes_facts_once_and_invalidates_never_deletes,
+            forgetting_an_episode_forgets_the_facts_from_it
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -157,6 +162,7 @@ fn segment(store: &dyn Store, conv: &ConversationKey, upto: u64, episodes: Vec<E
             conversation: conv.clone(),
             episodes,
             window_doubled: false,
+            consolidate: None,
         })
         .unwrap();
 }
@@ -242,6 +248,7 @@ pub fn fences_are_exclusive_until_released_or_stale(store: &dyn Store) {
         conversation: conv.clone(),
         episodes: vec![episode(&conv, 1, 6, "t", "s")],
         window_doubled: false,
+        consolidate: None,
     };
     assert!(matches!(store.commit_segmentation(&stale), Err(StoreError::Conflict(_))));
     // Fencing past the end of the conversation is refused.
@@ -273,6 +280,7 @@ pub fn commit_advances_watermark_and_retires_job(store: &dyn Store) {
             conversation: conv.clone(),
             episodes: vec![episode(&conv, 1, 4, "a", "s"), episode(&conv, 5, 7, "b", "s")],
             window_doubled: false,
+            consolidate: None,
         })
         .unwrap();
     let q = store.queue(&conv).unwrap().unwrap();
@@ -292,6 +300,7 @@ pub fn commit_without_the_fence_changes_nothing(store: &dyn Store) {
         conversation: conv.clone(),
         episodes: vec![episode(&conv, 1, 5, "a", "s")],
         window_doubled: false,
+        consolidate: None,
     };
     assert!(matches!(store.commit_segmentation(&commit), Err(StoreError::Conflict(_))));
     let job = fence(store, &conv, 5);
@@ -314,8 +323,13 @@ pub fn commit_rejects_episodes_that_skip_messages(store: &dyn Store) {
         vec![episode(&conv, 1, 7, "past the fence", "s")],
         vec![episode(&key("t", "other"), 1, 3, "wrong conversation", "s")],
     ] {
-        let commit =
-            SegmentationCommit { job, conversation: conv.clone(), episodes, window_doubled: false };
+        let commit = SegmentationCommit {
+            job,
+            conversation: conv.clone(),
+            episodes,
+            window_doubled: false,
+            consolidate: None,
+        };
         assert!(matches!(store.commit_segmentation(&commit), Err(StoreError::Invalid(_))));
     }
     assert_eq!(store.stats(None).unwrap().episodes, 0);
@@ -332,6 +346,7 @@ pub fn doubling_the_window_is_remembered(store: &dyn Store) {
             conversation: conv.clone(),
             episodes: vec![],
             window_doubled: true,
+            consolidate: None,
         })
         .unwrap();
     let q = store.queue(&conv).unwrap().unwrap();

@@ -27,6 +27,7 @@ pub fn closing_episodes_queues_a_review_of_pending_recalls(store: &dyn Store) {
         conversation: conv.clone(),
         episodes: vec![],
         window_doubled: true,
+        consolidate: None,
     };
     store.commit_segmentation(&doubled).unwrap();
     assert!(store.claim_job("w", Timestamp(T0), 60_000).unwrap().is_none());
