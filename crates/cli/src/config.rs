@@ -7,7 +7,7 @@ use epimem_core::{
     MemoryConfig, Profile, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig,
 };
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
-use epimem_engine::{EngineConfig, JobsConfig};
+use epimem_engine::{ConsolidationConfig, EngineConfig, JobsConfig};
 use epimem_llm::{ChatModel, LlmConfig, OpenAiChat};
 use serde::Deserialize;
 
@@ -34,6 +34,8 @@ pub(crate) struct AppConfig {
     ranking: RankingConfig,
     #[serde(default)]
     jobs: JobsConfig,
+    #[serde(default)]
+    consolidation: ConsolidationConfig,
     #[serde(default)]
     pub(crate) search: SearchConfig,
     #[serde(default)]
@@ -188,6 +190,7 @@ impl AppConfig {
             memory: self.memory.clone(),
             ranking: self.ranking.clone(),
             jobs: self.jobs.clone(),
+            consolidation: self.consolidation.clone(),
         }
     }
 

@@ -170,6 +170,59 @@ pub fn plan_fact_changes(
     changes
 }
 
+/// A fact recalled for a query, and how well it matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactScore {
+    /// Index into the facts ranked.
+    pub index: usize,
+    pub score: f64,
+    /// Cosine of the query's vector and the fact's, when both have one.
+    pub similarity: Option<f64>,
+    /// Share of the query's content words the fact holds.
+    pub word_overlap: f64,
+}
+
+/// Facts below this similarity to the query, sharing none of its words, are not recalled: a
+/// fact is handed to an agent only when it bears on what was asked.
+pub const FACT_MIN_SIMILARITY: f64 = 0.5;
+
+/// The facts that bear on a query, best first, at most `limit`: by the cosine of their vectors
+/// (when both have one) plus the share of the query's content words they hold. A fact is
+/// kept if it shares a content word with the query or is at least `FACT_MIN_SIMILARITY` alike.
+pub fn rank_facts(
+    query: &str,
+    query_vector: Option<&[f32]>,
+    facts: &[(&Fact, Option<&[f32]>)],
+    limit: usize,
+) -> Vec<FactScore> {
+    let words = crate::KeywordBag::from_text(query);
+    let mut scored: Vec<FactScore> = facts
+        .iter()
+        .enumerate()
+        .filter_map(|(index, (fact, vector))| {
+            let similarity = match (query_vector, vector) {
+                (Some(q), Some(v)) if q.len() == v.len() => {
+                    Some(f64::from(q.iter().zip(*v).map(|(a, b)| a * b).sum::<f32>()))
+                }
+                _ => None,
+            };
+            let shared = words.intersection_len(&crate::KeywordBag::from_text(&fact.text));
+            let word_overlap =
+                if words.is_empty() { 0.0 } else { shared as f64 / words.len() as f64 };
+            let relevant = shared > 0 || similarity.is_some_and(|s| s >= FACT_MIN_SIMILARITY);
+            relevant.then(|| FactScore {
+                index,
+                score: similarity.unwrap_or(0.0).max(0.0) + word_overlap,
+                similarity,
+                word_overlap,
+            })
+        })
+        .collect();
+    scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    scored.truncate(limit);
+    scored
+}
+
 fn alike(a: Option<&[f32]>, b: Option<&[f32]>) -> bool {
     match (a, b) {
         (Some(a), Some(b)) if a.len() == b.len() => {

@@ -37,8 +37,8 @@ pub use dates::{DateMention, date_mention};
 pub use episode::{Episode, EpisodeId, FsrsState};
 pub use error::ErrorKind;
 pub use facts::{
-    Fact, FactAction, FactChange, FactId, SAME_FACT_COSINE, SourceEpisode, fact_id,
-    plan_fact_changes,
+    FACT_MIN_SIMILARITY, Fact, FactAction, FactChange, FactId, FactScore, SAME_FACT_COSINE,
+    SourceEpisode, fact_id, plan_fact_changes, rank_facts,
 };
 pub use features::{
     EpisodeCandidates, EpisodeFeatures, LexicalMatch, TurnFeatures, TurnKey, TurnTable, VectorMatch,

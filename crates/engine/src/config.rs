@@ -12,6 +12,35 @@ pub struct EngineConfig {
     pub memory: MemoryConfig,
     pub ranking: RankingConfig,
     pub jobs: JobsConfig,
+    pub consolidation: ConsolidationConfig,
+}
+
+/// When and how episodes are distilled into facts (with a language model only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConsolidationConfig {
+    /// A conversation is consolidated once this many of its episodes wait...
+    pub every_episodes: u32,
+    /// ...or at once when an episode at least this surprising closes (a flashbulb memory).
+    pub flashbulb_surprise: f64,
+    /// Episodes read in one call.
+    pub episodes_per_call: usize,
+    /// Known facts of the conversation shown to the model (the newest).
+    pub known_facts: usize,
+    /// Facts handed back with a recall, at most.
+    pub recalled_facts: usize,
+}
+
+impl Default for ConsolidationConfig {
+    fn default() -> Self {
+        Self {
+            every_episodes: 3,
+            flashbulb_surprise: 0.85,
+            episodes_per_call: 4,
+            known_facts: 100,
+            recalled_facts: 5,
+        }
+    }
 }
 
 /// How background jobs are leased and retried.

@@ -17,6 +17,9 @@ pub enum EngineError {
     /// The search index failed (derived state: rebuilt from the store).
     #[error(transparent)]
     Search(#[from] epimem_search::SearchError),
+    /// The language model gave no usable answer (after its retries).
+    #[error("{0}")]
+    Model(String),
 }
 
 impl EngineError {
@@ -28,6 +31,7 @@ impl EngineError {
             Self::Embed(epimem_embed::EmbedError::Inference(_)) => ErrorKind::Internal,
             Self::Embed(_) => ErrorKind::Unavailable,
             Self::Search(e) => e.kind(),
+            Self::Model(_) => ErrorKind::Unavailable,
         }
     }
 }

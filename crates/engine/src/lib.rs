@@ -4,6 +4,7 @@
 
 mod clock;
 mod config;
+mod consolidation;
 mod context;
 mod error;
 mod indexing;
@@ -26,7 +27,8 @@ use epimem_store::{
 };
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use config::{EngineConfig, JobsConfig};
+pub use config::{ConsolidationConfig, EngineConfig, JobsConfig};
+pub use consolidation::FactHit;
 pub use context::{EpisodeContext, RecalledContext};
 pub use error::EngineError;
 pub use indexing::Freshness;

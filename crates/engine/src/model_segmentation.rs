@@ -14,10 +14,6 @@ use epimem_store::Store;
 
 use crate::{Engine, EngineError};
 
-/// How often one window is asked for before the batch falls back: an unreadable answer is
-/// often followed by a good one, a second rarely.
-const ANSWER_ATTEMPTS: u32 = 2;
-
 impl<S: Store> Engine<S> {
     /// The model's segments of `pending`, tiling it, or `None` when the model failed (what
     /// every call cost is recorded either way).
@@ -70,29 +66,13 @@ impl<S: Store> Engine<S> {
             .collect();
         let prompt =
             segmentation_prompt(&SegmentationWindow { messages: &window, previous_summary });
-        for _ in 0..ANSWER_ATTEMPTS {
-            let mut result = chat.complete(LlmStage::Segmentation, &prompt);
-            let (parsed, ask_again) = match result.answer {
-                // The client already retried what was worth retrying.
-                Err(_) => (None, false),
-                Ok(text) => match parse_segmentation(&text, window.len()) {
-                    Ok(parsed) => (Some(parsed), false),
-                    Err(_) => {
-                        // An answer that cannot be read is a call that failed.
-                        result.usage.failures += 1;
-                        (None, true)
-                    }
-                },
-            };
-            self.store.record_llm_usage(
-                &conversation.tenant,
-                LlmStage::Segmentation,
-                &result.usage,
-            )?;
-            if !ask_again {
-                return Ok(parsed);
-            }
+        let asked = self.ask_model(chat, conversation, LlmStage::Segmentation, &prompt, |text| {
+            parse_segmentation(text, window.len())
+        });
+        match asked {
+            Ok(parsed) => Ok(Some(parsed)),
+            Err(EngineError::Model(_)) => Ok(None),
+            Err(e) => Err(e),
         }
-        Ok(None)
     }
 }

@@ -14,8 +14,6 @@ use crate::{Engine, EngineError, segmentation::RunReport};
 
 /// The most messages of what followed a reviewer reads (the latest ones).
 const FOLLOWING_AT_MOST: usize = 60;
-/// How often the reviewer is asked before the LLM-free rating stands in.
-const ANSWER_ATTEMPTS: u32 = 2;
 
 impl<S: Store> Engine<S> {
     pub(crate) fn review(
@@ -100,23 +98,13 @@ impl<S: Store> Engine<S> {
             })
             .collect();
         let prompt = review_prompt(&window, &memories);
-        for _ in 0..ANSWER_ATTEMPTS {
-            let mut result = chat.complete(LlmStage::Review, &prompt);
-            let (rated, ask_again) = match result.answer {
-                Err(_) => (None, false),
-                Ok(text) => match parse_review(&text, memories.len()) {
-                    Ok(rated) => (Some(rated), false),
-                    Err(_) => {
-                        result.usage.failures += 1;
-                        (None, true)
-                    }
-                },
-            };
-            self.store.record_llm_usage(&conversation.tenant, LlmStage::Review, &result.usage)?;
-            if !ask_again {
-                return Ok(rated);
-            }
+        let asked = self.ask_model(chat, conversation, LlmStage::Review, &prompt, |text| {
+            parse_review(text, memories.len())
+        });
+        match asked {
+            Ok(rated) => Ok(Some(rated)),
+            Err(EngineError::Model(_)) => Ok(None),
+            Err(e) => Err(e),
         }
-        Ok(None)
     }
 }

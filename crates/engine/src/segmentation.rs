@@ -19,6 +19,8 @@ pub struct RunReport {
     pub jobs_superseded: u64,
     /// Memories whose strength a review moved.
     pub memories_reviewed: u64,
+    /// Facts a consolidation added, confirmed or invalidated.
+    pub facts_changed: u64,
 }
 
 impl RunReport {
@@ -28,6 +30,7 @@ impl RunReport {
         self.messages_closed += other.messages_closed;
         self.jobs_superseded += other.jobs_superseded;
         self.memories_reviewed += other.memories_reviewed;
+        self.facts_changed += other.facts_changed;
     }
 }
 
@@ -60,6 +63,9 @@ impl<S: Store> Engine<S> {
                 Some(self.segment(job, conversation, *upto_seq, *trigger))
             }
             JobKind::Review { following, .. } => Some(self.review(job, conversation, following)),
+            JobKind::Consolidate { upto_seq, .. } => {
+                Some(self.consolidate(job, conversation, *upto_seq))
+            }
             _ => None,
         });
         let Some(result) = result else {
@@ -79,7 +85,12 @@ impl<S: Store> Engine<S> {
                     self.clock.now().plus_millis(self.config.jobs.backoff_ms(job.attempts))
                 });
                 self.store.abandon_job(job.id, Some(conversation), &e.to_string(), retry_at)?;
-                Err(e)
+                // A model that failed costs a retry later (or a parked job, with its error),
+                // never the run: the messages are stored and cut whatever the model does.
+                match e {
+                    EngineError::Model(_) => Ok(RunReport::default()),
+                    e => Err(e),
+                }
             }
         }
     }
@@ -177,7 +188,7 @@ impl<S: Store> Engine<S> {
             conversation: conversation.clone(),
             episodes,
             window_doubled: plan.window_doubled,
-            consolidate: None,
+            consolidate: self.consolidation_rule(),
         };
         self.store.commit_segmentation(&commit)?;
         Ok(report)

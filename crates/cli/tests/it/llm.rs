@@ -24,6 +24,19 @@ fn random_cut(n: usize, seed: u64) -> Reply {
     Reply::Answer(json!({ "segments": segments }).to_string())
 }
 
+/// Schema-valid fact actions citing episodes and facts that may or may not exist.
+fn random_actions(seed: u64) -> Reply {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let kinds = ["new", "reinforce", "update", "invalidate"];
+    let actions: Vec<Value> = (0..rng.usize(0..=3))
+        .map(|i| {
+            json!({"action": kinds[rng.usize(0..4)], "fact_id": format!("f{}", rng.usize(0..4)),
+                   "text": format!("Random fact {seed}-{i}"), "episode_ids": [format!("e{}", rng.usize(0..5))]})
+        })
+        .collect();
+    Reply::Answer(json!({ "actions": actions }).to_string())
+}
+
 #[test]
 fn a_model_that_fails_a_third_of_its_calls_loses_and_duplicates_nothing() {
     let server = ScriptedServer::start([]);
@@ -36,6 +49,9 @@ fn a_model_that_fails_a_third_of_its_calls_loses_and_duplicates_nothing() {
                 body: "scripted failure".into(),
                 retry_after: None,
             };
+        }
+        if asked.message("system").starts_with("You keep a list of lasting facts") {
+            return random_actions(call);
         }
         let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
         random_cut(n, call)
@@ -103,12 +119,19 @@ fn a_model_that_fails_a_third_of_its_calls_loses_and_duplicates_nothing() {
         (stats["messages"].as_u64(), stats["pending_messages"].as_u64()),
         (Some(2000), Some(0))
     );
-    let usage = &stats["llm"]["segmentation"];
+    let stages = stats["llm"].as_object().unwrap();
+    assert!(
+        stages.contains_key("segmentation") && stages.contains_key("consolidation"),
+        "{stages:?}"
+    );
+    let total = |field: &str| stages.values().map(|u| u[field].as_u64().unwrap()).sum::<u64>();
     let (prompt_tokens, completion_tokens) = server.reported_tokens();
-    assert_eq!(usage["calls"].as_u64().unwrap(), server.received().len() as u64);
-    assert!(usage["failures"].as_u64().unwrap() >= server.received().len() as u64 / 3);
-    assert_eq!(usage["prompt_tokens"].as_u64(), Some(prompt_tokens));
-    assert_eq!(usage["completion_tokens"].as_u64(), Some(completion_tokens));
+    assert_eq!(total("calls"), server.received().len() as u64);
+    assert!(total("failures") >= server.received().len() as u64 / 3);
+    assert_eq!(
+        (total("prompt_tokens"), total("completion_tokens")),
+        (prompt_tokens, completion_tokens)
+    );
     let text = String::from_utf8(epimem(&["stats"]).stdout).unwrap();
     assert!(text.contains("llm segmentation"), "{text}");
 }

@@ -103,3 +103,26 @@ fn without_vectors_nothing_is_merged() {
     let changes = plan_fact_changes(&actions, &facts, &[None], &episodes, &[None], &conv(), 1);
     assert!(matches!(changes[0], FactChange::Insert(_)));
 }
+
+#[test]
+fn facts_that_bear_on_the_query_are_recalled_best_first() {
+    let facts = [
+        fact(0, "Ana lives in Lisbon", true),
+        fact(1, "Ana has a dog named Rui", true),
+        fact(2, "The build uses cargo nextest", true),
+    ];
+    let vectors = [unit(1.0, 0.0), unit(0.6, 0.8), unit(0.0, 1.0)];
+    let with: Vec<(&Fact, Option<&[f32]>)> =
+        facts.iter().zip(&vectors).map(|(f, v)| (f, v.as_deref())).collect();
+    let query = unit(1.0, 0.1);
+    let ranked = rank_facts("where does Ana live?", query.as_deref(), &with, 5);
+    let order: Vec<usize> = ranked.iter().map(|r| r.index).collect();
+    assert_eq!(order, [0, 1], "the build fact shares no word and is not alike");
+    assert!(ranked[0].similarity.unwrap() > 0.9 && ranked[0].word_overlap > 0.0);
+    assert_eq!(rank_facts("where does Ana live?", query.as_deref(), &with, 1).len(), 1);
+    // Without vectors, shared words decide.
+    let bare: Vec<(&Fact, Option<&[f32]>)> = facts.iter().map(|f| (f, None)).collect();
+    let ranked = rank_facts("nextest flags", None, &bare, 5);
+    assert_eq!(ranked.iter().map(|r| r.index).collect::<Vec<_>>(), [2]);
+    assert!(rank_facts("", None, &bare, 5).is_empty());
+}

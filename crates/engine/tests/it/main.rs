@@ -3,6 +3,7 @@
 mod common;
 mod decay;
 mod end_to_end;
+mod facts;
 mod index_upkeep;
 mod jobs;
 mod lexical;

@@ -17,7 +17,24 @@ use serde_json::json;
 
 use crate::common::T0;
 
+/// The default configuration, without consolidation (these tests script segmentation only).
+fn cutting_only() -> EngineConfig {
+    let mut config = EngineConfig::default();
+    config.consolidation.every_episodes = u32::MAX;
+    config.consolidation.flashbulb_surprise = 2.0;
+    config
+}
+
 pub(crate) fn engine(url: String, config: EngineConfig) -> Engine<SqliteStore> {
+    engine_on_clock(url, config, Arc::new(FixedClock::new(Timestamp(T0))))
+}
+
+/// The same on a clock the test moves.
+pub(crate) fn engine_on_clock(
+    url: String,
+    config: EngineConfig,
+    clock: Arc<FixedClock>,
+) -> Engine<SqliteStore> {
     let llm = LlmConfig {
         url,
         model: "small".into(),
@@ -26,7 +43,6 @@ pub(crate) fn engine(url: String, config: EngineConfig) -> Engine<SqliteStore> {
         retry_base_ms: 5,
         ..LlmConfig::default()
     };
-    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
     let search = Box::new(LocalSearch::in_memory(&config.ranking));
     Engine::new(
         SqliteStore::open_in_memory().unwrap(),
@@ -110,7 +126,7 @@ fn the_models_segments_become_the_episodes() {
         cut(&[(8, "low"), (7, "extremely_high"), (5, "low")]),
         cut(&[(5, "high")]),
     ]);
-    let engine = engine(server.url(), EngineConfig::default());
+    let engine = engine(server.url(), cutting_only());
     engine.ingest(messages(1, 20)).unwrap();
     let got = episodes(&engine);
     assert_eq!(
@@ -154,7 +170,7 @@ fn the_models_segments_become_the_episodes() {
 #[test]
 fn one_segment_doubles_the_window_and_the_doubled_one_closes() {
     let server = ScriptedServer::start([cut(&[(20, "low")]), cut(&[(40, "low")])]);
-    let engine = engine(server.url(), EngineConfig::default());
+    let engine = engine(server.url(), cutting_only());
     engine.ingest(messages(1, 20)).unwrap();
     assert!(episodes(&engine).is_empty());
     let queue = engine.store().queue(&conversation()).unwrap().unwrap();
@@ -176,7 +192,7 @@ fn a_long_flush_is_cut_window_by_window() {
             (0..n).step_by(15).map(|s| ((n - s).min(15), "low")).collect();
         cut(&lengths)
     });
-    let mut config = EngineConfig::default();
+    let mut config = cutting_only();
     config.triggers.window = 1000;
     config.triggers.window_max = 40;
     let engine = engine(server.url(), config);
@@ -196,7 +212,7 @@ fn a_long_flush_is_cut_window_by_window() {
 fn an_unreadable_answer_is_asked_again_once() {
     let server =
         ScriptedServer::start([Reply::Answer("{\"segments\": [".into()), cut(&[(5, "low")])]);
-    let engine = engine(server.url(), EngineConfig::default());
+    let engine = engine(server.url(), cutting_only());
     engine.ingest(messages(1, 5)).unwrap();
     engine.flush(&Scope::tenant("t")).unwrap();
     assert_eq!(episodes(&engine), [(1, 5, "Episode number 0 of the window".into())]);
@@ -222,9 +238,9 @@ fn whatever_the_model_does_wrong_every_message_ends_in_one_episode() {
     ];
     for (case, script) in cases {
         let server = ScriptedServer::start(script);
-        check_fallback(case, engine(server.url(), EngineConfig::default()));
+        check_fallback(case, engine(server.url(), cutting_only()));
     }
-    check_fallback("a dead port", engine(dead_url(), EngineConfig::default()));
+    check_fallback("a dead port", engine(dead_url(), cutting_only()));
 }
 
 /// 30 messages arrive (the count trigger runs at 20) and the model fails throughout: the
