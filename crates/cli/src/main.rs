@@ -100,6 +100,8 @@ enum Command {
     /// Forget an episode or a whole conversation: its text leaves the database's files and
     /// every index.
     Forget(commands::query::ForgetArgs),
+    /// List the lasting facts a language model distilled from episodes, newest first.
+    Facts(commands::facts::FactsArgs),
     /// Count conversations, messages, episodes and jobs.
     Stats(commands::query::StatsArgs),
     /// Build the tenant's search index again from the database, with a progress bar.
@@ -155,6 +157,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(args) => commands::query::show(&config, &args),
         Command::Recall(args) => commands::query::recall(&config, &args),
         Command::Stats(args) => commands::query::stats(&config, &args),
+        Command::Facts(args) => commands::facts::facts(&config, &args),
         Command::Forget(args) => commands::query::forget(&config, &args),
         Command::Reindex(args) => commands::reindex::reindex(&config, &args),
         Command::Config => {

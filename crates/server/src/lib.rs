@@ -4,6 +4,7 @@
 
 mod auth;
 mod error;
+mod facts;
 mod mcp;
 mod messages;
 mod metrics;
@@ -36,6 +37,7 @@ use tower_http::timeout::TimeoutLayer;
 use utoipa::OpenApi;
 
 pub use error::{ApiError, ErrorBody, ErrorDetail};
+pub use facts::{FactOut, FactsOut};
 pub use mcp::{MemoryTools, memory_tools, serve_stdio};
 pub use worker::{Report, Worker};
 
@@ -117,6 +119,7 @@ impl<S> Clone for App<S> {
         routes::delete_episode,
         routes::list_jobs,
         routes::recall,
+        facts::list_facts,
         routes::healthz,
         routes::readyz,
     )
@@ -173,6 +176,7 @@ pub fn router<S: Store + 'static>(
         )
         .route("/v1/jobs", get(routes::list_jobs::<S>))
         .route("/v1/recall", post(routes::recall::<S>))
+        .route("/v1/facts", get(facts::list_facts::<S>))
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,

@@ -183,10 +183,21 @@ impl<S: Store + 'static> MemoryTools<S> {
         };
         let tenant = self.tenant(&context);
         let out = blocking(&self.app, move |engine| recall_with(engine, &tenant, request)).await?;
-        let text = out.context.filter(|c| !c.trim().is_empty());
-        Ok(CallToolResult::success(vec![Content::text(
-            text.unwrap_or_else(|| "Nothing remembered matches this query.".into()),
-        )]))
+        // Lasting facts first (they sum up), then the lines that tell what happened.
+        let mut text = String::new();
+        if !out.facts.is_empty() {
+            text.push_str("Known facts:\n");
+            for fact in &out.facts {
+                let since = fact.valid_at.get(..10).unwrap_or(&fact.valid_at);
+                text.push_str(&format!("- {} (since {since})\n", fact.text));
+            }
+            text.push('\n');
+        }
+        text.push_str(out.context.as_deref().unwrap_or(""));
+        if text.trim().is_empty() {
+            text = "Nothing remembered matches this query.".into();
+        }
+        Ok(CallToolResult::success(vec![Content::text(text)]))
     }
 
     #[tool(

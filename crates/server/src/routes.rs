@@ -20,6 +20,7 @@ use crate::{
     App,
     auth::Tenant,
     error::{ApiError, ErrorBody},
+    facts::FactOut,
     messages::parse_messages,
     wire::{
         AddedMessageOut, AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut,
@@ -299,7 +300,7 @@ pub(crate) fn recall_with<S: Store>(
         ..Scope::tenant(tenant).with_conversation(request.conversation.clone())
     };
     let query = RecallQuery::new(scope, request.query, limit(request.limit, 5)?);
-    Ok(match request.budget {
+    let mut out: RecallOut = match request.budget {
         Some(budget) if request.episodes => engine.recall_episode_context(&query, budget)?.into(),
         Some(budget) => engine.recall_context(&query, budget)?.into(),
         None => RecallOut {
@@ -307,8 +308,11 @@ pub(crate) fn recall_with<S: Store>(
             context: None,
             tokens: None,
             turns: None,
+            facts: Vec::new(),
         },
-    })
+    };
+    out.facts = engine.recall_facts(&query)?.iter().map(FactOut::from).collect();
+    Ok(out)
 }
 
 /// The process is up.
@@ -330,7 +334,7 @@ pub(crate) async fn readyz<S: Store + 'static>(
     }
 }
 
-fn limit(asked: Option<usize>, default: usize) -> Result<usize, ApiError> {
+pub(crate) fn limit(asked: Option<usize>, default: usize) -> Result<usize, ApiError> {
     match asked.unwrap_or(default) {
         0 => Err(ApiError::bad_input("limit: must be at least 1")),
         n if n > MAX_LIMIT => Err(ApiError::bad_input(format!("limit: at most {MAX_LIMIT}"))),

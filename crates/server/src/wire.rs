@@ -248,6 +248,10 @@ pub struct RecallOut {
     /// The lines quoted in `context`, best first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turns: Option<Vec<TurnOut>>,
+    /// Lasting facts that bear on the query, best first (distilled by the language model;
+    /// absent when none does).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<crate::facts::FactOut>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -371,7 +375,13 @@ impl MessageOut {
 impl From<RecalledContext> for RecallOut {
     fn from(c: RecalledContext) -> Self {
         let turns = c.turns.into_iter().map(|(id, seq)| TurnOut { episode: id.0, seq }).collect();
-        Self { hits: Vec::new(), context: Some(c.text), tokens: Some(c.tokens), turns: Some(turns) }
+        Self {
+            hits: Vec::new(),
+            context: Some(c.text),
+            tokens: Some(c.tokens),
+            turns: Some(turns),
+            facts: Vec::new(),
+        }
     }
 }
 
@@ -382,6 +392,7 @@ impl From<EpisodeContext> for RecallOut {
             context: Some(c.text),
             tokens: Some(c.tokens),
             turns: None,
+            facts: Vec::new(),
         }
     }
 }

@@ -4,6 +4,7 @@ pub(crate) mod bench;
 mod bench_recall;
 mod bench_serve;
 pub(crate) mod demo;
+pub(crate) mod facts;
 pub(crate) mod ingest;
 pub(crate) mod keys;
 pub(crate) mod mcp;

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
 use epimem_engine::RecallQuery;
-use epimem_server::wire::EpisodeOut;
+use epimem_server::{FactOut, wire::EpisodeOut};
 
 use super::{open_engine, open_with_embedder};
 use crate::{
@@ -79,7 +79,8 @@ pub(crate) struct RecallArgs {
     /// summary and the lines that matched, best first.
     #[arg(long, requires = "budget")]
     episodes: bool,
-    /// One JSON object per line, best first (with --budget: one object with the context).
+    /// One JSON object per line, best first (with --budget: one object with the context and
+    /// the facts that bear on the query; `epimem facts` lists facts too).
     #[arg(long)]
     json: bool,
 }
@@ -134,12 +135,20 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
         ..Scope::tenant(&config.tenant).with_conversation(args.conversation.clone())
     };
     let query = RecallQuery::new(scope, args.query.clone(), args.limit as usize);
+    let facts: Vec<FactOut> = engine.recall_facts(&query)?.iter().map(FactOut::from).collect();
+    if !args.json && !facts.is_empty() {
+        outln!("Known facts:");
+        for fact in &facts {
+            outln!("- {} (since {})", fact.text, fact.valid_at.get(..10).unwrap_or(&fact.valid_at));
+        }
+        outln!();
+    }
     if let (Some(budget), true) = (args.budget, args.episodes) {
         let context = engine.recall_episode_context(&query, budget)?;
         if args.json {
             let hits: Vec<EpisodeOut> = context.hits.iter().map(EpisodeOut::from).collect();
             let out = serde_json::json!({
-                "context": context.text, "tokens": context.tokens, "episodes": hits,
+                "context": context.text, "tokens": context.tokens, "episodes": hits, "facts": facts,
             });
             outln!("{}", json_line(&out));
         } else {
@@ -159,6 +168,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
                 .collect();
             let out = serde_json::json!({
                 "context": context.text, "tokens": context.tokens, "episodes": ids, "turns": turns,
+                "facts": facts,
             });
             outln!("{}", json_line(&out));
         } else {

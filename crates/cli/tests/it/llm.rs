@@ -135,3 +135,81 @@ fn a_model_that_fails_a_third_of_its_calls_loses_and_duplicates_nothing() {
     let text = String::from_utf8(epimem(&["stats"]).stdout).unwrap();
     assert!(text.contains("llm segmentation"), "{text}");
 }
+
+/// A model that cuts every window as one flashbulb episode and distils one fact from it.
+pub(crate) fn fact_model() -> ScriptedServer {
+    let server = ScriptedServer::start([]);
+    server.otherwise(|asked| {
+        if asked.message("system").starts_with("You keep a list of lasting facts") {
+            return Reply::Answer(
+                json!({"actions": [{"action": "new", "fact_id": "", "text": "Ana's sister married Rui in Porto", "episode_ids": ["e1"]}]})
+                    .to_string(),
+            );
+        }
+        let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
+        Reply::Answer(
+            json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
+                "title": "Ana's sister's wedding", "summary": "Ana tells of the wedding.", "surprise_level": "extremely_high"}]})
+                .to_string(),
+        )
+    });
+    server
+}
+
+#[test]
+fn facts_are_listed_and_recalled_over_the_command_line_and_http() {
+    let model = fact_model();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let config = dir.path().join("epimem.toml");
+    let llm = format!("[llm]\nurl = \"{}\"\nmodel = \"m\"\nretry_base_ms = 1\n", model.url());
+    std::fs::write(&config, &llm).unwrap();
+    let input = dir.path().join("in.jsonl");
+    let line = json!({"conversation": "c", "role": "user", "content": "My sister married Rui yesterday in Porto!", "id": "m1", "timestamp": "2026-03-01T10:00:00Z"});
+    std::fs::write(&input, format!("{line}\n")).unwrap();
+    let epimem = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap()])
+            .args(args)
+            .env_remove("EPIMEM_TENANT")
+            .env_remove("EPIMEM_LLM_URL")
+            .env_remove("EPIMEM_LLM_MODEL")
+            .env("EPIMEM_EMBEDDER", "hash")
+            .output()
+            .unwrap()
+    };
+    let ingest = epimem(&["ingest", input.to_str().unwrap(), "--flush"]);
+    assert!(ingest.status.success(), "{}", String::from_utf8_lossy(&ingest.stderr));
+
+    let facts = json_lines(&epimem(&["facts", "--json"]));
+    assert_eq!(facts.len(), 1, "{facts:?}");
+    assert_eq!(facts[0]["text"], "Ana's sister married Rui in Porto");
+    assert_eq!(facts[0]["valid_at"], "2026-03-01T10:00:00Z");
+    assert_eq!(facts[0]["sources"].as_array().unwrap().len(), 1);
+    let text = String::from_utf8(epimem(&["recall", "who did the sister marry?"]).stdout).unwrap();
+    assert!(
+        text.starts_with("Known facts:\n- Ana's sister married Rui in Porto (since 2026-03-01)"),
+        "{text}"
+    );
+    let recalled =
+        &json_lines(&epimem(&["recall", "sister married", "--budget", "200", "--json"]))[0];
+    assert_eq!(recalled["facts"][0]["text"], "Ana's sister married Rui in Porto");
+
+    // Over HTTP, from a server on the same database.
+    let server = crate::serve::Server::start(&db, &llm);
+    let (status, listed) = server.send("GET", "/v1/facts?conversation=c", None);
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["facts"][0]["text"], "Ana's sister married Rui in Porto");
+    let (status, recall) =
+        server.post("/v1/recall", &json!({"query": "sister married", "budget": 200}));
+    assert_eq!(status, 200, "{recall}");
+    assert_eq!(recall["facts"][0]["text"], "Ana's sister married Rui in Porto");
+    assert!(recall["facts"][0]["score"].as_f64().unwrap() > 0.0);
+    let (status, _) = server.send("GET", "/v1/facts?everything=1", None);
+    assert_eq!(status, 400, "unknown parameters are refused");
+
+    // Forgetting the conversation forgets its facts.
+    let forget = epimem(&["forget", "--conversation", "c"]);
+    assert!(forget.status.success());
+    assert!(json_lines(&epimem(&["facts", "--json", "--all"])).is_empty());
+}

@@ -140,6 +140,29 @@ fn the_server_offers_the_same_tools_over_http() {
 }
 
 #[test]
+fn recall_over_mcp_hands_back_the_facts_first() {
+    let model = crate::llm::fact_model();
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!("{FAST_WORKER}\n[llm]\nurl = \"{}\"\nmodel = \"m\"\n", model.url());
+    let server = Server::start(&dir.path().join("e.db"), &config);
+    let said = message("1", "My sister married Rui yesterday in Porto!");
+    assert_eq!(server.post("/v1/messages", &said).0, 200);
+    assert_eq!(server.send("POST", "/v1/conversations/ops/flush", None).0, 200);
+    runtime().block_on(async {
+        let transport = StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.base));
+        let client: Client = ().serve(transport).await.unwrap();
+        let recalled =
+            call(&client, "recall", json!({"query": "who did the sister marry?"})).await.unwrap();
+        assert!(
+            recalled.starts_with("Known facts:\n- Ana's sister married Rui in Porto"),
+            "{recalled}"
+        );
+        assert!(recalled.contains("My sister married Rui"), "the lines follow: {recalled}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
 fn over_http_the_tools_work_in_the_keys_tenant() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
