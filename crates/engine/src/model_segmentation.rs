@@ -23,6 +23,10 @@ impl<S: Store> Engine<S> {
         conversation: &ConversationKey,
         pending: &[Message],
     ) -> Result<Option<Vec<ProposedSegment>>, EngineError> {
+        // One message is one episode: there is nothing to cut, and its own words tell it.
+        if pending.len() < 2 {
+            return Ok(None);
+        }
         let scope = Scope::tenant(&conversation.tenant)
             .with_conversation(Some(conversation.conversation.clone()));
         let mut previous =

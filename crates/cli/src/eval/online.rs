@@ -12,9 +12,10 @@ use std::{
 };
 
 use anyhow::{Context, Result};
-use epimem_core::{ConversationKey, Scope, Timestamp};
+use epimem_core::{ConversationKey, LlmUsage, Scope, Timestamp};
 use epimem_embed::Embedder;
 use epimem_engine::{Engine, FixedClock, MessageInput};
+use epimem_llm::ChatModel;
 use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 use indicatif::ProgressBar;
@@ -38,21 +39,28 @@ pub(super) struct Replayed {
 
 /// Each dialogue's episodes as the store holds them after every utterance was ingested one at
 /// a time and the conversation was flushed.
+/// With `chat`, the language model cuts (consolidation, which would only add calls, is off);
+/// what its calls cost is returned beside the dialogues.
 pub(super) fn replay(
     config: &AppConfig,
     embedder: Option<Arc<dyn Embedder>>,
+    chat: Option<Arc<dyn ChatModel>>,
     dialogues: &[Dialogue],
     progress: &ProgressBar,
-) -> Result<Vec<Replayed>> {
-    let engine_config = config.engine();
+) -> Result<(Vec<Replayed>, LlmUsage)> {
+    let mut engine_config = config.engine();
+    engine_config.consolidation.every_episodes = u32::MAX;
+    engine_config.consolidation.flashbulb_surprise = f64::INFINITY;
     let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
     let store = SqliteStore::open_in_memory().context("cannot open an in-memory database")?;
     let clock = Box::new(FixedClock::new(Timestamp(0)));
-    let engine = Engine::new(store, search, engine_config, clock, "eval-online".into());
-    let engine = match embedder {
-        Some(e) => engine.with_embedder(Box::new(e)),
-        None => engine,
-    };
+    let mut engine = Engine::new(store, search, engine_config, clock, "eval-online".into());
+    if let Some(e) = embedder {
+        engine = engine.with_embedder(Box::new(e));
+    }
+    if let Some(chat) = chat {
+        engine = engine.with_chat_model(chat);
+    }
     let mut all = Vec::with_capacity(dialogues.len());
     for (index, d) in dialogues.iter().enumerate() {
         // Dialogue ids need not be unique across splits: the position is.
@@ -63,7 +71,11 @@ pub(super) fn replay(
         all.push(Replayed { boundaries, took: started.elapsed() });
         progress.inc(1);
     }
-    Ok(all)
+    let mut usage = LlmUsage::default();
+    for (_, stage) in engine.llm_usage(Some(TENANT))? {
+        usage.add(stage);
+    }
+    Ok((all, usage))
 }
 
 fn replay_one(

@@ -36,7 +36,9 @@ pub(crate) struct SegmentationArgs {
     #[arg(long)]
     path: PathBuf,
     /// Only this epimem segmenter (time_gap, intent, semantic, cohesion, default); the
-    /// baselines always run.
+    /// baselines always run. `llm`: the language model configured (--llm-url, --llm-model)
+    /// cuts, through the ingest path as `--online` replays it; combine with --limit, since a
+    /// small local model takes seconds per window.
     #[arg(long)]
     segmenter: Option<String>,
     /// Also replay every dialogue through the ingest path, one utterance per call (triggers,
@@ -116,20 +118,31 @@ pub(crate) fn run(
     if let Some(limit) = args.limit {
         dialogues.truncate(limit);
     }
+    let by_model = args.segmenter.as_deref() == Some("llm");
+    let chat = match by_model {
+        true => Some(config.chat_model()?.context(
+            "--segmenter llm needs a language model: pass --llm-url and --llm-model (scripts/local-llm.sh starts one)",
+        )?),
+        false => None,
+    };
     let ours: Vec<&str> = match &args.segmenter {
+        Some(_) if by_model => Vec::new(),
         Some(name) if EPIMEM.contains(&name.as_str()) => vec![name.as_str()],
-        Some(name) => bail!("unknown segmenter {name:?}: expected one of {}", EPIMEM.join(", ")),
+        Some(name) => {
+            bail!("unknown segmenter {name:?}: expected one of {}, or llm", EPIMEM.join(", "))
+        }
         None => EPIMEM.to_vec(),
     };
+    let online = args.online || by_model;
     let needs_vectors =
-        args.online || ours.iter().any(|s| matches!(*s, "semantic" | "cohesion" | "default"));
+        online || ours.iter().any(|s| matches!(*s, "semantic" | "cohesion" | "default"));
     if needs_vectors && embedder.is_none() {
         bail!(
             "the semantic, cohesion and default segmenters need an embedder: pass --embedder potion|minilm|hash"
         );
     }
     let utterances: usize = dialogues.iter().map(|d| d.utterances.len()).sum();
-    let progress = bar(dialogues.len() as u64 * if args.online { 3 } else { 2 });
+    let progress = bar(dialogues.len() as u64 * if online { 3 } else { 2 });
 
     // Embed everything once: the cost of the model is reported apart from the segmenters'.
     let embed_started = Instant::now();
@@ -146,14 +159,22 @@ pub(crate) fn run(
     }
     let embed_took = embed_started.elapsed();
     // The replay embeds again, inside the engine: its time is the whole path's.
-    let replayed = match args.online {
-        true => Some(online::replay(config, embedder.clone(), &dialogues, &progress)?),
-        false => None,
+    let (replayed, usage) = match online {
+        true => {
+            let (replayed, usage) =
+                online::replay(config, embedder.clone(), chat, &dialogues, &progress)?;
+            (Some(replayed), usage)
+        }
+        false => (None, Default::default()),
     };
 
     let policy = config.engine().segmentation;
     let counter = TokenCounter::cl100k();
-    let online_name: &[&str] = if args.online { &["online"] } else { &[] };
+    let online_name: &[&str] = match (by_model, online) {
+        (true, _) => &["llm"],
+        (false, true) => &["online"],
+        (false, false) => &[],
+    };
     let names: Vec<&str> = BASELINES.iter().chain(&ours).chain(online_name).copied().collect();
     let mut scores: Vec<Score> = names.iter().map(|_| Score::default()).collect();
     let mut dump = super::create_dump(args.dump.as_deref())?;
@@ -163,7 +184,7 @@ pub(crate) fn run(
         let tokens: Vec<u32> = d.utterances.iter().map(|(_, t)| counter.count(t)).collect();
         for (name, score) in names.iter().zip(scores.iter_mut()) {
             let predicted = match (*name, &replayed) {
-                ("online", Some(replayed)) => {
+                ("online" | "llm", Some(replayed)) => {
                     score.took += replayed[index].took;
                     replayed[index].boundaries.clone()
                 }
@@ -240,7 +261,8 @@ pub(crate) fn run(
             let line = ScoreJson {
                 dataset: args.dataset.name(),
                 segmenter: name,
-                embedder: if matches!(*name, "semantic" | "cohesion" | "default" | "online") {
+                embedder: if matches!(*name, "semantic" | "cohesion" | "default" | "online" | "llm")
+                {
                     embedder_name
                 } else {
                     "none"
@@ -272,6 +294,20 @@ pub(crate) fn run(
                 utterances as f64 / secs
             )?;
         }
+    }
+    if by_model && !args.json {
+        writeln!(
+            out,
+            "\nllm: {} call(s), {} failed, {} prompt + {} completion tokens, {:.1} s waiting",
+            usage.calls,
+            usage.failures,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.latency_ms as f64 / 1000.0
+        )?;
+    }
+    if by_model && args.json {
+        writeln!(out, "{}", json_line(&serde_json::json!({ "llm_usage": usage })))?;
     }
     if !args.json {
         writeln!(out, "\nwhole evaluation: {:.2} s", started.elapsed().as_secs_f64())?;

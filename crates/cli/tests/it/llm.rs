@@ -166,7 +166,8 @@ fn facts_are_listed_and_recalled_over_the_command_line_and_http() {
     std::fs::write(&config, &llm).unwrap();
     let input = dir.path().join("in.jsonl");
     let line = json!({"conversation": "c", "role": "user", "content": "My sister married Rui yesterday in Porto!", "id": "m1", "timestamp": "2026-03-01T10:00:00Z"});
-    std::fs::write(&input, format!("{line}\n")).unwrap();
+    let reply = json!({"conversation": "c", "role": "assistant", "content": "Congratulations to them!", "id": "m2", "timestamp": "2026-03-01T10:01:00Z"});
+    std::fs::write(&input, format!("{line}\n{reply}\n")).unwrap();
     let epimem = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_epimem"))
             .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap()])
@@ -184,7 +185,7 @@ fn facts_are_listed_and_recalled_over_the_command_line_and_http() {
     let facts = json_lines(&epimem(&["facts", "--json"]));
     assert_eq!(facts.len(), 1, "{facts:?}");
     assert_eq!(facts[0]["text"], "Ana's sister married Rui in Porto");
-    assert_eq!(facts[0]["valid_at"], "2026-03-01T10:00:00Z");
+    assert_eq!(facts[0]["valid_at"], "2026-03-01T10:01:00Z");
     assert_eq!(facts[0]["sources"].as_array().unwrap().len(), 1);
     let text = String::from_utf8(epimem(&["recall", "who did the sister marry?"]).stdout).unwrap();
     assert!(

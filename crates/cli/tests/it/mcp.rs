@@ -145,7 +145,10 @@ fn recall_over_mcp_hands_back_the_facts_first() {
     let dir = tempfile::tempdir().unwrap();
     let config = format!("{FAST_WORKER}\n[llm]\nurl = \"{}\"\nmodel = \"m\"\n", model.url());
     let server = Server::start(&dir.path().join("e.db"), &config);
-    let said = message("1", "My sister married Rui yesterday in Porto!");
+    let said = json!([
+        message("1", "My sister married Rui yesterday in Porto!"),
+        message("2", "Congratulations!")
+    ]);
     assert_eq!(server.post("/v1/messages", &said).0, 200);
     assert_eq!(server.send("POST", "/v1/conversations/ops/flush", None).0, 200);
     runtime().block_on(async {

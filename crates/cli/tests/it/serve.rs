@@ -322,12 +322,15 @@ fn sigterm_stops_the_server_cleanly() {
 #[test]
 fn metrics_count_requests_by_route_and_what_is_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let episode = r#"{"segments": [{"start_message_index": 0, "end_message_index": 0, "num_messages": 1,
+    let episode = r#"{"segments": [{"start_message_index": 0, "end_message_index": 1, "num_messages": 2,
         "title": "A greeting", "summary": "Someone says hello.", "surprise_level": "low"}]}"#;
     let model = ScriptedServer::start([Reply::Answer(episode.into())]);
     let config = format!("{FAST_WORKER}\n[llm]\nurl = \"{}\"\nmodel = \"m\"\n", model.url());
     let server = Server::start(&dir.path().join("e.db"), &config);
-    let m = message("c", "1", "user", "hello there", "2026-03-14T09:00:00Z");
+    let m = json!([
+        message("c", "1", "user", "hello there", "2026-03-14T09:00:00Z"),
+        message("c", "2", "assistant", "hello, how can I help?", "2026-03-14T09:00:05Z")
+    ]);
     server.post("/v1/messages", &m);
     server.send("POST", "/v1/messages", Some("{not json"));
     server.send("POST", "/v1/conversations/c/flush", None);
@@ -338,7 +341,7 @@ fn metrics_count_requests_by_route_and_what_is_stored() {
         r#"epimem_http_requests_total{method="POST",route="/v1/messages",status="200"} 1"#,
         r#"epimem_http_requests_total{method="POST",route="/v1/messages",status="400"} 1"#,
         r#"epimem_http_request_duration_seconds_count{method="POST",route="/v1/messages"} 2"#,
-        "epimem_messages 1",
+        "epimem_messages 2",
         "epimem_episodes 1",
         "epimem_pending_messages 0",
         r#"epimem_jobs{state="queued"} 0"#,

@@ -72,10 +72,10 @@ fn every_third_episode_is_consolidated_and_invented_ids_are_refused() {
         {"action": "new", "fact_id": "", "text": "Invented source", "episode_ids": ["ep_0123"]},
         {"action": "reinforce", "fact_id": "f4", "text": "", "episode_ids": ["e1"]}
     ])));
-    remember(&engine, "t", "c", 0, &["I live in Porto, near the river"]);
-    remember(&engine, "t", "c", 1, &["Rui, my dog, chewed my shoes"]);
+    remember(&engine, "t", "c", 0, &["I live in Porto, near the river", "It is lovely there"]);
+    remember(&engine, "t", "c", 1, &["Rui, my dog, chewed my shoes", "Bad dog"]);
     assert!(facts(&engine, true).is_empty(), "two episodes wait");
-    remember(&engine, "t", "c", 2, &["Took Rui to the vet today"]);
+    remember(&engine, "t", "c", 2, &["Took Rui to the vet today", "He is fine"]);
     assert_eq!(
         facts(&engine, false),
         own(&[("Ana has a dog named Rui", true), ("Ana lives in Porto", true)])
@@ -89,7 +89,13 @@ fn every_third_episode_is_consolidated_and_invented_ids_are_refused() {
         {"action": "update", "fact_id": "f2", "text": "Ana lives in Lisbon", "episode_ids": ["e1"]}
     ])));
     for day in 3..6 {
-        remember(&engine, "t", "c", day, &["We moved to Lisbon, Rui loves it"]);
+        remember(
+            &engine,
+            "t",
+            "c",
+            day,
+            &["We moved to Lisbon, Rui loves it", "The beach is close"],
+        );
     }
     let known = server
         .received()
@@ -122,7 +128,7 @@ fn a_flashbulb_episode_is_consolidated_at_once() {
     answers.lock().unwrap().push_back(actions(json!([
         {"action": "new", "fact_id": "", "text": "Ana's sister got married", "episode_ids": ["e1"]}
     ])));
-    remember(&engine, "t", "c", 0, &["My sister just got married!"]);
+    remember(&engine, "t", "c", 0, &["My sister just got married!", "To Rui, in Porto"]);
     assert_eq!(facts(&engine, false), own(&[("Ana's sister got married", true)]));
 }
 
@@ -130,7 +136,7 @@ fn a_flashbulb_episode_is_consolidated_at_once() {
 fn a_failing_model_costs_a_retry_never_the_run() {
     let (engine, _server, answers, clock) = engine_on_clock("extremely_high");
     // No answer queued: the consolidation call fails (after the client's retry).
-    remember(&engine, "t", "c", 0, &["My sister just got married!"]);
+    remember(&engine, "t", "c", 0, &["My sister just got married!", "To Rui, in Porto"]);
     assert!(facts(&engine, true).is_empty());
     let jobs = engine.jobs("t", None, 10).unwrap();
     assert_eq!(jobs.len(), 1, "{jobs:?}");

@@ -209,6 +209,16 @@ fn a_long_flush_is_cut_window_by_window() {
 }
 
 #[test]
+fn a_single_message_is_told_without_the_model() {
+    let server = ScriptedServer::start([]);
+    let engine = engine(server.url(), cutting_only());
+    engine.ingest(messages(1, 1)).unwrap();
+    engine.flush(&Scope::tenant("t")).unwrap();
+    assert_eq!(episodes(&engine).len(), 1);
+    assert!(server.received().is_empty(), "nothing to cut, nothing asked");
+}
+
+#[test]
 fn an_unreadable_answer_is_asked_again_once() {
     let server =
         ScriptedServer::start([Reply::Answer("{\"segments\": [".into()), cut(&[(5, "low")])]);
