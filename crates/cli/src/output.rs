@@ -67,6 +67,14 @@ pub(crate) fn detail_text(d: &EpisodeDetail) -> String {
         e.keywords.join(", "),
         e.summary
     );
+    // Who cut and told it matters only once a model is in play.
+    if e.told_by == epimem_core::ToldBy::Llm || e.told_note.is_some() {
+        out.push_str(&format!("\ncut and told by: {}", e.told_by.as_str()));
+        if let Some(note) = &e.told_note {
+            out.push_str(&format!(" ({note})"));
+        }
+        out.push('\n');
+    }
     if !d.context.is_empty() {
         out.push_str("\ncontext carried from the previous episode:\n");
         for m in &d.context {

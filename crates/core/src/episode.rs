@@ -48,6 +48,36 @@ pub struct Episode {
     /// Why the episode ended where it did.
     pub boundary_reason: BoundaryReason,
     pub fsrs: FsrsState,
+    /// Which path cut and told it. Kept by the store and shown to people; search indexes,
+    /// which save episodes, have no use for it (hence not serialized).
+    #[serde(skip)]
+    pub told_by: ToldBy,
+    /// Why, where there is something to say: the model failed, its counts were repaired, a
+    /// single message needed no model.
+    #[serde(skip)]
+    pub told_note: Option<String>,
+}
+
+/// Who cut an episode and told it: the language model, or the LLM-free path (without a model,
+/// or when the model failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToldBy {
+    Llm,
+    #[default]
+    Fallback,
+}
+
+impl ToldBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Llm => "llm",
+            Self::Fallback => "fallback",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Llm, Self::Fallback].into_iter().find(|t| t.as_str() == s)
+    }
 }
 
 impl Episode {

@@ -34,7 +34,7 @@ mod turn_rules;
 pub use cjk::{for_each_bigram, is_cjk};
 pub use context::{ContextItem, RenderedContext, render_context};
 pub use dates::{DateMention, date_mention};
-pub use episode::{Episode, EpisodeId, FsrsState};
+pub use episode::{Episode, EpisodeId, FsrsState, ToldBy};
 pub use error::ErrorKind;
 pub use facts::{
     FACT_MIN_SIMILARITY, Fact, FactAction, FactChange, FactId, FactScore, SAME_FACT_COSINE,

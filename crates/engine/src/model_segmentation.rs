@@ -14,18 +14,26 @@ use epimem_store::Store;
 
 use crate::{Engine, EngineError};
 
+/// What the model made of a batch: its segments, tiling the batch, and what had to be repaired.
+#[derive(Debug)]
+pub(crate) struct ModelCut {
+    pub(crate) segments: Vec<ProposedSegment>,
+    pub(crate) repaired: Option<String>,
+}
+
 impl<S: Store> Engine<S> {
-    /// The model's segments of `pending`, tiling it, or `None` when the model failed (what
-    /// every call cost is recorded either way).
+    /// The model's segments of `pending`, tiling it, with what had to be repaired; or why the
+    /// model did not cut it (it failed, or there was nothing to cut). What every call cost is
+    /// recorded either way.
     pub(crate) fn model_segments(
         &self,
         chat: &dyn ChatModel,
         conversation: &ConversationKey,
         pending: &[Message],
-    ) -> Result<Option<Vec<ProposedSegment>>, EngineError> {
+    ) -> Result<Result<ModelCut, String>, EngineError> {
         // One message is one episode: there is nothing to cut, and its own words tell it.
         if pending.len() < 2 {
-            return Ok(None);
+            return Ok(Err("a single message: nothing for the model to cut".into()));
         }
         let scope = Scope::tenant(&conversation.tenant)
             .with_conversation(Some(conversation.conversation.clone()));
@@ -33,15 +41,17 @@ impl<S: Store> Engine<S> {
             self.store.episodes(&scope, None, Some(1))?.into_iter().next().map(|e| e.summary);
         let window = usize::try_from(self.config.triggers.window_max).unwrap_or(usize::MAX).max(2);
         let mut segments: Vec<ProposedSegment> = Vec::new();
+        let mut repaired: Option<String> = None;
         let mut start = 0;
         while start < pending.len() {
             let end = pending.len().min(start + window);
-            let Some(mut cut) = self
-                .ask(chat, conversation, &pending[start..end], previous.as_deref())?
-                .map(|p| p.segments)
-            else {
-                return Ok(None);
-            };
+            let parsed =
+                match self.ask(chat, conversation, &pending[start..end], previous.as_deref())? {
+                    Ok(parsed) => parsed,
+                    Err(why) => return Ok(Err(why)),
+                };
+            repaired = repaired.or(parsed.repaired);
+            let mut cut = parsed.segments;
             if end < pending.len() && cut.len() > 1 {
                 // More messages follow: the window's last segment may go on past its end.
                 cut.pop();
@@ -50,7 +60,7 @@ impl<S: Store> Engine<S> {
             previous = cut.last().map(|s| s.summary.clone());
             segments.extend(cut);
         }
-        Ok(Some(segments))
+        Ok(Ok(ModelCut { segments, repaired }))
     }
 
     fn ask(
@@ -59,7 +69,7 @@ impl<S: Store> Engine<S> {
         conversation: &ConversationKey,
         messages: &[Message],
         previous_summary: Option<&str>,
-    ) -> Result<Option<ParsedSegmentation>, EngineError> {
+    ) -> Result<Result<ParsedSegmentation, String>, EngineError> {
         let window: Vec<WindowMessage<'_>> = messages
             .iter()
             .map(|m| WindowMessage {
@@ -74,8 +84,8 @@ impl<S: Store> Engine<S> {
             parse_segmentation(text, window.len())
         });
         match asked {
-            Ok(parsed) => Ok(Some(parsed)),
-            Err(EngineError::Model(_)) => Ok(None),
+            Ok(parsed) => Ok(Ok(parsed)),
+            Err(EngineError::Model(why)) => Ok(Err(why)),
             Err(e) => Err(e),
         }
     }

@@ -1,7 +1,7 @@
 //! Running segmentation jobs: load the fenced batch, plan, summarize, commit atomically.
 
 use epimem_core::{
-    ConversationKey, Episode, Job, JobKind, Message, SegmentMessage, Trigger, TriggerKind,
+    ConversationKey, Episode, Job, JobKind, Message, SegmentMessage, ToldBy, Trigger, TriggerKind,
     episode_id, llm::ProposedSegment, plan_proposed, plan_segmentation, segment::overlap_start,
     summarize,
 };
@@ -141,9 +141,13 @@ impl<S: Store> Engine<S> {
                 ..view(m)
             })
             .collect();
-        let proposed = match &self.chat {
-            Some(chat) => self.model_segments(chat.as_ref(), conversation, &batch.pending)?,
-            None => None,
+        // Which path cuts and tells, and why, for the episodes' record.
+        let (proposed, note) = match &self.chat {
+            Some(chat) => match self.model_segments(chat.as_ref(), conversation, &batch.pending)? {
+                Ok(cut) => (Some(cut.segments), cut.repaired),
+                Err(why) => (None, Some(why)),
+            },
+            None => (None, None),
         };
         let plan = match &proposed {
             Some(segments) => {
@@ -167,14 +171,15 @@ impl<S: Store> Engine<S> {
                 let start = batch.context.len() + segment.range.start;
                 let context_first_seq = overlap_start(&views, start, &policy.overlap)
                     .map(|i| all_messages(&batch, i).seq);
-                self.build_episode(
+                let episode = self.build_episode(
                     conversation,
                     &batch,
                     &batch.pending[segment.range.clone()],
                     context_first_seq,
                     segment,
                     proposed.as_ref().map(|p| &p[i]),
-                )
+                );
+                Episode { told_note: note.clone(), ..episode }
             })
             .collect();
         let report = RunReport {
@@ -256,6 +261,8 @@ impl<S: Store> Engine<S> {
             surprise: segment.surprise,
             boundary_reason: segment.reason,
             fsrs: self.memory.initial(segment.surprise, last.timestamp),
+            told_by: if told.is_some() { ToldBy::Llm } else { ToldBy::Fallback },
+            told_note: None,
         }
     }
 }

@@ -182,6 +182,8 @@ pub(crate) mod tests {
             surprise: 0.0,
             boundary_reason: BoundaryReason::Flush,
             fsrs: FsrsState::default(),
+            told_by: Default::default(),
+            told_note: None,
         }
     }
 

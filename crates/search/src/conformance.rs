@@ -82,6 +82,8 @@ fn told(tenant: &str, conversation: &str, first: u64, minute: i64, lines: &[Line
             surprise: 0.0,
             boundary_reason: BoundaryReason::Flush,
             fsrs: FsrsState::default(),
+            told_by: Default::default(),
+            told_note: None,
         },
         lines: lines.to_vec(),
         vectors: lines.iter().map(|l| axis(l.3)).collect(),

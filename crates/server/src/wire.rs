@@ -280,6 +280,11 @@ pub struct EpisodeOut {
     pub surprise: f64,
     /// Why it ended where it did.
     pub boundary_reason: String,
+    /// Who cut and told it: `llm` (the language model) or `fallback` (the LLM-free path).
+    pub told_by: String,
+    /// Why, where there is something to say (the model failed, its counts were repaired).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub told_note: Option<String>,
     /// Recall only: the final score (higher is better) and its parts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
@@ -326,6 +331,8 @@ impl From<&Episode> for EpisodeOut {
             keywords: e.keywords.clone(),
             surprise: e.surprise,
             boundary_reason: e.boundary_reason.as_str().into(),
+            told_by: e.told_by.as_str().into(),
+            told_note: e.told_note.clone(),
             score: None,
             lexical_rank: None,
             vector_rank: None,

@@ -87,7 +87,7 @@ pub(crate) fn detail(
         ))
         .and_then(|mut s| {
             s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
-                Ok((rows::episode(r)?, r.get::<_, i64>(19)?))
+                Ok((rows::episode(r)?, r.get::<_, i64>(rows::EPISODE_COLUMN_COUNT)?))
             })
             .optional()
         })
@@ -129,13 +129,14 @@ pub(crate) fn indexed_messages(
         .map_err(map_err)?;
     let rows = stmt
         .query_map(rusqlite::params![fingerprint, tenant, only], |r| {
+            let own = rows::EPISODE_COLUMN_COUNT;
             Ok((
                 rows::episode(r)?,
-                r.get::<_, u64>(19)?,
-                r.get::<_, String>(20)?,
-                r.get::<_, String>(21)?,
-                r.get::<_, Option<Vec<u8>>>(22)?,
-                r.get::<_, String>(23)?,
+                r.get::<_, u64>(own)?,
+                r.get::<_, String>(own + 1)?,
+                r.get::<_, String>(own + 2)?,
+                r.get::<_, Option<Vec<u8>>>(own + 3)?,
+                r.get::<_, String>(own + 4)?,
             ))
         })
         .map_err(map_err)?;

@@ -2,6 +2,7 @@
 
 use epimem_core::{
     BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, Message, Role, Timestamp,
+    ToldBy,
 };
 use epimem_store::StoreError;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -58,7 +59,11 @@ pub(crate) fn messages(
 /// Columns read by [`episode`], in order; `e` is `episodes`, `c` is `conversations`.
 pub(crate) const EPISODE_COLUMNS: &str = "e.id, c.tenant, c.external_id, c.user_id, c.agent_id, \
      e.first_seq, e.last_seq, e.context_first_seq, e.start_ts, e.end_ts, e.title, e.summary, \
-     e.keywords, e.surprise, e.boundary_reason, e.stability, e.difficulty, e.last_review, e.due";
+     e.keywords, e.surprise, e.boundary_reason, e.stability, e.difficulty, e.last_review, e.due, \
+     e.told_by, e.told_note";
+
+/// How many columns [`EPISODE_COLUMNS`] holds: a query's own columns come after.
+pub(crate) const EPISODE_COLUMN_COUNT: usize = 21;
 
 pub(crate) fn episode(row: &Row<'_>) -> rusqlite::Result<Result<Episode, StoreError>> {
     let keywords: String = row.get(12)?;
@@ -69,6 +74,10 @@ pub(crate) fn episode(row: &Row<'_>) -> rusqlite::Result<Result<Episode, StoreEr
     };
     let Some(boundary_reason) = BoundaryReason::parse(&reason) else {
         return Ok(Err(StoreError::Internal(format!("stored boundary reason {reason:?}"))));
+    };
+    let told: String = row.get(19)?;
+    let Some(told_by) = ToldBy::parse(&told) else {
+        return Ok(Err(StoreError::Internal(format!("stored teller {told:?}"))));
     };
     Ok(Ok(Episode {
         id: EpisodeId(row.get(0)?),
@@ -91,6 +100,8 @@ pub(crate) fn episode(row: &Row<'_>) -> rusqlite::Result<Result<Episode, StoreEr
             last_review: row.get::<_, Option<i64>>(17)?.map(Timestamp),
             due: row.get::<_, Option<i64>>(18)?.map(Timestamp),
         },
+        told_by,
+        told_note: row.get(20)?,
     }))
 }
 

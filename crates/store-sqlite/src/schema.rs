@@ -187,6 +187,11 @@ CREATE TABLE fact_sources (
 );
 CREATE INDEX fact_sources_by_episode ON fact_sources (episode_id);
 "#,
+    // Which path cut and told each episode (the language model or the LLM-free one), and why.
+    r#"
+ALTER TABLE episodes ADD COLUMN told_by TEXT NOT NULL DEFAULT 'fallback';
+ALTER TABLE episodes ADD COLUMN told_note TEXT;
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -122,8 +122,9 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
         .prepare_cached(
             "INSERT INTO episodes (id, conversation_id, first_seq, last_seq, context_first_seq,
                  start_ts, end_ts, title, summary, keywords, surprise, boundary_reason,
-                 stability, difficulty, last_review, due)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                 stability, difficulty, last_review, due, told_by, told_note)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18)",
         )
         .map_err(map_err)?;
     let mut changed = tx
@@ -151,6 +152,8 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
                 e.fsrs.difficulty,
                 e.fsrs.last_review.map(Timestamp::millis),
                 e.fsrs.due.map(Timestamp::millis),
+                e.told_by.as_str(),
+                e.told_note,
             ])
             .map_err(map_err)?;
     }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use epimem_core::{BoundaryReason, ConversationKey, LlmStage, Role, Scope, Timestamp};
+use epimem_core::{BoundaryReason, ConversationKey, LlmStage, Role, Scope, Timestamp, ToldBy};
 use epimem_embed::HashEmbedder;
 use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput};
 use epimem_llm::scripted::{Reply, ScriptedServer, dead_url};
@@ -141,6 +141,7 @@ fn the_models_segments_become_the_episodes() {
     let second = stored.iter().find(|e| e.first_seq == 9).unwrap();
     assert_eq!((second.summary.as_str(), second.surprise), ("Summary 1.", 0.9));
     assert_eq!(second.boundary_reason, BoundaryReason::ModelJudged);
+    assert_eq!((second.told_by, second.told_note.as_deref()), (ToldBy::Llm, None));
     assert_eq!(engine.store().queue(&conversation()).unwrap().unwrap().pending(), 5);
 
     engine.flush(&Scope::tenant("t")).unwrap();
@@ -209,12 +210,28 @@ fn a_long_flush_is_cut_window_by_window() {
 }
 
 #[test]
+fn counts_that_do_not_add_up_are_repaired_and_said_so() {
+    let server = ScriptedServer::start([cut(&[(3, "low"), (2, "low")])]);
+    let engine = engine(server.url(), cutting_only());
+    engine.ingest(messages(1, 8)).unwrap();
+    engine.flush(&Scope::tenant("t")).unwrap();
+    let lengths: Vec<u64> = episodes(&engine).iter().map(|(f, l, _)| l - f + 1).collect();
+    assert_eq!(lengths, [3, 5], "the last episode takes the rest");
+    let all = engine.episodes(&Scope::tenant("t"), None).unwrap();
+    assert!(all.iter().all(|e| e.told_by == ToldBy::Llm));
+    assert!(all[0].told_note.as_deref().unwrap().contains("5 of 8"), "{all:?}");
+}
+
+#[test]
 fn a_single_message_is_told_without_the_model() {
     let server = ScriptedServer::start([]);
     let engine = engine(server.url(), cutting_only());
     engine.ingest(messages(1, 1)).unwrap();
     engine.flush(&Scope::tenant("t")).unwrap();
-    assert_eq!(episodes(&engine).len(), 1);
+    let all = engine.episodes(&Scope::tenant("t"), None).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].told_by, ToldBy::Fallback);
+    assert!(all[0].told_note.as_deref().unwrap().contains("single message"), "{all:?}");
     assert!(server.received().is_empty(), "nothing to cut, nothing asked");
 }
 

@@ -54,6 +54,8 @@ fn episode(first: u64, lines: usize, title: &str) -> Episode {
         surprise: 0.0,
         boundary_reason: BoundaryReason::Flush,
         fsrs: FsrsState::default(),
+        told_by: Default::default(),
+        told_note: None,
     }
 }
 

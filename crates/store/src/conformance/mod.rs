@@ -138,6 +138,8 @@ fn episode(conv: &ConversationKey, first: u64, last: u64, title: &str, summary: 
         surprise: 0.25,
         boundary_reason: BoundaryReason::IntentShift,
         fsrs: FsrsState::default(),
+        told_by: Default::default(),
+        told_note: None,
     }
 }
 
