@@ -102,12 +102,16 @@ fn the_models_rating_moves_stability_its_way() {
             .any(|(stage, u)| *stage == LlmStage::Review && u.calls == 1 && u.failures == 0),
         "{usage:?}"
     );
+    let (_, hard, _) = reviewed_by_model("m1:hard");
     let (_, good, _) = reviewed_by_model("m1:good");
     let (_, easy, _) = reviewed_by_model("m1:easy");
+    let s = |state: &FsrsState| state.stability.unwrap();
     assert!(
-        before.stability.unwrap() < good.stability.unwrap()
-            && good.stability.unwrap() < easy.stability.unwrap()
+        s(&again) < s(&hard) && s(&hard) < s(&good) && s(&good) < s(&easy),
+        "{again:?} {hard:?} {good:?} {easy:?}"
     );
+    assert!(s(&before) < s(&good));
+    assert!(hard.difficulty.unwrap() > good.difficulty.unwrap(), "hard makes it harder");
     // An id the prompt never gave rates nothing.
     let (before, invented, _) = reviewed_by_model("m7:easy");
     assert_eq!(invented, before);
