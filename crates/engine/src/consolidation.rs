@@ -233,9 +233,17 @@ impl<S: Store> Engine<S> {
 }
 
 fn window(messages: &[Message]) -> Vec<WindowMessage<'_>> {
-    messages
-        .iter()
-        .take(MESSAGES_PER_EPISODE)
-        .map(|m| WindowMessage { author: m.author(), timestamp: m.timestamp, content: &m.content })
-        .collect()
+    messages.iter().take(MESSAGES_PER_EPISODE).map(WindowMessage::from).collect()
+}
+
+/// The model's failure set apart as the inner `Err` (its reason), for the paths that fall back
+/// without a model; every other error stays an error.
+pub(crate) fn model_failure_apart<T>(
+    asked: Result<T, EngineError>,
+) -> Result<Result<T, String>, EngineError> {
+    match asked {
+        Ok(answer) => Ok(Ok(answer)),
+        Err(EngineError::Model(why)) => Ok(Err(why)),
+        Err(e) => Err(e),
+    }
 }

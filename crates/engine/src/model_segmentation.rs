@@ -12,7 +12,7 @@ use epimem_core::{
 use epimem_llm::ChatModel;
 use epimem_store::Store;
 
-use crate::{Engine, EngineError};
+use crate::{Engine, EngineError, consolidation::model_failure_apart};
 
 /// What the model made of a batch: its segments, tiling the batch, and what had to be repaired.
 #[derive(Debug)]
@@ -70,23 +70,15 @@ impl<S: Store> Engine<S> {
         messages: &[Message],
         previous_summary: Option<&str>,
     ) -> Result<Result<ParsedSegmentation, String>, EngineError> {
-        let window: Vec<WindowMessage<'_>> = messages
-            .iter()
-            .map(|m| WindowMessage {
-                author: m.author(),
-                timestamp: m.timestamp,
-                content: &m.content,
-            })
-            .collect();
+        let window: Vec<WindowMessage<'_>> = messages.iter().map(WindowMessage::from).collect();
         let prompt =
             segmentation_prompt(&SegmentationWindow { messages: &window, previous_summary });
-        let asked = self.ask_model(chat, conversation, LlmStage::Segmentation, &prompt, |text| {
-            parse_segmentation(text, window.len())
-        });
-        match asked {
-            Ok(parsed) => Ok(Ok(parsed)),
-            Err(EngineError::Model(why)) => Ok(Err(why)),
-            Err(e) => Err(e),
-        }
+        model_failure_apart(self.ask_model(
+            chat,
+            conversation,
+            LlmStage::Segmentation,
+            &prompt,
+            |text| parse_segmentation(text, window.len()),
+        ))
     }
 }

@@ -10,7 +10,7 @@ use epimem_core::{
 use epimem_llm::ChatModel;
 use epimem_store::{ReviewedMemory, Store};
 
-use crate::{Engine, EngineError, segmentation::RunReport};
+use crate::{Engine, EngineError, consolidation::model_failure_apart, segmentation::RunReport};
 
 /// The most messages of what followed a reviewer reads (the latest ones).
 const FOLLOWING_AT_MOST: usize = 60;
@@ -81,14 +81,8 @@ impl<S: Store> Engine<S> {
         following: &[&Message],
         due: &[(&ReviewItem, &Episode)],
     ) -> Result<Option<Vec<(usize, Rating)>>, EngineError> {
-        let window: Vec<WindowMessage<'_>> = following
-            .iter()
-            .map(|m| WindowMessage {
-                author: m.author(),
-                timestamp: m.timestamp,
-                content: &m.content,
-            })
-            .collect();
+        let window: Vec<WindowMessage<'_>> =
+            following.iter().map(|m| WindowMessage::from(*m)).collect();
         let memories: Vec<MemoryToReview<'_>> = due
             .iter()
             .map(|(item, e)| MemoryToReview {
@@ -101,10 +95,6 @@ impl<S: Store> Engine<S> {
         let asked = self.ask_model(chat, conversation, LlmStage::Review, &prompt, |text| {
             parse_review(text, memories.len())
         });
-        match asked {
-            Ok(rated) => Ok(Some(rated)),
-            Err(EngineError::Model(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
+        Ok(model_failure_apart(asked)?.ok())
     }
 }

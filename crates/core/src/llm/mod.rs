@@ -115,6 +115,12 @@ pub struct WindowMessage<'a> {
     pub content: &'a str,
 }
 
+impl<'a> From<&'a crate::Message> for WindowMessage<'a> {
+    fn from(m: &'a crate::Message) -> Self {
+        Self { author: m.author(), timestamp: m.timestamp, content: &m.content }
+    }
+}
+
 /// Messages as numbered lines, `[index] time [author] text`: one line each, since line breaks
 /// inside a message would read as new messages.
 fn message_lines(messages: &[WindowMessage<'_>]) -> String {
