@@ -280,6 +280,11 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     };
     let fingerprint =
         config.embedder()?.map_or_else(|| "none".to_owned(), |e| e.fingerprint().to_owned());
+    // What a configured language model cost, all stages together.
+    let mut usage = epimem_core::LlmUsage::default();
+    for (_, stage) in engine.llm_usage(None)? {
+        usage.add(stage);
+    }
 
     if args.json {
         let out = serde_json::json!({
@@ -293,6 +298,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "splits": parts.iter().map(|(p, s)| (p.name(), s.json())).collect::<BTreeMap<_, _>>(),
             "latency_ms": {"p50": pct(0.5), "p95": pct(0.95), "p99": pct(0.99)},
             "ingest_seconds": ingest_took.as_secs_f64(),
+            "llm_usage": usage,
         });
         outln!("{}", json_line(&out));
         return Ok(ExitCode::SUCCESS);
@@ -349,6 +355,17 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         ingest_took.as_secs_f64(),
         started.elapsed().as_secs_f64()
     )?;
+    if usage.calls > 0 {
+        writeln!(
+            out,
+            "llm: {} call(s), {} failed, {} prompt + {} completion tokens, {:.1} s waiting",
+            usage.calls,
+            usage.failures,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.latency_ms as f64 / 1000.0
+        )?;
+    }
     out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
