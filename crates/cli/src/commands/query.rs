@@ -217,15 +217,7 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
         outln!("jobs queued     {}", s.queued_jobs);
         outln!("jobs failed     {}", s.failed_jobs);
         for (stage, u) in &llm {
-            outln!(
-                "llm {:<11} {} call(s), {} failed, {} prompt + {} completion tokens, {:.1} s",
-                stage.as_str(),
-                u.calls,
-                u.failures,
-                u.prompt_tokens,
-                u.completion_tokens,
-                u.latency_ms as f64 / 1000.0
-            );
+            outln!("llm {:<11} {u}", stage.as_str());
         }
     }
     Ok(ExitCode::SUCCESS)

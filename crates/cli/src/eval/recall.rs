@@ -356,15 +356,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         started.elapsed().as_secs_f64()
     )?;
     if usage.calls > 0 {
-        writeln!(
-            out,
-            "llm: {} call(s), {} failed, {} prompt + {} completion tokens, {:.1} s waiting",
-            usage.calls,
-            usage.failures,
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            usage.latency_ms as f64 / 1000.0
-        )?;
+        writeln!(out, "llm: {usage}")?;
     }
     out!("{out}");
     Ok(ExitCode::SUCCESS)

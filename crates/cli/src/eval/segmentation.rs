@@ -296,15 +296,7 @@ pub(crate) fn run(
         }
     }
     if by_model && !args.json {
-        writeln!(
-            out,
-            "\nllm: {} call(s), {} failed, {} prompt + {} completion tokens, {:.1} s waiting",
-            usage.calls,
-            usage.failures,
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            usage.latency_ms as f64 / 1000.0
-        )?;
+        writeln!(out, "\nllm: {usage}")?;
     }
     if by_model && args.json {
         writeln!(out, "{}", json_line(&serde_json::json!({ "llm_usage": usage })))?;

@@ -80,6 +80,20 @@ impl LlmUsage {
     }
 }
 
+impl std::fmt::Display for LlmUsage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} call(s), {} failed, {} prompt + {} completion tokens, {:.1} s waiting",
+            self.calls,
+            self.failures,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.latency_ms as f64 / 1000.0
+        )
+    }
+}
+
 /// One request to a chat model: instructions, the material, and the JSON schema the answer
 /// must follow.
 #[derive(Debug, Clone, PartialEq)]
