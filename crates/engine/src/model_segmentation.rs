@@ -5,8 +5,8 @@
 use epimem_core::{
     ConversationKey, LlmStage, Message, Scope,
     llm::{
-        ParsedSegmentation, ProposedSegment, SegmentationWindow, WindowMessage, parse_segmentation,
-        segmentation_prompt,
+        ParsedSegmentation, ProposedSegment, SegmentationWindow, Story, WindowMessage,
+        parse_segmentation, parse_story, segmentation_prompt, story_prompt,
     },
 };
 use epimem_llm::ChatModel;
@@ -79,6 +79,24 @@ impl<S: Store> Engine<S> {
             LlmStage::Segmentation,
             &prompt,
             |text| parse_segmentation(text, window.len()),
+        ))
+    }
+
+    /// An episode of agent work told as a story by the model, or why not.
+    pub(crate) fn tell_story(
+        &self,
+        chat: &dyn ChatModel,
+        conversation: &ConversationKey,
+        messages: &[Message],
+    ) -> Result<Result<Story, String>, EngineError> {
+        let window: Vec<WindowMessage<'_>> = messages.iter().map(WindowMessage::from).collect();
+        let prompt = story_prompt(&window);
+        model_failure_apart(self.ask_model(
+            chat,
+            conversation,
+            LlmStage::Summary,
+            &prompt,
+            parse_story,
         ))
     }
 }

@@ -1,9 +1,9 @@
 //! Running segmentation jobs: load the fenced batch, plan, summarize, commit atomically.
 
 use epimem_core::{
-    ConversationKey, Episode, Job, JobKind, Message, SegmentMessage, ToldBy, Trigger, TriggerKind,
-    episode_id, llm::ProposedSegment, plan_proposed, plan_segmentation, segment::overlap_start,
-    summarize,
+    ConversationKey, Episode, Job, JobKind, Message, Role, SegmentMessage, ToldBy, Trigger,
+    TriggerKind, episode_id, llm::ProposedSegment, plan_proposed, plan_segmentation,
+    segment::overlap_start, summarize,
 };
 use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
 
@@ -182,6 +182,26 @@ impl<S: Store> Engine<S> {
                 Episode { told_note: note.clone(), ..episode }
             })
             .collect();
+        // Agent work (tools ran) is told as a story: intent, what happened, learned, done.
+        let mut episodes = episodes;
+        if let Some(chat) = &self.chat {
+            for (episode, segment) in episodes.iter_mut().zip(&plan.close) {
+                let messages = &batch.pending[segment.range.clone()];
+                if messages.len() < 2 || !messages.iter().any(|m| m.role == Role::Tool) {
+                    continue;
+                }
+                match self.tell_story(chat.as_ref(), conversation, messages)? {
+                    Ok(story) => {
+                        episode.summary = story.narrative();
+                        episode.title = story.title;
+                        episode.told_by = ToldBy::Llm;
+                    }
+                    Err(why) => {
+                        episode.told_note.get_or_insert(format!("its story: {why}"));
+                    }
+                }
+            }
+        }
         let report = RunReport {
             jobs_run: 1,
             episodes_closed: episodes.len() as u64,

@@ -4,6 +4,7 @@
 mod consolidation;
 mod review;
 mod segmentation;
+mod story;
 
 pub use consolidation::{
     EpisodeToConsolidate, ParsedConsolidation, consolidation_prompt, parse_consolidation,
@@ -13,6 +14,7 @@ pub use segmentation::{
     ParsedSegmentation, ProposedSegment, SegmentationWindow, parse_segmentation,
     segmentation_prompt,
 };
+pub use story::{Story, parse_story, story_prompt};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

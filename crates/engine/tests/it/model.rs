@@ -287,3 +287,67 @@ fn check_fallback(case: &str, engine: Engine<SqliteStore>) {
     let usage = engine.store().llm_usage(Some("t")).unwrap();
     assert!(usage[0].1.calls >= 1 && usage[0].1.failures >= 1, "{case}: {usage:?}");
 }
+
+#[test]
+fn agent_work_is_told_as_a_story_and_chat_is_not() {
+    let server = ScriptedServer::start([]);
+    server.otherwise(|asked| {
+        if asked.message("system").starts_with("You write down an episode of work") {
+            return Reply::Answer(
+                json!({"title": "Fixing the refund webhook test", "intent": "Make the test pass",
+                       "what_happened": "The agent made the test wait for the mock server's port",
+                       "learned": "The mock server starts asynchronously", "completed": "The test passes", "notes": ""})
+                .to_string(),
+            );
+        }
+        let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
+        cut(&[(n, "low")])
+    });
+    let engine = engine(server.url(), cutting_only());
+    let said = |i: i64, role: Role, text: &str, conversation: &str| MessageInput {
+        conversation: ConversationKey::new("t", conversation),
+        user: None,
+        agent: None,
+        key: format!("k{i}"),
+        role,
+        speaker: None,
+        content: text.into(),
+        timestamp: Some(Timestamp(T0 + i * 60_000)),
+        metadata: serde_json::Value::Null,
+    };
+    engine
+        .ingest(vec![
+            said(1, Role::User, "The refund webhook test fails since the merge", "work"),
+            said(2, Role::Tool, "cargo test refund_webhook: FAILED (timeout on port 8081)", "work"),
+            said(
+                3,
+                Role::Assistant,
+                "Fixed: the test now waits for the mock server's port",
+                "work",
+            ),
+            said(4, Role::User, "Shall we have lunch at noon?", "chat"),
+            said(5, Role::Assistant, "Noon works", "chat"),
+        ])
+        .unwrap();
+    engine.flush(&Scope::tenant("t")).unwrap();
+    let work =
+        engine.episodes(&Scope::tenant("t").with_conversation(Some("work".into())), None).unwrap();
+    assert_eq!(work[0].title, "Fixing the refund webhook test");
+    assert!(
+        work[0].summary.starts_with("Intent: Make the test pass. What happened:"),
+        "{}",
+        work[0].summary
+    );
+    assert_eq!(work[0].told_by, ToldBy::Llm);
+    let chat =
+        engine.episodes(&Scope::tenant("t").with_conversation(Some("chat".into())), None).unwrap();
+    assert_eq!(chat[0].title, "Episode number 0 of the window", "chat keeps the cut's telling");
+    let stories = server
+        .received()
+        .iter()
+        .filter(|r| r.message("system").starts_with("You write down"))
+        .count();
+    assert_eq!(stories, 1, "only the episode where tools ran");
+    let usage = engine.store().llm_usage(Some("t")).unwrap();
+    assert!(usage.iter().any(|(s, u)| *s == LlmStage::Summary && u.calls == 1), "{usage:?}");
+}
