@@ -27,6 +27,15 @@ pub enum JobKind {
 }
 
 impl JobKind {
+    /// What the job does, as a word: `segment`, `review` or `consolidate`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Segment { .. } => "segment",
+            Self::Review { .. } => "review",
+            Self::Consolidate { .. } => "consolidate",
+        }
+    }
+
     /// The conversation the job works on.
     pub fn conversation(&self) -> &ConversationKey {
         match self {

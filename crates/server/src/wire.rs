@@ -85,7 +85,10 @@ pub struct ConversationOut {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct JobOut {
     pub id: i64,
-    /// The conversation it segments (absent for a job this version cannot read).
+    /// What it does: `segment` (cut pending messages into episodes), `review` (rate recalled
+    /// memories) or `consolidate` (distil facts); absent for a job this version cannot read.
+    pub kind: Option<String>,
+    /// The conversation it works on (absent for a job this version cannot read).
     pub conversation: Option<String>,
     pub state: JobStateOut,
     /// How many times a worker took it.
@@ -102,6 +105,7 @@ impl From<JobStatus> for JobOut {
     fn from(j: JobStatus) -> Self {
         Self {
             id: j.id.0,
+            kind: j.kind.map(str::to_owned),
             conversation: j.conversation.map(|c| c.conversation),
             state: match j.state {
                 JobState::Queued => JobStateOut::Queued,

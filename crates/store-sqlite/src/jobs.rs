@@ -125,10 +125,11 @@ pub(crate) fn list(
                 (_, true, false) => JobState::Retrying,
                 _ => JobState::Queued,
             };
-            let conversation =
-                serde_json::from_str::<JobKind>(&payload).ok().map(|k| k.conversation().clone());
+            let kind = serde_json::from_str::<JobKind>(&payload).ok();
+            let conversation = kind.as_ref().map(|k| k.conversation().clone());
             Ok(JobStatus {
                 id: JobId(r.get(0)?),
+                kind: kind.as_ref().map(JobKind::name),
                 conversation,
                 state,
                 attempts: r.get(3)?,

@@ -191,7 +191,9 @@ pub enum JobState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobStatus {
     pub id: JobId,
-    /// The conversation it segments (`None` for a job this version cannot read).
+    /// What it does (`segment`, `review`, `consolidate`), and the conversation it works on;
+    /// `None` for a job this version cannot read.
+    pub kind: Option<&'static str>,
     pub conversation: Option<ConversationKey>,
     pub state: JobState,
     /// How many times it was claimed.

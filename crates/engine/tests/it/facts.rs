@@ -139,7 +139,7 @@ fn a_failing_model_costs_a_retry_never_the_run() {
     remember(&engine, "t", "c", 0, &["My sister just got married!", "To Rui, in Porto"]);
     assert!(facts(&engine, true).is_empty());
     let jobs = engine.jobs("t", None, 10).unwrap();
-    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!((jobs.len(), jobs[0].kind), (1, Some("consolidate")), "{jobs:?}");
     assert!(jobs[0].last_error.as_deref().unwrap_or("").contains("consolidation"), "{jobs:?}");
     let usage = engine.store().llm_usage(Some("t")).unwrap();
     let consolidation = usage.iter().find(|(s, _)| *s == LlmStage::Consolidation).unwrap().1;

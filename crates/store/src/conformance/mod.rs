@@ -430,7 +430,7 @@ pub fn jobs_are_listed_with_where_they_stand(store: &dyn Store) {
     let running = &store.jobs("t", Some("a"), now, 10).unwrap()[0];
     assert_eq!((running.state, running.worker.as_deref()), (JobState::Running, Some("w")));
     assert_eq!((running.attempts, running.until), (1, Some(Timestamp(T0 + 30_000))));
-    assert_eq!(running.conversation.as_ref(), Some(&a));
+    assert_eq!((running.kind, running.conversation.as_ref()), (Some("segment"), Some(&a)));
     // A lease that ran out is queued again (its worker died).
     assert_eq!(states(Some("a"), Timestamp(T0 + 30_000)), [(job_a, JobState::Queued)]);
 

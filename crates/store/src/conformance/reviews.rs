@@ -42,7 +42,7 @@ pub fn closing_episodes_queues_a_review_of_pending_recalls(store: &dyn Store) {
     assert!(store.take_pending_reviews(&conv).unwrap().is_empty(), "held for the job");
     let listed = store.jobs("t", Some("c"), Timestamp(T0), 10).unwrap();
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].conversation.as_ref(), Some(&conv));
+    assert_eq!((listed[0].kind, listed[0].conversation.as_ref()), (Some("review"), Some(&conv)));
 }
 
 pub fn a_review_applies_once_and_never_over_a_newer_one(store: &dyn Store) {
