@@ -7,12 +7,16 @@
 //! in one month, every month in one year, and a month spans its weeks' days (a few of which may
 //! fall in the next or previous calendar month).
 
+mod rollup;
+
 use std::fmt;
 
 use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc, Weekday};
 use serde::{Deserialize, Serialize};
 
 use crate::Timestamp;
+
+pub use rollup::{NodeSummary, extractive_rollup};
 
 /// A level of the hierarchy, from the top.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
