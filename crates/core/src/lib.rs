@@ -59,7 +59,9 @@ pub use scope::{ConversationKey, Scope};
 pub use segment::{Boundary, BoundaryReason, SegmentMessage, SegmentationPolicy, Strength};
 pub use summary::{Summary, SummaryConfig, summarize};
 pub use time::{Timestamp, TimestampParseError};
-pub use timeline::{NodeSummary, TocLevel, TocNode, TocNodeParseError, extractive_rollup};
+pub use timeline::{
+    NodeSummary, TimelineNode, TocLevel, TocNode, TocNodeParseError, extractive_rollup,
+};
 pub use tokens::TokenCounter;
 pub use trigger::{QueueSnapshot, Trigger, TriggerConfig, TriggerKind, evaluate_trigger};
 pub use turn_context::{TurnContext, TurnItem, render_turns};

@@ -18,6 +18,18 @@ use crate::Timestamp;
 
 pub use rollup::{NodeSummary, extractive_rollup};
 
+/// One version of a timeline node as stored: what it says, its span, and its children (the
+/// nodes below, or the episodes of a day), in time order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineNode {
+    pub id: TocNode,
+    /// 1 for the first rollup; a late episode in a closed period adds a version.
+    pub version: u32,
+    pub summary: NodeSummary,
+    /// Ids of its children: `toc:…` nodes, or a day's episode ids.
+    pub children: Vec<String>,
+}
+
 /// A level of the hierarchy, from the top.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -124,6 +136,19 @@ impl TocNode {
     /// period that just ended still have time to arrive before it is rolled up).
     pub fn is_closed(self, now: Timestamp, grace_ms: i64) -> bool {
         now.since(self.span().1) >= grace_ms
+    }
+}
+
+impl Serialize for TocNode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for TocNode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -105,6 +105,10 @@ pub(crate) fn tenant(tx: &Transaction<'_>, tenant: &str) -> Result<Vec<EpisodeId
     for c in conversations {
         episodes.extend(conversation(tx, &ConversationKey::new(tenant, c))?.unwrap_or_default());
     }
+    // The timeline is told from the tenant's episodes: it goes with them.
+    for table in ["timeline_nodes", "timeline_marks", "timeline_checkpoints"] {
+        tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [tenant]).map_err(map_err)?;
+    }
     Ok(episodes)
 }
 

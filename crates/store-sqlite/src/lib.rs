@@ -18,13 +18,14 @@ mod rows;
 mod schema;
 mod segmentation;
 mod stats;
+mod timeline;
 mod vectors;
 
 use std::{path::Path, sync::Mutex, time::Duration};
 
 use epimem_core::{
     ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
-    Scope, Timestamp, Trigger,
+    Scope, TimelineNode, Timestamp, TocNode, Trigger,
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, EpisodeChange, EpisodeCursor, EpisodeDetail,
@@ -400,6 +401,36 @@ impl Store for SqliteStore {
         fingerprint: Option<&str>,
     ) -> Result<Vec<StoredFact>, StoreError> {
         self.read(|conn| facts::list(conn, scope, with_invalid, limit, fingerprint))
+    }
+
+    fn timeline_checkpoint(&self, tenant: &str) -> Result<u64, StoreError> {
+        self.read(|conn| timeline::checkpoint(conn, tenant))
+    }
+
+    fn mark_timeline(
+        &self,
+        tenant: &str,
+        nodes: &[TocNode],
+        through_change: u64,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| timeline::mark(tx, tenant, nodes, through_change))
+    }
+
+    fn marked_timeline_nodes(&self, tenant: &str) -> Result<Vec<TocNode>, StoreError> {
+        self.read(|conn| timeline::marked(conn, tenant))
+    }
+
+    fn put_timeline_node(&self, tenant: &str, node: &TimelineNode) -> Result<u32, StoreError> {
+        self.write(|tx| timeline::put(tx, tenant, node))
+    }
+
+    fn timeline_node(
+        &self,
+        tenant: &str,
+        id: &TocNode,
+        version: Option<u32>,
+    ) -> Result<Option<TimelineNode>, StoreError> {
+        self.read(|conn| timeline::get(conn, tenant, id, version))
     }
 
     fn record_llm_usage(

@@ -192,6 +192,27 @@ CREATE INDEX fact_sources_by_episode ON fact_sources (episode_id);
 ALTER TABLE episodes ADD COLUMN told_by TEXT NOT NULL DEFAULT 'fallback';
 ALTER TABLE episodes ADD COLUMN told_note TEXT;
 "#,
+    // The timeline: versioned nodes per tenant, the nodes waiting for a rollup, and how far the
+    // timeline has taken in the change log.
+    r#"
+CREATE TABLE timeline_nodes (
+    tenant   TEXT NOT NULL,
+    node     TEXT NOT NULL,
+    version  INTEGER NOT NULL,
+    summary  TEXT NOT NULL,
+    children TEXT NOT NULL,
+    PRIMARY KEY (tenant, node, version)
+);
+CREATE TABLE timeline_marks (
+    tenant TEXT NOT NULL,
+    node   TEXT NOT NULL,
+    PRIMARY KEY (tenant, node)
+);
+CREATE TABLE timeline_checkpoints (
+    tenant  TEXT PRIMARY KEY,
+    through INTEGER NOT NULL
+);
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -19,7 +19,7 @@ pub use types::{
 
 use epimem_core::{
     ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
-    Scope, Timestamp, Trigger,
+    Scope, TimelineNode, Timestamp, TocNode, Trigger,
 };
 
 /// Durable state of epimem. Methods are synchronous and safe to call from many threads and
@@ -257,6 +257,34 @@ pub trait Store: Send + Sync {
         limit: Option<usize>,
         fingerprint: Option<&str>,
     ) -> Result<Vec<StoredFact>, StoreError>;
+
+    /// The change of `tenant`'s change log its timeline has taken in (0 before any).
+    fn timeline_checkpoint(&self, tenant: &str) -> Result<u64, StoreError>;
+
+    /// In one transaction: marks `nodes` of `tenant`'s timeline as needing a rollup, and
+    /// records that its timeline has taken in the change log through `through_change`.
+    fn mark_timeline(
+        &self,
+        tenant: &str,
+        nodes: &[TocNode],
+        through_change: u64,
+    ) -> Result<(), StoreError>;
+
+    /// The nodes of `tenant`'s timeline marked as needing a rollup.
+    fn marked_timeline_nodes(&self, tenant: &str) -> Result<Vec<TocNode>, StoreError>;
+
+    /// In one transaction: writes `node` as the newest version of its id in `tenant`'s
+    /// timeline, unless the newest already says the same (summary and children), and clears
+    /// its mark. Returns the newest version (`node.version` is not read).
+    fn put_timeline_node(&self, tenant: &str, node: &TimelineNode) -> Result<u32, StoreError>;
+
+    /// A node of `tenant`'s timeline: the newest version, or `version`.
+    fn timeline_node(
+        &self,
+        tenant: &str,
+        id: &TocNode,
+        version: Option<u32>,
+    ) -> Result<Option<TimelineNode>, StoreError>;
 
     /// Adds what calls to a language model for `tenant` cost to its running totals for `stage`.
     fn record_llm_usage(

@@ -17,11 +17,13 @@ mod facts;
 mod forget;
 mod llm_usage;
 mod reviews;
+mod timeline;
 pub use changes::*;
 pub use facts::*;
 pub use forget::*;
 pub use llm_usage::*;
 pub use reviews::*;
+pub use timeline::*;
 
 /// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
 #[macro_export]
@@ -60,7 +62,8 @@ macro_rules! conformance_tests {
             forgetting_reaches_recalls_held_for_review,
             closing_episodes_queues_consolidation_every_few_or_at_a_flashbulb,
             consolidation_writes_facts_once_and_invalidates_never_deletes,
-            forgetting_an_episode_forgets_the_facts_from_it
+            forgetting_an_episode_forgets_the_facts_from_it,
+            timeline_nodes_are_versioned_and_marks_cleared_with_their_write
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -1,0 +1,120 @@
+//! The timeline: versioned nodes, the marks of nodes waiting for a rollup, the checkpoint.
+
+use epimem_core::{TimelineNode, TocNode};
+use epimem_store::StoreError;
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::map_err;
+
+pub(crate) fn checkpoint(conn: &Connection, tenant: &str) -> Result<u64, StoreError> {
+    conn.query_row("SELECT through FROM timeline_checkpoints WHERE tenant = ?1", [tenant], |r| {
+        r.get(0)
+    })
+    .optional()
+    .map(Option::unwrap_or_default)
+    .map_err(map_err)
+}
+
+pub(crate) fn mark(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    nodes: &[TocNode],
+    through: u64,
+) -> Result<(), StoreError> {
+    let mut insert = tx
+        .prepare_cached("INSERT OR IGNORE INTO timeline_marks (tenant, node) VALUES (?1, ?2)")
+        .map_err(map_err)?;
+    for node in nodes {
+        insert.execute(params![tenant, node.to_string()]).map_err(map_err)?;
+    }
+    tx.execute(
+        "INSERT INTO timeline_checkpoints (tenant, through) VALUES (?1, ?2)
+         ON CONFLICT (tenant) DO UPDATE SET through = max(through, excluded.through)",
+        params![tenant, through],
+    )
+    .map_err(map_err)?;
+    Ok(())
+}
+
+pub(crate) fn marked(conn: &Connection, tenant: &str) -> Result<Vec<TocNode>, StoreError> {
+    let ids: Vec<String> = conn
+        .prepare_cached("SELECT node FROM timeline_marks WHERE tenant = ?1 ORDER BY node")
+        .and_then(|mut s| s.query_map([tenant], |r| r.get(0))?.collect())
+        .map_err(map_err)?;
+    ids.iter()
+        .map(|id| {
+            id.parse().map_err(|e| StoreError::Internal(format!("stored timeline mark: {e}")))
+        })
+        .collect()
+}
+
+pub(crate) fn put(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    node: &TimelineNode,
+) -> Result<u32, StoreError> {
+    let id = node.id.to_string();
+    let summary = encode(&node.summary)?;
+    let children = encode(&node.children)?;
+    let newest: Option<(u32, String, String)> = tx
+        .query_row(
+            "SELECT version, summary, children FROM timeline_nodes
+             WHERE tenant = ?1 AND node = ?2 ORDER BY version DESC LIMIT 1",
+            params![tenant, id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(map_err)?;
+    let version = match newest {
+        Some((version, s, c)) if s == summary && c == children => version,
+        newest => {
+            let version = newest.map_or(1, |(v, ..)| v + 1);
+            tx.execute(
+                "INSERT INTO timeline_nodes (tenant, node, version, summary, children)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![tenant, id, version, summary, children],
+            )
+            .map_err(map_err)?;
+            version
+        }
+    };
+    tx.execute("DELETE FROM timeline_marks WHERE tenant = ?1 AND node = ?2", params![tenant, id])
+        .map_err(map_err)?;
+    Ok(version)
+}
+
+pub(crate) fn get(
+    conn: &Connection,
+    tenant: &str,
+    id: &TocNode,
+    version: Option<u32>,
+) -> Result<Option<TimelineNode>, StoreError> {
+    let found: Option<(u32, String, String)> = conn
+        .query_row(
+            "SELECT version, summary, children FROM timeline_nodes
+             WHERE tenant = ?1 AND node = ?2 AND (?3 IS NULL OR version = ?3)
+             ORDER BY version DESC LIMIT 1",
+            params![tenant, id.to_string(), version],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(map_err)?;
+    found
+        .map(|(version, summary, children)| {
+            Ok(TimelineNode {
+                id: *id,
+                version,
+                summary: decode(&summary)?,
+                children: decode(&children)?,
+            })
+        })
+        .transpose()
+}
+
+fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Internal(format!("encoding a node: {e}")))
+}
+
+fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("stored node: {e}")))
+}
