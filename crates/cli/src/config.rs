@@ -7,7 +7,7 @@ use epimem_core::{
     MemoryConfig, Profile, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig,
 };
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
-use epimem_engine::{ConsolidationConfig, EngineConfig, JobsConfig};
+use epimem_engine::{ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig};
 use epimem_llm::{ChatModel, LlmConfig, OpenAiChat};
 use serde::Deserialize;
 
@@ -36,6 +36,8 @@ pub(crate) struct AppConfig {
     jobs: JobsConfig,
     #[serde(default)]
     consolidation: ConsolidationConfig,
+    #[serde(default)]
+    timeline: TimelineConfig,
     #[serde(default)]
     pub(crate) search: SearchConfig,
     #[serde(default)]
@@ -191,6 +193,7 @@ impl AppConfig {
             ranking: self.ranking.clone(),
             jobs: self.jobs.clone(),
             consolidation: self.consolidation.clone(),
+            timeline: self.timeline.clone(),
         }
     }
 

@@ -13,6 +13,48 @@ pub struct EngineConfig {
     pub ranking: RankingConfig,
     pub jobs: JobsConfig,
     pub consolidation: ConsolidationConfig,
+    pub timeline: TimelineConfig,
+}
+
+/// When periods of the timeline are rolled up: only once they are over, by a grace that lets
+/// late messages arrive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TimelineConfig {
+    /// A day rolls up this long after it ends.
+    pub day_grace_hours: f64,
+    /// A week, and a month, this long after they end.
+    pub week_grace_hours: f64,
+    pub month_grace_hours: f64,
+    /// A year this long after it ends.
+    pub year_grace_days: f64,
+    /// Bullets a node keeps: the titles of its largest children.
+    pub bullets: usize,
+}
+
+impl Default for TimelineConfig {
+    fn default() -> Self {
+        Self {
+            day_grace_hours: 1.0,
+            week_grace_hours: 24.0,
+            month_grace_hours: 24.0,
+            year_grace_days: 7.0,
+            bullets: 5,
+        }
+    }
+}
+
+impl TimelineConfig {
+    /// The grace of a level, in milliseconds.
+    pub fn grace_ms(&self, level: epimem_core::TocLevel) -> i64 {
+        let hours = match level {
+            epimem_core::TocLevel::Day => self.day_grace_hours,
+            epimem_core::TocLevel::Week => self.week_grace_hours,
+            epimem_core::TocLevel::Month => self.month_grace_hours,
+            epimem_core::TocLevel::Year => self.year_grace_days * 24.0,
+        };
+        (hours.max(0.0) * 3_600_000.0) as i64
+    }
 }
 
 /// When and how episodes are distilled into facts (with a language model only).

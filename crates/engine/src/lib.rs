@@ -13,6 +13,7 @@ mod model_segmentation;
 mod recall;
 mod review;
 mod segmentation;
+mod timeline;
 mod wakeup;
 
 use epimem_core::{
@@ -27,13 +28,14 @@ use epimem_store::{
 };
 
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use config::{ConsolidationConfig, EngineConfig, JobsConfig};
+pub use config::{ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig};
 pub use consolidation::FactHit;
 pub use context::{EpisodeContext, RecalledContext};
 pub use error::EngineError;
 pub use indexing::Freshness;
 pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;
+pub use timeline::RollupReport;
 
 /// A message as a caller hands it in.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,3 +11,4 @@ mod model;
 mod recall;
 mod review;
 mod tenants;
+mod timeline;

@@ -1,0 +1,155 @@
+//! Rolling up the timeline: the episodes closed (per the change log) mark their day and its
+//! week, month and year; each marked period that is over is written again from its children,
+//! days first, a node at a time (its write and its mark's removal in one transaction, so a
+//! crash resumes where it stopped).
+
+use std::collections::BTreeSet;
+
+use chrono::{Datelike, Duration};
+use epimem_core::{EpisodeId, NodeSummary, Scope, TimelineNode, TocNode, extractive_rollup};
+use epimem_store::Store;
+
+use crate::{Engine, EngineError};
+
+/// Changes read from the change log at a time.
+const CHANGES_PER_READ: usize = 1000;
+
+/// What a rollup did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RollupReport {
+    /// Nodes marked by episodes closed since the last rollup.
+    pub marked: usize,
+    /// Nodes written (a node whose children say nothing new keeps its version).
+    pub written: usize,
+    /// Marked nodes whose period is not over yet.
+    pub waiting: usize,
+}
+
+impl<S: Store> Engine<S> {
+    /// Brings `tenant`'s timeline up to its episodes: the periods that are over are written
+    /// from their children (LLM-free: the extractive rollup); the others wait, marked.
+    pub fn roll_up_timeline(&self, tenant: &str) -> Result<RollupReport, EngineError> {
+        let mut report =
+            RollupReport { marked: self.mark_changed_periods(tenant)?, ..Default::default() };
+        let now = self.clock.now();
+        let mut marked = self.store.marked_timeline_nodes(tenant)?;
+        // Children before parents: days, then weeks, months, years.
+        marked.sort_by_key(|node| std::cmp::Reverse(node.level()));
+        for node in marked {
+            if !node.is_closed(now, self.config.timeline.grace_ms(node.level())) {
+                report.waiting += 1;
+                continue;
+            }
+            let built = self.build_node(tenant, node)?;
+            self.store.put_timeline_node(tenant, &built)?;
+            report.written += 1;
+        }
+        Ok(report)
+    }
+
+    /// A node of the timeline as last written (or `version`).
+    pub fn timeline_node(
+        &self,
+        tenant: &str,
+        node: &TocNode,
+        version: Option<u32>,
+    ) -> Result<Option<TimelineNode>, EngineError> {
+        Ok(self.store.timeline_node(tenant, node, version)?)
+    }
+
+    /// Marks the periods of the episodes closed since the timeline's checkpoint.
+    fn mark_changed_periods(&self, tenant: &str) -> Result<usize, EngineError> {
+        let target = self.store.change_generation(tenant)?;
+        let mut at = self.store.timeline_checkpoint(tenant)?;
+        let mut marked = 0;
+        while at < target {
+            let changes = self.store.episode_changes(tenant, at, CHANGES_PER_READ)?;
+            let Some(last) = changes.last().map(|c| c.seq) else { break };
+            let closed: Vec<EpisodeId> = changes
+                .into_iter()
+                .filter(|c| !c.forgotten && !c.restated)
+                .map(|c| c.episode)
+                .collect();
+            let mut nodes: BTreeSet<TocNode> = BTreeSet::new();
+            for episode in self.store.episodes_by_id(&Scope::tenant(tenant), &closed)? {
+                let mut node = TocNode::day_of(episode.start);
+                nodes.insert(node);
+                while let Some(parent) = node.parent() {
+                    nodes.insert(parent);
+                    node = parent;
+                }
+            }
+            marked += nodes.len();
+            self.store.mark_timeline(tenant, &nodes.into_iter().collect::<Vec<_>>(), last)?;
+            at = last;
+        }
+        Ok(marked)
+    }
+
+    /// A node from its children as they stand: a day from its episodes (by when they began),
+    /// a week, month or year from its child nodes already written.
+    fn build_node(&self, tenant: &str, node: TocNode) -> Result<TimelineNode, EngineError> {
+        let (children, ids): (Vec<NodeSummary>, Vec<String>) = match node {
+            TocNode::Day(_) => {
+                let (start, end) = node.span();
+                let scope = epimem_core::Scope {
+                    since: Some(start),
+                    until: Some(end),
+                    ..Scope::tenant(tenant)
+                };
+                let mut episodes = self.store.episodes(&scope, None, None)?;
+                episodes.retain(|e| e.start >= start && e.start < end);
+                episodes.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
+                episodes
+                    .iter()
+                    .map(|e| {
+                        let summary = NodeSummary {
+                            title: e.title.clone(),
+                            bullets: Vec::new(),
+                            keywords: e.keywords.clone(),
+                            episodes: 1,
+                            messages: e.message_count(),
+                        };
+                        (summary, e.id.0.clone())
+                    })
+                    .unzip()
+            }
+            _ => {
+                let mut found = (Vec::new(), Vec::new());
+                for child in child_periods(node) {
+                    if let Some(written) = self.store.timeline_node(tenant, &child, None)? {
+                        found.0.push(written.summary);
+                        found.1.push(child.to_string());
+                    }
+                }
+                found
+            }
+        };
+        Ok(TimelineNode {
+            id: node,
+            version: 0,
+            summary: extractive_rollup(&children, self.config.timeline.bullets),
+            children: ids,
+        })
+    }
+}
+
+/// The periods one level below `node`, in time order (none below a day).
+fn child_periods(node: TocNode) -> Vec<TocNode> {
+    let (first, end) = (node.first_day(), node.end_day());
+    match node {
+        TocNode::Day(_) => Vec::new(),
+        TocNode::Week(..) => (0..7).map(|d| TocNode::Day(first + Duration::days(d))).collect(),
+        TocNode::Month(..) => {
+            let mut weeks = Vec::new();
+            let mut monday = first;
+            while monday < end {
+                let week = monday.iso_week();
+                weeks.push(TocNode::Week(week.year(), week.week()));
+                monday += Duration::days(7);
+            }
+            weeks
+        }
+        TocNode::Year(year) => (1..=12).map(|m| TocNode::Month(year, m)).collect(),
+    }
+}

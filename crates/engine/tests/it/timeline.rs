@@ -1,0 +1,120 @@
+//! The timeline over a month of conversations, on a clock the test moves: which periods are
+//! rolled up when, what each node covers, and what a late episode does.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use epimem_core::{Scope, Timestamp, TocNode};
+use epimem_embed::HashEmbedder;
+use epimem_engine::{Engine, EngineConfig, FixedClock};
+use epimem_search_local::LocalSearch;
+use epimem_store_sqlite::SqliteStore;
+
+use crate::common::{DAY, T0, remember};
+
+fn engine(clock: Arc<FixedClock>) -> Engine<SqliteStore> {
+    let config = EngineConfig::default();
+    let search = Box::new(LocalSearch::in_memory(&config.ranking));
+    Engine::new(
+        SqliteStore::open_in_memory().unwrap(),
+        search,
+        config,
+        Box::new(clock),
+        "t:1".into(),
+    )
+    .with_embedder(Box::new(HashEmbedder::new(64)))
+}
+
+fn node(id: &str) -> TocNode {
+    id.parse().unwrap()
+}
+
+/// The episodes under a node, down through its children as written.
+fn episodes_under(engine: &Engine<SqliteStore>, id: &str) -> BTreeSet<String> {
+    let Some(written) = engine.timeline_node("t", &node(id), None).unwrap() else {
+        return BTreeSet::new();
+    };
+    if id.starts_with("toc:day:") {
+        return written.children.into_iter().collect();
+    }
+    written.children.iter().flat_map(|child| episodes_under(engine, child)).collect()
+}
+
+#[test]
+fn periods_roll_up_once_over_and_cover_exactly_their_episodes() {
+    // 2026-01-01 (T0) is a Thursday; an episode every other day through January.
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let engine = engine(Arc::clone(&clock));
+    for day in (0..31).step_by(2) {
+        remember(
+            &engine,
+            "t",
+            "c",
+            day,
+            &[&format!("Day {day}: we planned the garden beds"), "Tomatoes along the fence"],
+        );
+    }
+    clock.set(Timestamp(T0 + 10 * DAY + 1_800_000)); // 2026-01-11 00:30
+    let first = engine.roll_up_timeline("t").unwrap();
+    assert!(first.written > 0 && first.waiting > 0, "{first:?}");
+    let day0 = engine.timeline_node("t", &node("toc:day:2026-01-01"), None).unwrap().unwrap();
+    assert_eq!((day0.version, day0.children.len(), day0.summary.episodes), (1, 1, 1));
+    assert!(
+        engine.timeline_node("t", &node("toc:day:2026-01-11"), None).unwrap().is_none(),
+        "today is open"
+    );
+    let w01 = engine.timeline_node("t", &node("toc:week:2026:W01"), None).unwrap().unwrap();
+    assert_eq!(
+        w01.children,
+        ["toc:day:2026-01-01", "toc:day:2026-01-03"],
+        "the days of the week with episodes"
+    );
+    assert!(
+        engine.timeline_node("t", &node("toc:week:2026:W02"), None).unwrap().is_none(),
+        "ended within its grace"
+    );
+    assert!(engine.timeline_node("t", &node("toc:month:2026:01"), None).unwrap().is_none());
+
+    clock.set(Timestamp(T0 + 50 * DAY));
+    engine.roll_up_timeline("t").unwrap();
+    let all: BTreeSet<String> =
+        engine.episodes(&Scope::tenant("t"), None).unwrap().into_iter().map(|e| e.id.0).collect();
+    assert_eq!(all.len(), 16);
+    assert_eq!(
+        episodes_under(&engine, "toc:month:2026:01"),
+        all,
+        "the month covers exactly its episodes"
+    );
+    let month = engine.timeline_node("t", &node("toc:month:2026:01"), None).unwrap().unwrap();
+    assert_eq!(month.summary.episodes, 16);
+    assert!(month.summary.keywords.iter().any(|k| k == "garden"), "{:?}", month.summary);
+    assert!(
+        engine.timeline_node("t", &node("toc:year:2026"), None).unwrap().is_none(),
+        "the year is not over"
+    );
+    let again = engine.roll_up_timeline("t").unwrap();
+    assert_eq!((again.marked, again.written), (0, 0), "nothing new, nothing written");
+}
+
+#[test]
+fn a_late_episode_adds_versions_and_keeps_the_old_ones() {
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let engine = engine(Arc::clone(&clock));
+    remember(&engine, "t", "c", 4, &["We chose the seeds", "Basil and thyme"]);
+    clock.set(Timestamp(T0 + 20 * DAY));
+    engine.roll_up_timeline("t").unwrap();
+    let before = engine.timeline_node("t", &node("toc:week:2026:W02"), None).unwrap().unwrap();
+    assert_eq!((before.version, before.children.len()), (1, 1));
+
+    // A conversation imported later tells of a day in that week.
+    remember(&engine, "t", "d", 6, &["The basil seedlings came up", "Thin them next week"]);
+    let report = engine.roll_up_timeline("t").unwrap();
+    // Its day and its week; January and 2026 are not over yet.
+    assert_eq!((report.written, report.waiting), (2, 2), "{report:?}");
+    let after = engine.timeline_node("t", &node("toc:week:2026:W02"), None).unwrap().unwrap();
+    assert_eq!((after.version, after.children.len()), (2, 2));
+    let old = engine.timeline_node("t", &node("toc:week:2026:W02"), Some(1)).unwrap().unwrap();
+    assert_eq!(old, before, "the old version stays readable");
+    let day = engine.timeline_node("t", &node("toc:day:2026-01-07"), None).unwrap().unwrap();
+    assert_eq!(day.version, 1);
+}
