@@ -295,7 +295,11 @@ impl<S: Store> Engine<S> {
                 self.open(&key, trigger)?;
             }
         }
-        self.run_jobs()
+        let mut report = self.run_jobs()?;
+        for tenant in self.store.tenants()? {
+            report.timeline_written += self.roll_up_timeline(&tenant)?.written as u64;
+        }
+        Ok(report)
     }
 
     /// Episodes in `scope`, newest first, at most `limit`.

@@ -21,6 +21,8 @@ pub struct RunReport {
     pub memories_reviewed: u64,
     /// Facts a consolidation added, confirmed or invalidated.
     pub facts_changed: u64,
+    /// Timeline nodes written (by a tick).
+    pub timeline_written: u64,
 }
 
 impl RunReport {
@@ -31,6 +33,7 @@ impl RunReport {
         self.jobs_superseded += other.jobs_superseded;
         self.memories_reviewed += other.memories_reviewed;
         self.facts_changed += other.facts_changed;
+        self.timeline_written += other.timeline_written;
     }
 }
 

@@ -6,7 +6,9 @@
 use std::collections::BTreeSet;
 
 use chrono::{Datelike, Duration};
-use epimem_core::{EpisodeId, NodeSummary, Scope, TimelineNode, TocNode, extractive_rollup};
+use epimem_core::{
+    EpisodeId, NodeSummary, Scope, TimelineNode, TocLevel, TocNode, extractive_rollup,
+};
 use epimem_store::Store;
 
 use crate::{Engine, EngineError};
@@ -55,6 +57,24 @@ impl<S: Store> Engine<S> {
         version: Option<u32>,
     ) -> Result<Option<TimelineNode>, EngineError> {
         Ok(self.store.timeline_node(tenant, node, version)?)
+    }
+
+    /// The top of `tenant`'s timeline: every written node whose parent is not written yet
+    /// (past years, then the months of the year still running, and so on), in time order.
+    pub fn timeline_top(&self, tenant: &str) -> Result<Vec<TimelineNode>, EngineError> {
+        let mut written: Vec<TocNode> = Vec::new();
+        for level in [TocLevel::Year, TocLevel::Month, TocLevel::Week, TocLevel::Day] {
+            written.extend(self.store.timeline_nodes(tenant, level)?);
+        }
+        let ids: BTreeSet<TocNode> = written.iter().copied().collect();
+        let mut top: Vec<TocNode> =
+            written.into_iter().filter(|n| n.parent().is_none_or(|p| !ids.contains(&p))).collect();
+        top.sort_by_key(|n| (n.first_day(), n.level()));
+        let mut nodes = Vec::with_capacity(top.len());
+        for id in top {
+            nodes.extend(self.store.timeline_node(tenant, &id, None)?);
+        }
+        Ok(nodes)
     }
 
     /// Marks the periods of the episodes closed since the timeline's checkpoint.

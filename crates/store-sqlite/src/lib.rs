@@ -25,7 +25,7 @@ use std::{path::Path, sync::Mutex, time::Duration};
 
 use epimem_core::{
     ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
-    Scope, TimelineNode, Timestamp, TocNode, Trigger,
+    Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, EpisodeChange, EpisodeCursor, EpisodeDetail,
@@ -401,6 +401,14 @@ impl Store for SqliteStore {
         fingerprint: Option<&str>,
     ) -> Result<Vec<StoredFact>, StoreError> {
         self.read(|conn| facts::list(conn, scope, with_invalid, limit, fingerprint))
+    }
+
+    fn tenants(&self) -> Result<Vec<String>, StoreError> {
+        self.read(timeline::tenants)
+    }
+
+    fn timeline_nodes(&self, tenant: &str, level: TocLevel) -> Result<Vec<TocNode>, StoreError> {
+        self.read(|conn| timeline::written(conn, tenant, level))
     }
 
     fn timeline_checkpoint(&self, tenant: &str) -> Result<u64, StoreError> {

@@ -1,10 +1,43 @@
 //! The timeline: versioned nodes, the marks of nodes waiting for a rollup, the checkpoint.
 
-use epimem_core::{TimelineNode, TocNode};
+use epimem_core::{TimelineNode, TocLevel, TocNode};
 use epimem_store::StoreError;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::map_err;
+
+pub(crate) fn tenants(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    conn.prepare_cached("SELECT DISTINCT tenant FROM conversations ORDER BY tenant")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(map_err)
+}
+
+pub(crate) fn written(
+    conn: &Connection,
+    tenant: &str,
+    level: TocLevel,
+) -> Result<Vec<TocNode>, StoreError> {
+    let prefix = match level {
+        TocLevel::Year => "toc:year:",
+        TocLevel::Month => "toc:month:",
+        TocLevel::Week => "toc:week:",
+        TocLevel::Day => "toc:day:",
+    };
+    let ids: Vec<String> = conn
+        .prepare_cached(
+            "SELECT DISTINCT node FROM timeline_nodes WHERE tenant = ?1 AND node LIKE ?2 || '%'",
+        )
+        .and_then(|mut s| s.query_map(params![tenant, prefix], |r| r.get(0))?.collect())
+        .map_err(map_err)?;
+    let mut nodes = ids
+        .iter()
+        .map(|id| {
+            id.parse().map_err(|e| StoreError::Internal(format!("stored timeline node: {e}")))
+        })
+        .collect::<Result<Vec<TocNode>, _>>()?;
+    nodes.sort_by_key(|n| n.first_day());
+    Ok(nodes)
+}
 
 pub(crate) fn checkpoint(conn: &Connection, tenant: &str) -> Result<u64, StoreError> {
     conn.query_row("SELECT through FROM timeline_checkpoints WHERE tenant = ?1", [tenant], |r| {

@@ -19,7 +19,7 @@ pub use types::{
 
 use epimem_core::{
     ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
-    Scope, TimelineNode, Timestamp, TocNode, Trigger,
+    Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 
 /// Durable state of epimem. Methods are synchronous and safe to call from many threads and
@@ -257,6 +257,12 @@ pub trait Store: Send + Sync {
         limit: Option<usize>,
         fingerprint: Option<&str>,
     ) -> Result<Vec<StoredFact>, StoreError>;
+
+    /// Every tenant with a conversation, in name order.
+    fn tenants(&self) -> Result<Vec<String>, StoreError>;
+
+    /// The nodes of `tenant`'s timeline at `level` that have been written, in time order.
+    fn timeline_nodes(&self, tenant: &str, level: TocLevel) -> Result<Vec<TocNode>, StoreError>;
 
     /// The change of `tenant`'s change log its timeline has taken in (0 before any).
     fn timeline_checkpoint(&self, tenant: &str) -> Result<u64, StoreError>;

@@ -76,7 +76,12 @@ fn periods_roll_up_once_over_and_cover_exactly_their_episodes() {
     assert!(engine.timeline_node("t", &node("toc:month:2026:01"), None).unwrap().is_none());
 
     clock.set(Timestamp(T0 + 50 * DAY));
-    engine.roll_up_timeline("t").unwrap();
+    // The worker's tick rolls up every tenant's timeline.
+    let ticked = engine.tick().unwrap();
+    assert!(ticked.timeline_written > 0, "{ticked:?}");
+    let top: Vec<String> =
+        engine.timeline_top("t").unwrap().iter().map(|n| n.id.to_string()).collect();
+    assert_eq!(top, ["toc:month:2026:01"], "the year is open: its month is the top");
     let all: BTreeSet<String> =
         engine.episodes(&Scope::tenant("t"), None).unwrap().into_iter().map(|e| e.id.0).collect();
     assert_eq!(all.len(), 16);

@@ -480,6 +480,7 @@ pub fn tenants_never_see_each_other(store: &dyn Store) {
     assert_eq!(store.episode(&scope, &their_id).unwrap(), None);
     assert_eq!(store.stats(Some("mine")).unwrap().episodes, 1);
     assert_eq!(store.stats(None).unwrap().episodes, 2);
+    assert_eq!(store.tenants().unwrap(), ["mine", "theirs"], "in name order, once each");
 }
 
 pub fn episodes_list_and_detail(store: &dyn Store) {

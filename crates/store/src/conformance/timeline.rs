@@ -36,6 +36,9 @@ pub fn timeline_nodes_are_versioned_and_marks_cleared_with_their_write(store: &d
     let later = node("toc:day:2026-03-01", "Garden and soil", &["ep_a", "ep_b"]);
     assert_eq!(store.put_timeline_node("t", &later).unwrap(), 2);
 
+    let days = store.timeline_nodes("t", epimem_core::TocLevel::Day).unwrap();
+    assert_eq!(days, [day]);
+    assert!(store.timeline_nodes("t", epimem_core::TocLevel::Week).unwrap().is_empty());
     let newest = store.timeline_node("t", &day, None).unwrap().unwrap();
     assert_eq!(
         (newest.version, newest.summary.title.as_str(), newest.children.len()),
