@@ -100,6 +100,8 @@ enum Command {
     /// Forget an episode or a whole conversation: its text leaves the database's files and
     /// every index.
     Forget(commands::query::ForgetArgs),
+    /// Walk the timeline: day, week, month and year summaries of the episodes.
+    Timeline(commands::timeline::TimelineArgs),
     /// List the lasting facts a language model distilled from episodes, newest first.
     Facts(commands::facts::FactsArgs),
     /// Count conversations, messages, episodes and jobs.
@@ -158,6 +160,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Recall(args) => commands::query::recall(&config, &args),
         Command::Stats(args) => commands::query::stats(&config, &args),
         Command::Facts(args) => commands::facts::facts(&config, &args),
+        Command::Timeline(args) => commands::timeline::timeline(&config, &args),
         Command::Forget(args) => commands::query::forget(&config, &args),
         Command::Reindex(args) => commands::reindex::reindex(&config, &args),
         Command::Config => {

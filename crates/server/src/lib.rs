@@ -9,6 +9,7 @@ mod mcp;
 mod messages;
 mod metrics;
 mod routes;
+mod timeline;
 pub mod wire;
 mod worker;
 
@@ -39,6 +40,7 @@ use utoipa::OpenApi;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use facts::{FactOut, FactsOut};
 pub use mcp::{MemoryTools, memory_tools, serve_stdio};
+pub use timeline::{TimelineNodeOut, TimelineOut};
 pub use worker::{Report, Worker};
 
 /// Who may call the API.
@@ -120,6 +122,8 @@ impl<S> Clone for App<S> {
         routes::list_jobs,
         routes::recall,
         facts::list_facts,
+        timeline::timeline_top,
+        timeline::timeline_node,
         routes::healthz,
         routes::readyz,
     )
@@ -177,6 +181,8 @@ pub fn router<S: Store + 'static>(
         .route("/v1/jobs", get(routes::list_jobs::<S>))
         .route("/v1/recall", post(routes::recall::<S>))
         .route("/v1/facts", get(facts::list_facts::<S>))
+        .route("/v1/timeline", get(timeline::timeline_top::<S>))
+        .route("/v1/timeline/{node}", get(timeline::timeline_node::<S>))
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,

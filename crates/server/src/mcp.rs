@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use epimem_core::{ConversationKey, EpisodeId, Scope};
+use epimem_core::{ConversationKey, EpisodeId, Scope, TocNode};
 use epimem_engine::Engine;
 use epimem_store::Store;
 use rmcp::{
@@ -23,6 +23,7 @@ use crate::{
     error::ApiError,
     messages::to_input,
     routes::{blocking, recall_with},
+    timeline::TimelineNodeOut,
     wire::{EpisodeOut, MessageIn, RecallIn},
 };
 
@@ -62,6 +63,14 @@ pub(crate) struct ListParams {
     /// At most this many, newest first (default 20).
     #[serde(default)]
     pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TimelineParams {
+    /// A node id: `toc:year:2026`, `toc:month:2026:03`, `toc:week:2026:W09` or
+    /// `toc:day:2026-03-01`; leave it out for the top of the timeline.
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -230,6 +239,28 @@ impl<S: Store + 'static> MemoryTools<S> {
             blocking(&self.app, move |engine| Ok(engine.episode(&scope, &EpisodeId(p.id))?))
                 .await?;
         json_text(&EpisodeOut::from(&detail))
+    }
+
+    #[tool(
+        description = "Walk the timeline of what is remembered, for questions like 'what did we work on last week?'. Without `node`: the top (past years, then the months of this year, and so on). With a node id: that period summed up (title, bullets, keywords, counts) and its children's ids to go down to; a day's children are episode ids, for `get_episode`. Periods appear once they are over."
+    )]
+    async fn timeline(
+        &self,
+        Parameters(p): Parameters<TimelineParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let tenant = self.tenant(&context);
+        let Some(node) = p.node else {
+            let top = blocking(&self.app, move |engine| Ok(engine.timeline_top(&tenant)?)).await?;
+            let nodes: Vec<TimelineNodeOut> = top.iter().map(TimelineNodeOut::from).collect();
+            return json_text(&nodes);
+        };
+        let id: TocNode = node.parse().map_err(|e| ApiError::bad_input(format!("node: {e}")))?;
+        let found =
+            blocking(&self.app, move |engine| Ok(engine.timeline_node(&tenant, &id, None)?))
+                .await?
+                .ok_or_else(|| ApiError::not_found(format!("timeline node {node}")))?;
+        json_text(&TimelineNodeOut::from(&found))
     }
 
     #[tool(

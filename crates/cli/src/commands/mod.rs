@@ -11,6 +11,7 @@ pub(crate) mod mcp;
 pub(crate) mod query;
 pub(crate) mod reindex;
 pub(crate) mod serve;
+pub(crate) mod timeline;
 pub(crate) mod worker;
 
 use std::{path::Path, sync::Arc};

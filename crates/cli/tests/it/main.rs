@@ -11,3 +11,4 @@ mod mcp;
 mod search_index;
 mod segmentation;
 mod serve;
+mod timeline;

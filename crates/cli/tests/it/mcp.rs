@@ -57,7 +57,10 @@ fn stdio_remember_recall_and_forget() {
         let tools = client.list_tools(Default::default()).await.unwrap();
         let mut names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_ref()).collect();
         names.sort_unstable();
-        assert_eq!(names, ["forget", "get_episode", "list_episodes", "recall", "remember"]);
+        assert_eq!(
+            names,
+            ["forget", "get_episode", "list_episodes", "recall", "remember", "timeline"]
+        );
         assert!(tools.tools.iter().all(|t| t.description.as_ref().is_some_and(|d| d.len() > 40)));
 
         let said = call(

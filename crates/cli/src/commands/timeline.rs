@@ -1,0 +1,75 @@
+//! `epimem timeline`: walking the day → week → month → year summaries.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use epimem_core::{TimelineNode, TocNode};
+use epimem_server::TimelineNodeOut;
+
+use super::open_engine;
+use crate::{config::AppConfig, output::json_line};
+
+#[derive(Debug, Args)]
+#[command(after_help = "Periods appear once they are over (a day an hour after it ends, a week \
+or month a day after, a year a week after; see [timeline] in `epimem config`). This command \
+rolls up what is due before it reads, as `epimem tick` and the server's worker do.")]
+pub(crate) struct TimelineArgs {
+    /// A node: toc:year:2026, toc:month:2026:03, toc:week:2026:W09 or toc:day:2026-03-01
+    /// [default: the top of the timeline].
+    node: Option<String>,
+    /// That version of the node instead of the newest.
+    #[arg(long, requires = "node")]
+    version: Option<u32>,
+    /// One JSON object per node.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCode> {
+    let engine = open_engine(config)?;
+    engine.roll_up_timeline(&config.tenant)?;
+    let nodes: Vec<TimelineNode> = match &args.node {
+        None => engine.timeline_top(&config.tenant)?,
+        Some(id) => {
+            let node: TocNode = id.parse()?;
+            let found = engine.timeline_node(&config.tenant, &node, args.version)?;
+            vec![found.with_context(|| match args.version {
+                Some(v) => format!("{id} has no version {v}"),
+                None => format!("{id} is not rolled up (nothing remembered then, or not over yet)"),
+            })?]
+        }
+    };
+    for node in &nodes {
+        let out = TimelineNodeOut::from(node);
+        if args.json {
+            outln!("{}", json_line(&out));
+            continue;
+        }
+        let span = |t: &str| t.get(..10).unwrap_or(t).to_owned();
+        outln!(
+            "{} (v{})  {} to {}  {}",
+            out.id,
+            out.version,
+            span(&out.start),
+            span(&out.end),
+            out.title
+        );
+        for bullet in &out.bullets {
+            outln!("  - {bullet}");
+        }
+        outln!(
+            "  {} episode(s), {} message(s); keywords: {}",
+            out.episodes,
+            out.messages,
+            out.keywords.join(", ")
+        );
+        if args.node.is_some() {
+            outln!("  children: {}", out.children.join(" "));
+        }
+    }
+    if nodes.is_empty() && !args.json {
+        eprintln!("the timeline is empty: periods appear once they are over (see --help)");
+    }
+    Ok(ExitCode::SUCCESS)
+}

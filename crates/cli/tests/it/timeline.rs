@@ -1,0 +1,72 @@
+//! The timeline from the command line and over HTTP: a few days of 2020 (long over), walked
+//! from the top down to a day's episodes.
+
+use serde_json::{Value, json};
+
+use crate::common::{epimem, json_lines};
+
+fn ingest_days(db: &std::path::Path) {
+    let lines: String = [
+        ("2020-03-02T09:00:00Z", "We planned the garden beds for spring"),
+        ("2020-03-02T09:01:00Z", "Tomatoes along the south fence"),
+        ("2020-03-04T18:00:00Z", "The garden beds are dug"),
+        ("2020-03-04T18:02:00Z", "Compost goes in next"),
+        ("2020-03-20T08:00:00Z", "Seedlings of tomato and basil are up"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (at, text))| {
+        json!({"conversation": "garden", "role": "user", "content": text, "id": format!("m{i}"), "timestamp": at})
+            .to_string()
+            + "\n"
+    })
+    .collect();
+    let input = db.with_extension("jsonl");
+    std::fs::write(&input, lines).unwrap();
+    let out = epimem(db, &["ingest", input.to_str().unwrap(), "--flush"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_timeline_is_walked_from_the_top_down_to_episodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    ingest_days(&db);
+    let top = json_lines(&epimem(&db, &["timeline", "--json"]));
+    let ids: Vec<&str> = top.iter().map(|n| n["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["toc:year:2020"], "2020 is long over");
+    let year = &json_lines(&epimem(&db, &["timeline", "toc:year:2020", "--json"]))[0];
+    assert_eq!(year["children"], json!(["toc:month:2020:03"]));
+    assert_eq!(year["episodes"].as_u64(), Some(3));
+    let month = &json_lines(&epimem(&db, &["timeline", "toc:month:2020:03", "--json"]))[0];
+    assert_eq!(month["children"], json!(["toc:week:2020:W10", "toc:week:2020:W12"]));
+    let day = &json_lines(&epimem(&db, &["timeline", "toc:day:2020-03-02", "--json"]))[0];
+    let episode = day["children"][0].as_str().unwrap();
+    assert!(episode.starts_with("ep_"), "{day}");
+    assert!(day["title"].as_str().unwrap().contains("garden"), "{day}");
+    assert_eq!(
+        (day["start"].as_str(), day["end"].as_str()),
+        (Some("2020-03-02T00:00:00Z"), Some("2020-03-03T00:00:00Z"))
+    );
+
+    let text = String::from_utf8(epimem(&db, &["timeline", "toc:week:2020:W10"]).stdout).unwrap();
+    assert!(text.starts_with("toc:week:2020:W10 (v1)  2020-03-02 to 2020-03-09"), "{text}");
+    let bad = epimem(&db, &["timeline", "toc:week:2020-10"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("YEAR:Www"));
+    let missing = epimem(&db, &["timeline", "toc:day:2020-03-03"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("not rolled up"));
+
+    // The same over HTTP (the server's worker rolls up too; here it is done already).
+    let server = crate::serve::Server::start(&db, crate::serve::FAST_WORKER);
+    let (status, top) = server.send("GET", "/v1/timeline", None);
+    assert_eq!(status, 200, "{top}");
+    assert_eq!(top["nodes"][0]["id"], "toc:year:2020");
+    let (status, week) = server.send("GET", "/v1/timeline/toc:week:2020:W12?version=1", None);
+    assert_eq!(status, 200, "{week}");
+    assert_eq!(week["children"], json!(["toc:day:2020-03-20"]));
+    let (status, error): (u16, Value) = server.send("GET", "/v1/timeline/toc:month:2020:3", None);
+    assert_eq!((status, error["error"]["code"].as_str()), (400, Some("bad_input")), "{error}");
+    let (status, _) = server.send("GET", "/v1/timeline/toc:day:2019-01-01", None);
+    assert_eq!(status, 404);
+}
