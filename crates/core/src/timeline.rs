@@ -7,6 +7,7 @@
 //! in one month, every month in one year, and a month spans its weeks' days (a few of which may
 //! fall in the next or previous calendar month).
 
+mod phrase;
 mod rollup;
 
 use std::fmt;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Timestamp;
 
+pub use phrase::period_named;
 pub use rollup::{NodeSummary, extractive_rollup};
 
 /// One version of a timeline node as stored: what it says, its span, and its children (the

@@ -167,7 +167,7 @@ impl<S: Store> Engine<S> {
 
     /// "Now" in conversation time: the newest message of the scoped conversation (so replayed
     /// conversations age as they did), else the clock.
-    fn conversation_now(&self, scope: &Scope) -> Result<Timestamp, EngineError> {
+    pub(crate) fn conversation_now(&self, scope: &Scope) -> Result<Timestamp, EngineError> {
         let newest = match &scope.conversation {
             Some(c) => {
                 let key = epimem_core::ConversationKey::new(scope.tenant.clone(), c.clone());

@@ -77,6 +77,19 @@ impl<S: Store> Engine<S> {
         Ok(nodes)
     }
 
+    /// `scope` narrowed to the period `within` names: a node id, or a phrase ("last week", "in
+    /// March") read against the scoped conversation's time (its newest message, else now).
+    pub fn scope_within(&self, scope: Scope, within: &str) -> Result<Scope, EngineError> {
+        let now = self.conversation_now(&scope)?;
+        let period = epimem_core::period_named(within, now).ok_or_else(|| {
+            EngineError::Invalid(format!(
+                "within: {within:?} names no period (a node id such as toc:week:2026:W09, or today, yesterday, this/last week, this/last month, this/last year, in March, in 2025)"
+            ))
+        })?;
+        let (start, end) = period.span();
+        Ok(Scope { since: Some(start), until: Some(end.plus_millis(-1)), ..scope })
+    }
+
     /// Marks the periods of the episodes closed since the timeline's checkpoint.
     fn mark_changed_periods(&self, tenant: &str) -> Result<usize, EngineError> {
         let target = self.store.change_generation(tenant)?;

@@ -46,6 +46,10 @@ pub(crate) struct RecallParams {
     /// Only this conversation.
     #[serde(default)]
     pub conversation: Option<String>,
+    /// Only this period: "last week", "yesterday", "in March", "in 2025", or a timeline node id
+    /// (`toc:week:2026:W09`), read against the conversation's time.
+    #[serde(default)]
+    pub within: Option<String>,
     /// The most tokens of context to return (default 1000).
     #[serde(default)]
     pub budget: Option<usize>,
@@ -186,6 +190,7 @@ impl<S: Store + 'static> MemoryTools<S> {
             conversation: p.conversation,
             from: None,
             to: None,
+            within: p.within,
             limit: None,
             budget: Some(p.budget.unwrap_or(DEFAULT_BUDGET)),
             episodes: p.episodes,

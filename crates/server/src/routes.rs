@@ -294,11 +294,17 @@ pub(crate) fn recall_with<S: Store>(
     if request.episodes && request.budget.is_none() {
         return Err(ApiError::bad_input("episodes: needs a budget"));
     }
-    let scope = Scope {
+    let mut scope = Scope {
         since: time(request.from.as_deref(), "from")?,
         until: time(request.to.as_deref(), "to")?,
         ..Scope::tenant(tenant).with_conversation(request.conversation.clone())
     };
+    if let Some(within) = &request.within {
+        if scope.since.is_some() || scope.until.is_some() {
+            return Err(ApiError::bad_input("within: give a period or from/to, not both"));
+        }
+        scope = engine.scope_within(scope, within)?;
+    }
     let query = RecallQuery::new(scope, request.query, limit(request.limit, 5)?);
     let mut out: RecallOut = match request.budget {
         Some(budget) if request.episodes => engine.recall_episode_context(&query, budget)?.into(),

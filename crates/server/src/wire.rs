@@ -226,6 +226,10 @@ pub struct RecallIn {
     /// Only episodes that start at or before this time (RFC 3339).
     #[serde(default)]
     pub to: Option<String>,
+    /// Only episodes of this period: a timeline node id (`toc:week:2026:W09`) or a phrase
+    /// ("last week", "in March") read against the conversation's time; not with from/to.
+    #[serde(default)]
+    pub within: Option<String>,
     /// At most this many episodes (default 5, at most 1000).
     #[serde(default)]
     pub limit: Option<usize>,

@@ -71,6 +71,11 @@ pub(crate) struct RecallArgs {
     /// Only episodes that start at or before this time (RFC 3339).
     #[arg(long, value_name = "TIME")]
     until: Option<String>,
+    /// Only episodes of this period: a timeline node (toc:week:2026:W09) or "today",
+    /// "yesterday", "this/last week", "this/last month", "this/last year", "in March", "in
+    /// 2025", read against the conversation's time.
+    #[arg(long, value_name = "PERIOD", conflicts_with_all = ["since", "until"])]
+    within: Option<String>,
     /// Return a context block of at most this many tokens: the lines that best answer the
     /// query (single turns, best first), grouped by episode under the time it began.
     #[arg(long, value_name = "TOKENS")]
@@ -129,11 +134,14 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
     let time = |t: &Option<String>, flag: &str| {
         t.as_deref().map(Timestamp::parse_rfc3339).transpose().with_context(|| format!("--{flag}"))
     };
-    let scope = Scope {
+    let mut scope = Scope {
         since: time(&args.since, "since")?,
         until: time(&args.until, "until")?,
         ..Scope::tenant(&config.tenant).with_conversation(args.conversation.clone())
     };
+    if let Some(within) = &args.within {
+        scope = engine.scope_within(scope, within)?;
+    }
     let query = RecallQuery::new(scope, args.query.clone(), args.limit as usize);
     let facts: Vec<FactOut> = engine.recall_facts(&query)?.iter().map(FactOut::from).collect();
     if !args.json && !facts.is_empty() {

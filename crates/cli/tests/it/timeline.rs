@@ -57,6 +57,23 @@ fn the_timeline_is_walked_from_the_top_down_to_episodes() {
     let missing = epimem(&db, &["timeline", "toc:day:2020-03-03"]);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("not rolled up"));
 
+    // Recall within a period: a node, or words read against the conversation's time (its
+    // newest message is 2020-03-20, a Friday).
+    let within = |period: &str| -> Vec<String> {
+        let args =
+            ["recall", "garden tomato", "--conversation", "garden", "--within", period, "--json"];
+        json_lines(&epimem(&db, &args))
+            .iter()
+            .map(|h| h["start"].as_str().unwrap()[..10].to_owned())
+            .collect()
+    };
+    assert_eq!(within("toc:day:2020-03-20"), ["2020-03-20"]);
+    assert_eq!(within("this week"), ["2020-03-20"]);
+    assert!(within("last week").is_empty(), "nothing between the 9th and the 15th");
+    assert_eq!(within("in March").len(), 3);
+    let vague = epimem(&db, &["recall", "garden", "--within", "someday"]);
+    assert!(String::from_utf8_lossy(&vague.stderr).contains("names no period"));
+
     // The same over HTTP (the server's worker rolls up too; here it is done already).
     let server = crate::serve::Server::start(&db, crate::serve::FAST_WORKER);
     let (status, top) = server.send("GET", "/v1/timeline", None);
@@ -69,4 +86,13 @@ fn the_timeline_is_walked_from_the_top_down_to_episodes() {
     assert_eq!((status, error["error"]["code"].as_str()), (400, Some("bad_input")), "{error}");
     let (status, _) = server.send("GET", "/v1/timeline/toc:day:2019-01-01", None);
     assert_eq!(status, 404);
+    let (status, found) =
+        server.post("/v1/recall", &json!({"query": "garden beds", "within": "toc:week:2020:W10"}));
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["hits"].as_array().unwrap().len(), 2, "the two episodes of that week");
+    let (status, error) = server.post(
+        "/v1/recall",
+        &json!({"query": "garden", "within": "in March", "from": "2020-01-01T00:00:00Z"}),
+    );
+    assert_eq!(status, 400, "{error}");
 }
