@@ -36,6 +36,7 @@ pub(crate) fn episode(
     let Some((rowid, conversation, first, last)) = found else { return Ok(false) };
     crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
     crate::facts::forget_from(tx, std::slice::from_ref(id))?;
+    crate::timeline::forget_episodes(tx, &scope.tenant, std::slice::from_ref(id))?;
     tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
     let range = rusqlite::params![conversation, first, last];
     tx.execute(
@@ -79,6 +80,7 @@ pub(crate) fn conversation(
         .map_err(map_err)?;
     crate::changes::forgotten(tx, &key.tenant, &episodes)?;
     crate::facts::forget_conversation(tx, id)?;
+    crate::timeline::forget_episodes(tx, &key.tenant, &episodes)?;
     for table in ["message_vectors", "pending_reviews", "episodes", "messages"] {
         tx.execute(&format!("DELETE FROM {table} WHERE conversation_id = ?1"), [id])
             .map_err(map_err)?;

@@ -87,6 +87,15 @@ pub(crate) fn put(
     node: &TimelineNode,
 ) -> Result<u32, StoreError> {
     let id = node.id.to_string();
+    if node.children.is_empty() {
+        // Nothing under it (its episodes were forgotten): no node, only the mark cleared.
+        tx.execute(
+            "DELETE FROM timeline_marks WHERE tenant = ?1 AND node = ?2",
+            params![tenant, id],
+        )
+        .map_err(map_err)?;
+        return Ok(0);
+    }
     let summary = encode(&node.summary)?;
     let children = encode(&node.children)?;
     let newest: Option<(u32, String, String)> = tx
@@ -150,4 +159,48 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 
 fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("stored node: {e}")))
+}
+
+/// Forgetting episodes reaches the timeline: every version of the days that list any of them,
+/// and of those days' weeks, months and years (whose words came partly from them), goes, and
+/// they are marked to be written again from what remains.
+pub(crate) fn forget_episodes(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    episodes: &[epimem_core::EpisodeId],
+) -> Result<(), StoreError> {
+    let mut citing = tx
+        .prepare_cached(
+            "SELECT DISTINCT node FROM timeline_nodes
+             WHERE tenant = ?1 AND node LIKE 'toc:day:%'
+               AND EXISTS (SELECT 1 FROM json_each(children) WHERE value = ?2)",
+        )
+        .map_err(map_err)?;
+    let mut nodes: std::collections::BTreeSet<TocNode> = std::collections::BTreeSet::new();
+    for episode in episodes {
+        let days: Vec<String> = citing
+            .query_map(params![tenant, episode.0], |r| r.get(0))
+            .and_then(Iterator::collect)
+            .map_err(map_err)?;
+        for day in days {
+            let mut node: TocNode = day
+                .parse()
+                .map_err(|e| StoreError::Internal(format!("stored timeline node: {e}")))?;
+            nodes.insert(node);
+            while let Some(parent) = node.parent() {
+                nodes.insert(parent);
+                node = parent;
+            }
+        }
+    }
+    let nodes: Vec<TocNode> = nodes.into_iter().collect();
+    for node in &nodes {
+        tx.execute(
+            "DELETE FROM timeline_nodes WHERE tenant = ?1 AND node = ?2",
+            params![tenant, node.to_string()],
+        )
+        .map_err(map_err)?;
+    }
+    let through = checkpoint(tx, tenant)?;
+    mark(tx, tenant, &nodes, through)
 }

@@ -123,3 +123,46 @@ fn a_late_episode_adds_versions_and_keeps_the_old_ones() {
     let day = engine.timeline_node("t", &node("toc:day:2026-01-07"), None).unwrap().unwrap();
     assert_eq!(day.version, 1);
 }
+
+#[test]
+fn a_forgotten_episode_leaves_every_node() {
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let engine = engine(Arc::clone(&clock));
+    remember(
+        &engine,
+        "t",
+        "c",
+        4,
+        &["Zanzibar spice order for the garden party", "Zanzibar cloves"],
+    );
+    remember(&engine, "t", "c", 6, &["The basil seedlings came up", "Thin them next week"]);
+    clock.set(Timestamp(T0 + 60 * DAY));
+    engine.roll_up_timeline("t").unwrap();
+    let said = |engine: &Engine<SqliteStore>| -> String {
+        ["toc:day:2026-01-05", "toc:day:2026-01-07", "toc:week:2026:W02", "toc:month:2026:01"]
+            .iter()
+            .filter_map(|id| engine.timeline_node("t", &node(id), None).unwrap())
+            .map(|n| format!("{:?}", n.summary).to_lowercase())
+            .collect()
+    };
+    assert!(said(&engine).contains("zanzibar"));
+
+    let zanzibar = engine
+        .episodes(&Scope::tenant("t"), None)
+        .unwrap()
+        .into_iter()
+        .find(|e| {
+            e.title.to_lowercase().contains("zanzibar")
+                || e.keywords.iter().any(|k| k == "zanzibar")
+        })
+        .unwrap();
+    engine.delete_episode(&Scope::tenant("t"), &zanzibar.id).unwrap();
+    engine.roll_up_timeline("t").unwrap();
+    assert!(!said(&engine).contains("zanzibar"), "{}", said(&engine));
+    assert!(
+        engine.timeline_node("t", &node("toc:day:2026-01-05"), None).unwrap().is_none(),
+        "nothing left that day"
+    );
+    let week = engine.timeline_node("t", &node("toc:week:2026:W02"), None).unwrap().unwrap();
+    assert_eq!(week.children, ["toc:day:2026-01-07"]);
+}

@@ -64,3 +64,50 @@ pub fn timeline_nodes_are_versioned_and_marks_cleared_with_their_write(store: &d
         (0, vec![])
     );
 }
+
+pub fn forgetting_an_episode_takes_its_words_out_of_the_timeline(store: &dyn Store) {
+    let conv = super::key("t", "c");
+    super::push_n(store, &conv, 4);
+    let (a, b) = (
+        super::episode(&conv, 1, 2, "Roses", "About roses."),
+        super::episode(&conv, 3, 4, "Soil", "About soil."),
+    );
+    let (a_id, b_id) = (a.id.clone(), b.id.clone());
+    super::segment(store, &conv, 4, vec![a, b]);
+    // Both episodes on one day: a day, its week, month and year written, two versions of the day.
+    let day = node("toc:day:2026-01-01", "Roses and soil", &[&a_id.0, &b_id.0]);
+    store.put_timeline_node("t", &node("toc:day:2026-01-01", "Roses", &[&a_id.0])).unwrap();
+    store.put_timeline_node("t", &day).unwrap();
+    for id in ["toc:week:2026:W01", "toc:month:2026:01", "toc:year:2026"] {
+        store.put_timeline_node("t", &node(id, "Roses and soil", &["toc:day:2026-01-01"])).unwrap();
+    }
+    let other = node("toc:day:2026-02-01", "Elsewhere", &["ep_other"]);
+    store.put_timeline_node("t", &other).unwrap();
+
+    assert!(store.delete_episode(&epimem_core::Scope::tenant("t"), &a_id).unwrap());
+    for id in ["toc:day:2026-01-01", "toc:week:2026:W01", "toc:month:2026:01", "toc:year:2026"] {
+        let id: TocNode = id.parse().unwrap();
+        assert_eq!(
+            store.timeline_node("t", &id, Some(1)).unwrap(),
+            None,
+            "{id}: every version goes"
+        );
+    }
+    let marked: Vec<String> =
+        store.marked_timeline_nodes("t").unwrap().iter().map(ToString::to_string).collect();
+    assert_eq!(marked.len(), 4, "to be written again from what remains: {marked:?}");
+    assert!(store.timeline_node("t", &other.id, None).unwrap().is_some(), "other days stay");
+    // Written again without it; a day left with nothing is not written at all.
+    assert_eq!(
+        store.put_timeline_node("t", &node("toc:day:2026-01-01", "Soil", &[&b_id.0])).unwrap(),
+        1
+    );
+    assert_eq!(
+        store.put_timeline_node("t", &node("toc:week:2026:W01", "Nothing", &[])).unwrap(),
+        0
+    );
+    assert_eq!(
+        store.timeline_node("t", &"toc:week:2026:W01".parse().unwrap(), None).unwrap(),
+        None
+    );
+}
