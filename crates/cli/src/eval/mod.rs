@@ -7,6 +7,7 @@ mod metrics;
 mod online;
 pub(crate) mod recall;
 pub(crate) mod segmentation;
+mod timeline_check;
 
 use std::{fs::File, io::BufWriter, path::Path};
 

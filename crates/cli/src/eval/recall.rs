@@ -183,6 +183,13 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         progress.inc(s.turns.len() as u64);
     }
     let ingest_took = ingest_started.elapsed();
+    let tenants: Vec<String> = samples
+        .iter()
+        .map(tenant_of)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let timeline = super::timeline_check::roll_up_and_check(&engine, &tenants)?;
 
     progress.set_message("asking");
     let mut all = PartSums::default();
@@ -298,6 +305,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "splits": parts.iter().map(|(p, s)| (p.name(), s.json())).collect::<BTreeMap<_, _>>(),
             "latency_ms": {"p50": pct(0.5), "p95": pct(0.95), "p99": pct(0.99)},
             "ingest_seconds": ingest_took.as_secs_f64(),
+            "timeline": timeline,
             "llm_usage": usage,
         });
         outln!("{}", json_line(&out));
@@ -354,6 +362,11 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         "ingest and segmentation: {:.1} s; whole run: {:.1} s",
         ingest_took.as_secs_f64(),
         started.elapsed().as_secs_f64()
+    )?;
+    writeln!(
+        out,
+        "timeline: rolled up in {:.2} s; {} nodes, each covering exactly the episodes that began in it",
+        timeline.seconds, timeline.nodes
     )?;
     if usage.calls > 0 {
         writeln!(out, "llm: {usage}")?;
