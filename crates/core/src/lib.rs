@@ -61,7 +61,7 @@ pub use summary::{Summary, SummaryConfig, summarize};
 pub use time::{Timestamp, TimestampParseError};
 pub use timeline::{
     NodeSummary, TimelineNode, TocLevel, TocNode, TocNodeParseError, extractive_rollup,
-    period_named,
+    period_named, session_summary,
 };
 pub use tokens::TokenCounter;
 pub use trigger::{QueueSnapshot, Trigger, TriggerConfig, TriggerKind, evaluate_trigger};

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::Timestamp;
 
 pub use phrase::period_named;
-pub use rollup::{NodeSummary, extractive_rollup};
+pub use rollup::{NodeSummary, extractive_rollup, session_summary};
 
 /// One version of a timeline node as stored: what it says, its span, and its children (the
 /// nodes below, or the episodes of a day), in time order.

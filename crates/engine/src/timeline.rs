@@ -133,19 +133,7 @@ impl<S: Store> Engine<S> {
                 let mut episodes = self.store.episodes(&scope, None, None)?;
                 episodes.retain(|e| e.start >= start && e.start < end);
                 episodes.sort_by(|a, b| (a.start, &a.id).cmp(&(b.start, &b.id)));
-                episodes
-                    .iter()
-                    .map(|e| {
-                        let summary = NodeSummary {
-                            title: e.title.clone(),
-                            bullets: Vec::new(),
-                            keywords: e.keywords.clone(),
-                            episodes: 1,
-                            messages: e.message_count(),
-                        };
-                        (summary, e.id.0.clone())
-                    })
-                    .unzip()
+                episodes.iter().map(|e| (NodeSummary::of_episode(e), e.id.0.clone())).unzip()
             }
             _ => {
                 let mut found = (Vec::new(), Vec::new());

@@ -24,8 +24,8 @@ use crate::{
     messages::parse_messages,
     wire::{
         AddedMessageOut, AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut,
-        EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, RecallIn, RecallOut, decode_cursor,
-        encode_cursor,
+        EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, RecallIn, RecallOut,
+        SessionSummaryOut, decode_cursor, encode_cursor,
     },
 };
 
@@ -97,11 +97,21 @@ fn conversation_state<S: Store>(
         .queue(key)
         .map_err(epimem_engine::EngineError::from)?
         .ok_or_else(|| ApiError::not_found(format!("conversation {:?}", key.conversation)))?;
-    let episodes = if count_episodes {
+    let (episodes, summary) = if count_episodes {
         let scope = Scope::tenant(&key.tenant).with_conversation(Some(key.conversation.clone()));
-        Some(engine.episodes(&scope, None)?.len() as u64)
+        let all = engine.episodes(&scope, None)?;
+        let summary = (!all.is_empty()).then(|| {
+            let s = epimem_core::session_summary(&all, engine.config().timeline.bullets);
+            SessionSummaryOut {
+                title: s.title,
+                bullets: s.bullets,
+                keywords: s.keywords,
+                messages: s.messages,
+            }
+        });
+        (Some(all.len() as u64), summary)
     } else {
-        None
+        (None, None)
     };
     let jobs = if count_episodes {
         let jobs = engine.jobs(&key.tenant, Some(&key.conversation), MAX_LIMIT)?;
@@ -116,6 +126,7 @@ fn conversation_state<S: Store>(
         last_activity: queue.newest.map(Timestamp::to_rfc3339),
         episodes,
         jobs,
+        summary,
     })
 }
 

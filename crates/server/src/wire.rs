@@ -79,6 +79,19 @@ pub struct ConversationOut {
     /// `GET /v1/conversations/{conversation}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<Vec<JobOut>>,
+    /// The session told from its episodes: what it was about and its largest episodes'
+    /// titles (only in `GET /v1/conversations/{conversation}`, once it has an episode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<SessionSummaryOut>,
+}
+
+/// A session summed up from its episodes.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionSummaryOut {
+    pub title: String,
+    pub bullets: Vec<String>,
+    pub keywords: Vec<String>,
+    pub messages: u64,
 }
 
 /// A job not yet done.

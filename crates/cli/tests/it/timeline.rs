@@ -86,6 +86,13 @@ fn the_timeline_is_walked_from_the_top_down_to_episodes() {
     assert_eq!((status, error["error"]["code"].as_str()), (400, Some("bad_input")), "{error}");
     let (status, _) = server.send("GET", "/v1/timeline/toc:day:2019-01-01", None);
     assert_eq!(status, 404);
+    let (status, session) = server.send("GET", "/v1/conversations/garden", None);
+    assert_eq!(status, 200, "{session}");
+    assert_eq!(session["summary"]["bullets"].as_array().unwrap().len(), 3, "{session}");
+    assert!(
+        session["summary"]["keywords"].as_array().unwrap().iter().any(|k| k == "garden"),
+        "{session}"
+    );
     let (status, found) =
         server.post("/v1/recall", &json!({"query": "garden beds", "within": "toc:week:2020:W10"}));
     assert_eq!(status, 200, "{found}");

@@ -60,6 +60,28 @@ pub fn extractive_rollup(children: &[NodeSummary], max_bullets: usize) -> NodeSu
     }
 }
 
+impl NodeSummary {
+    /// An episode as a child of a node.
+    pub fn of_episode(e: &crate::Episode) -> Self {
+        Self {
+            title: e.title.clone(),
+            bullets: Vec::new(),
+            keywords: e.keywords.clone(),
+            episodes: 1,
+            messages: e.message_count(),
+        }
+    }
+}
+
+/// A session (a conversation) told from its episodes, as a node is from its children: what it
+/// was about, and its largest episodes' titles in time order.
+pub fn session_summary(episodes: &[crate::Episode], max_bullets: usize) -> NodeSummary {
+    let mut ordered: Vec<&crate::Episode> = episodes.iter().collect();
+    ordered.sort_by_key(|e| (e.start, e.first_seq));
+    let children: Vec<NodeSummary> = ordered.into_iter().map(NodeSummary::of_episode).collect();
+    extractive_rollup(&children, max_bullets)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +117,38 @@ mod tests {
             "the three largest, in time order"
         );
         assert_eq!((node.episodes, node.messages), (4, 30));
+    }
+
+    #[test]
+    fn a_session_is_told_from_its_episodes_in_time_order() {
+        let episode = |n: i64, title: &str, keywords: &[&str]| crate::Episode {
+            id: crate::EpisodeId(format!("ep_{n}")),
+            conversation: crate::ConversationKey::new("t", "c"),
+            user: None,
+            agent: None,
+            first_seq: n as u64 * 10 + 1,
+            last_seq: n as u64 * 10 + 2,
+            context_first_seq: None,
+            start: crate::Timestamp(n * 1000),
+            end: crate::Timestamp(n * 1000 + 500),
+            title: title.into(),
+            summary: String::new(),
+            keywords: keywords.iter().map(|k| (*k).to_owned()).collect(),
+            surprise: 0.0,
+            boundary_reason: crate::BoundaryReason::Flush,
+            fsrs: crate::FsrsState::default(),
+            told_by: crate::ToldBy::Fallback,
+            told_note: None,
+        };
+        // Listed newest first, as the store lists them.
+        let episodes = [
+            episode(2, "Deploy fixed", &["deploy", "port"]),
+            episode(1, "Deploy fails", &["deploy", "merge"]),
+        ];
+        let session = session_summary(&episodes, 5);
+        assert_eq!(session.bullets, ["Deploy fails", "Deploy fixed"]);
+        assert_eq!(session.keywords[0], "deploy");
+        assert_eq!((session.episodes, session.messages), (2, 4));
     }
 
     #[test]
