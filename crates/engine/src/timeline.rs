@@ -7,11 +7,12 @@ use std::collections::BTreeSet;
 
 use chrono::{Datelike, Duration};
 use epimem_core::{
-    EpisodeId, NodeSummary, Scope, TimelineNode, TocLevel, TocNode, extractive_rollup,
+    EpisodeId, LlmStage, NodeSummary, Scope, TimelineNode, TocLevel, TocNode, extractive_rollup,
+    llm::{parse_rollup, rollup_prompt},
 };
 use epimem_store::Store;
 
-use crate::{Engine, EngineError};
+use crate::{Engine, EngineError, consolidation::model_failure_apart};
 
 /// Changes read from the change log at a time.
 const CHANGES_PER_READ: usize = 1000;
@@ -146,12 +147,22 @@ impl<S: Store> Engine<S> {
                 found
             }
         };
-        Ok(TimelineNode {
-            id: node,
-            version: 0,
-            summary: extractive_rollup(&children, self.config.timeline.bullets),
-            children: ids,
-        })
+        let mut summary = extractive_rollup(&children, self.config.timeline.bullets);
+        // With a model, it tells the period; without one, or when it fails, the words stay
+        // the extractive rollup's.
+        if let (Some(chat), false) = (&self.chat, children.is_empty()) {
+            let (first, end) = (node.first_day(), node.end_day() - Duration::days(1));
+            let period = format!("{:?} {} ({first} to {end})", node.level(), node).to_lowercase();
+            let prompt = rollup_prompt(&period, &children);
+            let key = epimem_core::ConversationKey::new(tenant, "");
+            let asked = self.ask_model(chat.as_ref(), &key, LlmStage::Summary, &prompt, |text| {
+                parse_rollup(text, &summary)
+            });
+            if let Ok(told) = model_failure_apart(asked)? {
+                summary = told;
+            }
+        }
+        Ok(TimelineNode { id: node, version: 0, summary, children: ids })
     }
 }
 

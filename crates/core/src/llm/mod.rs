@@ -3,6 +3,7 @@
 
 mod consolidation;
 mod review;
+mod rollup;
 mod segmentation;
 mod story;
 
@@ -10,6 +11,7 @@ pub use consolidation::{
     EpisodeToConsolidate, ParsedConsolidation, consolidation_prompt, parse_consolidation,
 };
 pub use review::{MemoryToReview, parse_review, review_prompt};
+pub use rollup::{parse_rollup, rollup_prompt};
 pub use segmentation::{
     ParsedSegmentation, ProposedSegment, SegmentationWindow, parse_segmentation,
     segmentation_prompt,

@@ -166,3 +166,52 @@ fn a_forgotten_episode_leaves_every_node() {
     let week = engine.timeline_node("t", &node("toc:week:2026:W02"), None).unwrap().unwrap();
     assert_eq!(week.children, ["toc:day:2026-01-07"]);
 }
+
+#[test]
+fn with_a_model_the_periods_are_told_by_it_and_without_an_answer_by_their_words() {
+    use epimem_core::LlmStage;
+    use epimem_llm::scripted::{Reply, ScriptedServer};
+    use epimem_store::Store;
+    use serde_json::json;
+
+    let server = ScriptedServer::start([]);
+    let told = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let answering = std::sync::Arc::clone(&told);
+    server.otherwise(move |asked| {
+        let system = asked.message("system");
+        if system.starts_with("You sum up a period") {
+            if !answering.load(std::sync::atomic::Ordering::SeqCst) {
+                return Reply::Status { status: 500, body: "down".into(), retry_after: None };
+            }
+            return Reply::Answer(json!({"title": "Getting the garden ready", "bullets": ["Beds dug"], "keywords": ["Garden"]}).to_string());
+        }
+        let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
+        Reply::Answer(json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
+            "title": "Garden work", "summary": "They work.", "surprise_level": "low"}]}).to_string())
+    });
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let mut config = EngineConfig::default();
+    config.consolidation.every_episodes = u32::MAX;
+    config.consolidation.flashbulb_surprise = 2.0;
+    let engine = crate::model::engine_on_clock(server.url(), config, Arc::clone(&clock));
+    remember(&engine, "t", "c", 4, &["We dug the garden beds", "Compost next"]);
+    clock.set(Timestamp(T0 + 60 * DAY));
+    let report = engine.roll_up_timeline("t").unwrap();
+    let week = engine.timeline_node("t", &node("toc:week:2026:W02"), None).unwrap().unwrap();
+    assert_eq!(
+        (week.summary.title.as_str(), week.summary.keywords.as_slice()),
+        ("Getting the garden ready", &["garden".to_owned()][..])
+    );
+    assert_eq!(week.summary.episodes, 1, "counts are counted, not told");
+    let usage = engine.store().llm_usage(Some("t")).unwrap();
+    let summary = usage.iter().find(|(s, _)| *s == LlmStage::Summary).unwrap().1;
+    assert_eq!(summary.calls as usize, report.written, "one call per node written");
+
+    // The model down: a late episode's day is told by its words.
+    told.store(false, std::sync::atomic::Ordering::SeqCst);
+    remember(&engine, "t", "d", 6, &["Basil seedlings came up", "Thin them soon"]);
+    engine.roll_up_timeline("t").unwrap();
+    let day = engine.timeline_node("t", &node("toc:day:2026-01-07"), None).unwrap().unwrap();
+    assert_ne!(day.summary.title, "Getting the garden ready");
+    assert!(!day.summary.title.is_empty());
+}
