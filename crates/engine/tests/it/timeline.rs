@@ -215,3 +215,52 @@ fn with_a_model_the_periods_are_told_by_it_and_without_an_answer_by_their_words(
     assert_ne!(day.summary.title, "Getting the garden ready");
     assert!(!day.summary.title.is_empty());
 }
+
+#[test]
+fn a_rollup_stopped_between_two_levels_resumes_without_duplicate_or_missing_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let on_file = |config: EngineConfig| {
+        let search = Box::new(LocalSearch::in_memory(&config.ranking));
+        Engine::new(
+            SqliteStore::open(&path).unwrap(),
+            search,
+            config,
+            Box::new(Arc::clone(&clock)),
+            "t:1".into(),
+        )
+        .with_embedder(Box::new(HashEmbedder::new(64)))
+    };
+    // The first process writes days and weeks, then stops before the months: the state a crash
+    // between two parents leaves (its months and year still marked in the file).
+    let mut stops_early = EngineConfig::default();
+    stops_early.timeline.month_grace_hours = 1e9;
+    stops_early.timeline.year_grace_days = 1e9;
+    let first = on_file(stops_early);
+    for day in (0..31).step_by(3) {
+        remember(&first, "t", "c", day, &[&format!("Day {day} in the garden"), "Weeding"]);
+    }
+    clock.set(Timestamp(T0 + 400 * DAY));
+    let partial = first.roll_up_timeline("t").unwrap();
+    assert_eq!(partial.waiting, 2, "January and 2026 left marked: {partial:?}");
+    assert!(first.timeline_node("t", &node("toc:month:2026:01"), None).unwrap().is_none());
+    drop(first);
+
+    // The next process resumes from the marks in the file.
+    let second = on_file(EngineConfig::default());
+    let resumed = second.roll_up_timeline("t").unwrap();
+    assert_eq!((resumed.marked, resumed.written, resumed.waiting), (0, 2, 0), "{resumed:?}");
+    let month = second.timeline_node("t", &node("toc:month:2026:01"), None).unwrap().unwrap();
+    assert_eq!(month.version, 1);
+    let all: BTreeSet<String> =
+        second.episodes(&Scope::tenant("t"), None).unwrap().into_iter().map(|e| e.id.0).collect();
+    assert_eq!(episodes_under(&second, "toc:year:2026"), all, "none missing");
+    for week in &month.children {
+        assert_eq!(
+            second.timeline_node("t", &node(week), Some(2)).unwrap(),
+            None,
+            "{week}: written once"
+        );
+    }
+}
