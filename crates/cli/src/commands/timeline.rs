@@ -7,7 +7,7 @@ use clap::Args;
 use epimem_core::{TimelineNode, TocNode};
 use epimem_server::TimelineNodeOut;
 
-use super::open_engine;
+use super::open_with_embedder;
 use crate::{config::AppConfig, output::json_line};
 
 #[derive(Debug, Args)]
@@ -27,7 +27,8 @@ pub(crate) struct TimelineArgs {
 }
 
 pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCode> {
-    let engine = open_engine(config)?;
+    // With the configured model, which tells the periods it rolls up.
+    let engine = open_with_embedder(config)?;
     engine.roll_up_timeline(&config.tenant)?;
     let nodes: Vec<TimelineNode> = match &args.node {
         None => engine.timeline_top(&config.tenant)?,

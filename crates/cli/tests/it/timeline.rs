@@ -103,3 +103,54 @@ fn the_timeline_is_walked_from_the_top_down_to_episodes() {
     );
     assert_eq!(status, 400, "{error}");
 }
+
+/// Rows of the timeline's nodes in the database file (any version), read from outside.
+fn nodes_written(db: &std::path::Path) -> i64 {
+    rusqlite::Connection::open(db)
+        .and_then(|c| c.query_row("SELECT count(*) FROM timeline_nodes", [], |r| r.get(0)))
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_rollup_killed_between_two_nodes_resumes_without_duplicate_or_missing_ones() {
+    use epimem_llm::scripted::{Reply, ScriptedServer};
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    ingest_days(&db);
+    // A model that tells each period slowly, so the rollup is mid-way when it is killed.
+    let model = ScriptedServer::start([]);
+    model.otherwise(|_| {
+        let told = json!({"title": "Garden work", "bullets": ["Beds dug"], "keywords": ["garden"]});
+        Reply::Slow(Duration::from_millis(300), Box::new(Reply::Answer(told.to_string())))
+    });
+    let config = dir.path().join("llm.toml");
+    std::fs::write(&config, format!("[llm]\nurl = \"{}\"\nmodel = \"m\"\n", model.url())).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "timeline"])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .env_remove("EPIMEM_LLM_URL")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while nodes_written(&db) < 2 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the rollup never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup of any kind
+    child.wait().unwrap();
+    let written = nodes_written(&db);
+    assert!((2..7).contains(&written), "killed between two nodes: {written} of 7 written");
+
+    // The next run (LLM-free) finishes what was left, writing nothing twice.
+    let top = json_lines(&epimem(&db, &["timeline", "--json"]));
+    assert_eq!(top[0]["id"], "toc:year:2020");
+    assert_eq!(nodes_written(&db), 7, "every node once: 3 days, 2 weeks, a month, a year");
+    let year = &top[0];
+    assert_eq!(year["episodes"].as_u64(), Some(3), "none missing");
+    assert_eq!(year["version"].as_u64(), Some(1));
+}
