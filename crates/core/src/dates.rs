@@ -21,7 +21,8 @@ pub struct DateMention {
     pub span: Range<usize>,
 }
 
-const MONTHS: [&str; 12] = [
+/// English month names, in order (also read by the timeline's phrases).
+pub(crate) const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",
