@@ -117,19 +117,12 @@ impl<S: Store> Engine<S> {
                 conversation,
                 through,
             );
-            let vectors = changes
-                .iter()
-                .filter_map(|c| match c {
-                    epimem_core::FactChange::Insert(fact) => {
-                        let i = parsed.actions.iter().position(|a| match a {
-                            epimem_core::FactAction::New { text, .. }
-                            | epimem_core::FactAction::Update { text, .. } => *text == fact.text,
-                            _ => false,
-                        })?;
-                        new_vectors.get(i)?.clone().map(|v| (fact.id.clone(), v))
-                    }
-                    _ => None,
-                })
+            // An inserted fact's id is made from its action's place (`fact_id`): its vector goes
+            // by that id (the store keeps those of the facts it inserts).
+            let vectors = new_vectors
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, v)| Some((epimem_core::fact_id(conversation, through, i), v?)))
                 .collect();
             let finished =
                 through >= upto_seq || batch.episodes.len() < config.episodes_per_call.max(1);

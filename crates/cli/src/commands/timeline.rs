@@ -7,7 +7,7 @@ use clap::Args;
 use epimem_core::{TimelineNode, TocNode};
 use epimem_server::TimelineNodeOut;
 
-use super::open_with_embedder;
+use super::open_engine;
 use crate::{config::AppConfig, output::json_line};
 
 #[derive(Debug, Args)]
@@ -27,8 +27,11 @@ pub(crate) struct TimelineArgs {
 }
 
 pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCode> {
-    // With the configured model, which tells the periods it rolls up.
-    let engine = open_with_embedder(config)?;
+    // The configured model tells the periods it rolls up; no embedder or search index is needed.
+    let mut engine = open_engine(config)?;
+    if let Some(chat) = config.chat_model()? {
+        engine = engine.with_chat_model(chat);
+    }
     engine.roll_up_timeline(&config.tenant)?;
     let nodes: Vec<TimelineNode> = match &args.node {
         None => engine.timeline_top(&config.tenant)?,

@@ -26,10 +26,20 @@ pub(crate) fn engine_at(path: &std::path::Path) -> Engine<SqliteStore> {
 }
 
 fn on_store(store: SqliteStore, config: EngineConfig) -> Engine<SqliteStore> {
-    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    engine_on(store, config, Arc::new(FixedClock::new(Timestamp(T0))), 256)
+}
+
+/// An engine over `store` on `clock` (which the test may move), with an in-memory search index
+/// and the model-free embedder of `dimensions`.
+pub(crate) fn engine_on(
+    store: SqliteStore,
+    config: EngineConfig,
+    clock: Arc<FixedClock>,
+    dimensions: usize,
+) -> Engine<SqliteStore> {
     let search = Box::new(LocalSearch::in_memory(&config.ranking));
     Engine::new(store, search, config, Box::new(clock), "t:1".into())
-        .with_embedder(Box::new(HashEmbedder::new(256)))
+        .with_embedder(Box::new(HashEmbedder::new(dimensions)))
 }
 
 /// One closed episode per (conversation, text), a day apart, said by Caroline.

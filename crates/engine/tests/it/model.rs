@@ -6,11 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use epimem_core::{BoundaryReason, ConversationKey, LlmStage, Role, Scope, Timestamp, ToldBy};
-use epimem_embed::HashEmbedder;
 use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput};
 use epimem_llm::scripted::{Reply, ScriptedServer, dead_url};
 use epimem_llm::{LlmConfig, OpenAiChat};
-use epimem_search_local::LocalSearch;
 use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 use serde_json::json;
@@ -43,16 +41,8 @@ pub(crate) fn engine_on_clock(
         retry_base_ms: 5,
         ..LlmConfig::default()
     };
-    let search = Box::new(LocalSearch::in_memory(&config.ranking));
-    Engine::new(
-        SqliteStore::open_in_memory().unwrap(),
-        search,
-        config,
-        Box::new(clock),
-        "t:1".into(),
-    )
-    .with_embedder(Box::new(HashEmbedder::new(64)))
-    .with_chat_model(Arc::new(OpenAiChat::new(llm).unwrap()))
+    crate::common::engine_on(SqliteStore::open_in_memory().unwrap(), config, clock, 64)
+        .with_chat_model(Arc::new(OpenAiChat::new(llm).unwrap()))
 }
 
 fn conversation() -> ConversationKey {

@@ -5,24 +5,13 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use epimem_core::{Scope, Timestamp, TocNode};
-use epimem_embed::HashEmbedder;
 use epimem_engine::{Engine, EngineConfig, FixedClock};
-use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 
-use crate::common::{DAY, T0, remember};
+use crate::common::{DAY, T0, engine_on, remember};
 
 fn engine(clock: Arc<FixedClock>) -> Engine<SqliteStore> {
-    let config = EngineConfig::default();
-    let search = Box::new(LocalSearch::in_memory(&config.ranking));
-    Engine::new(
-        SqliteStore::open_in_memory().unwrap(),
-        search,
-        config,
-        Box::new(clock),
-        "t:1".into(),
-    )
-    .with_embedder(Box::new(HashEmbedder::new(64)))
+    engine_on(SqliteStore::open_in_memory().unwrap(), EngineConfig::default(), clock, 64)
 }
 
 fn node(id: &str) -> TocNode {
@@ -222,15 +211,7 @@ fn a_rollup_stopped_between_two_levels_resumes_without_duplicate_or_missing_node
     let path = dir.path().join("t.db");
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
     let on_file = |config: EngineConfig| {
-        let search = Box::new(LocalSearch::in_memory(&config.ranking));
-        Engine::new(
-            SqliteStore::open(&path).unwrap(),
-            search,
-            config,
-            Box::new(Arc::clone(&clock)),
-            "t:1".into(),
-        )
-        .with_embedder(Box::new(HashEmbedder::new(64)))
+        engine_on(SqliteStore::open(&path).unwrap(), config, Arc::clone(&clock), 64)
     };
     // The first process writes days and weeks, then stops before the months: the state a crash
     // between two parents leaves (its months and year still marked in the file).
