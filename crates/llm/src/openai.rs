@@ -106,6 +106,28 @@ impl OpenAiChat {
         Attempt { result, retry_after: hint }
     }
 
+    /// One request, its cost added to `usage`.
+    fn counted(
+        &self,
+        model: &str,
+        prompt: &ChatPrompt,
+        json_schema: bool,
+        usage: &mut LlmUsage,
+    ) -> Attempt {
+        let started = Instant::now();
+        let attempt = self.send(&self.body(model, prompt, json_schema));
+        usage.calls += 1;
+        usage.latency_ms += started.elapsed().as_millis() as u64;
+        match &attempt.result {
+            Ok((_, prompt_tokens, completion_tokens)) => {
+                usage.prompt_tokens += prompt_tokens;
+                usage.completion_tokens += completion_tokens;
+            }
+            Err(_) => usage.failures += 1,
+        }
+        attempt
+    }
+
     fn transport_error(&self, e: ureq::Error) -> LlmError {
         match e {
             ureq::Error::Timeout(_) => LlmError::Timeout { seconds: self.config.timeout_seconds },
@@ -121,31 +143,19 @@ impl ChatModel for OpenAiChat {
         let mut retries = 0;
         loop {
             let json_schema = self.json_schema.load(Ordering::Relaxed);
-            let started = Instant::now();
-            let attempt = self.send(&self.body(model, prompt, json_schema));
-            usage.calls += 1;
-            usage.latency_ms += started.elapsed().as_millis() as u64;
+            let attempt = self.counted(model, prompt, json_schema, &mut usage);
             let error = match attempt.result {
-                Ok((content, prompt_tokens, completion_tokens)) => {
-                    usage.prompt_tokens += prompt_tokens;
-                    usage.completion_tokens += completion_tokens;
-                    return ChatResult { answer: Ok(content), usage };
-                }
+                Ok((content, ..)) => return ChatResult { answer: Ok(content), usage },
                 Err(error) => error,
             };
-            usage.failures += 1;
             let schema_refused = matches!(error, LlmError::Status { status: 400 | 422, .. });
             if json_schema && schema_refused {
                 // Asked once more without the schema: if that works, this server lacks it.
-                let again = self.send(&self.body(model, prompt, false));
-                usage.calls += 1;
-                if let Ok((content, prompt_tokens, completion_tokens)) = again.result {
+                let again = self.counted(model, prompt, false, &mut usage);
+                if let Ok((content, ..)) = again.result {
                     self.json_schema.store(false, Ordering::Relaxed);
-                    usage.prompt_tokens += prompt_tokens;
-                    usage.completion_tokens += completion_tokens;
                     return ChatResult { answer: Ok(content), usage };
                 }
-                usage.failures += 1;
             }
             if !error.is_transient() || retries >= self.config.max_retries {
                 return ChatResult { answer: Err(error), usage };
