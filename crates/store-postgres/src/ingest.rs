@@ -1,0 +1,162 @@
+//! Appending messages and reading queue state.
+
+use std::collections::HashMap;
+
+use epimem_core::{ConversationKey, NewMessage, QueueSnapshot, Timestamp};
+use epimem_store::{PushOutcome, PushedMessage};
+
+use crate::{
+    Failure, Tx,
+    rows::{int, uint},
+};
+
+struct Touched {
+    id: i64,
+    last_seq: u64,
+    newest: Option<i64>,
+    inserted: u64,
+    messages: Vec<PushedMessage>,
+}
+
+pub(crate) fn push(tx: &mut Tx<'_>, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, Failure> {
+    let mut order: Vec<ConversationKey> = Vec::new();
+    let mut touched: HashMap<ConversationKey, Touched> = HashMap::new();
+    for (index, m) in messages.iter().enumerate() {
+        if !touched.contains_key(&m.conversation) {
+            let state = ensure_conversation(tx, m)?;
+            order.push(m.conversation.clone());
+            touched.insert(m.conversation.clone(), state);
+        }
+        let t = touched.get_mut(&m.conversation).expect("inserted above");
+        // Conversation time only moves forward (as on SQLite: see its backend).
+        let (ts, metadata) = match t.newest.filter(|&n| m.timestamp.millis() < n) {
+            Some(newest) => (newest, Some(with_given_time(&m.metadata, m.timestamp).to_string())),
+            None => (m.timestamp.millis(), (!m.metadata.is_null()).then(|| m.metadata.to_string())),
+        };
+        let added = tx.execute(
+            "INSERT INTO messages
+                 (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             ON CONFLICT DO NOTHING",
+            &[
+                &t.id,
+                &int(t.last_seq + 1),
+                &m.key,
+                &m.role.as_str(),
+                &m.speaker,
+                &m.content,
+                &ts,
+                &metadata,
+                &i64::from(m.tokens),
+            ],
+        )?;
+        if added == 1 {
+            t.last_seq += 1;
+            t.inserted += 1;
+            t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
+            t.messages.push(PushedMessage { index, seq: t.last_seq, new: true });
+        } else {
+            let row = tx.query_one(
+                "SELECT seq FROM messages WHERE conversation_id = $1 AND key = $2",
+                &[&t.id, &m.key],
+            )?;
+            t.messages.push(PushedMessage { index, seq: uint(&row, 0), new: false });
+        }
+    }
+    let mut out = Vec::with_capacity(order.len());
+    for key in order {
+        let t = touched.remove(&key).expect("touched above");
+        tx.execute(
+            "UPDATE conversations SET last_seq = $2, newest_ts = $3 WHERE id = $1",
+            &[&t.id, &int(t.last_seq), &t.newest],
+        )?;
+        let queue = snapshot(tx, t.id)?;
+        out.push(PushOutcome {
+            conversation: key,
+            inserted: t.inserted,
+            queue,
+            messages: t.messages,
+        });
+    }
+    Ok(out)
+}
+
+/// `metadata` with `given_timestamp` set to the time a late message was sent with.
+fn with_given_time(metadata: &serde_json::Value, given: Timestamp) -> serde_json::Value {
+    let mut out = match metadata {
+        serde_json::Value::Object(map) => map.clone(),
+        serde_json::Value::Null => serde_json::Map::new(),
+        other => serde_json::Map::from_iter([("value".to_owned(), other.clone())]),
+    };
+    out.insert("given_timestamp".to_owned(), given.to_rfc3339().into());
+    serde_json::Value::Object(out)
+}
+
+fn ensure_conversation(tx: &mut Tx<'_>, m: &NewMessage) -> Result<Touched, Failure> {
+    let key = &m.conversation;
+    // Locks the row: another push to the conversation waits, then retries on a fresh snapshot.
+    let existing = tx.query_opt(
+        "SELECT id, last_seq, newest_ts FROM conversations
+         WHERE tenant = $1 AND external_id = $2 FOR UPDATE",
+        &[&key.tenant, &key.conversation],
+    )?;
+    let row = match existing {
+        Some(row) => row,
+        None => tx.query_one(
+            "INSERT INTO conversations (tenant, external_id, user_id, agent_id)
+             VALUES ($1, $2, $3, $4) RETURNING id, last_seq, newest_ts",
+            &[&key.tenant, &key.conversation, &m.user, &m.agent],
+        )?,
+    };
+    Ok(Touched {
+        id: row.get(0),
+        last_seq: uint(&row, 1),
+        newest: row.get(2),
+        inserted: 0,
+        messages: Vec::new(),
+    })
+}
+
+/// The queue of the conversation with internal id `id`.
+pub(crate) fn snapshot(tx: &mut Tx<'_>, id: i64) -> Result<QueueSnapshot, Failure> {
+    let row = tx.query_one(
+        "SELECT c.last_seq, c.watermark, c.newest_ts, c.window_doubled,
+                (SELECT ts FROM messages m WHERE m.conversation_id = c.id AND m.seq = c.watermark + 1)
+         FROM conversations c WHERE c.id = $1",
+        &[&id],
+    )?;
+    Ok(QueueSnapshot {
+        last_seq: uint(&row, 0),
+        watermark: uint(&row, 1),
+        newest: row.get::<_, Option<i64>>(2).map(Timestamp),
+        window_doubled: row.get(3),
+        oldest_pending: row.get::<_, Option<i64>>(4).map(Timestamp),
+    })
+}
+
+pub(crate) fn queue(
+    tx: &mut Tx<'_>,
+    key: &ConversationKey,
+) -> Result<Option<QueueSnapshot>, Failure> {
+    match crate::rows::conversation_id(tx, key)? {
+        Some(id) => snapshot(tx, id).map(Some),
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn pending_queues(
+    tx: &mut Tx<'_>,
+    tenant: Option<&str>,
+) -> Result<Vec<(ConversationKey, QueueSnapshot)>, Failure> {
+    let rows = tx.query(
+        "SELECT id, tenant, external_id FROM conversations
+         WHERE last_seq > watermark AND ($1::text IS NULL OR tenant = $1) ORDER BY id",
+        &[&tenant],
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let key = ConversationKey::new(row.get::<_, String>(1), row.get::<_, String>(2));
+        out.push((key, snapshot(tx, row.get(0))?));
+    }
+    Ok(out)
+}

@@ -1,0 +1,125 @@
+//! The PostgreSQL backend: one store shared by many servers and workers.
+//!
+//! This is the only crate that knows SQL for PostgreSQL. It keeps the same rows as the SQLite
+//! backend, in the same shapes, and passes the same conformance suite; what differs is how
+//! writers meet: they run at `SERIALIZABLE` and are run again when PostgreSQL aborts one
+//! (`connection.rs`), jobs are claimed with `FOR UPDATE SKIP LOCKED`, and the change log is
+//! numbered per tenant through a counter row each appending transaction holds until it commits.
+
+mod changes;
+mod connection;
+mod episodes;
+mod facts;
+mod forget;
+mod ingest;
+mod jobs;
+mod keys;
+mod llm_usage;
+mod reviews;
+mod rows;
+mod schema;
+mod segmentation;
+mod stats;
+mod store;
+mod timeline;
+mod vectors;
+
+#[cfg(feature = "test-support")]
+pub mod test_support;
+
+use std::time::Duration;
+
+use epimem_store::StoreError;
+
+use connection::{Access, Failure, Manager, Tx};
+
+/// How many connections one process keeps open at most.
+const POOL_SIZE: u32 = 16;
+
+/// How long an operation waits for a free connection (or for the server to answer a new one).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A [`epimem_store::Store`] in a PostgreSQL database.
+#[derive(Debug)]
+pub struct PostgresStore {
+    pool: r2d2::Pool<Manager>,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user@host:port/db`, with `?options=-c
+    /// search_path=…` for a schema of its own) and brings its schema up to date.
+    pub fn connect(url: &str) -> Result<Self, StoreError> {
+        let mut config: postgres::Config = url.parse().map_err(|e| {
+            StoreError::Invalid(format!("{}: not a PostgreSQL URL: {e}", redacted(url)))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.application_name("epimem");
+        let pool = r2d2::Pool::builder()
+            .max_size(POOL_SIZE)
+            .min_idle(Some(1))
+            .connection_timeout(CONNECT_TIMEOUT)
+            // The pool's own log would print every failed attempt; the error says it once.
+            .error_handler(Box::new(r2d2::NopErrorHandler))
+            .build(Manager { config })
+            .map_err(|e| {
+                StoreError::Unavailable(format!("cannot connect to {}: {e}", redacted(url)))
+            })?;
+        let store = Self { pool };
+        store.write(schema::migrate)?;
+        Ok(store)
+    }
+
+    /// The schema version of the database and the newest this build knows.
+    pub fn schema_version(&self) -> Result<(u64, u64), StoreError> {
+        let current = self.read(|tx| {
+            Ok(tx.query_one("SELECT version FROM epimem_schema", &[])?.get::<_, i64>(0))
+        })?;
+        Ok((current.max(0) as u64, schema::newest() as u64))
+    }
+
+    fn connection(&self) -> Result<r2d2::PooledConnection<Manager>, StoreError> {
+        self.pool.get().map_err(|e| StoreError::Unavailable(format!("PostgreSQL: {e}")))
+    }
+
+    /// Runs `f` in a read-only transaction: one snapshot.
+    fn read<T>(&self, f: impl FnMut(&mut Tx<'_>) -> Result<T, Failure>) -> Result<T, StoreError> {
+        connection::run(&mut *self.connection()?, Access::Read, f)
+    }
+
+    /// Runs `f` in a serializable write transaction, again if a conflict aborts it.
+    fn write<T>(&self, f: impl FnMut(&mut Tx<'_>) -> Result<T, Failure>) -> Result<T, StoreError> {
+        connection::run(&mut *self.connection()?, Access::Write, f)
+    }
+}
+
+/// `url` without its password, for messages.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.find(':') {
+                Some(colon) => {
+                    format!("{}{}:***{}", &url[..scheme + 3], &credentials[..colon], &url[at..])
+                }
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_stay_out_of_messages() {
+        assert_eq!(redacted("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(redacted("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redacted("host=h user=u"), "host=h user=u");
+        let err = PostgresStore::connect("postgres://u:secret@[bad/db").unwrap_err();
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+}

@@ -1,0 +1,163 @@
+//! Fences, segmentation batches and the one-transaction commit.
+
+use epimem_core::{ConversationKey, JobId, JobKind, Timestamp, Trigger};
+use epimem_store::{SegmentationBatch, SegmentationCommit, StoreError};
+
+use crate::{
+    Failure, Tx,
+    rows::{self, int, opt_uint, uint},
+};
+
+fn conversation_id(tx: &mut Tx<'_>, key: &ConversationKey) -> Result<i64, Failure> {
+    rows::conversation_id(tx, key)?
+        .ok_or_else(|| StoreError::NotFound(format!("conversation {key}")).into())
+}
+
+pub(crate) fn open(
+    tx: &mut Tx<'_>,
+    key: &ConversationKey,
+    trigger: Trigger,
+    now: Timestamp,
+    fence_ttl_ms: i64,
+) -> Result<Option<JobId>, Failure> {
+    let id = conversation_id(tx, key)?;
+    let row = tx.query_one(
+        "SELECT last_seq, watermark, fence_job, fence_since FROM conversations WHERE id = $1
+         FOR UPDATE",
+        &[&id],
+    )?;
+    let (last_seq, watermark) = (uint(&row, 0), uint(&row, 1));
+    let (fence_job, fence_since): (Option<i64>, Option<i64>) = (row.get(2), row.get(3));
+    if trigger.upto_seq > last_seq {
+        return Err(StoreError::Invalid(format!(
+            "cannot segment {key} up to message {} of {last_seq}",
+            trigger.upto_seq
+        ))
+        .into());
+    }
+    if trigger.upto_seq <= watermark {
+        return Ok(None);
+    }
+    if let Some(old) = fence_job {
+        let since = fence_since.unwrap_or(i64::MIN);
+        if now.since(Timestamp(since)) < fence_ttl_ms {
+            return Ok(None);
+        }
+        // A stale fence: its job is presumed dead and may no longer commit.
+        tx.execute(
+            "UPDATE jobs SET state = 'failed', last_error = 'fence expired' WHERE id = $1",
+            &[&old],
+        )?;
+    }
+    let kind = JobKind::Segment {
+        conversation: key.clone(),
+        upto_seq: trigger.upto_seq,
+        trigger: trigger.kind,
+    };
+    let job = rows::insert_job(tx, &kind)?;
+    tx.execute(
+        "UPDATE conversations SET fence_job = $2, fence_upto = $3, fence_since = $4 WHERE id = $1",
+        &[&id, &job, &int(trigger.upto_seq), &now.millis()],
+    )?;
+    Ok(Some(JobId(job)))
+}
+
+/// Reads in one snapshot: call it in a transaction.
+pub(crate) fn batch(
+    tx: &mut Tx<'_>,
+    key: &ConversationKey,
+    upto_seq: u64,
+    context: usize,
+) -> Result<SegmentationBatch, Failure> {
+    let id = conversation_id(tx, key)?;
+    let row = tx.query_one(
+        "SELECT watermark, window_doubled, user_id, agent_id FROM conversations WHERE id = $1",
+        &[&id],
+    )?;
+    let (watermark, window_doubled) = (uint(&row, 0), row.get(1));
+    let (user, agent) = (row.get(2), row.get(3));
+    let pending = rows::messages(tx, id, watermark + 1, upto_seq)?;
+    let from = watermark.saturating_sub(context as u64) + 1;
+    let context =
+        if watermark == 0 { Vec::new() } else { rows::messages(tx, id, from, watermark)? };
+    Ok(SegmentationBatch { user, agent, watermark, window_doubled, context, pending })
+}
+
+pub(crate) fn commit(tx: &mut Tx<'_>, commit: &SegmentationCommit) -> Result<(), Failure> {
+    let key = &commit.conversation;
+    let id = conversation_id(tx, key)?;
+    let row = tx.query_one(
+        "SELECT watermark, fence_job, fence_upto FROM conversations WHERE id = $1 FOR UPDATE",
+        &[&id],
+    )?;
+    let (watermark, fence_job, fence_upto) =
+        (uint(&row, 0), row.get::<_, Option<i64>>(1), opt_uint(&row, 2));
+    if fence_job != Some(commit.job.0) {
+        return Err(StoreError::Conflict(format!(
+            "job {} no longer holds the segmentation fence of {key}",
+            commit.job.0
+        ))
+        .into());
+    }
+    let mut next = watermark + 1;
+    for e in &commit.episodes {
+        if e.conversation != *key || e.first_seq != next || e.last_seq < e.first_seq {
+            return Err(StoreError::Invalid(format!(
+                "episode {} ({}..={}) does not continue {key} at message {next}",
+                e.id, e.first_seq, e.last_seq
+            ))
+            .into());
+        }
+        next = e.last_seq + 1;
+    }
+    let new_watermark = next - 1;
+    if fence_upto.is_some_and(|upto| new_watermark > upto) {
+        return Err(StoreError::Invalid(format!(
+            "episodes reach past the fenced batch of {key} (message {new_watermark})"
+        ))
+        .into());
+    }
+    let ids: Vec<_> = commit.episodes.iter().map(|e| e.id.clone()).collect();
+    crate::changes::append(tx, &key.tenant, &ids, crate::changes::Change::Closed)?;
+    for e in &commit.episodes {
+        let keywords = rows::json(&e.keywords, "keywords")?;
+        tx.execute(
+            "INSERT INTO episodes (id, conversation_id, first_seq, last_seq, context_first_seq,
+                 start_ts, end_ts, title, summary, keywords, surprise, boundary_reason,
+                 stability, difficulty, last_review, due, told_by, told_note)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+                 $18)",
+            &[
+                &e.id.0,
+                &id,
+                &int(e.first_seq),
+                &int(e.last_seq),
+                &e.context_first_seq.map(int),
+                &e.start.millis(),
+                &e.end.millis(),
+                &e.title,
+                &e.summary,
+                &keywords,
+                &e.surprise,
+                &e.boundary_reason.as_str(),
+                &e.fsrs.stability,
+                &e.fsrs.difficulty,
+                &e.fsrs.last_review.map(Timestamp::millis),
+                &e.fsrs.due.map(Timestamp::millis),
+                &e.told_by.as_str(),
+                &e.told_note,
+            ],
+        )?;
+    }
+    tx.execute(
+        "UPDATE conversations SET watermark = $2, window_doubled = $3,
+             fence_job = NULL, fence_upto = NULL, fence_since = NULL
+         WHERE id = $1",
+        &[&id, &int(new_watermark), &commit.window_doubled],
+    )?;
+    tx.execute("DELETE FROM jobs WHERE id = $1", &[&commit.job.0])?;
+    if let Some(rule) = commit.consolidate.filter(|_| !ids.is_empty()) {
+        crate::facts::queue_if_due(tx, id, key, new_watermark, rule)?;
+    }
+    crate::reviews::queue_review(tx, id, key, ids)
+}

@@ -1,0 +1,164 @@
+//! The timeline: versioned nodes, the marks of nodes waiting for a rollup, the checkpoint.
+
+use std::collections::BTreeSet;
+
+use epimem_core::{EpisodeId, TimelineNode, TocLevel, TocNode};
+use epimem_store::StoreError;
+
+use crate::{
+    Failure, Tx,
+    rows::{self, int, uint},
+};
+
+fn parse(id: &str) -> Result<TocNode, StoreError> {
+    id.parse().map_err(|e| StoreError::Internal(format!("stored timeline node: {e}")))
+}
+
+pub(crate) fn tenants(tx: &mut Tx<'_>) -> Result<Vec<String>, Failure> {
+    Ok(tx
+        .query("SELECT DISTINCT tenant FROM conversations ORDER BY tenant", &[])?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}
+
+pub(crate) fn written(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    level: TocLevel,
+) -> Result<Vec<TocNode>, Failure> {
+    let prefix = match level {
+        TocLevel::Year => "toc:year:",
+        TocLevel::Month => "toc:month:",
+        TocLevel::Week => "toc:week:",
+        TocLevel::Day => "toc:day:",
+    };
+    let rows = tx.query(
+        "SELECT DISTINCT node FROM timeline_nodes WHERE tenant = $1 AND starts_with(node, $2)",
+        &[&tenant, &prefix],
+    )?;
+    let mut nodes = rows.iter().map(|r| parse(r.get(0))).collect::<Result<Vec<TocNode>, _>>()?;
+    nodes.sort_by_key(|n| n.first_day());
+    Ok(nodes)
+}
+
+pub(crate) fn checkpoint(tx: &mut Tx<'_>, tenant: &str) -> Result<u64, Failure> {
+    Ok(tx
+        .query_opt("SELECT through FROM timeline_checkpoints WHERE tenant = $1", &[&tenant])?
+        .map_or(0, |r| uint(&r, 0)))
+}
+
+pub(crate) fn mark(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    nodes: &[TocNode],
+    through: u64,
+) -> Result<(), Failure> {
+    for node in nodes {
+        tx.execute(
+            "INSERT INTO timeline_marks (tenant, node) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[&tenant, &node.to_string()],
+        )?;
+    }
+    tx.execute(
+        "INSERT INTO timeline_checkpoints (tenant, through) VALUES ($1, $2)
+         ON CONFLICT (tenant) DO UPDATE
+             SET through = greatest(timeline_checkpoints.through, excluded.through)",
+        &[&tenant, &int(through)],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn marked(tx: &mut Tx<'_>, tenant: &str) -> Result<Vec<TocNode>, Failure> {
+    let rows =
+        tx.query("SELECT node FROM timeline_marks WHERE tenant = $1 ORDER BY node", &[&tenant])?;
+    Ok(rows.iter().map(|r| parse(r.get(0))).collect::<Result<_, _>>()?)
+}
+
+pub(crate) fn put(tx: &mut Tx<'_>, tenant: &str, node: &TimelineNode) -> Result<u32, Failure> {
+    let id = node.id.to_string();
+    tx.execute("DELETE FROM timeline_marks WHERE tenant = $1 AND node = $2", &[&tenant, &id])?;
+    if node.children.is_empty() {
+        // Nothing under it (its episodes were forgotten): no node, only the mark cleared.
+        return Ok(0);
+    }
+    let summary = rows::json(&node.summary, "a node")?;
+    let children = serde_json::to_value(&node.children)
+        .map_err(|e| StoreError::Internal(format!("encoding a node: {e}")))?;
+    let newest = tx.query_opt(
+        "SELECT version, summary, children FROM timeline_nodes
+         WHERE tenant = $1 AND node = $2 ORDER BY version DESC LIMIT 1",
+        &[&tenant, &id],
+    )?;
+    let newest = newest
+        .map(|r| (uint(&r, 0) as u32, r.get::<_, String>(1), r.get::<_, serde_json::Value>(2)));
+    Ok(match newest {
+        Some((version, s, c)) if s == summary && c == children => version,
+        newest => {
+            let version = newest.map_or(1, |(v, ..)| v + 1);
+            tx.execute(
+                "INSERT INTO timeline_nodes (tenant, node, version, summary, children)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[&tenant, &id, &i64::from(version), &summary, &children],
+            )?;
+            version
+        }
+    })
+}
+
+pub(crate) fn get(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    id: &TocNode,
+    version: Option<u32>,
+) -> Result<Option<TimelineNode>, Failure> {
+    let found = tx.query_opt(
+        "SELECT version, summary, children FROM timeline_nodes
+         WHERE tenant = $1 AND node = $2 AND ($3::bigint IS NULL OR version = $3)
+         ORDER BY version DESC LIMIT 1",
+        &[&tenant, &id.to_string(), &version.map(i64::from)],
+    )?;
+    let Some(r) = found else { return Ok(None) };
+    let summary: String = r.get(1);
+    let children = serde_json::from_value(r.get(2))
+        .map_err(|e| StoreError::Internal(format!("stored node: {e}")))?;
+    Ok(Some(TimelineNode {
+        id: *id,
+        version: uint(&r, 0) as u32,
+        summary: rows::from_json(&summary, "node")?,
+        children,
+    }))
+}
+
+/// Forgetting episodes reaches the timeline: every version of the days that list any of them,
+/// and of those days' weeks, months and years (whose words came partly from them), goes, and
+/// they are marked to be written again from what remains.
+pub(crate) fn forget_episodes(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    episodes: &[EpisodeId],
+) -> Result<(), Failure> {
+    let ids: Vec<&str> = episodes.iter().map(|e| e.0.as_str()).collect();
+    let days = tx.query(
+        "SELECT DISTINCT node FROM timeline_nodes
+         WHERE tenant = $1 AND starts_with(node, 'toc:day:') AND children ?| $2",
+        &[&tenant, &ids],
+    )?;
+    let mut nodes = BTreeSet::new();
+    for day in &days {
+        let mut node = parse(day.get(0))?;
+        nodes.insert(node);
+        while let Some(parent) = node.parent() {
+            nodes.insert(parent);
+            node = parent;
+        }
+    }
+    let nodes: Vec<TocNode> = nodes.into_iter().collect();
+    let names: Vec<String> = nodes.iter().map(ToString::to_string).collect();
+    tx.execute(
+        "DELETE FROM timeline_nodes WHERE tenant = $1 AND node = ANY($2)",
+        &[&tenant, &names],
+    )?;
+    let through = checkpoint(tx, tenant)?;
+    mark(tx, tenant, &nodes, through)
+}
