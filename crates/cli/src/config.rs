@@ -230,6 +230,44 @@ impl AppConfig {
             .context("no data directory is known for this user: pass --db PATH or set EPIMEM_DB")?;
         Ok(dir.join("epimem").join("epimem.db"))
     }
+
+    /// The configured database: a SQLite file, or a PostgreSQL server named by its URL.
+    pub(crate) fn database(&self) -> Result<Database> {
+        Ok(Database::from(self.db_path()?))
+    }
+}
+
+/// Where memory is kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Database {
+    /// A SQLite file (its search index saved beside it).
+    Sqlite(PathBuf),
+    /// A PostgreSQL server, by URL (`postgres://…` or `postgresql://…`).
+    Postgres(String),
+}
+
+impl From<PathBuf> for Database {
+    fn from(path: PathBuf) -> Self {
+        match path.to_str() {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Self::Postgres(url.to_owned())
+            }
+            _ => Self::Sqlite(path),
+        }
+    }
+}
+
+impl std::fmt::Display for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Sqlite(path) => write!(f, "{}", path.display()),
+            // The URL may hold a password: only where it points.
+            Self::Postgres(url) => {
+                let at = url.rfind('@').map_or(url.find("://").map_or(0, |i| i + 3), |i| i + 1);
+                write!(f, "PostgreSQL at {}", &url[at..])
+            }
+        }
+    }
 }
 
 /// Lays `over` onto `base`, table by table.

@@ -37,8 +37,10 @@ use crate::config::{AppConfig, Overrides};
 #[derive(Debug, Parser)]
 #[command(name = "epimem", version, max_term_width = 100)]
 struct Cli {
-    /// The database file [default: epimem.db under the user's data directory].
-    #[arg(long, global = true, env = "EPIMEM_DB", value_name = "PATH")]
+    /// The database: a SQLite file, or a PostgreSQL server as postgres://user:password@host/db
+    /// (shared by many servers and workers) [default: epimem.db under the user's data
+    /// directory].
+    #[arg(long, global = true, env = "EPIMEM_DB", value_name = "PATH|URL")]
     db: Option<PathBuf>,
     /// A configuration file (TOML); see `epimem config` for every setting.
     #[arg(long, global = true, env = "EPIMEM_CONFIG", value_name = "FILE")]

@@ -2,11 +2,11 @@
 
 use std::{process::ExitCode, time::Instant};
 
+use crate::commands::AnyStore;
 use anyhow::{Context, Result};
 use clap::Args;
 use epimem_core::{ConversationKey, Role, Scope, Timestamp};
 use epimem_engine::{Engine, EngineError, MessageInput, RecallQuery};
-use epimem_store_sqlite::SqliteStore;
 use indicatif::ProgressBar;
 
 use super::{
@@ -163,7 +163,7 @@ struct Timed {
 }
 
 impl Timed {
-    fn run(engine: &Engine<SqliteStore>, queries: &[RecallQuery]) -> Result<Self> {
+    fn run(engine: &Engine<AnyStore>, queries: &[RecallQuery]) -> Result<Self> {
         let mut episodes = Vec::new();
         let episodes_ms = time_each(queries, |q| {
             let hits = engine.recall(q)?;
@@ -238,7 +238,7 @@ fn time_each<T>(
 
 /// Fills the database: `episodes` episodes over [`CONVERSATIONS`] conversations, four hours
 /// apart (a hard time gap) in each.
-fn build(engine: &Engine<SqliteStore>, args: &RecallBenchArgs, rng: &mut Rng) -> Result<()> {
+fn build(engine: &Engine<AnyStore>, args: &RecallBenchArgs, rng: &mut Rng) -> Result<()> {
     let bar = ProgressBar::new(args.episodes as u64);
     let per_conversation = args.episodes.div_ceil(CONVERSATIONS);
     let mut made = 0;

@@ -16,7 +16,7 @@ use epimem_engine::{Freshness, MessageInput};
 use epimem_server::ServerConfig;
 
 use super::{bench::synthetic, open_searching, worker_report};
-use crate::config::AppConfig;
+use crate::config::{AppConfig, Database};
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeBenchArgs {
@@ -67,7 +67,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     }
     let dir = tempfile::tempdir().context("temporary directory")?;
     let engine = Arc::new(
-        open_searching(config, &dir.path().join("bench.db"))?
+        open_searching(config, &Database::Sqlite(dir.path().join("bench.db")))?
             .engine
             .with_freshness(Freshness::Background),
     );
@@ -151,9 +151,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
 
 /// Waits until the worker has run every queued segmentation job (at most ten minutes);
 /// returns how many were queued when it began and how long it took.
-fn drain(
-    engine: &epimem_engine::Engine<epimem_store_sqlite::SqliteStore>,
-) -> Result<(u64, Duration)> {
+fn drain(engine: &epimem_engine::Engine<crate::commands::AnyStore>) -> Result<(u64, Duration)> {
     let started = Instant::now();
     let left = engine.stats(None)?.queued_jobs;
     eprintln!("epimem: {left} segmentation job(s) still queued; waiting for the worker…");

@@ -10,7 +10,7 @@ use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
     let engine = Arc::new(
-        open_searching(config, &config.db_path()?)?.engine.with_freshness(Freshness::Background),
+        open_searching(config, &config.database()?)?.engine.with_freshness(Freshness::Background),
     );
     // The worker closes conversations that fall silent, as under `serve`; it reports on
     // stderr, since stdout carries the protocol.

@@ -19,31 +19,43 @@ use std::{path::Path, sync::Arc};
 use anyhow::{Context, Result};
 use epimem_engine::{Engine, SystemClock};
 use epimem_search_local::LocalSearch;
+use epimem_store_postgres::PostgresStore;
 use epimem_store_sqlite::SqliteStore;
 
-use crate::config::AppConfig;
+use crate::config::{AppConfig, Database};
+
+/// The store a command runs on: SQLite or PostgreSQL, as `--db` says.
+pub(crate) type AnyStore = Box<dyn epimem_store::Store>;
 
 /// Opens the configured database for reading (no embedder is loaded).
-pub(crate) fn open_engine(config: &AppConfig) -> Result<Engine<SqliteStore>> {
-    open_engine_at(config, &config.db_path()?, false)
+pub(crate) fn open_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
+    open_engine_on(config, &config.database()?, false)
 }
 
 /// Opens the configured database with the configured embedder (for ingest, segmentation and
 /// recall).
-pub(crate) fn open_with_embedder(config: &AppConfig) -> Result<Engine<SqliteStore>> {
-    open_engine_at(config, &config.db_path()?, true)
+pub(crate) fn open_with_embedder(config: &AppConfig) -> Result<Engine<AnyStore>> {
+    open_engine_on(config, &config.database()?, true)
 }
 
+/// [`open_engine_on`] a SQLite file.
 pub(crate) fn open_engine_at(
     config: &AppConfig,
     path: &Path,
     segments: bool,
-) -> Result<Engine<SqliteStore>> {
+) -> Result<Engine<AnyStore>> {
+    open_engine_on(config, &Database::Sqlite(path.to_owned()), segments)
+}
+
+pub(crate) fn open_engine_on(
+    config: &AppConfig,
+    database: &Database,
+    segments: bool,
+) -> Result<Engine<AnyStore>> {
     if segments {
-        return Ok(open_searching(config, path)?.engine);
+        return Ok(open_searching(config, database)?.engine);
     }
-    let store = SqliteStore::open(path)
-        .with_context(|| format!("cannot open the database {}", path.display()))?;
+    let store = open_store(database)?;
     let worker = format!("pid:{}", std::process::id());
     let engine_config = config.engine();
     // Reads that never search: the saved index is left alone.
@@ -51,18 +63,36 @@ pub(crate) fn open_engine_at(
     Ok(Engine::new(store, search, engine_config, Box::new(SystemClock), worker))
 }
 
-/// Opens the database at `path` with the configured embedder and the search index saved
-/// beside it.
-pub(crate) fn open_searching(config: &AppConfig, path: &Path) -> Result<Searching> {
-    let store = SqliteStore::open(path)
-        .with_context(|| format!("cannot open the database {}", path.display()))?;
+/// Opens (creating or migrating as needed) the store `database` names.
+pub(crate) fn open_store(database: &Database) -> Result<AnyStore> {
+    Ok(match database {
+        Database::Sqlite(path) => Box::new(
+            SqliteStore::open(path)
+                .with_context(|| format!("cannot open the database {}", path.display()))?,
+        ),
+        Database::Postgres(url) => Box::new(
+            PostgresStore::connect(url)
+                .with_context(|| format!("cannot open the database ({database})"))?,
+        ),
+    })
+}
+
+/// Opens `database` with the configured embedder and its search index: saved beside a SQLite
+/// file; in memory, filled from the store's change log on first use, for PostgreSQL.
+pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<Searching> {
+    let store = open_store(database)?;
     let worker = format!("pid:{}", std::process::id());
     let engine_config = config.engine();
     let embedder = config.embedder()?;
     let fingerprint = embedder.as_ref().map(|e| e.fingerprint());
     let search = Arc::new(
-        LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint)
-            .approximate_from(config.search.approximate_from),
+        match database {
+            Database::Sqlite(path) => {
+                LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint)
+            }
+            Database::Postgres(_) => LocalSearch::in_memory(&engine_config.ranking),
+        }
+        .approximate_from(config.search.approximate_from),
     );
     let mut engine =
         Engine::new(store, Box::new(search.clone()), engine_config, Box::new(SystemClock), worker);
@@ -89,7 +119,7 @@ pub(crate) fn worker_report(closes: bool) -> epimem_server::Report {
 
 /// An engine and the saved search index it asks.
 pub(crate) struct Searching {
-    pub(crate) engine: Engine<SqliteStore>,
+    pub(crate) engine: Engine<AnyStore>,
     pub(crate) search: Arc<LocalSearch>,
 }
 

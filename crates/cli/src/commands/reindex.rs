@@ -7,7 +7,10 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{Searching, open_searching, search_folder};
-use crate::{config::AppConfig, output::json_line};
+use crate::{
+    config::{AppConfig, Database},
+    output::json_line,
+};
 
 #[derive(Debug, Args)]
 #[command(after_help = "The search index is saved beside the database (FILE.search) and keeps \
@@ -21,8 +24,14 @@ pub(crate) struct ReindexArgs {
 }
 
 pub(crate) fn reindex(config: &AppConfig, args: &ReindexArgs) -> Result<ExitCode> {
-    let path = config.db_path()?;
-    let Searching { engine, search } = open_searching(config, &path)?;
+    let path = match config.database()? {
+        Database::Sqlite(path) => path,
+        postgres @ Database::Postgres(_) => bail!(
+            "{postgres} has no saved search index to build: each process keeps one in memory, \
+             filled from the database when it first searches"
+        ),
+    };
+    let Searching { engine, search } = open_searching(config, &Database::Sqlite(path.clone()))?;
     if !search.on_disk(&config.tenant)? {
         bail!(
             "another process holds the search index in {}: stop it, then reindex",

@@ -27,7 +27,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
     let listen = args.listen.as_deref().unwrap_or(&config.server.listen);
     let addr: SocketAddr =
         listen.parse().with_context(|| format!("--listen {listen:?} is not an IP:PORT address"))?;
-    let db = config.db_path()?;
+    let db = config.database()?;
     let engine =
         Arc::new(open_searching(config, &db)?.engine.with_freshness(Freshness::Background));
     let access = if engine.api_keys(None)?.iter().any(|k| k.revoked.is_none()) {
@@ -71,7 +71,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         };
         eprintln!(
             "epimem: database {}, {who}; API under /v1, OpenAPI at /v1/openapi.json, MCP at /mcp",
-            db.display()
+            db
         );
         epimem_server::serve(engine, listener, server, worker_report(true), shutdown).await?;
         eprintln!("epimem: stopped");

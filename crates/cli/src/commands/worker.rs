@@ -9,7 +9,7 @@ use super::{open_searching, serve::shutdown_signal, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn worker(config: &AppConfig) -> Result<ExitCode> {
-    let db = config.db_path()?;
+    let db = config.database()?;
     let engine = Arc::new(open_searching(config, &db)?.engine);
     let tick = config.server.tick_every()?;
     // It recalls nothing: no index is kept, and refreshing finds none to catch up.
@@ -21,11 +21,7 @@ pub(crate) fn worker(config: &AppConfig) -> Result<ExitCode> {
     runtime.block_on(async {
         let stop = shutdown_signal()?;
         let worker = epimem_server::Worker::spawn(engine, tick, refresh, worker_report(true));
-        eprintln!(
-            "epimem: worker on {}, every {:.1} s; stop with Ctrl-C",
-            db.display(),
-            tick.as_secs_f64()
-        );
+        eprintln!("epimem: worker on {}, every {:.1} s; stop with Ctrl-C", db, tick.as_secs_f64());
         stop.await;
         tokio::task::spawn_blocking(move || worker.stop()).await.ok();
         eprintln!("epimem: worker stopped");

@@ -3,10 +3,10 @@
 
 use std::{collections::BTreeSet, time::Instant};
 
+use crate::commands::AnyStore;
 use anyhow::{Result, ensure};
 use epimem_core::{Scope, TimelineNode, TocNode};
 use epimem_engine::Engine;
-use epimem_store_sqlite::SqliteStore;
 use serde::Serialize;
 
 #[derive(Debug, Default, Serialize)]
@@ -17,7 +17,7 @@ pub(super) struct TimelineCheck {
 
 /// Rolls up each tenant's timeline and checks every node written.
 pub(super) fn roll_up_and_check(
-    engine: &Engine<SqliteStore>,
+    engine: &Engine<AnyStore>,
     tenants: &[String],
 ) -> Result<TimelineCheck> {
     let started = Instant::now();
@@ -35,7 +35,7 @@ pub(super) fn roll_up_and_check(
 }
 
 /// Checks `node` and the nodes below it; returns how many it checked.
-fn check_node(engine: &Engine<SqliteStore>, tenant: &str, node: &TimelineNode) -> Result<usize> {
+fn check_node(engine: &Engine<AnyStore>, tenant: &str, node: &TimelineNode) -> Result<usize> {
     let (start, end) = node.id.span();
     let scope = Scope { since: Some(start), until: Some(end), ..Scope::tenant(tenant) };
     let expected: BTreeSet<String> = engine
@@ -64,7 +64,7 @@ fn check_node(engine: &Engine<SqliteStore>, tenant: &str, node: &TimelineNode) -
 
 /// The episodes under `node` through its children as written, and how many nodes it visited.
 fn under(
-    engine: &Engine<SqliteStore>,
+    engine: &Engine<AnyStore>,
     tenant: &str,
     node: &TimelineNode,
 ) -> Result<(BTreeSet<String>, usize)> {
