@@ -8,6 +8,7 @@ mod forget;
 mod keys;
 mod llm;
 mod mcp;
+mod postgres;
 mod search_index;
 mod segmentation;
 mod serve;

@@ -1,0 +1,216 @@
+//! Many processes on one PostgreSQL: servers and workers that share the store, and what must
+//! hold when they race and when one of them dies mid-job.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use epimem_llm::scripted::{Reply, ScriptedServer};
+use epimem_store_postgres::test_support::{TestDatabase, test_database};
+use serde_json::Value;
+
+use crate::serve::message;
+
+const CONVERSATIONS: usize = 50;
+const MESSAGES: usize = 12;
+
+/// Short batches so that ingestion queues jobs as it goes, a worker tick every 0.1 s, leases
+/// of 2 s (a dead worker's job is taken over quickly) and a language model that takes 0.3 s
+/// to fail (so every job holds its lease a while, and is then cut LLM-free); no consolidation,
+/// which would only fail.
+fn config(llm: &str) -> String {
+    format!(
+        "[triggers]\nwindow = 4\nwindow_max = 8\nfloor = 2\n\
+         [server]\ntick_seconds = 0.1\n[jobs]\nlease_seconds = 2\n\
+         [consolidation]\nevery_episodes = 1000000\nflashbulb_surprise = 2.0\n\
+         [llm]\nurl = \"{llm}\"\nmodel = \"slow\"\n"
+    )
+}
+
+fn epimem(db: &TestDatabase, config: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_epimem"));
+    command
+        .args(["--db", &db.url, "--config", config.to_str().unwrap()])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .env_remove("EPIMEM_LLM_URL")
+        .env_remove("EPIMEM_LLM_MODEL");
+    command
+}
+
+/// A process killed (SIGKILL) when dropped.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `epimem serve` on a free port: the process and its base URL.
+fn serve(db: &TestDatabase, config: &Path) -> (Process, String) {
+    let mut child = epimem(db, config)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.trim().rsplit(' ').next().unwrap().to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line:?}");
+    (Process(child), base)
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).build().new_agent()
+}
+
+fn get(base: &str, path: &str) -> Value {
+    let mut response = agent().get(&format!("{base}{path}")).call().unwrap();
+    assert_eq!(response.status().as_u16(), 200, "GET {path}");
+    serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap()
+}
+
+/// Conversation `c`'s message `i`: two sittings an afternoon apart.
+fn line(c: usize, i: usize) -> Value {
+    let (hour, minute) = if i < MESSAGES / 2 { (9, i) } else { (15, i) };
+    let role = if i % 2 == 0 { "user" } else { "assistant" };
+    let text = format!("conversation {c} line {i}: about topic {} and plan {}", c % 7, i / 3);
+    message(
+        &format!("c{c}"),
+        &format!("{c}-{i}"),
+        role,
+        &text,
+        &format!("2026-03-{:02}T{hour:02}:{minute:02}:00Z", 1 + c % 28),
+    )
+}
+
+#[test]
+fn servers_and_workers_share_one_postgres_and_a_killed_worker_loses_nothing() {
+    let Some(db) = test_database() else { return };
+    let llm = ScriptedServer::start([]);
+    llm.otherwise(|_| {
+        Reply::Slow(
+            Duration::from_millis(300),
+            Box::new(Reply::Status { status: 400, body: "no".into(), retry_after: None }),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("epimem.toml");
+    std::fs::write(&config, self::config(&llm.url())).unwrap();
+
+    let servers: Vec<(Process, String)> = (0..2).map(|_| serve(&db, &config)).collect();
+    let mut workers: Vec<Process> = (0..4)
+        .map(|_| Process(epimem(&db, &config).arg("worker").stderr(Stdio::null()).spawn().unwrap()))
+        .collect();
+
+    // 50 conversations at once, each message to either server.
+    std::thread::scope(|scope| {
+        for chunk in 0..10 {
+            let bases: Vec<&str> = servers.iter().map(|(_, b)| b.as_str()).collect();
+            scope.spawn(move || {
+                let agent = agent();
+                for i in 0..MESSAGES {
+                    for c in (chunk..CONVERSATIONS).step_by(10) {
+                        let base = bases[(c + i) % 2];
+                        let mut response = agent
+                            .post(&format!("{base}/v1/messages"))
+                            .content_type("application/json")
+                            .send(line(c, i).to_string())
+                            .unwrap();
+                        let body = response.body_mut().read_to_string().unwrap();
+                        assert_eq!(response.status().as_u16(), 200, "{body}");
+                    }
+                }
+            });
+        }
+    });
+
+    // A worker that holds a job's lease dies without a word.
+    let base = &servers[0].1;
+    let started = Instant::now();
+    let (killed, job) = loop {
+        assert!(started.elapsed() < Duration::from_secs(60), "no worker ever held a job");
+        let jobs = get(base, "/v1/jobs?limit=500");
+        let held = jobs["jobs"].as_array().unwrap().iter().find_map(|j| {
+            let worker = j["worker"].as_str()?;
+            let at = workers.iter().position(|w| worker == format!("pid:{}", w.0.id()))?;
+            (j["state"] == "running").then(|| (at, j["id"].as_i64().unwrap()))
+        });
+        if let Some(found) = held {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(workers.remove(killed));
+
+    // Everything closes: the idle trigger (these conversations are long silent) and the lease
+    // of the dead worker's job running out.
+    let started = Instant::now();
+    loop {
+        let jobs = get(base, "/v1/jobs?limit=500");
+        let pending: u64 = (0..CONVERSATIONS)
+            .map(|c| get(base, &format!("/v1/conversations/c{c}"))["pending"].as_u64().unwrap())
+            .sum();
+        if pending == 0 && jobs["jobs"].as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "still pending: {pending} {jobs}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // Every message in exactly one episode, no episode twice.
+    let mut episodes: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    let mut ids = BTreeSet::new();
+    let mut cursor = String::new();
+    loop {
+        let page = get(base, &format!("/v1/episodes?limit=100{cursor}"));
+        for e in page["episodes"].as_array().unwrap() {
+            assert!(ids.insert(e["id"].as_str().unwrap().to_owned()), "twice: {e}");
+            let spans = episodes.entry(e["conversation"].as_str().unwrap().to_owned()).or_default();
+            spans.push((e["first_seq"].as_u64().unwrap(), e["last_seq"].as_u64().unwrap()));
+        }
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(episodes.len(), CONVERSATIONS);
+    for (conversation, spans) in &mut episodes {
+        spans.sort();
+        let mut next = 1;
+        for &(first, last) in spans.iter() {
+            assert_eq!(first, next, "{conversation}: {spans:?}");
+            next = last + 1;
+        }
+        assert_eq!(next - 1, MESSAGES as u64, "{conversation}: {spans:?}");
+    }
+
+    // No job completed twice: each episode closed once in the change log, none parked, and
+    // the dead worker's job was finished by another.
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let twice = client
+        .query(
+            "SELECT episode_id FROM episode_changes WHERE NOT forgotten AND NOT restated
+             GROUP BY episode_id HAVING count(*) > 1",
+            &[],
+        )
+        .unwrap();
+    assert!(twice.is_empty(), "{} episodes closed twice", twice.len());
+    let closed: i64 = client
+        .query_one("SELECT count(*) FROM episode_changes WHERE NOT forgotten AND NOT restated", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(closed as usize, ids.len());
+    let left: i64 = client.query_one("SELECT count(*) FROM jobs", &[]).unwrap().get(0);
+    assert_eq!(left, 0, "jobs left, parked ones included");
+    let taken_over: i64 =
+        client.query_one("SELECT count(*) FROM jobs WHERE id = $1", &[&job]).unwrap().get(0);
+    assert_eq!(taken_over, 0, "job {job} of the killed worker was never finished");
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Every test: fetches the embedding models, starts a PostgreSQL server for the tests of the
+# PostgreSQL backend (scripts/postgres.sh), runs `cargo test --workspace` with any arguments
+# given, and stops the server again (if this script started it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/fetch-models.sh
+started=""
+if ! scripts/postgres.sh url >/dev/null 2>&1; then
+    scripts/postgres.sh start >/dev/null
+    started=yes
+fi
+stop() { [ -n "$started" ] && scripts/postgres.sh stop; }
+trap stop EXIT
+EPIMEM_TEST_POSTGRES="$(scripts/postgres.sh url)" cargo test --workspace "$@"
