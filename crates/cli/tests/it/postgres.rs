@@ -80,7 +80,7 @@ fn get(base: &str, path: &str) -> Value {
 /// Conversation `c`'s message `i`: two sittings an afternoon apart.
 fn line(c: usize, i: usize) -> Value {
     let (hour, minute) = if i < MESSAGES / 2 { (9, i) } else { (15, i) };
-    let role = if i % 2 == 0 { "user" } else { "assistant" };
+    let role = if i.is_multiple_of(2) { "user" } else { "assistant" };
     let text = format!("conversation {c} line {i}: about topic {} and plan {}", c % 7, i / 3);
     message(
         &format!("c{c}"),
