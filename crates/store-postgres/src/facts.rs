@@ -102,24 +102,8 @@ pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<()
                     .into());
                 }
                 let vector = commit.vectors.iter().find(|(f, _)| *f == fact.id);
-                let inserted = tx.execute(
-                    "INSERT INTO facts (id, conversation_id, text, valid_at, invalid_at,
-                         reinforced, fingerprint, vector)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-                    &[
-                        &fact.id.0,
-                        &id,
-                        &fact.text,
-                        &fact.valid_at.millis(),
-                        &fact.invalid_at.map(Timestamp::millis),
-                        &i64::from(fact.reinforced),
-                        &vector.and(commit.fingerprint.as_deref()),
-                        &vector.map(|(_, v)| vectors::encode(v)),
-                    ],
-                )?;
-                if inserted > 0 {
-                    add_sources(tx, &fact.id, &fact.sources)?;
-                }
+                let fingerprint = vector.and(commit.fingerprint.as_deref());
+                insert(tx, id, fact, fingerprint, vector.map(|(_, v)| v.as_slice()))?;
             }
             FactChange::Reinforce { id: fact, sources } => {
                 ours(tx, fact, id, conversation)?;
@@ -168,6 +152,35 @@ fn ours(
     } else {
         Err(StoreError::Invalid(format!("fact {fact} is not of {conversation}")).into())
     }
+}
+
+/// Stores `fact` (with its sources) unless it is there already.
+pub(crate) fn insert(
+    tx: &mut Tx<'_>,
+    conversation_id: i64,
+    fact: &Fact,
+    fingerprint: Option<&str>,
+    vector: Option<&[f32]>,
+) -> Result<(), Failure> {
+    let inserted = tx.execute(
+        "INSERT INTO facts (id, conversation_id, text, valid_at, invalid_at, reinforced,
+             fingerprint, vector)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+        &[
+            &fact.id.0,
+            &conversation_id,
+            &fact.text,
+            &fact.valid_at.millis(),
+            &fact.invalid_at.map(Timestamp::millis),
+            &i64::from(fact.reinforced),
+            &fingerprint,
+            &vector.map(vectors::encode),
+        ],
+    )?;
+    if inserted > 0 {
+        add_sources(tx, &fact.id, &fact.sources)?;
+    }
+    Ok(())
 }
 
 fn add_sources(tx: &mut Tx<'_>, fact: &FactId, sources: &[EpisodeId]) -> Result<(), Failure> {

@@ -22,6 +22,7 @@ mod segmentation;
 mod stats;
 mod store;
 mod timeline;
+mod transfer;
 mod vectors;
 
 #[cfg(feature = "test-support")]

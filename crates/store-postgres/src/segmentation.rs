@@ -1,6 +1,6 @@
 //! Fences, segmentation batches and the one-transaction commit.
 
-use epimem_core::{ConversationKey, JobId, JobKind, Timestamp, Trigger};
+use epimem_core::{ConversationKey, Episode, JobId, JobKind, Timestamp, Trigger};
 use epimem_store::{SegmentationBatch, SegmentationCommit, StoreError};
 
 use crate::{
@@ -120,34 +120,7 @@ pub(crate) fn commit(tx: &mut Tx<'_>, commit: &SegmentationCommit) -> Result<(),
     let ids: Vec<_> = commit.episodes.iter().map(|e| e.id.clone()).collect();
     crate::changes::append(tx, &key.tenant, &ids, crate::changes::Change::Closed)?;
     for e in &commit.episodes {
-        let keywords = rows::json(&e.keywords, "keywords")?;
-        tx.execute(
-            "INSERT INTO episodes (id, conversation_id, first_seq, last_seq, context_first_seq,
-                 start_ts, end_ts, title, summary, keywords, surprise, boundary_reason,
-                 stability, difficulty, last_review, due, told_by, told_note)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                 $18)",
-            &[
-                &e.id.0,
-                &id,
-                &int(e.first_seq),
-                &int(e.last_seq),
-                &e.context_first_seq.map(int),
-                &e.start.millis(),
-                &e.end.millis(),
-                &e.title,
-                &e.summary,
-                &keywords,
-                &e.surprise,
-                &e.boundary_reason.as_str(),
-                &e.fsrs.stability,
-                &e.fsrs.difficulty,
-                &e.fsrs.last_review.map(Timestamp::millis),
-                &e.fsrs.due.map(Timestamp::millis),
-                &e.told_by.as_str(),
-                &e.told_note,
-            ],
-        )?;
+        insert_episode(tx, id, e)?;
     }
     tx.execute(
         "UPDATE conversations SET watermark = $2, window_doubled = $3,
@@ -160,4 +133,43 @@ pub(crate) fn commit(tx: &mut Tx<'_>, commit: &SegmentationCommit) -> Result<(),
         crate::facts::queue_if_due(tx, id, key, new_watermark, rule)?;
     }
     crate::reviews::queue_review(tx, id, key, ids)
+}
+
+/// Stores an episode of the conversation with internal id `conversation_id` (the caller logs
+/// it as closed).
+pub(crate) fn insert_episode(
+    tx: &mut Tx<'_>,
+    conversation_id: i64,
+    e: &Episode,
+) -> Result<(), Failure> {
+    let id = conversation_id;
+    let keywords = rows::json(&e.keywords, "keywords")?;
+    tx.execute(
+        "INSERT INTO episodes (id, conversation_id, first_seq, last_seq, context_first_seq,
+             start_ts, end_ts, title, summary, keywords, surprise, boundary_reason,
+             stability, difficulty, last_review, due, told_by, told_note)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+             $18)",
+        &[
+            &e.id.0,
+            &id,
+            &int(e.first_seq),
+            &int(e.last_seq),
+            &e.context_first_seq.map(int),
+            &e.start.millis(),
+            &e.end.millis(),
+            &e.title,
+            &e.summary,
+            &keywords,
+            &e.surprise,
+            &e.boundary_reason.as_str(),
+            &e.fsrs.stability,
+            &e.fsrs.difficulty,
+            &e.fsrs.last_review.map(Timestamp::millis),
+            &e.fsrs.due.map(Timestamp::millis),
+            &e.told_by.as_str(),
+            &e.told_note,
+        ],
+    )?;
+    Ok(())
 }

@@ -5,14 +5,14 @@ use epimem_core::{
     Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 use epimem_store::{
-    ApiKey, ConsolidationBatch, ConsolidationCommit, EpisodeChange, EpisodeCursor, EpisodeDetail,
-    IndexedMessage, JobStatus, PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch,
-    SegmentationCommit, Stats, Store, StoreError, StoredFact,
+    ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
+    EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview, PushOutcome,
+    ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError, StoredFact,
 };
 
 use crate::{
     PostgresStore, changes, episodes, facts, forget, ingest, jobs, keys, llm_usage, reviews,
-    segmentation, stats, timeline, vectors,
+    segmentation, stats, timeline, transfer, vectors,
 };
 
 impl Store for PostgresStore {
@@ -232,6 +232,29 @@ impl Store for PostgresStore {
         fingerprint: Option<&str>,
     ) -> Result<Vec<StoredFact>, StoreError> {
         self.read(|tx| facts::list(tx, scope, with_invalid, limit, fingerprint))
+    }
+
+    fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
+        self.read(|tx| transfer::conversations(tx, tenant))
+    }
+
+    fn export_conversation(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Option<ConversationExport>, StoreError> {
+        self.read(|tx| transfer::export(tx, conversation))
+    }
+
+    fn import_conversation(&self, export: &ConversationExport) -> Result<(), StoreError> {
+        self.write(|tx| transfer::import(tx, export))
+    }
+
+    fn timeline_export(&self, tenant: &str) -> Result<Vec<TimelineNode>, StoreError> {
+        self.read(|tx| transfer::timeline(tx, tenant))
+    }
+
+    fn import_timeline(&self, tenant: &str, nodes: &[TimelineNode]) -> Result<(), StoreError> {
+        self.write(|tx| transfer::import_timeline(tx, tenant, nodes))
     }
 
     fn tenants(&self) -> Result<Vec<String>, StoreError> {

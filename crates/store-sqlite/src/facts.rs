@@ -112,26 +112,8 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
                     )));
                 }
                 let vector = commit.vectors.iter().find(|(f, _)| *f == fact.id);
-                let inserted = tx
-                    .execute(
-                        "INSERT OR IGNORE INTO facts (id, conversation_id, text, valid_at,
-                             invalid_at, reinforced, fingerprint, vector)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                        params![
-                            fact.id.0,
-                            id,
-                            fact.text,
-                            fact.valid_at.millis(),
-                            fact.invalid_at.map(Timestamp::millis),
-                            fact.reinforced,
-                            vector.and(commit.fingerprint.as_deref()),
-                            vector.map(|(_, v)| vectors::encode(v)),
-                        ],
-                    )
-                    .map_err(map_err)?;
-                if inserted > 0 {
-                    add_sources(tx, &fact.id, &fact.sources)?;
-                }
+                let fingerprint = vector.and(commit.fingerprint.as_deref());
+                insert(tx, id, fact, fingerprint, vector.map(|(_, v)| v.as_slice()))?;
             }
             FactChange::Reinforce { id: fact, sources } => {
                 if !ours(fact)? {
@@ -167,6 +149,37 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
     .map_err(map_err)?;
     if commit.finished {
         tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
+    }
+    Ok(())
+}
+
+/// Stores `fact` (with its sources) unless it is there already.
+pub(crate) fn insert(
+    tx: &Transaction<'_>,
+    conversation_id: i64,
+    fact: &Fact,
+    fingerprint: Option<&str>,
+    vector: Option<&[f32]>,
+) -> Result<(), StoreError> {
+    let inserted = tx
+        .execute(
+            "INSERT OR IGNORE INTO facts (id, conversation_id, text, valid_at,
+                 invalid_at, reinforced, fingerprint, vector)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                fact.id.0,
+                conversation_id,
+                fact.text,
+                fact.valid_at.millis(),
+                fact.invalid_at.map(Timestamp::millis),
+                fact.reinforced,
+                fingerprint,
+                vector.map(vectors::encode),
+            ],
+        )
+        .map_err(map_err)?;
+    if inserted > 0 {
+        add_sources(tx, &fact.id, &fact.sources)?;
     }
     Ok(())
 }

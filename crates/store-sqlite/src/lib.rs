@@ -19,6 +19,7 @@ mod schema;
 mod segmentation;
 mod stats;
 mod timeline;
+mod transfer;
 mod vectors;
 
 use std::{path::Path, sync::Mutex, time::Duration};
@@ -28,9 +29,9 @@ use epimem_core::{
     Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 use epimem_store::{
-    ApiKey, ConsolidationBatch, ConsolidationCommit, EpisodeChange, EpisodeCursor, EpisodeDetail,
-    IndexedMessage, JobStatus, PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch,
-    SegmentationCommit, Stats, Store, StoreError, StoredFact,
+    ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
+    EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview, PushOutcome,
+    ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError, StoredFact,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -401,6 +402,29 @@ impl Store for SqliteStore {
         fingerprint: Option<&str>,
     ) -> Result<Vec<StoredFact>, StoreError> {
         self.read(|conn| facts::list(conn, scope, with_invalid, limit, fingerprint))
+    }
+
+    fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
+        self.read(|conn| transfer::conversations(conn, tenant))
+    }
+
+    fn export_conversation(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Option<ConversationExport>, StoreError> {
+        self.read(|conn| transfer::export(conn, conversation))
+    }
+
+    fn import_conversation(&self, export: &ConversationExport) -> Result<(), StoreError> {
+        self.write(|tx| transfer::import(tx, export))
+    }
+
+    fn timeline_export(&self, tenant: &str) -> Result<Vec<TimelineNode>, StoreError> {
+        self.read(|conn| transfer::timeline(conn, tenant))
+    }
+
+    fn import_timeline(&self, tenant: &str, nodes: &[TimelineNode]) -> Result<(), StoreError> {
+        self.write(|tx| transfer::import_timeline(tx, tenant, nodes))
     }
 
     fn tenants(&self) -> Result<Vec<String>, StoreError> {

@@ -1,6 +1,6 @@
 //! Fences, segmentation batches and the one-transaction commit.
 
-use epimem_core::{ConversationKey, JobId, JobKind, Timestamp, Trigger};
+use epimem_core::{ConversationKey, Episode, JobId, JobKind, Timestamp, Trigger};
 use epimem_store::{SegmentationBatch, SegmentationCommit, StoreError};
 use rusqlite::{Connection, Transaction, params};
 
@@ -118,44 +118,8 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
             "episodes reach past the fenced batch of {key} (message {new_watermark})"
         )));
     }
-    let mut insert = tx
-        .prepare_cached(
-            "INSERT INTO episodes (id, conversation_id, first_seq, last_seq, context_first_seq,
-                 start_ts, end_ts, title, summary, keywords, surprise, boundary_reason,
-                 stability, difficulty, last_review, due, told_by, told_note)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18)",
-        )
-        .map_err(map_err)?;
-    let mut changed = tx
-        .prepare_cached("INSERT INTO episode_changes (tenant, episode_id) VALUES (?1, ?2)")
-        .map_err(map_err)?;
     for e in &commit.episodes {
-        changed.execute(params![key.tenant, e.id.0]).map_err(map_err)?;
-        let keywords = serde_json::to_string(&e.keywords)
-            .map_err(|err| StoreError::Internal(format!("encoding keywords: {err}")))?;
-        insert
-            .execute(params![
-                e.id.0,
-                id,
-                e.first_seq,
-                e.last_seq,
-                e.context_first_seq,
-                e.start.millis(),
-                e.end.millis(),
-                e.title,
-                e.summary,
-                keywords,
-                e.surprise,
-                e.boundary_reason.as_str(),
-                e.fsrs.stability,
-                e.fsrs.difficulty,
-                e.fsrs.last_review.map(Timestamp::millis),
-                e.fsrs.due.map(Timestamp::millis),
-                e.told_by.as_str(),
-                e.told_note,
-            ])
-            .map_err(map_err)?;
+        insert_episode(tx, &key.tenant, id, e)?;
     }
     tx.execute(
         "UPDATE conversations SET watermark = ?2, window_doubled = ?3,
@@ -170,4 +134,49 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Resul
         crate::facts::queue_if_due(tx, id, key, new_watermark, rule)?;
     }
     crate::reviews::queue_review(tx, id, key, closed)
+}
+
+/// Stores an episode of the conversation with internal id `conversation_id` and logs it as
+/// closed for the search indexes.
+pub(crate) fn insert_episode(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    conversation_id: i64,
+    e: &Episode,
+) -> Result<(), StoreError> {
+    tx.prepare_cached("INSERT INTO episode_changes (tenant, episode_id) VALUES (?1, ?2)")
+        .and_then(|mut s| s.execute(params![tenant, e.id.0]))
+        .map_err(map_err)?;
+    let keywords = serde_json::to_string(&e.keywords)
+        .map_err(|err| StoreError::Internal(format!("encoding keywords: {err}")))?;
+    tx.prepare_cached(
+        "INSERT INTO episodes (id, conversation_id, first_seq, last_seq, context_first_seq,
+             start_ts, end_ts, title, summary, keywords, surprise, boundary_reason,
+             stability, difficulty, last_review, due, told_by, told_note)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            e.id.0,
+            conversation_id,
+            e.first_seq,
+            e.last_seq,
+            e.context_first_seq,
+            e.start.millis(),
+            e.end.millis(),
+            e.title,
+            e.summary,
+            keywords,
+            e.surprise,
+            e.boundary_reason.as_str(),
+            e.fsrs.stability,
+            e.fsrs.difficulty,
+            e.fsrs.last_review.map(Timestamp::millis),
+            e.fsrs.due.map(Timestamp::millis),
+            e.told_by.as_str(),
+            e.told_note,
+        ])
+    })
+    .map_err(map_err)?;
+    Ok(())
 }

@@ -153,11 +153,11 @@ pub(crate) fn get(
         .transpose()
 }
 
-fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Internal(format!("encoding a node: {e}")))
 }
 
-fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Internal(format!("stored node: {e}")))
 }
 

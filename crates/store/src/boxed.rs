@@ -7,9 +7,9 @@ use epimem_core::{
 };
 
 use crate::{
-    ApiKey, ConsolidationBatch, ConsolidationCommit, EpisodeChange, EpisodeCursor, EpisodeDetail,
-    IndexedMessage, JobStatus, PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch,
-    SegmentationCommit, Stats, Store, StoreError, StoredFact,
+    ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
+    EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview, PushOutcome,
+    ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError, StoredFact,
 };
 
 impl<S: Store + ?Sized> Store for Box<S> {
@@ -293,5 +293,28 @@ impl<S: Store + ?Sized> Store for Box<S> {
 
     fn tenant_of_api_key(&self, hash: &str) -> Result<Option<String>, StoreError> {
         (**self).tenant_of_api_key(hash)
+    }
+
+    fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
+        (**self).conversations(tenant)
+    }
+
+    fn export_conversation(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Option<ConversationExport>, StoreError> {
+        (**self).export_conversation(conversation)
+    }
+
+    fn import_conversation(&self, export: &ConversationExport) -> Result<(), StoreError> {
+        (**self).import_conversation(export)
+    }
+
+    fn timeline_export(&self, tenant: &str) -> Result<Vec<TimelineNode>, StoreError> {
+        (**self).timeline_export(tenant)
+    }
+
+    fn import_timeline(&self, tenant: &str, nodes: &[TimelineNode]) -> Result<(), StoreError> {
+        (**self).import_timeline(tenant, nodes)
     }
 }

@@ -8,10 +8,12 @@ mod boxed;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
+mod transfer;
 mod types;
 
 pub use epimem_core::PendingReview;
 pub use error::StoreError;
+pub use transfer::{ConversationExport, ExportedFact, ExportedVectors};
 pub use types::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConsolidationRule, EpisodeChange,
     EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus, PushOutcome, PushedMessage,
@@ -258,6 +260,30 @@ pub trait Store: Send + Sync {
         limit: Option<usize>,
         fingerprint: Option<&str>,
     ) -> Result<Vec<StoredFact>, StoreError>;
+
+    /// The conversations of `tenant`, in the order they were first seen.
+    fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError>;
+
+    /// Everything stored of a conversation (see [`ConversationExport`]), read in one snapshot;
+    /// `None` if there is no such conversation.
+    fn export_conversation(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Option<ConversationExport>, StoreError>;
+
+    /// Stores a conversation another store exported, in one transaction: its episodes are
+    /// logged as closed for the search indexes (and the timeline); none of its jobs come
+    /// along. Fails with a conflict, changing nothing, if the conversation exists, and as
+    /// invalid if the export does not hold together ([`ConversationExport::check`]).
+    fn import_conversation(&self, export: &ConversationExport) -> Result<(), StoreError>;
+
+    /// Every version of every node of `tenant`'s timeline, by node and version.
+    fn timeline_export(&self, tenant: &str) -> Result<Vec<TimelineNode>, StoreError>;
+
+    /// Stores timeline nodes another store exported (a version already here is left as it
+    /// is) and records that the timeline has taken in `tenant`'s change log as it stands, so
+    /// the episodes just imported do not have their days told again.
+    fn import_timeline(&self, tenant: &str, nodes: &[TimelineNode]) -> Result<(), StoreError>;
 
     /// Every tenant with a conversation, in name order.
     fn tenants(&self) -> Result<Vec<String>, StoreError>;

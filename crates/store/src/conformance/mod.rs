@@ -19,6 +19,7 @@ mod jobs;
 mod llm_usage;
 mod reviews;
 mod timeline;
+mod transfer;
 pub use changes::*;
 pub use facts::*;
 pub use forget::*;
@@ -26,6 +27,7 @@ pub use jobs::*;
 pub use llm_usage::*;
 pub use reviews::*;
 pub use timeline::*;
+pub use transfer::*;
 
 /// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
 #[macro_export]
@@ -66,7 +68,8 @@ macro_rules! conformance_tests {
             consolidation_writes_facts_once_and_invalidates_never_deletes,
             forgetting_an_episode_forgets_the_facts_from_it,
             timeline_nodes_are_versioned_and_marks_cleared_with_their_write,
-            forgetting_an_episode_takes_its_words_out_of_the_timeline
+            forgetting_an_episode_takes_its_words_out_of_the_timeline,
+            an_exported_conversation_imports_whole
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
