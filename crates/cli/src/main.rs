@@ -108,6 +108,14 @@ enum Command {
     Facts(commands::facts::FactsArgs),
     /// Count conversations, messages, episodes and jobs.
     Stats(commands::query::StatsArgs),
+    /// Create or bring up to date the database's schema (every command also does, on first
+    /// use).
+    Migrate,
+    /// Write the tenant's memory (or every tenant's) as JSON lines, for `import` into another
+    /// database: SQLite to PostgreSQL or back.
+    Export(commands::transfer::ExportArgs),
+    /// Read what `export` wrote into this database.
+    Import(commands::transfer::ImportArgs),
     /// Build the tenant's search index again from the database, with a progress bar.
     Reindex(commands::reindex::ReindexArgs),
     /// Print the reference configuration (every setting, its default, and what it does).
@@ -164,6 +172,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Facts(args) => commands::facts::facts(&config, &args),
         Command::Timeline(args) => commands::timeline::timeline(&config, &args),
         Command::Forget(args) => commands::query::forget(&config, &args),
+        Command::Migrate => commands::transfer::migrate(&config),
+        Command::Export(args) => commands::transfer::export(&config, &args),
+        Command::Import(args) => commands::transfer::import(&config, &args),
         Command::Reindex(args) => commands::reindex::reindex(&config, &args),
         Command::Config => {
             out!("{}", config::REFERENCE);

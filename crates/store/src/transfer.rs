@@ -17,7 +17,8 @@ pub struct ConversationExport {
     pub consolidated_upto: u64,
     /// In sequence order, from 1 without a gap.
     pub messages: Vec<Message>,
-    /// In sequence order, tiling `1..=watermark`.
+    /// In sequence order, apart, within `1..=watermark` (a forgotten episode leaves a gap of
+    /// blanked messages).
     pub episodes: Vec<Episode>,
     /// Held for a review job or not: an import holds none (its jobs stay behind).
     pub pending_reviews: Vec<PendingReview>,
@@ -43,8 +44,8 @@ pub struct ExportedVectors {
 }
 
 impl ConversationExport {
-    /// Why this cannot be stored as it is, if it cannot: messages that skip, episodes that do
-    /// not tile the messages up to the watermark.
+    /// Why this cannot be stored as it is, if it cannot: messages that skip, episodes that
+    /// overlap, run backwards or reach past the watermark.
     pub fn check(&self) -> Result<(), String> {
         let key = &self.conversation;
         for (i, m) in self.messages.iter().enumerate() {
@@ -58,17 +59,17 @@ impl ConversationExport {
         }
         let mut next = 1;
         for e in &self.episodes {
-            if e.conversation != *key || e.first_seq != next || e.last_seq < e.first_seq {
+            if e.conversation != *key || e.first_seq < next || e.last_seq < e.first_seq {
                 return Err(format!(
-                    "{key}: episode {} ({}..={}) does not continue at message {next}",
+                    "{key}: episode {} ({}..={}) overlaps or comes before message {next}",
                     e.id, e.first_seq, e.last_seq
                 ));
             }
             next = e.last_seq + 1;
         }
-        if next - 1 != self.watermark {
+        if next - 1 > self.watermark {
             return Err(format!(
-                "{key}: episodes end at {} but the watermark is {}",
+                "{key}: episodes reach message {} past the watermark {}",
                 next - 1,
                 self.watermark
             ));

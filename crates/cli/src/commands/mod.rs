@@ -12,6 +12,7 @@ pub(crate) mod query;
 pub(crate) mod reindex;
 pub(crate) mod serve;
 pub(crate) mod timeline;
+pub(crate) mod transfer;
 pub(crate) mod worker;
 
 use std::{path::Path, sync::Arc};

@@ -214,3 +214,60 @@ fn servers_and_workers_share_one_postgres_and_a_killed_worker_loses_nothing() {
         client.query_one("SELECT count(*) FROM jobs WHERE id = $1", &[&job]).unwrap().get(0);
     assert_eq!(taken_over, 0, "job {job} of the killed worker was never finished");
 }
+
+#[test]
+fn a_memory_moves_from_sqlite_to_postgres_and_back_without_loss() {
+    let Some(db) = test_database() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |target: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .args(["--db", target])
+            .args(args)
+            .env("EPIMEM_EMBEDDER", "hash")
+            .env_remove("EPIMEM_TENANT")
+            .env_remove("EPIMEM_CONFIG")
+            .env_remove("EPIMEM_LLM_URL")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first = dir.path().join("first.db");
+    let first = first.to_str().unwrap();
+    // Two tenants; closed episodes, a forgotten one, pending messages and a timeline.
+    for (tenant, conversations) in [("alice", 3), ("bob", 2)] {
+        let file = dir.path().join(format!("{tenant}.jsonl"));
+        let lines: Vec<String> = (0..conversations)
+            .flat_map(|c| (0..MESSAGES).map(move |i| line(c, i).to_string()))
+            .collect();
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        run(first, &["--tenant", tenant, "ingest", "--flush", file.to_str().unwrap()]);
+        run(first, &["--tenant", tenant, "timeline"]);
+    }
+    let episodes = run(first, &["--tenant", "alice", "episodes", "--json"]);
+    let forgotten: Value = serde_json::from_str(episodes.lines().next().unwrap()).unwrap();
+    run(first, &["--tenant", "alice", "forget", forgotten["id"].as_str().unwrap()]);
+    let pending = dir.path().join("pending.jsonl");
+    std::fs::write(&pending, line(9, 0).to_string()).unwrap();
+    run(first, &["--tenant", "bob", "ingest", pending.to_str().unwrap()]);
+
+    let exported = |target: &str, name: &str| {
+        let file = dir.path().join(name);
+        run(target, &["export", "--all-tenants", file.to_str().unwrap()]);
+        std::fs::read_to_string(file).unwrap()
+    };
+    let from_sqlite = exported(first, "a.jsonl");
+    for kind in ["conversation", "message", "episode", "vector", "timeline_node"] {
+        assert!(from_sqlite.contains(&format!("{{\"kind\":\"{kind}\"")), "no {kind} exported");
+    }
+    run(&db.url, &["import", dir.path().join("a.jsonl").to_str().unwrap()]);
+    let from_postgres = exported(&db.url, "b.jsonl");
+    assert!(from_sqlite == from_postgres, "PostgreSQL's export differs from SQLite's");
+    let back = dir.path().join("back.db");
+    run(back.to_str().unwrap(), &["import", dir.path().join("b.jsonl").to_str().unwrap()]);
+    assert!(exported(back.to_str().unwrap(), "c.jsonl") == from_sqlite, "the way back differs");
+
+    // What was moved is memory, not only rows: recall finds it on PostgreSQL.
+    let recalled = run(&db.url, &["--tenant", "bob", "recall", "topic 1 plan 3", "--json"]);
+    assert!(recalled.contains("conversation 1 line"), "{recalled}");
+}

@@ -1,0 +1,302 @@
+//! `migrate`, `export` and `import`: moving a memory between databases (SQLite and
+//! PostgreSQL, either way) as JSON lines.
+
+use std::{
+    collections::BTreeMap,
+    io::{BufRead, BufWriter, Write},
+    path::PathBuf,
+    process::ExitCode,
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use epimem_core::{ConversationKey, Episode, Fact, Message, PendingReview, TimelineNode};
+use epimem_store::{ConversationExport, ExportedFact, ExportedVectors};
+use indicatif::ProgressBar;
+use serde::{Deserialize, Serialize};
+
+use super::open_store;
+use crate::config::AppConfig;
+
+/// One line of an export. A conversation's line comes before its messages, episodes, recalls
+/// waiting for review, facts and vectors; timeline nodes come last.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Line {
+    Conversation(ConversationLine),
+    Message(Of<Message>),
+    Episode(Episode),
+    PendingReview(Of<PendingReview>),
+    Fact(FactLine),
+    Vector(VectorLine),
+    TimelineNode(NodeLine),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ConversationLine {
+    #[serde(flatten)]
+    conversation: ConversationKey,
+    user: Option<String>,
+    agent: Option<String>,
+    watermark: u64,
+    window_doubled: bool,
+    consolidated_upto: u64,
+}
+
+/// A record of a conversation, with the conversation it belongs to.
+#[derive(Debug, Serialize, Deserialize)]
+struct Of<T> {
+    tenant: String,
+    conversation: String,
+    #[serde(flatten)]
+    item: T,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct FactLine {
+    #[serde(flatten)]
+    fact: Fact,
+    fingerprint: Option<String>,
+    vector: Option<Vec<f32>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct VectorLine {
+    tenant: String,
+    conversation: String,
+    fingerprint: String,
+    seq: u64,
+    vector: Vec<f32>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct NodeLine {
+    tenant: String,
+    #[serde(flatten)]
+    node: TimelineNode,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Everything a tenant's memory holds goes: every message (pending ones \
+too), episodes with their memory strength, recalls waiting for review, facts, the timeline's \
+nodes (every version) and the cached message vectors. Jobs, API keys and language model usage \
+stay behind. The search index is not exported: the importing side builds its own.")]
+pub(crate) struct ExportArgs {
+    /// The file to write, or - for standard output.
+    file: PathBuf,
+    /// Every tenant's memory, not only --tenant's.
+    #[arg(long)]
+    all_tenants: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "A conversation the database already has is refused (nothing of it is \
+written): forget it first to replace it. Each conversation is imported in one transaction, so \
+an import that stops halfway can be run again once the conversations it wrote are forgotten, \
+or with --skip-existing.")]
+pub(crate) struct ImportArgs {
+    /// The file `epimem export` wrote, or - for standard input.
+    file: PathBuf,
+    /// Leave conversations the database already has as they are, instead of stopping.
+    #[arg(long)]
+    skip_existing: bool,
+}
+
+pub(crate) fn migrate(config: &AppConfig) -> Result<ExitCode> {
+    let database = config.database()?;
+    open_store(&database)?;
+    println!("{database}: the schema is up to date");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn export(config: &AppConfig, args: &ExportArgs) -> Result<ExitCode> {
+    let store = open_store(&config.database()?)?;
+    let tenants = if args.all_tenants { store.tenants()? } else { vec![config.tenant.clone()] };
+    let out: Box<dyn Write> = match args.file.to_str() {
+        Some("-") => Box::new(std::io::stdout().lock()),
+        _ => Box::new(
+            std::fs::File::create(&args.file)
+                .with_context(|| format!("cannot create {}", args.file.display()))?,
+        ),
+    };
+    let mut out = BufWriter::new(out);
+    let mut write = |line: &Line| -> Result<()> {
+        serde_json::to_writer(&mut out, line)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    };
+    let (mut conversations, mut nodes) = (0, 0);
+    for tenant in &tenants {
+        let keys = store.conversations(tenant)?;
+        let bar = ProgressBar::new(keys.len() as u64).with_message(format!("exporting {tenant}"));
+        for key in keys {
+            bar.inc(1);
+            // Forgotten since it was listed: nothing to export.
+            let Some(export) = store.export_conversation(&key)? else { continue };
+            for line in lines_of(export) {
+                write(&line)?;
+            }
+            conversations += 1;
+        }
+        bar.finish_and_clear();
+        for node in store.timeline_export(tenant)? {
+            write(&Line::TimelineNode(NodeLine { tenant: tenant.clone(), node }))?;
+            nodes += 1;
+        }
+    }
+    out.flush()?;
+    eprintln!("exported {conversations} conversation(s) and {nodes} timeline node(s)");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn of<T>(key: &ConversationKey, item: T) -> Of<T> {
+    Of { tenant: key.tenant.clone(), conversation: key.conversation.clone(), item }
+}
+
+/// The conversation being read, which a record of `tenant`/`conversation` must belong to.
+fn within<'a>(
+    current: &'a mut Option<ConversationExport>,
+    tenant: &str,
+    conversation: &str,
+    number: usize,
+) -> Result<&'a mut ConversationExport> {
+    match current.as_mut() {
+        Some(c)
+            if c.conversation.tenant == tenant && c.conversation.conversation == conversation =>
+        {
+            Ok(c)
+        }
+        _ => bail!(
+            "line {number}: a record of {tenant}/{conversation} outside that conversation's lines"
+        ),
+    }
+}
+
+fn lines_of(export: ConversationExport) -> Vec<Line> {
+    let key = export.conversation.clone();
+    let mut lines = vec![Line::Conversation(ConversationLine {
+        conversation: export.conversation.clone(),
+        user: export.user,
+        agent: export.agent,
+        watermark: export.watermark,
+        window_doubled: export.window_doubled,
+        consolidated_upto: export.consolidated_upto,
+    })];
+    lines.extend(export.messages.into_iter().map(|m| Line::Message(of(&key, m))));
+    lines.extend(export.episodes.into_iter().map(Line::Episode));
+    lines.extend(export.pending_reviews.into_iter().map(|r| Line::PendingReview(of(&key, r))));
+    lines.extend(export.facts.into_iter().map(|f| {
+        Line::Fact(FactLine { fact: f.fact, fingerprint: f.fingerprint, vector: f.vector })
+    }));
+    for group in export.vectors {
+        lines.extend(group.vectors.into_iter().map(|(seq, vector)| {
+            Line::Vector(VectorLine {
+                tenant: key.tenant.clone(),
+                conversation: key.conversation.clone(),
+                fingerprint: group.fingerprint.clone(),
+                seq,
+                vector,
+            })
+        }));
+    }
+    lines
+}
+
+pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> {
+    let store = open_store(&config.database()?)?;
+    let input: Box<dyn BufRead> = match args.file.to_str() {
+        Some("-") => Box::new(std::io::stdin().lock()),
+        _ => Box::new(std::io::BufReader::new(
+            std::fs::File::open(&args.file)
+                .with_context(|| format!("cannot open {}", args.file.display()))?,
+        )),
+    };
+    let bar = ProgressBar::new_spinner().with_message("importing");
+    let (mut imported, mut skipped) = (0, 0);
+    let mut current: Option<ConversationExport> = None;
+    let mut nodes: BTreeMap<String, Vec<TimelineNode>> = BTreeMap::new();
+    let mut finish = |export: ConversationExport| -> Result<()> {
+        if args.skip_existing && store.queue(&export.conversation)?.is_some() {
+            skipped += 1;
+            return Ok(());
+        }
+        store
+            .import_conversation(&export)
+            .with_context(|| format!("importing conversation {}", export.conversation))?;
+        imported += 1;
+        bar.inc(1);
+        Ok(())
+    };
+    for (number, line) in input.lines().enumerate() {
+        let line = line.with_context(|| format!("reading {}", args.file.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: Line = serde_json::from_str(&line)
+            .with_context(|| format!("line {}: not a line of an epimem export", number + 1))?;
+        let number = number + 1;
+        match parsed {
+            Line::Conversation(c) => {
+                if let Some(done) = current.take() {
+                    finish(done)?;
+                }
+                current = Some(ConversationExport {
+                    conversation: c.conversation,
+                    user: c.user,
+                    agent: c.agent,
+                    watermark: c.watermark,
+                    window_doubled: c.window_doubled,
+                    consolidated_upto: c.consolidated_upto,
+                    messages: Vec::new(),
+                    episodes: Vec::new(),
+                    pending_reviews: Vec::new(),
+                    facts: Vec::new(),
+                    vectors: Vec::new(),
+                });
+            }
+            Line::Message(m) => {
+                within(&mut current, &m.tenant, &m.conversation, number)?.messages.push(m.item)
+            }
+            Line::Episode(e) => {
+                let key = e.conversation.clone();
+                within(&mut current, &key.tenant, &key.conversation, number)?.episodes.push(e);
+            }
+            Line::PendingReview(r) => {
+                within(&mut current, &r.tenant, &r.conversation, number)?
+                    .pending_reviews
+                    .push(r.item);
+            }
+            Line::Fact(f) => {
+                let key = f.fact.conversation.clone();
+                within(&mut current, &key.tenant, &key.conversation, number)?.facts.push(
+                    ExportedFact { fact: f.fact, fingerprint: f.fingerprint, vector: f.vector },
+                );
+            }
+            Line::Vector(v) => {
+                let export = within(&mut current, &v.tenant, &v.conversation, number)?;
+                match export.vectors.last_mut().filter(|g| g.fingerprint == v.fingerprint) {
+                    Some(group) => group.vectors.push((v.seq, v.vector)),
+                    None => export.vectors.push(ExportedVectors {
+                        fingerprint: v.fingerprint,
+                        vectors: vec![(v.seq, v.vector)],
+                    }),
+                }
+            }
+            Line::TimelineNode(n) => nodes.entry(n.tenant).or_default().push(n.node),
+        }
+    }
+    if let Some(done) = current.take() {
+        finish(done)?;
+    }
+    let mut node_count = 0;
+    for (tenant, nodes) in &nodes {
+        store.import_timeline(tenant, nodes)?;
+        node_count += nodes.len();
+    }
+    bar.finish_and_clear();
+    eprintln!(
+        "imported {imported} conversation(s) ({skipped} already there, left as they were) and \
+         {node_count} timeline node(s)"
+    );
+    Ok(ExitCode::SUCCESS)
+}
