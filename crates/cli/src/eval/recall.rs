@@ -17,7 +17,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use super::locomo::{self, Sample, Split};
-use crate::{commands::open_engine_at, config::AppConfig, output::json_line};
+use crate::{
+    commands::open_engine_on,
+    config::{AppConfig, Database},
+    output::json_line,
+};
 
 #[derive(Debug, Args)]
 pub(crate) struct RecallArgs {
@@ -41,6 +45,10 @@ pub(crate) struct RecallArgs {
     /// Write one JSON line per question with what was returned, in rank order.
     #[arg(long, value_name = "FILE")]
     dump: Option<PathBuf>,
+    /// Run on this PostgreSQL database (postgres://…) instead of a temporary SQLite file. The
+    /// data set's tenants (`locomo-tuning`, …) are forgotten there first, then left filled.
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
 }
 
 const KS: [usize; 3] = [1, 5, 10];
@@ -160,10 +168,20 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         bail!("{} has no conversations in the {} split", args.path.display(), args.split);
     }
     let dir = tempfile::tempdir().context("temporary directory")?;
-    let engine = open_engine_at(config, &dir.path().join("locomo.db"), true)?;
+    let database = match &args.postgres {
+        Some(url) => Database::Postgres(url.clone()),
+        None => Database::Sqlite(dir.path().join("locomo.db")),
+    };
+    let engine = open_engine_on(config, &database, true)?;
     // Each part is its own tenant: BM25 statistics and names are per tenant, so a part scores
     // the same whether or not the other part was run beside it.
     let tenant_of = |s: &Sample| format!("{}-{}", args.dataset, s.split.name());
+    if args.postgres.is_some() {
+        let tenants: std::collections::BTreeSet<String> = samples.iter().map(tenant_of).collect();
+        for tenant in &tenants {
+            engine.delete_tenant(tenant)?;
+        }
+    }
     let questions: usize = samples
         .iter()
         .map(|s| s.questions.iter().filter(|q| (1..=4).contains(&q.category)).count())
@@ -296,6 +314,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     if args.json {
         let out = serde_json::json!({
             "dataset": args.dataset,
+            "store": database.kind(),
             "embedder": fingerprint,
             "conversations": samples.len(),
             "turns": turns,
@@ -314,10 +333,11 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut out = String::new();
     writeln!(
         out,
-        "{}: {} conversations, {turns} turns, {episodes_seen} episodes, {} questions (categories 1-4); embedder {fingerprint}",
+        "{}: {} conversations, {turns} turns, {episodes_seen} episodes, {} questions (categories 1-4); embedder {fingerprint}; {} store",
         args.dataset,
         samples.len(),
-        all.overall.questions
+        all.overall.questions,
+        database.kind()
     )?;
     writeln!(
         out,
