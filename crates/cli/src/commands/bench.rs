@@ -15,8 +15,8 @@ use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 use indicatif::ProgressBar;
 
-use super::open_engine_at;
-use crate::config::AppConfig;
+use super::{open_engine_at, open_engine_on, open_store};
+use crate::config::{AppConfig, Database};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum BenchCommand {
@@ -46,6 +46,10 @@ pub(crate) struct IngestBenchArgs {
     /// Seed of the synthetic conversations.
     #[arg(long, default_value_t = 7)]
     seed: u64,
+    /// Measure the store push and the full ingest on this PostgreSQL database (postgres://…)
+    /// too, beside SQLite: its tenant `bench` is forgotten first and left filled.
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
 }
 
 pub(crate) fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
@@ -108,6 +112,38 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
         took,
         None,
     ));
+
+    if let Some(url) = &args.postgres {
+        let database = Database::Postgres(url.clone());
+        let store = open_store(&database)?;
+        store.delete_tenant("bench")?;
+        let bar = ProgressBar::new(messages.len() as u64);
+        let (pushed, took) = timed(|| -> Result<()> {
+            for chunk in messages.chunks(args.batch) {
+                store.push_messages(chunk)?;
+                bar.inc(chunk.len() as u64);
+            }
+            Ok(())
+        });
+        pushed?;
+        bar.finish_and_clear();
+        rows.push(Row::new("store push, batched (PostgreSQL)", messages.len(), took, None));
+        store.delete_tenant("bench")?;
+        drop(store);
+        let engine = open_engine_on(config, &database, true)?;
+        let bar = ProgressBar::new(inputs.len() as u64);
+        let (ingested, took) = timed(|| -> Result<()> {
+            for chunk in inputs.chunks(args.batch) {
+                engine.ingest(chunk.to_vec())?;
+                bar.inc(chunk.len() as u64);
+            }
+            engine.flush(&Scope::tenant("bench"))?;
+            Ok(())
+        });
+        ingested?;
+        bar.finish_and_clear();
+        rows.push(Row::new("full ingest (PostgreSQL)", inputs.len(), took, None));
+    }
 
     let policy = &config.engine().segmentation;
     let by_conversation = group(&messages, args.conversations);

@@ -11,9 +11,9 @@ use indicatif::ProgressBar;
 
 use super::{
     bench::{FILLER, TOPICS},
-    open_engine_at,
+    open_engine_at, open_engine_on,
 };
-use crate::config::AppConfig;
+use crate::config::{AppConfig, Database};
 
 #[derive(Debug, Args)]
 pub(crate) struct RecallBenchArgs {
@@ -38,6 +38,10 @@ pub(crate) struct RecallBenchArgs {
     /// every vector scanned, and how often the two agree is printed.
     #[arg(long, value_name = "VECTORS")]
     pub(crate) approximate_from: Option<usize>,
+    /// Time the same recalls on this PostgreSQL database (postgres://…) too, beside SQLite:
+    /// its tenant `bench` is forgotten, filled with the same episodes and left there.
+    #[arg(long, value_name = "URL")]
+    pub(crate) postgres: Option<String>,
 }
 
 /// Conversations the episodes are spread over.
@@ -150,6 +154,25 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
             episodes * 100.0,
             messages * 100.0
         );
+    }
+    if let Some(url) = &args.postgres {
+        let database = Database::Postgres(url.clone());
+        let engine = open_engine_on(config, &database, true)?;
+        engine.delete_tenant("bench")?;
+        let started = Instant::now();
+        build(&engine, args, &mut Rng(0x2545_F491_4F6C_DD1D))?;
+        let built = started.elapsed();
+        // A process's index of a PostgreSQL store lives in its memory: filled on first use.
+        let index_started = Instant::now();
+        engine.load_search_index("bench")?;
+        let indexed = index_started.elapsed();
+        let on_postgres = Timed::run(&engine, &queries)?;
+        outln!(
+            "\nthe same on {database}: built in {:.1} s, search index filled in {:.1} s",
+            built.as_secs_f64(),
+            indexed.as_secs_f64()
+        );
+        on_postgres.print(false)?;
     }
     Ok(ExitCode::SUCCESS)
 }
