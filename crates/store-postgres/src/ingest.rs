@@ -19,66 +19,110 @@ struct Touched {
 }
 
 pub(crate) fn push(tx: &mut Tx<'_>, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, Failure> {
-    let mut order: Vec<ConversationKey> = Vec::new();
-    let mut touched: HashMap<ConversationKey, Touched> = HashMap::new();
+    // Per conversation, in order of first appearance: its messages' indices.
+    let mut order: Vec<(&ConversationKey, Vec<usize>)> = Vec::new();
+    let mut at: HashMap<&ConversationKey, usize> = HashMap::new();
     for (index, m) in messages.iter().enumerate() {
-        if !touched.contains_key(&m.conversation) {
-            let state = ensure_conversation(tx, m)?;
-            order.push(m.conversation.clone());
-            touched.insert(m.conversation.clone(), state);
-        }
-        let t = touched.get_mut(&m.conversation).expect("inserted above");
-        // Conversation time only moves forward (as on SQLite: see its backend).
-        let (ts, metadata) = match t.newest.filter(|&n| m.timestamp.millis() < n) {
-            Some(newest) => (newest, Some(with_given_time(&m.metadata, m.timestamp).to_string())),
-            None => (m.timestamp.millis(), (!m.metadata.is_null()).then(|| m.metadata.to_string())),
-        };
-        let added = tx.execute(
-            "INSERT INTO messages
-                 (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-             ON CONFLICT DO NOTHING",
-            &[
-                &t.id,
-                &int(t.last_seq + 1),
-                &m.key,
-                &m.role.as_str(),
-                &m.speaker,
-                &m.content,
-                &ts,
-                &metadata,
-                &i64::from(m.tokens),
-            ],
-        )?;
-        if added == 1 {
+        let slot = *at.entry(&m.conversation).or_insert_with(|| {
+            order.push((&m.conversation, Vec::new()));
+            order.len() - 1
+        });
+        order[slot].1.push(index);
+    }
+    let mut out = Vec::with_capacity(order.len());
+    for (key, indices) in order {
+        let mut t = ensure_conversation(tx, &messages[indices[0]])?;
+        // The keys already stored, read at once; then one insert of all the new messages.
+        let keys: Vec<&str> = indices.iter().map(|&i| messages[i].key.as_str()).collect();
+        let mut known: HashMap<String, u64> = tx
+            .query(
+                "SELECT key, seq FROM messages WHERE conversation_id = $1 AND key = ANY($2)",
+                &[&t.id, &keys],
+            )?
+            .iter()
+            .map(|r| (r.get(0), uint(r, 1)))
+            .collect();
+        let mut rows = NewRows::default();
+        for &index in &indices {
+            let m = &messages[index];
+            if let Some(&seq) = known.get(&m.key) {
+                t.messages.push(PushedMessage { index, seq, new: false });
+                continue;
+            }
+            // Conversation time only moves forward (as on SQLite: see its backend).
+            let (ts, metadata) = match t.newest.filter(|&n| m.timestamp.millis() < n) {
+                Some(newest) => {
+                    (newest, Some(with_given_time(&m.metadata, m.timestamp).to_string()))
+                }
+                None => {
+                    (m.timestamp.millis(), (!m.metadata.is_null()).then(|| m.metadata.to_string()))
+                }
+            };
             t.last_seq += 1;
             t.inserted += 1;
             t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
+            known.insert(m.key.clone(), t.last_seq);
             t.messages.push(PushedMessage { index, seq: t.last_seq, new: true });
-        } else {
-            let row = tx.query_one(
-                "SELECT seq FROM messages WHERE conversation_id = $1 AND key = $2",
-                &[&t.id, &m.key],
-            )?;
-            t.messages.push(PushedMessage { index, seq: uint(&row, 0), new: false });
+            rows.add(m, t.last_seq, ts, metadata);
         }
-    }
-    let mut out = Vec::with_capacity(order.len());
-    for key in order {
-        let t = touched.remove(&key).expect("touched above");
-        tx.execute(
-            "UPDATE conversations SET last_seq = $2, newest_ts = $3 WHERE id = $1",
-            &[&t.id, &int(t.last_seq), &t.newest],
-        )?;
+        if t.inserted > 0 {
+            tx.execute(
+                "INSERT INTO messages
+                     (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+                 SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[],
+                     $6::text[], $7::bigint[], $8::text[], $9::bigint[])",
+                &[
+                    &t.id,
+                    &rows.seq,
+                    &rows.key,
+                    &rows.role,
+                    &rows.speaker,
+                    &rows.content,
+                    &rows.ts,
+                    &rows.metadata,
+                    &rows.tokens,
+                ],
+            )?;
+            tx.execute(
+                "UPDATE conversations SET last_seq = $2, newest_ts = $3 WHERE id = $1",
+                &[&t.id, &int(t.last_seq), &t.newest],
+            )?;
+        }
         let queue = snapshot(tx, t.id)?;
         out.push(PushOutcome {
-            conversation: key,
+            conversation: key.clone(),
             inserted: t.inserted,
             queue,
             messages: t.messages,
         });
     }
     Ok(out)
+}
+
+/// The columns of the messages one push inserts.
+#[derive(Default)]
+struct NewRows<'a> {
+    seq: Vec<i64>,
+    key: Vec<&'a str>,
+    role: Vec<&'static str>,
+    speaker: Vec<Option<&'a str>>,
+    content: Vec<&'a str>,
+    ts: Vec<i64>,
+    metadata: Vec<Option<String>>,
+    tokens: Vec<i64>,
+}
+
+impl<'a> NewRows<'a> {
+    fn add(&mut self, m: &'a NewMessage, seq: u64, ts: i64, metadata: Option<String>) {
+        self.seq.push(int(seq));
+        self.key.push(&m.key);
+        self.role.push(m.role.as_str());
+        self.speaker.push(m.speaker.as_deref());
+        self.content.push(&m.content);
+        self.ts.push(ts);
+        self.metadata.push(metadata);
+        self.tokens.push(i64::from(m.tokens));
+    }
 }
 
 /// `metadata` with `given_timestamp` set to the time a late message was sent with.
