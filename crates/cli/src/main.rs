@@ -108,6 +108,9 @@ enum Command {
     Facts(commands::facts::FactsArgs),
     /// Count conversations, messages, episodes and jobs.
     Stats(commands::query::StatsArgs),
+    /// Rewrite the database's files so that nothing forgotten is left in them and its space is
+    /// returned (on PostgreSQL: VACUUM FULL of each table, which locks it while it runs).
+    Compact,
     /// Create or bring up to date the database's schema (every command also does, on first
     /// use).
     Migrate,
@@ -173,6 +176,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Timeline(args) => commands::timeline::timeline(&config, &args),
         Command::Forget(args) => commands::query::forget(&config, &args),
         Command::Migrate => commands::transfer::migrate(&config),
+        Command::Compact => commands::transfer::compact(&config),
         Command::Export(args) => commands::transfer::export(&config, &args),
         Command::Import(args) => commands::transfer::import(&config, &args),
         Command::Reindex(args) => commands::reindex::reindex(&config, &args),

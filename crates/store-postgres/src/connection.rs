@@ -49,6 +49,13 @@ impl r2d2::ManageConnection for Manager {
     }
 }
 
+impl Connection {
+    /// Runs `sql` on its own, outside any transaction (`VACUUM` refuses to run in one).
+    pub(crate) fn outside_transaction(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.client.batch_execute(sql).map_err(map_db)
+    }
+}
+
 /// What a step of a transaction can fail with: the store's own errors, or the database's,
 /// which [`run`] may answer by running the transaction again.
 #[derive(Debug)]

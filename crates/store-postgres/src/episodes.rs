@@ -151,8 +151,12 @@ pub(crate) fn by_id(
     let params = scope_params(scope);
     let rows = tx.query(
         &format!(
-            "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = ANY($7)",
+            // The ids first: a statement's generic plan would otherwise walk the tenant's
+            // conversations and their episodes to find a handful (7 ms against 0.4 at 100,000).
+            "SELECT {} FROM unnest($7::text[]) AS wanted (id)
+             JOIN episodes e ON e.id = wanted.id
+             JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER}",
             rows::EPISODE_COLUMNS
         ),
         &params.with(&[&ids]),

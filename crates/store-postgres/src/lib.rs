@@ -34,6 +34,18 @@ use epimem_store::StoreError;
 
 use connection::{Access, Failure, Manager, Tx};
 
+/// The tables whose rows hold text or vectors of messages, episodes or facts.
+const TEXT_TABLES: [&str; 8] = [
+    "messages",
+    "episodes",
+    "message_vectors",
+    "pending_reviews",
+    "facts",
+    "fact_sources",
+    "timeline_nodes",
+    "jobs",
+];
+
 /// How many connections one process keeps open at most.
 const POOL_SIZE: u32 = 16;
 
@@ -78,6 +90,16 @@ impl PostgresStore {
             Ok(tx.query_one("SELECT version FROM epimem_schema", &[])?.get::<_, i64>(0))
         })?;
         Ok((current.max(0) as u64, schema::newest() as u64))
+    }
+
+    /// Rewrites every table that holds text (its indexes and TOAST with it), so that deleted
+    /// rows' bytes leave the table files, then checkpoints.
+    fn compact_tables(&self) -> Result<(), StoreError> {
+        let mut conn = self.connection()?;
+        for table in TEXT_TABLES {
+            conn.outside_transaction(&format!("VACUUM (FULL) {table}"))?;
+        }
+        conn.outside_transaction("CHECKPOINT")
     }
 
     fn connection(&self) -> Result<r2d2::PooledConnection<Manager>, StoreError> {

@@ -234,6 +234,10 @@ impl Store for PostgresStore {
         self.read(|tx| facts::list(tx, scope, with_invalid, limit, fingerprint))
     }
 
+    fn compact(&self) -> Result<(), StoreError> {
+        self.compact_tables()
+    }
+
     fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
         self.read(|tx| transfer::conversations(tx, tenant))
     }

@@ -404,6 +404,13 @@ impl Store for SqliteStore {
         self.read(|conn| facts::list(conn, scope, with_invalid, limit, fingerprint))
     }
 
+    fn compact(&self) -> Result<(), StoreError> {
+        self.with_conn(|conn| {
+            conn.execute_batch("VACUUM").map_err(map_err)?;
+            forget::checkpoint(conn).map(drop)
+        })
+    }
+
     fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
         self.read(|conn| transfer::conversations(conn, tenant))
     }

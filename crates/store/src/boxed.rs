@@ -295,6 +295,10 @@ impl<S: Store + ?Sized> Store for Box<S> {
         (**self).tenant_of_api_key(hash)
     }
 
+    fn compact(&self) -> Result<(), StoreError> {
+        (**self).compact()
+    }
+
     fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
         (**self).conversations(tenant)
     }

@@ -230,6 +230,13 @@ pub trait Store: Send + Sync {
     /// Returns the ids of the episodes it had.
     fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError>;
 
+    /// Rewrites the database's files so that nothing forgotten is left in them, and returns
+    /// the space it held. SQLite zeroes what a forget frees as it goes, so this only reclaims
+    /// space there; PostgreSQL keeps deleted rows' bytes in its table files until they are
+    /// rewritten, which this does (it locks each table while it does: run it when the load
+    /// allows).
+    fn compact(&self) -> Result<(), StoreError>;
+
     /// What a consolidation of `conversation` reads: its episodes not yet consolidated that end
     /// by `upto_seq` (at most `max_episodes`, oldest first, with their messages), and its valid
     /// facts (at most `max_facts`, newest first; vectors of `fingerprint`).

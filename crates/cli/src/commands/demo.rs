@@ -6,9 +6,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use epimem_core::Scope;
 
-use super::open_engine_at;
+use super::open_engine_on;
 use crate::{
-    config::AppConfig,
+    config::{AppConfig, Database},
     input::parse_line,
     output::{episode_line, hit_text},
 };
@@ -33,8 +33,11 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
     }
     // A throwaway database unless one was asked for, so the demo never touches real memories.
     let scratch = tempfile::tempdir().context("cannot create a temporary directory")?;
-    let path = if explicit_db { config.db_path()? } else { scratch.path().join("demo.db") };
-    let engine = open_engine_at(config, &path, true)?;
+    let database = match explicit_db {
+        true => config.database()?,
+        false => Database::Sqlite(scratch.path().join("demo.db")),
+    };
+    let engine = open_engine_on(config, &database, true)?;
     let mut messages = Vec::new();
     for (i, line) in SAMPLE.lines().enumerate() {
         let parsed = parse_line(&config.tenant, i as u64 + 1, line)
@@ -48,11 +51,7 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
     let flushed = engine.flush(&scope.clone().with_conversation(Some(conversation.clone())))?;
 
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "Ingested {count} messages of conversation {conversation:?} into {}.",
-        path.display()
-    )?;
+    writeln!(out, "Ingested {count} messages of conversation {conversation:?} into {}.", database)?;
     writeln!(
         out,
         "{} episode(s) closed while ingesting, {} more on flush.\n",

@@ -41,7 +41,9 @@ pub(crate) struct ShowArgs {
 write-ahead log (freed pages are zeroed, then checkpointed) and from the search index saved \
 beside the database (FILE.search: its segments are merged and its tables written again). \
 Another process reading the database at that moment can keep the log from being emptied; \
-its copy goes at the next forget or checkpoint.")]
+its copy goes at the next forget or checkpoint. On PostgreSQL (--db postgres://...) the rows go \
+at once and every process's search index drops them; their bytes leave PostgreSQL's table files \
+at the next `epimem compact`, and its write-ahead log, backups and replicas as those turn over.")]
 pub(crate) struct ForgetArgs {
     /// The episode to forget (ep_…): it leaves every index, and its messages lose their text
     /// but keep their place in the conversation.

@@ -1,5 +1,5 @@
-//! `migrate`, `export` and `import`: moving a memory between databases (SQLite and
-//! PostgreSQL, either way) as JSON lines.
+//! The database as a whole: `migrate` and `compact` it; `export` and `import` a memory
+//! between databases (SQLite and PostgreSQL, either way) as JSON lines.
 
 use std::{
     collections::BTreeMap,
@@ -106,6 +106,14 @@ pub(crate) fn migrate(config: &AppConfig) -> Result<ExitCode> {
     let database = config.database()?;
     open_store(&database)?;
     println!("{database}: the schema is up to date");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn compact(config: &AppConfig) -> Result<ExitCode> {
+    let database = config.database()?;
+    let started = std::time::Instant::now();
+    open_store(&database)?.compact()?;
+    println!("{database}: compacted in {:.1} s", started.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -271,3 +271,64 @@ fn a_memory_moves_from_sqlite_to_postgres_and_back_without_loss() {
     let recalled = run(&db.url, &["--tenant", "bob", "recall", "topic 1 plan 3", "--json"]);
     assert!(recalled.contains("conversation 1 line"), "{recalled}");
 }
+
+#[test]
+fn forgotten_text_leaves_postgres_table_files_once_compacted() {
+    let Some(db) = test_database() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .args(["--db", &db.url])
+            .args(args)
+            .env("EPIMEM_EMBEDDER", "hash")
+            .env_remove("EPIMEM_TENANT")
+            .env_remove("EPIMEM_CONFIG")
+            .env_remove("EPIMEM_LLM_URL")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let file = dir.path().join("chat.jsonl");
+    let lines = [
+        message("c", "1", "user", "The vault code is zanzibarquux", "2026-03-01T09:00:00Z"),
+        message("c", "2", "assistant", "Noted: zanzibarquux", "2026-03-01T09:01:00Z"),
+        message("d", "1", "user", "Water the basil on Sunday", "2026-03-01T09:00:00Z"),
+    ];
+    std::fs::write(&file, lines.map(|l| l.to_string()).join("\n")).unwrap();
+    run(&["ingest", "--flush", file.to_str().unwrap()]);
+
+    // Where this schema's tables live in the server's data directory.
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let files = |client: &mut postgres::Client| -> Vec<std::path::PathBuf> {
+        let data: String = client.query_one("SHOW data_directory", &[]).unwrap().get(0);
+        client
+            .query(
+                "SELECT pg_relation_filepath(c.oid) FROM pg_class c
+                 JOIN pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = current_schema() AND pg_relation_filepath(c.oid) IS NOT NULL",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| Path::new(&data).join(r.get::<_, String>(0)))
+            .collect()
+    };
+    let holding = |paths: &[std::path::PathBuf]| -> usize {
+        paths
+            .iter()
+            .filter(|p| {
+                let bytes = std::fs::read(p).unwrap_or_default();
+                bytes.windows(12).any(|w| w == b"zanzibarquux")
+            })
+            .count()
+    };
+    client.batch_execute("CHECKPOINT").unwrap();
+    assert!(holding(&files(&mut client)) > 0, "the word is not on disk to begin with");
+
+    run(&["forget", "--conversation", "c"]);
+    run(&["compact"]);
+    assert_eq!(holding(&files(&mut client)), 0, "a table file still holds the forgotten text");
+    let left = run(&["recall", "basil"]);
+    assert!(left.contains("Water the basil"), "what was not forgotten stays: {left}");
+}
