@@ -97,3 +97,14 @@ pub fn an_exported_conversation_imports_whole(store: &dyn Store) {
     assert!(matches!(store.import_conversation(&broken), Err(StoreError::Invalid(_))));
     assert!(store.queue(&key("t", "other")).unwrap().is_none());
 }
+
+pub fn compacting_keeps_everything_not_forgotten(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 6);
+    segment(store, &conv, 4, vec![episode(&conv, 1, 2, "a", "s"), episode(&conv, 3, 4, "b", "s")]);
+    assert!(store.delete_episode(&Scope::tenant("t"), &episode(&conv, 1, 2, "", "").id).unwrap());
+    let before = store.export_conversation(&conv).unwrap();
+    store.compact().unwrap();
+    assert_eq!(store.export_conversation(&conv).unwrap(), before);
+    assert_eq!(store.queue(&conv).unwrap().unwrap().last_seq, 6);
+}
