@@ -61,9 +61,9 @@ fi
 if [ -n "${POSTGRES:-}" ]; then
   url="$(scripts/postgres.sh start)"
   pg="${url%/*}/epimem_bench"
-  target/postgres/pgserver-*/pgserver/pginstall/bin/psql "${url%/*}/postgres" -qAtc \
-    "SELECT 1 FROM pg_database WHERE datname = 'epimem_bench'" | grep -q 1 ||
-    target/postgres/pgserver-*/pgserver/pginstall/bin/psql "${url%/*}/postgres" -qc "CREATE DATABASE epimem_bench"
+  # A new database: a change log that already holds the tenant's earlier runs would be replayed.
+  psql=(target/postgres/pgserver-*/pgserver/pginstall/bin/psql "${url%/*}/postgres" -q)
+  "${psql[@]}" -c "DROP DATABASE IF EXISTS epimem_bench" -c "CREATE DATABASE epimem_bench"
   "$bin" --embedder potion bench ingest --postgres "$pg" 2>/dev/null > "$tmp/postgres_bench_ingest.txt"
   "$bin" --embedder potion bench recall --postgres "$pg" 2>/dev/null > "$tmp/postgres_bench_recall.txt"
   "$bin" --embedder potion eval recall --dataset locomo --path "$root/memory/locomo10.json" --json --postgres "$pg" > "$tmp/postgres_locomo.json"

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{ConversationKey, NewMessage, QueueSnapshot, Timestamp};
-use epimem_store::{PushOutcome, PushedMessage};
+use epimem_store::{PushOutcome, PushedMessage, encoding::with_given_time};
 
 use crate::{
     Failure, Tx,
@@ -123,17 +123,6 @@ impl<'a> NewRows<'a> {
         self.metadata.push(metadata);
         self.tokens.push(i64::from(m.tokens));
     }
-}
-
-/// `metadata` with `given_timestamp` set to the time a late message was sent with.
-fn with_given_time(metadata: &serde_json::Value, given: Timestamp) -> serde_json::Value {
-    let mut out = match metadata {
-        serde_json::Value::Object(map) => map.clone(),
-        serde_json::Value::Null => serde_json::Map::new(),
-        other => serde_json::Map::from_iter([("value".to_owned(), other.clone())]),
-    };
-    out.insert("given_timestamp".to_owned(), given.to_rfc3339().into());
-    serde_json::Value::Object(out)
 }
 
 fn ensure_conversation(tx: &mut Tx<'_>, m: &NewMessage) -> Result<Touched, Failure> {

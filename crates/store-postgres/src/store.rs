@@ -15,6 +15,9 @@ use crate::{
     segmentation, stats, timeline, transfer, vectors,
 };
 
+/// Episodes whose rows one query reads.
+const INDEXED_PER_QUERY: usize = 500;
+
 impl Store for PostgresStore {
     fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError> {
         if messages.is_empty() {
@@ -144,7 +147,15 @@ impl Store for PostgresStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(|tx| episodes::indexed_messages(tx, tenant, ids, fingerprint))
+        // A few hundred episodes a query: the statement's generic plan is made for a handful
+        // and turned seconds-long for the thousands a search index's catch-up asks for.
+        self.read(|tx| {
+            let mut rows = Vec::new();
+            for chunk in ids.chunks(INDEXED_PER_QUERY) {
+                rows.extend(episodes::indexed_messages(tx, tenant, chunk, fingerprint)?);
+            }
+            Ok(rows)
+        })
     }
 
     fn change_generation(&self, tenant: &str) -> Result<u64, StoreError> {

@@ -8,17 +8,7 @@ use crate::{
     rows::{self, int, uint},
 };
 
-/// Little-endian `f32`s (the bytes the SQLite backend keeps too).
-pub(crate) fn encode(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-pub(crate) fn decode(bytes: &[u8]) -> Result<Vec<f32>, StoreError> {
-    if !bytes.len().is_multiple_of(4) {
-        return Err(StoreError::Internal(format!("a stored vector has {} bytes", bytes.len())));
-    }
-    Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
-}
+pub(crate) use epimem_store::encoding::{vector_bytes as encode, vector_from_bytes as decode};
 
 fn model_id(tx: &mut Tx<'_>, fingerprint: &str) -> Result<Option<i64>, Failure> {
     Ok(tx

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{ConversationKey, NewMessage, QueueSnapshot, Timestamp};
-use epimem_store::{PushOutcome, PushedMessage, StoreError};
+use epimem_store::{PushOutcome, PushedMessage, StoreError, encoding::with_given_time};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::map_err;
@@ -88,17 +88,6 @@ pub(crate) fn push(
         });
     }
     Ok(out)
-}
-
-/// `metadata` with `given_timestamp` set to the time a late message was sent with.
-fn with_given_time(metadata: &serde_json::Value, given: Timestamp) -> serde_json::Value {
-    let mut out = match metadata {
-        serde_json::Value::Object(map) => map.clone(),
-        serde_json::Value::Null => serde_json::Map::new(),
-        other => serde_json::Map::from_iter([("value".to_owned(), other.clone())]),
-    };
-    out.insert("given_timestamp".to_owned(), given.to_rfc3339().into());
-    serde_json::Value::Object(out)
 }
 
 fn ensure_conversation(tx: &Transaction<'_>, m: &NewMessage) -> Result<Touched, StoreError> {

@@ -7,6 +7,7 @@
 mod boxed;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+pub mod encoding;
 mod error;
 mod transfer;
 mod types;

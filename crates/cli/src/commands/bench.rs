@@ -82,16 +82,7 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
     let messages: Vec<NewMessage> =
         inputs.iter().zip(&tokens).map(|(m, &t)| new_message(m, t)).collect();
     let store = SqliteStore::open(&dir.path().join("push.db"))?;
-    let bar = ProgressBar::new(messages.len() as u64);
-    let (pushed, took) = timed(|| -> Result<()> {
-        for chunk in messages.chunks(args.batch) {
-            store.push_messages(chunk)?;
-            bar.inc(chunk.len() as u64);
-        }
-        Ok(())
-    });
-    pushed?;
-    bar.finish_and_clear();
+    let took = push_all(&store, &messages, args.batch)?;
     rows.push(Row::new("store push, batched (SQLite, WAL)", messages.len(), took, Some(50_000.0)));
 
     let engine = open_engine_at(config, &dir.path().join("full.db"), true)?;
@@ -117,16 +108,7 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
         let database = Database::Postgres(url.clone());
         let store = open_store(&database)?;
         store.delete_tenant("bench")?;
-        let bar = ProgressBar::new(messages.len() as u64);
-        let (pushed, took) = timed(|| -> Result<()> {
-            for chunk in messages.chunks(args.batch) {
-                store.push_messages(chunk)?;
-                bar.inc(chunk.len() as u64);
-            }
-            Ok(())
-        });
-        pushed?;
-        bar.finish_and_clear();
+        let took = push_all(&store, &messages, args.batch)?;
         rows.push(Row::new("store push, batched (PostgreSQL)", messages.len(), took, None));
         store.delete_tenant("bench")?;
         drop(store);
@@ -188,6 +170,21 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
         boundaries
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Pushes `messages` into `store`, `batch` at a time, with a progress bar; how long it took.
+fn push_all(store: &dyn Store, messages: &[NewMessage], batch: usize) -> Result<Duration> {
+    let bar = ProgressBar::new(messages.len() as u64);
+    let (pushed, took) = timed(|| -> Result<()> {
+        for chunk in messages.chunks(batch) {
+            store.push_messages(chunk)?;
+            bar.inc(chunk.len() as u64);
+        }
+        Ok(())
+    });
+    pushed?;
+    bar.finish_and_clear();
+    Ok(took)
 }
 
 struct Row {

@@ -67,6 +67,21 @@ fn serve(db: &TestDatabase, config: &Path) -> (Process, String) {
     (Process(child), base)
 }
 
+/// `epimem --db target ARGS…` to its end; what it printed (it must succeed).
+fn run_on(target: &str, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", target])
+        .args(args)
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .env_remove("EPIMEM_CONFIG")
+        .env_remove("EPIMEM_LLM_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder().http_status_as_error(false).build().new_agent()
 }
@@ -219,19 +234,7 @@ fn servers_and_workers_share_one_postgres_and_a_killed_worker_loses_nothing() {
 fn a_memory_moves_from_sqlite_to_postgres_and_back_without_loss() {
     let Some(db) = test_database() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let run = |target: &str, args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
-            .args(["--db", target])
-            .args(args)
-            .env("EPIMEM_EMBEDDER", "hash")
-            .env_remove("EPIMEM_TENANT")
-            .env_remove("EPIMEM_CONFIG")
-            .env_remove("EPIMEM_LLM_URL")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = run_on;
     let first = dir.path().join("first.db");
     let first = first.to_str().unwrap();
     // Two tenants; closed episodes, a forgotten one, pending messages and a timeline.
@@ -276,19 +279,7 @@ fn a_memory_moves_from_sqlite_to_postgres_and_back_without_loss() {
 fn forgotten_text_leaves_postgres_table_files_once_compacted() {
     let Some(db) = test_database() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
-            .args(["--db", &db.url])
-            .args(args)
-            .env("EPIMEM_EMBEDDER", "hash")
-            .env_remove("EPIMEM_TENANT")
-            .env_remove("EPIMEM_CONFIG")
-            .env_remove("EPIMEM_LLM_URL")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |args: &[&str]| run_on(&db.url, args);
     let file = dir.path().join("chat.jsonl");
     let lines = [
         message("c", "1", "user", "The vault code is zanzibarquux", "2026-03-01T09:00:00Z"),
