@@ -107,13 +107,10 @@ impl Store for PostgresStore {
         scope: &Scope,
         ids: &[EpisodeId],
     ) -> Result<Vec<EpisodeDetail>, StoreError> {
-        self.read(|tx| {
-            let mut found = Vec::with_capacity(ids.len());
-            for id in ids {
-                found.extend(episodes::detail(tx, scope, id)?);
-            }
-            Ok(found)
-        })
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|tx| episodes::details(tx, scope, ids))
     }
 
     fn message_vectors(
