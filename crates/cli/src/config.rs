@@ -7,7 +7,9 @@ use epimem_core::{
     MemoryConfig, Profile, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig,
 };
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
-use epimem_engine::{ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig};
+use epimem_engine::{
+    ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig, WorkContextConfig,
+};
 use epimem_llm::{ChatModel, LlmConfig, OpenAiChat};
 use serde::Deserialize;
 
@@ -38,6 +40,10 @@ pub(crate) struct AppConfig {
     consolidation: ConsolidationConfig,
     #[serde(default)]
     timeline: TimelineConfig,
+    #[serde(default)]
+    work: WorkContextConfig,
+    #[serde(default)]
+    pub(crate) hooks: epimem_hooks::HookConfig,
     #[serde(default)]
     pub(crate) search: SearchConfig,
     #[serde(default)]
@@ -194,6 +200,7 @@ impl AppConfig {
             jobs: self.jobs.clone(),
             consolidation: self.consolidation.clone(),
             timeline: self.timeline.clone(),
+            work: self.work.clone(),
         }
     }
 

@@ -78,6 +78,17 @@ enum Command {
     /// Run the background worker alone on the database: close conversations that fell silent
     /// and run queued jobs (a dead worker's too) until Ctrl-C or SIGTERM.
     Worker,
+    /// Record one Claude Code hook event (JSON on standard input) and print the memory to add
+    /// to the session, if any. Always exits 0 within milliseconds: what goes wrong is written
+    /// to the hooks' log (`<db>.hooks/hooks.log`), and an event the database cannot take is
+    /// kept and stored by the next hook. Set up with `epimem hooks install`.
+    Hook(commands::hook::HookArgs),
+    /// Add epimem to (or remove it from) Claude Code's settings: every session is recorded,
+    /// cut into work units, and handed back to the next session of the project.
+    #[command(subcommand)]
+    Hooks(commands::hook::HooksCommand),
+    /// Recurring requests and repeated failures across a project's coding sessions.
+    Patterns(commands::hook::PatternsArgs),
     /// Make, list and revoke the API keys `serve` requires once any exists.
     #[command(subcommand)]
     Keys(commands::keys::KeysCommand),
@@ -159,8 +170,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         // Not a flag: a key on the command line is visible to every user of the machine.
         llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
     };
+    // A hook must exit 0 whatever happens, a configuration it cannot read included.
+    if let Command::Hook(args) = &cli.command {
+        return commands::hook::hook(AppConfig::load(&overrides), args);
+    }
     let config = AppConfig::load(&overrides)?;
     match cli.command {
+        Command::Hook(_) => unreachable!("handled above"),
+        Command::Hooks(command) => commands::hook::hooks(&config, &command),
+        Command::Patterns(args) => commands::hook::patterns(&config, &args),
         Command::Serve(args) => commands::serve::serve(&config, &args),
         Command::Mcp => commands::mcp::mcp(&config),
         Command::Worker => commands::worker::worker(&config),

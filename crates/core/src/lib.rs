@@ -31,6 +31,7 @@ mod trigger;
 mod turn_context;
 mod turn_ranking;
 mod turn_rules;
+pub mod work;
 
 pub use cjk::{for_each_bigram, is_cjk};
 pub use context::{ContextItem, RenderedContext, render_context};

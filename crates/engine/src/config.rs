@@ -14,6 +14,7 @@ pub struct EngineConfig {
     pub jobs: JobsConfig,
     pub consolidation: ConsolidationConfig,
     pub timeline: TimelineConfig,
+    pub work: crate::work::WorkContextConfig,
 }
 
 /// When periods of the timeline are rolled up: only once they are over, by a grace that lets

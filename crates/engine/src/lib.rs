@@ -15,6 +15,7 @@ mod review;
 mod segmentation;
 mod timeline;
 mod wakeup;
+mod work;
 
 use epimem_core::{
     ConversationKey, Episode, EpisodeId, Memory, NewMessage, Role, Scope, Timestamp, TokenCounter,
@@ -36,6 +37,7 @@ pub use indexing::Freshness;
 pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;
 pub use timeline::RollupReport;
+pub use work::{Patterns, WorkContextConfig, project_scope};
 
 /// A message as a caller hands it in.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +134,14 @@ impl<S: Store> Engine<S> {
     #[must_use]
     pub fn with_freshness(mut self, freshness: Freshness) -> Self {
         self.freshness = freshness;
+        self
+    }
+
+    /// Counts tokens with `tokens` instead of cl100k_base's tables (whose first use costs
+    /// tens of milliseconds): [`TokenCounter::estimate`] for a process that must answer at once.
+    #[must_use]
+    pub fn with_token_counter(mut self, tokens: TokenCounter) -> Self {
+        self.tokens = tokens;
         self
     }
 

@@ -3,7 +3,7 @@
 use epimem_core::{
     ConversationKey, Episode, Job, JobKind, Message, Role, SegmentMessage, ToldBy, Trigger,
     TriggerKind, episode_id, llm::ProposedSegment, plan_proposed, plan_segmentation,
-    segment::overlap_start, summarize,
+    segment::overlap_start, summarize, work::work_story,
 };
 use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
 
@@ -261,7 +261,9 @@ impl<S: Store> Engine<S> {
         segment: &epimem_core::ClosedSegment,
         told: Option<&ProposedSegment>,
     ) -> Episode {
-        let mut summary = summarize(messages, &self.config.summary);
+        // Agent work is told from its prompts and actions; anything else from its sentences.
+        let mut summary = work_story(messages, &self.config.summary)
+            .unwrap_or_else(|| summarize(messages, &self.config.summary));
         // The model's telling, where it cut; the keywords stay those of the words used.
         if let Some(told) = told {
             summary.title.clone_from(&told.title);

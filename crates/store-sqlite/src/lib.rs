@@ -50,6 +50,12 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_waiting(path, BUSY_TIMEOUT)
+    }
+
+    /// [`SqliteStore::open`], waiting at most `busy` for another process's lock (opening and
+    /// every write): a caller that must answer at once (a coding agent's hook) gives up early.
+    pub fn open_waiting(path: &Path, busy: Duration) -> Result<Self, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
                 StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
@@ -62,26 +68,25 @@ impl SqliteStore {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| StoreError::Unavailable(format!("cannot open {}: {e}", path.display())))?;
-        let mut store = Self::init(conn)?;
+        let mut store = Self::init(conn, busy)?;
         store.readers = Some(readers::Readers::new(path));
         Ok(store)
     }
 
     /// A private in-memory database, for tests.
     pub fn open_in_memory() -> Result<Self, StoreError> {
-        Self::init(Connection::open_in_memory().map_err(map_err)?)
+        Self::init(Connection::open_in_memory().map_err(map_err)?, BUSY_TIMEOUT)
     }
 
-    fn init(mut conn: Connection) -> Result<Self, StoreError> {
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(map_err)?;
+    fn init(mut conn: Connection, busy: Duration) -> Result<Self, StoreError> {
+        conn.busy_timeout(busy).map_err(map_err)?;
         // Switching to WAL takes the database lock without waiting on the busy timeout, so
         // processes opening a new database at once retry it (within the same time).
         let started = std::time::Instant::now();
         loop {
             match Self::prepare(&mut conn) {
                 Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.code == rusqlite::ErrorCode::DatabaseBusy
-                        && started.elapsed() < BUSY_TIMEOUT =>
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < busy =>
                 {
                     std::thread::sleep(Duration::from_millis(20));
                 }

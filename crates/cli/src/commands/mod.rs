@@ -5,6 +5,7 @@ mod bench_recall;
 mod bench_serve;
 pub(crate) mod demo;
 pub(crate) mod facts;
+pub(crate) mod hook;
 pub(crate) mod ingest;
 pub(crate) mod keys;
 pub(crate) mod mcp;

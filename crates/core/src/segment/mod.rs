@@ -10,6 +10,7 @@ mod semantic;
 mod surprise;
 pub mod tiling;
 mod time_gap;
+mod work;
 
 use std::ops::Range;
 
@@ -23,6 +24,7 @@ pub use policy::SegmentationPolicy;
 pub use semantic::{SemanticConfig, semantic_boundaries};
 pub use surprise::opening_surprise;
 pub use time_gap::{TimeGapConfig, time_gap_boundaries};
+pub use work::{WorkConfig, is_agent_work, work_boundaries};
 
 use crate::{Role, Timestamp};
 
@@ -62,6 +64,8 @@ pub enum BoundaryReason {
     Flush,
     /// A language model judged that the topic, the intent or the mood changed.
     ModelJudged,
+    /// The agent committed the work before it: the user's next request is another story.
+    Commit,
 }
 
 impl BoundaryReason {
@@ -77,6 +81,7 @@ impl BoundaryReason {
             Self::Idle => "idle",
             Self::Flush => "flush",
             Self::ModelJudged => "model_judged",
+            Self::Commit => "commit",
         }
     }
 
@@ -92,6 +97,7 @@ impl BoundaryReason {
             Self::Idle,
             Self::Flush,
             Self::ModelJudged,
+            Self::Commit,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)

@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Boundary, BudgetConfig, CohesionConfig, IntentConfig, OverlapConfig, SegmentMessage,
-    SemanticConfig, Strength, TimeGapConfig, budget_boundaries, cohesion_boundaries,
-    intent_boundaries, segment_ranges, semantic_boundaries, time_gap_boundaries,
+    SemanticConfig, Strength, TimeGapConfig, WorkConfig, budget_boundaries, cohesion_boundaries,
+    intent_boundaries, is_agent_work, segment_ranges, semantic_boundaries, time_gap_boundaries,
+    work_boundaries,
 };
 
 /// Which segmenters run and how their proposals are merged.
@@ -14,6 +15,10 @@ use super::{
 /// are merged first (at one position the stronger wins); a soft
 /// boundary that would leave fewer than `min_segment_messages` messages since the previous
 /// boundary is dropped. Every resulting segment is then cut to the budget.
+///
+/// A coding agent's session (the messages hold its tool actions) is cut by the user's intents
+/// alone ([`WorkConfig`]): the agent's output shifts vocabulary at every tool call, and a pause
+/// is the user reading, not a new subject.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SegmentationPolicy {
@@ -24,6 +29,7 @@ pub struct SegmentationPolicy {
     pub cohesion: CohesionConfig,
     pub budget: BudgetConfig,
     pub overlap: OverlapConfig,
+    pub work: WorkConfig,
 }
 
 impl Default for SegmentationPolicy {
@@ -36,6 +42,7 @@ impl Default for SegmentationPolicy {
             cohesion: CohesionConfig::default(),
             budget: BudgetConfig::default(),
             overlap: OverlapConfig::default(),
+            work: WorkConfig::default(),
         }
     }
 }
@@ -43,6 +50,10 @@ impl Default for SegmentationPolicy {
 impl SegmentationPolicy {
     /// Where new episodes begin within `messages`: sorted, distinct, in `1..len`.
     pub fn boundaries(&self, messages: &[SegmentMessage<'_>]) -> Vec<Boundary> {
+        if self.work.enabled && is_agent_work(messages) {
+            let kept = work_boundaries(messages, &self.work);
+            return within_budget(messages, kept, &self.work.budget);
+        }
         let mut proposed = Vec::new();
         if self.time_gap.enabled {
             proposed.extend(time_gap_boundaries(messages, &self.time_gap));
@@ -70,24 +81,33 @@ impl SegmentationPolicy {
                 kept.push(b);
             }
         }
-        if !self.budget.enabled {
-            return kept;
-        }
-        let mut out = Vec::with_capacity(kept.len());
-        for (range, opening) in segment_ranges(messages.len(), &kept)
-            .into_iter()
-            .zip(std::iter::once(None).chain(kept.iter().copied().map(Some)))
-        {
-            out.extend(opening);
-            let offset = range.start;
-            out.extend(
-                budget_boundaries(&messages[range], &self.budget)
-                    .into_iter()
-                    .map(|b| Boundary { index: b.index + offset, ..b }),
-            );
-        }
-        out
+        within_budget(messages, kept, &self.budget)
     }
+}
+
+/// `kept` and the cuts that keep every segment within `budget`.
+fn within_budget(
+    messages: &[SegmentMessage<'_>],
+    kept: Vec<Boundary>,
+    budget: &BudgetConfig,
+) -> Vec<Boundary> {
+    if !budget.enabled {
+        return kept;
+    }
+    let mut out = Vec::with_capacity(kept.len());
+    for (range, opening) in segment_ranges(messages.len(), &kept)
+        .into_iter()
+        .zip(std::iter::once(None).chain(kept.iter().copied().map(Some)))
+    {
+        out.extend(opening);
+        let offset = range.start;
+        out.extend(
+            budget_boundaries(&messages[range], budget)
+                .into_iter()
+                .map(|b| Boundary { index: b.index + offset, ..b }),
+        );
+    }
+    out
 }
 
 #[cfg(test)]

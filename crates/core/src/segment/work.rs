@@ -1,0 +1,189 @@
+//! Work units of a coding agent's session: the user declares them. A prompt whose keywords
+//! drift from the work unit's (its prompts' keywords, not the tools' output) opens a new one,
+//! terse prompts continue it, and a commit resolves it (the next real prompt opens another).
+
+use serde::{Deserialize, Serialize};
+
+use super::{Boundary, BoundaryReason, BudgetConfig, SegmentMessage, Strength};
+use crate::{
+    KeywordBag, Role, Timestamp,
+    keywords::{GrowingBag, word_count},
+    work::closes_work,
+};
+
+/// How a session in which an agent acted (a batch holding `tool` messages) is cut.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkConfig {
+    /// Cut agent sessions by the user's intents; off, they are cut like any conversation.
+    pub enabled: bool,
+    /// A prompt whose Jaccard similarity to the work unit's prompt keywords is below this
+    /// opens a new work unit.
+    pub threshold: f64,
+    /// Prompts with fewer words continue the work unit ("ok push", "5,6", "yes").
+    pub min_words: usize,
+    /// After this long without a message...
+    pub long_gap_minutes: i64,
+    /// ...a prompt needs this much similarity to continue (a higher bar: after a break the
+    /// user has more likely moved on; the silence alone is never a boundary).
+    pub threshold_after_gap: f64,
+    /// A successful `git commit` resolves the work unit: the next prompt that is not terse
+    /// opens another.
+    pub commit_closes: bool,
+    /// Work units are longer than chats' episodes (every tool call is a message): the cap on
+    /// each unit's tokens and messages.
+    pub budget: BudgetConfig,
+}
+
+impl Default for WorkConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            threshold: 0.3,
+            min_words: 5,
+            long_gap_minutes: 30,
+            threshold_after_gap: 0.45,
+            commit_closes: true,
+            budget: BudgetConfig { enabled: true, max_tokens: 16_000, max_messages: 200 },
+        }
+    }
+}
+
+/// Whether `messages` are an agent's work: some of them are its tool actions.
+pub fn is_agent_work(messages: &[SegmentMessage<'_>]) -> bool {
+    messages.iter().any(|m| m.role == Role::Tool)
+}
+
+/// Boundaries at the user prompts that open a new work unit.
+pub fn work_boundaries(messages: &[SegmentMessage<'_>], config: &WorkConfig) -> Vec<Boundary> {
+    let long_gap = config.long_gap_minutes * Timestamp::MINUTE_MS;
+    let mut out = Vec::new();
+    let mut bag = GrowingBag::default();
+    let mut committed = false;
+    for (i, m) in messages.iter().enumerate() {
+        if m.role == Role::Tool && config.commit_closes && closes_work(m.content) {
+            committed = true;
+        }
+        if m.role != Role::User || word_count(m.content) < config.min_words {
+            continue;
+        }
+        let prompt = KeywordBag::from_text(m.content);
+        let gap = i.checked_sub(1).map_or(0, |p| m.timestamp.since(messages[p].timestamp));
+        if i == 0 || bag.is_empty() {
+            bag.reset_to(&prompt);
+            committed = false;
+            continue;
+        }
+        let threshold = if gap >= long_gap { config.threshold_after_gap } else { config.threshold };
+        let reason = if committed {
+            Some(BoundaryReason::Commit)
+        } else if bag.jaccard(&prompt) < threshold {
+            Some(BoundaryReason::IntentShift)
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => {
+                out.push(Boundary { index: i, reason, strength: Strength::Soft });
+                bag.reset_to(&prompt);
+                committed = false;
+            }
+            None => bag.add(&prompt),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::segment::test_support::*;
+
+    fn session(lines: &[(Role, &str, i64)]) -> Vec<OwnedMessage> {
+        lines
+            .iter()
+            .map(|&(role, content, seconds)| OwnedMessage {
+                role,
+                content: content.to_owned(),
+                timestamp: Timestamp(seconds * 1000),
+                tokens: 10,
+            })
+            .collect()
+    }
+
+    fn cuts(msgs: &[OwnedMessage]) -> Vec<(usize, BoundaryReason)> {
+        let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+        work_boundaries(&views, &WorkConfig::default())
+            .iter()
+            .map(|b| (b.index, b.reason))
+            .collect()
+    }
+
+    #[test]
+    fn tool_output_does_not_cut_and_a_new_intent_does() {
+        let msgs = session(&[
+            (Role::User, "the refund webhook test fails since the merge, find out why", 0),
+            (
+                Role::Tool,
+                "$ cargo test refund_webhook [failed]\nthread panicked: connection refused on port 8081",
+                10,
+            ),
+            (Role::Tool, "Read src/payments/mock_server.rs", 20),
+            (
+                Role::Assistant,
+                "The mock server binds its port asynchronously; the test connects too early.",
+                30,
+            ),
+            (Role::User, "make the refund webhook test wait for the mock port then", 60),
+            (Role::Tool, "Edit tests/refund_webhook.rs", 70),
+            (Role::User, "ok run it", 80),
+            (Role::User, "now add a dark mode toggle to the settings page", 200),
+        ]);
+        assert_eq!(cuts(&msgs), [(7, BoundaryReason::IntentShift)]);
+    }
+
+    #[test]
+    fn a_commit_resolves_the_work_unit_but_a_terse_prompt_after_it_continues() {
+        let msgs = session(&[
+            (Role::User, "fix the flaky refund webhook test in the payments crate", 0),
+            (
+                Role::Tool,
+                "$ git commit -am 'Wait for the mock port'\n[main 3f2a1c0] Wait for the mock port",
+                50,
+            ),
+            (Role::User, "ok push", 60),
+            (Role::Tool, "$ git push", 65),
+            (Role::User, "the refund webhook retries should back off exponentially too", 120),
+        ]);
+        assert_eq!(cuts(&msgs), [(4, BoundaryReason::Commit)]);
+    }
+
+    #[test]
+    fn after_a_long_break_a_prompt_needs_more_in_common_to_continue() {
+        let base = "refund webhook retry backoff payments crate";
+        let next = "refund webhook logging format cleanup today";
+        // Jaccard 2/10 = 0.2 ... below both; 3 shared of 9 = 0.33: between the two bars.
+        let next_close = "refund webhook retry logging format cleanup";
+        let quick = session(&[(Role::User, base, 0), (Role::User, next_close, 60)]);
+        let later = session(&[(Role::User, base, 0), (Role::User, next_close, 7_200)]);
+        assert!(cuts(&quick).is_empty());
+        assert_eq!(cuts(&later), [(1, BoundaryReason::IntentShift)]);
+        assert_eq!(cuts(&session(&[(Role::User, base, 0), (Role::User, next, 60)])).len(), 1);
+    }
+
+    proptest! {
+        #[test]
+        fn boundaries_are_valid_and_only_at_long_user_prompts(msgs in conversation(60)) {
+            let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+            let config = WorkConfig::default();
+            let b = work_boundaries(&views, &config);
+            check_boundaries(views.len(), &b)?;
+            for b in &b {
+                prop_assert_eq!(views[b.index].role, Role::User);
+                prop_assert!(word_count(views[b.index].content) >= config.min_words);
+            }
+        }
+    }
+}

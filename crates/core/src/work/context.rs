@@ -1,0 +1,271 @@
+//! What a coding agent is handed when a session starts (recent work at episode resolution,
+//! older sessions as summaries, known failures) and when a prompt matches earlier work; each
+//! within a token budget, most useful first.
+
+use super::{FailurePattern, Skeleton};
+use crate::{Episode, Timestamp, keyword_list};
+
+/// An episode of recent work and its skeleton.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkItem<'a> {
+    pub episode: &'a Episode,
+    pub skeleton: Option<&'a Skeleton>,
+}
+
+/// An older session, told by its summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionLine {
+    pub start: Timestamp,
+    pub summary: String,
+}
+
+/// Everything a session start may be told, newest first in each list.
+#[derive(Debug, Clone, Default)]
+pub struct StartContext<'a> {
+    pub recent: Vec<WorkItem<'a>>,
+    pub failures: Vec<FailurePattern>,
+    pub sessions: Vec<SessionLine>,
+}
+
+/// The session-start block within `budget` tokens (as `tokens` counts them): recent episodes
+/// first, then known failures, then older sessions, each list newest first, each item whole or
+/// not at all. Empty when there is nothing to tell.
+pub fn render_start_context(
+    context: &StartContext<'_>,
+    budget: usize,
+    tokens: &dyn Fn(&str) -> usize,
+) -> String {
+    const HEAD: &str = "Memory of earlier sessions in this project (epimem):";
+    let mut used = tokens(HEAD);
+    let mut take = |lines: Vec<String>| -> Vec<String> {
+        let mut kept = Vec::new();
+        for line in lines {
+            let cost = tokens(&line) + 1;
+            if used + cost > budget {
+                break;
+            }
+            used += cost;
+            kept.push(line);
+        }
+        kept
+    };
+    let recent = take(context.recent.iter().map(|item| work_line(item)).collect());
+    let failures = take(
+        context
+            .failures
+            .iter()
+            .map(|p| {
+                format!("- `{}` failed in {} sessions, last on {}", p.what, p.sessions, day(p.last))
+            })
+            .collect(),
+    );
+    let sessions = take(
+        context.sessions.iter().map(|s| format!("- {}: {}", day(s.start), s.summary)).collect(),
+    );
+    let mut out = Vec::new();
+    for (heading, lines) in [
+        ("Recent work, newest first:", recent),
+        ("Known failures (they failed in several sessions):", failures),
+        ("Earlier sessions:", sessions),
+    ] {
+        if !lines.is_empty() {
+            out.push(heading.to_owned());
+            out.extend(lines);
+        }
+    }
+    if out.is_empty() {
+        return String::new();
+    }
+    format!("{HEAD}\n{}", out.join("\n"))
+}
+
+/// One episode of work: when, its title, its story, its hot files.
+fn work_line(item: &WorkItem<'_>) -> String {
+    let e = item.episode;
+    let minutes = (e.end.0 - e.start.0).max(0) / 60_000;
+    let mut line = format!("- {} ({minutes} min) {}", minute(e.start), e.title);
+    if !e.summary.is_empty() {
+        line.push_str(&format!("\n  {}", e.summary));
+    }
+    if let Some(files) = item.skeleton.map(Skeleton::files).filter(|f| !f.is_empty()) {
+        // The story may name them already; the skeleton's list is the reliable one.
+        if !e.summary.contains(files[0]) {
+            line.push_str(&format!("\n  Files: {}", files.join(", ")));
+        }
+    }
+    line
+}
+
+/// An earlier episode whose words cover enough of a new prompt's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptMatch {
+    /// Its place in the list given to [`prompt_matches`].
+    pub index: usize,
+    /// The prompt's keywords it shares.
+    pub shared: Vec<String>,
+    /// `shared` over the smaller of the two word sets.
+    pub overlap: f64,
+}
+
+/// The episodes (each given by its title and keywords) that share at least `min_shared` of
+/// the prompt's keywords and at least `min_overlap` of the smaller word set, best first.
+pub fn prompt_matches(
+    prompt: &str,
+    episodes: &[(&str, &[String])],
+    min_shared: usize,
+    min_overlap: f64,
+) -> Vec<PromptMatch> {
+    let words = keyword_list(prompt);
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<PromptMatch> =
+        episodes
+            .iter()
+            .enumerate()
+            .filter_map(|(index, (title, keywords))| {
+                let mut theirs = keyword_list(title);
+                for k in keywords.iter() {
+                    if !theirs.contains(k) {
+                        theirs.push(k.clone());
+                    }
+                }
+                let shared: Vec<String> =
+                    words.iter().filter(|w| theirs.contains(w)).cloned().collect();
+                let overlap = shared.len() as f64 / words.len().min(theirs.len()).max(1) as f64;
+                (shared.len() >= min_shared.max(1) && overlap >= min_overlap)
+                    .then_some(PromptMatch { index, shared, overlap })
+            })
+            .collect();
+    out.sort_by(|a, b| b.overlap.total_cmp(&a.overlap).then(a.index.cmp(&b.index)));
+    out
+}
+
+/// The block a matching prompt is given: the matched episodes, best first, within `budget`.
+pub fn render_prompt_context(
+    items: &[WorkItem<'_>],
+    budget: usize,
+    tokens: &dyn Fn(&str) -> usize,
+) -> String {
+    const HEAD: &str = "Earlier work in this project that bears on this prompt (epimem):";
+    let mut used = tokens(HEAD);
+    let mut lines = Vec::new();
+    for item in items {
+        let line = work_line(item);
+        let cost = tokens(&line) + 1;
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        lines.push(line);
+    }
+    if lines.is_empty() { String::new() } else { format!("{HEAD}\n{}", lines.join("\n")) }
+}
+
+fn minute(at: Timestamp) -> String {
+    let text = at.to_rfc3339();
+    text.get(..16).map(|t| t.replace('T', " ")).unwrap_or(text)
+}
+
+fn day(at: Timestamp) -> String {
+    let text = at.to_rfc3339();
+    text.get(..10).map(str::to_owned).unwrap_or(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BoundaryReason, ConversationKey, EpisodeId, FsrsState, ToldBy};
+
+    fn episode(title: &str, summary: &str, start_min: i64, minutes: i64) -> Episode {
+        let start = Timestamp::parse_rfc3339("2026-11-20T09:00:00Z")
+            .unwrap()
+            .plus_millis(start_min * 60_000);
+        Episode {
+            id: EpisodeId(format!("ep_{start_min}")),
+            conversation: ConversationKey::new("t", "s1"),
+            user: None,
+            agent: Some("/repo".into()),
+            first_seq: 1,
+            last_seq: 2,
+            context_first_seq: None,
+            start,
+            end: start.plus_millis(minutes * 60_000),
+            title: title.into(),
+            summary: summary.into(),
+            keywords: keyword_list(title),
+            surprise: 0.2,
+            boundary_reason: BoundaryReason::IntentShift,
+            fsrs: FsrsState::default(),
+            told_by: ToldBy::Fallback,
+            told_note: None,
+        }
+    }
+
+    fn words(text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+
+    #[test]
+    fn the_start_block_puts_recent_work_first_and_stops_at_the_budget() {
+        let newer = episode(
+            "Refund webhook test: mock port",
+            "Intent: Fix the refund webhook test.",
+            60,
+            12,
+        );
+        let older = episode("Dark mode toggle", "Intent: Add a dark mode toggle.", 0, 30);
+        let skeleton = Skeleton {
+            prompts: 1,
+            first_prompt: Some(1),
+            last_prompt: Some(1),
+            investigate: 2,
+            execute: 3,
+            failures: 1,
+            hot_files: vec![super::super::HotFile { path: "src/webhook.rs".into(), touches: 3 }],
+            failed: vec!["cargo test".into()],
+            commits: vec![],
+            duration_ms: 0,
+        };
+        let context = StartContext {
+            recent: vec![
+                WorkItem { episode: &newer, skeleton: Some(&skeleton) },
+                WorkItem { episode: &older, skeleton: None },
+            ],
+            failures: vec![FailurePattern {
+                what: "cargo test -p payments".into(),
+                sessions: 3,
+                last: newer.end,
+            }],
+            sessions: vec![SessionLine {
+                start: older.start,
+                summary: "Settings page work.".into(),
+            }],
+        };
+        let all = render_start_context(&context, 1_000, &words);
+        insta::assert_snapshot!(all);
+        // A tight budget keeps whole items, newest work first, and drops the rest.
+        let tight = render_start_context(&context, 32, &words);
+        assert!(tight.contains("Refund webhook test") && !tight.contains("Dark mode"), "{tight}");
+        assert!(!tight.contains("Earlier sessions"));
+        assert!(words(&tight) <= 32);
+        assert_eq!(render_start_context(&StartContext::default(), 1_000, &words), "");
+    }
+
+    #[test]
+    fn a_prompt_matches_episodes_that_share_enough_of_its_words() {
+        let a = keyword_list("refund webhook test mock server port");
+        let b = keyword_list("dark mode toggle settings page");
+        let c = keyword_list("refund totals report");
+        let episodes =
+            [("Refund webhook test", &a[..]), ("Dark mode", &b[..]), ("Refund report", &c[..])];
+        let found =
+            prompt_matches("the refund webhook test is failing again on CI", &episodes, 2, 0.4);
+        assert_eq!(found.iter().map(|m| m.index).collect::<Vec<_>>(), [0]);
+        assert_eq!(found[0].shared, ["refund", "webhook", "test"]);
+        assert!(prompt_matches("ok push", &episodes, 2, 0.4).is_empty());
+        assert!(prompt_matches("make the checkout page faster", &episodes, 2, 0.4).is_empty());
+        let settings = prompt_matches("make the settings page faster", &episodes, 2, 0.4);
+        assert_eq!(settings.iter().map(|m| m.index).collect::<Vec<_>>(), [1]);
+    }
+}

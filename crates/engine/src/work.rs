@@ -1,0 +1,260 @@
+//! Memory for coding agents: what a new session of a project is told, what a prompt that
+//! matches earlier work is told, and the patterns across the project's sessions. A project's
+//! sessions are its conversations whose `agent` scope is the project.
+
+use std::collections::HashMap;
+
+use epimem_core::{
+    ConversationKey, Episode, Scope, Timestamp, evaluate_trigger, session_summary,
+    work::{
+        Action, FailurePattern, IntentPattern, SessionLine, SessionWork, Skeleton, StartContext,
+        WorkItem, failure_patterns, prompt_matches, recurring_intents, render_prompt_context,
+        render_start_context, skeleton,
+    },
+};
+use epimem_store::{EpisodeDetail, Store};
+use serde::{Deserialize, Serialize};
+
+use crate::{Engine, EngineError};
+
+/// What coding agents are told of their project's memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkContextConfig {
+    /// Tokens (cl100k) a session start may be given.
+    pub start_budget: usize,
+    /// Episodes shown whole at a session start, newest first; older work is told by session.
+    pub recent_episodes: usize,
+    /// Older sessions summarized at a session start.
+    pub older_sessions: usize,
+    /// Tokens a prompt that matches earlier work may be given.
+    pub prompt_budget: usize,
+    /// A prompt's match must share at least this many keywords with an episode...
+    pub prompt_min_shared: usize,
+    /// ...and this share of the smaller word set.
+    pub prompt_min_overlap: f64,
+    /// Episodes (newest first) read for patterns across sessions.
+    pub pattern_episodes: usize,
+    /// A failure or an intent is a pattern once seen in this many sessions.
+    pub pattern_min_sessions: usize,
+    /// Two episodes ask for the same work at this Jaccard similarity of their keywords.
+    pub intent_threshold: f64,
+}
+
+impl Default for WorkContextConfig {
+    fn default() -> Self {
+        Self {
+            start_budget: 1_500,
+            recent_episodes: 6,
+            older_sessions: 5,
+            prompt_budget: 500,
+            prompt_min_shared: 2,
+            prompt_min_overlap: 0.4,
+            pattern_episodes: 200,
+            pattern_min_sessions: 2,
+            intent_threshold: 0.3,
+        }
+    }
+}
+
+/// The patterns across a project's sessions.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Patterns {
+    pub intents: Vec<IntentPattern>,
+    pub failures: Vec<FailurePattern>,
+    /// Sessions and episodes read.
+    pub sessions: usize,
+    pub episodes: usize,
+}
+
+/// An episode of the project's work, its messages read.
+struct Work {
+    detail: EpisodeDetail,
+    skeleton: Option<Skeleton>,
+}
+
+impl<S: Store> Engine<S> {
+    /// Queues the segmentation of everything pending in `scope` without running it: a hook
+    /// hands the work to a worker and returns.
+    pub fn flush_later(&self, scope: &Scope) -> Result<usize, EngineError> {
+        let queues = match &scope.conversation {
+            Some(c) => {
+                let key = ConversationKey::new(scope.tenant.clone(), c.clone());
+                self.store.queue(&key)?.map(|q| (key, q)).into_iter().collect()
+            }
+            None => self.store.pending_queues(Some(&scope.tenant))?,
+        };
+        let mut queued = 0;
+        for (key, queue) in queues {
+            if let Some(trigger) =
+                evaluate_trigger(&queue, self.clock.now(), &self.config.triggers, true)
+            {
+                self.open(&key, trigger)?;
+                queued += 1;
+            }
+        }
+        Ok(queued)
+    }
+
+    /// What a new session of `project` is told: its recent episodes whole (with their
+    /// skeletons), the failures that recur across its sessions, and its older sessions'
+    /// summaries, within the configured budget. Empty when the project has no memory yet.
+    pub fn start_context(&self, tenant: &str, project: &str) -> Result<String, EngineError> {
+        let config = &self.config.work;
+        let work = self.project_work(tenant, project, config.pattern_episodes)?;
+        let recent: Vec<&Work> = work.iter().take(config.recent_episodes).collect();
+        let sessions = by_session(&work);
+        let shown: Vec<&str> =
+            recent.iter().map(|w| w.detail.episode.conversation.conversation.as_str()).collect();
+        let older: Vec<SessionLine> = sessions
+            .iter()
+            .filter(|(c, _)| !shown.contains(c))
+            .take(config.older_sessions)
+            .map(|(_, episodes)| {
+                let owned: Vec<Episode> =
+                    episodes.iter().map(|w| w.detail.episode.clone()).collect();
+                let told = session_summary(&owned, 3);
+                let mut line = told.title;
+                if !told.bullets.is_empty() {
+                    line.push_str(&format!(" ({})", told.bullets.join("; ")));
+                }
+                SessionLine {
+                    start: owned.iter().map(|e| e.start).min().unwrap_or(Timestamp(0)),
+                    summary: line,
+                }
+            })
+            .collect();
+        let context = StartContext {
+            recent: recent
+                .iter()
+                .map(|w| WorkItem { episode: &w.detail.episode, skeleton: w.skeleton.as_ref() })
+                .collect(),
+            failures: failure_patterns(&session_work(&sessions), config.pattern_min_sessions),
+            sessions: older,
+        };
+        let tokens = |text: &str| self.tokens.count(text) as usize;
+        Ok(render_start_context(&context, config.start_budget, &tokens))
+    }
+
+    /// Earlier episodes of `project` (not of the session `current`) whose words cover enough
+    /// of `prompt`'s, within the configured budget; empty when none clears the bar.
+    pub fn prompt_context(
+        &self,
+        tenant: &str,
+        project: &str,
+        current: &str,
+        prompt: &str,
+    ) -> Result<String, EngineError> {
+        let config = &self.config.work;
+        let scope = project_scope(tenant, project);
+        let episodes: Vec<Episode> = self
+            .store
+            .episodes(&scope, None, Some(config.pattern_episodes))?
+            .into_iter()
+            .filter(|e| e.conversation.conversation != current)
+            .collect();
+        let words: Vec<(&str, &[String])> =
+            episodes.iter().map(|e| (e.title.as_str(), &e.keywords[..])).collect();
+        let found =
+            prompt_matches(prompt, &words, config.prompt_min_shared, config.prompt_min_overlap);
+        if found.is_empty() {
+            return Ok(String::new());
+        }
+        let ids: Vec<_> = found.iter().take(3).map(|m| episodes[m.index].id.clone()).collect();
+        let details = self.store.episode_details(&scope, &ids)?;
+        let skeletons: Vec<Option<Skeleton>> =
+            details.iter().map(|d| skeleton(&d.messages)).collect();
+        let items: Vec<WorkItem<'_>> = details
+            .iter()
+            .zip(&skeletons)
+            .map(|(d, s)| WorkItem { episode: &d.episode, skeleton: s.as_ref() })
+            .collect();
+        let tokens = |text: &str| self.tokens.count(text) as usize;
+        Ok(render_prompt_context(&items, config.prompt_budget, &tokens))
+    }
+
+    /// Recurring intents and repeated failures across the sessions of `project`, from its
+    /// newest `episodes` episodes.
+    pub fn patterns(
+        &self,
+        tenant: &str,
+        project: &str,
+        episodes: usize,
+    ) -> Result<Patterns, EngineError> {
+        let config = &self.config.work;
+        let work = self.project_work(tenant, project, episodes)?;
+        let sessions = session_work(&by_session(&work));
+        Ok(Patterns {
+            intents: recurring_intents(
+                &sessions,
+                config.intent_threshold,
+                config.pattern_min_sessions,
+            ),
+            failures: failure_patterns(&sessions, config.pattern_min_sessions),
+            sessions: sessions.len(),
+            episodes: work.len(),
+        })
+    }
+
+    /// The newest `limit` episodes of `project`, newest first, with their messages.
+    fn project_work(
+        &self,
+        tenant: &str,
+        project: &str,
+        limit: usize,
+    ) -> Result<Vec<Work>, EngineError> {
+        let scope = project_scope(tenant, project);
+        let ids: Vec<_> =
+            self.store.episodes(&scope, None, Some(limit))?.into_iter().map(|e| e.id).collect();
+        Ok(self
+            .store
+            .episode_details(&scope, &ids)?
+            .into_iter()
+            .map(|detail| Work { skeleton: skeleton(&detail.messages), detail })
+            .collect())
+    }
+}
+
+/// A project's sessions: the conversations whose agent is the project.
+pub fn project_scope(tenant: &str, project: &str) -> Scope {
+    Scope { agent: Some(project.to_owned()), ..Scope::tenant(tenant) }
+}
+
+/// Work grouped by session, sessions in the order their newest episode comes.
+fn by_session(work: &[Work]) -> Vec<(&str, Vec<&Work>)> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut groups: HashMap<&str, Vec<&Work>> = HashMap::new();
+    for w in work {
+        let c = w.detail.episode.conversation.conversation.as_str();
+        if !groups.contains_key(c) {
+            order.push(c);
+        }
+        groups.entry(c).or_default().push(w);
+    }
+    order.into_iter().map(|c| (c, groups.remove(c).unwrap_or_default())).collect()
+}
+
+fn session_work(sessions: &[(&str, Vec<&Work>)]) -> Vec<SessionWork> {
+    sessions
+        .iter()
+        .map(|(conversation, work)| {
+            let mut failed: Vec<String> = Vec::new();
+            for m in work.iter().flat_map(|w| &w.detail.messages) {
+                if let Some(action) = Action::of_metadata(&m.metadata).filter(|a| a.failed) {
+                    let what = action.what();
+                    if !failed.contains(&what) {
+                        failed.push(what);
+                    }
+                }
+            }
+            let episodes = work.iter().map(|w| &w.detail.episode);
+            SessionWork {
+                conversation: conversation.to_string(),
+                start: episodes.clone().map(|e| e.start).min().unwrap_or(Timestamp(0)),
+                end: episodes.clone().map(|e| e.end).max().unwrap_or(Timestamp(0)),
+                intents: episodes.map(|e| (e.title.clone(), e.keywords.clone())).collect(),
+                failed,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,91 @@
+//! A Claude Code hook event as it arrives on standard input.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The events epimem listens to; any other is read and ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    SessionStart,
+    UserPromptSubmit,
+    PostToolUse,
+    PostToolUseFailure,
+    Stop,
+    SessionEnd,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 6] = [
+        Self::SessionStart,
+        Self::UserPromptSubmit,
+        Self::PostToolUse,
+        Self::PostToolUseFailure,
+        Self::Stop,
+        Self::SessionEnd,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SessionStart => "SessionStart",
+            Self::UserPromptSubmit => "UserPromptSubmit",
+            Self::PostToolUse => "PostToolUse",
+            Self::PostToolUseFailure => "PostToolUseFailure",
+            Self::Stop => "Stop",
+            Self::SessionEnd => "SessionEnd",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// Whether the event concerns one tool call (its hook entry matches every tool).
+    pub fn is_tool_event(self) -> bool {
+        matches!(self, Self::PostToolUse | Self::PostToolUseFailure)
+    }
+}
+
+/// The fields of a hook event that epimem reads; the others are ignored.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct HookEvent {
+    pub session_id: String,
+    #[serde(default)]
+    pub transcript_path: Option<PathBuf>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    pub hook_event_name: String,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub tool_input: Option<Value>,
+    #[serde(default)]
+    pub tool_response: Option<Value>,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    /// What went wrong, for PostToolUseFailure.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// How the session started (startup, resume, clear, compact).
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+impl HookEvent {
+    /// Reads an event; the error names what is missing or malformed.
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let event: HookEvent =
+            serde_json::from_str(raw).map_err(|e| format!("not a hook event: {e}"))?;
+        if event.session_id.trim().is_empty() {
+            return Err("the event's session_id is empty".into());
+        }
+        Ok(event)
+    }
+
+    pub fn kind(&self) -> Option<EventKind> {
+        EventKind::parse(&self.hook_event_name)
+    }
+}

@@ -1,0 +1,240 @@
+//! epimem for coding agents: Claude Code's hook events recorded as memory, and memory handed
+//! back when a session starts or a prompt matches earlier work.
+//!
+//! This is the only crate that knows Claude Code's hook protocol (events on standard input,
+//! `hookSpecificOutput` on standard output, transcripts, `settings.json`). A hook must never
+//! fail the agent's turn and must return within milliseconds: it only stores (segmentation is
+//! left to a worker), and whatever goes wrong is written to its log, with the event kept in a
+//! spool that the next hook stores first.
+
+mod event;
+mod project;
+mod record;
+mod settings;
+mod state;
+mod transcript;
+
+use std::path::PathBuf;
+
+use epimem_core::{ConversationKey, Scope, Timestamp};
+use epimem_engine::{Engine, EngineError};
+use epimem_store::{JobState, Store};
+use serde::{Deserialize, Serialize};
+
+pub use event::{EventKind, HookEvent};
+pub use project::project_of;
+pub use record::{Session, action_of, clip};
+pub use settings::{install, is_epimem_hook, uninstall};
+pub use state::{HookDir, Spooled};
+pub use transcript::{Reply, read_replies};
+
+/// `[hooks]`: how `epimem hook` behaves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HookConfig {
+    /// How long a hook waits for a database another process is writing before it keeps the
+    /// event for later and returns.
+    pub busy_timeout_ms: u64,
+    /// Characters of a tool's output kept with its action (its start and its end).
+    pub output_chars: usize,
+    /// Start `epimem tick` in the background when a session ends or starts, or a session's
+    /// queue is full, so episodes are cut without a server running.
+    pub background: bool,
+    /// The hooks' folder (transcript cursors, spool, log) [default: beside a SQLite
+    /// database, `<db>.hooks`; under the user's data directory for PostgreSQL].
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for HookConfig {
+    fn default() -> Self {
+        Self { busy_timeout_ms: 250, output_chars: 600, background: true, dir: None }
+    }
+}
+
+/// What a hook prints and whether a worker should run after it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HookOutcome {
+    /// The JSON for Claude Code's standard input (empty: print nothing).
+    pub stdout: String,
+    /// Work is queued (or may be: conversations that fell silent) for a worker.
+    pub run_worker: bool,
+}
+
+/// Why an event could not be stored (it is logged and spooled, never shown to the agent).
+#[derive(Debug, thiserror::Error)]
+enum HookError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("the transcript cursor: {0}")]
+    Cursor(#[from] std::io::Error),
+}
+
+/// One hook invocation's surroundings.
+#[derive(Debug, Clone, Copy)]
+pub struct Hook<'a> {
+    pub tenant: &'a str,
+    pub dir: &'a HookDir,
+    pub config: &'a HookConfig,
+}
+
+impl Hook<'_> {
+    /// Handles the event in `raw` (received at `received`) on the engine `open` gives. Never
+    /// fails: a bad event is logged; an event the store cannot take (it is locked, missing,
+    /// corrupt) is logged and spooled, and stored first by the next hook that can.
+    pub fn run<S: Store>(
+        &self,
+        raw: &str,
+        received: Timestamp,
+        open: impl FnOnce() -> Result<Engine<S>, String>,
+    ) -> HookOutcome {
+        let event = match HookEvent::parse(raw) {
+            Ok(event) => event,
+            Err(e) => {
+                self.dir.log(received, &format!("ignored an event: {e}"));
+                return HookOutcome::default();
+            }
+        };
+        let Some(kind) = event.kind() else { return HookOutcome::default() };
+        let engine = match open() {
+            Ok(engine) => engine,
+            Err(e) => {
+                self.keep(received, raw, &format!("cannot open the database: {e}"));
+                return HookOutcome::default();
+            }
+        };
+        for spooled in self.dir.take_spool() {
+            let at = Timestamp(spooled.received);
+            let stored = HookEvent::parse(&spooled.event).map_err(|e| e.to_string()).and_then(
+                |old| match old.kind() {
+                    Some(k) => self.handle(&engine, &old, k, at, true).map_err(|e| e.to_string()),
+                    None => Ok(HookOutcome::default()),
+                },
+            );
+            if let Err(e) = stored {
+                self.keep(at, &spooled.event, &format!("a spooled event again: {e}"));
+            }
+        }
+        match self.handle(&engine, &event, kind, received, false) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                self.keep(received, raw, &format!("{}: {e}", kind.as_str()));
+                HookOutcome::default()
+            }
+        }
+    }
+
+    /// Logs why and spools the event.
+    fn keep(&self, received: Timestamp, raw: &str, why: &str) {
+        self.dir.log(received, &format!("{why} (the event is kept and stored by a later hook)"));
+        if let Err(e) = self.dir.spool(received, raw) {
+            self.dir.log(received, &format!("the event is lost: the spool cannot be written: {e}"));
+        }
+    }
+
+    fn handle<S: Store>(
+        &self,
+        engine: &Engine<S>,
+        event: &HookEvent,
+        kind: EventKind,
+        received: Timestamp,
+        replayed: bool,
+    ) -> Result<HookOutcome, HookError> {
+        let cwd = event.cwd.clone().unwrap_or_default();
+        let project = project_of(&cwd).display().to_string();
+        let session = Session {
+            conversation: ConversationKey::new(self.tenant, event.session_id.clone()),
+            project: project.clone(),
+        };
+        // The agent's replies so far come before what this event adds.
+        let (mut messages, read_to) = self.replies(event, &session, received);
+        match kind {
+            EventKind::UserPromptSubmit => {
+                let prompt = event.prompt.as_deref().unwrap_or("").trim();
+                if !prompt.is_empty() {
+                    messages.push(session.prompt(prompt, received));
+                }
+            }
+            EventKind::PostToolUse | EventKind::PostToolUseFailure => {
+                let failed = kind == EventKind::PostToolUseFailure || reports_failure(event);
+                messages.extend(session.action(event, failed, received, self.config.output_chars));
+            }
+            _ => {}
+        }
+        if !messages.is_empty() {
+            engine.enqueue(messages)?;
+        }
+        if let Some(offset) = read_to {
+            self.dir.set_cursor(&event.session_id, offset)?;
+        }
+        let conversation =
+            Scope::tenant(self.tenant).with_conversation(Some(event.session_id.clone()));
+        let mut outcome = HookOutcome::default();
+        match kind {
+            EventKind::SessionStart if !replayed => {
+                outcome.stdout = output(kind, &engine.start_context(self.tenant, &project)?);
+                // Sessions that ended without a word (a crash, a closed terminal) close now.
+                outcome.run_worker = true;
+            }
+            EventKind::UserPromptSubmit if !replayed => {
+                let prompt = event.prompt.as_deref().unwrap_or("");
+                let context =
+                    engine.prompt_context(self.tenant, &project, &event.session_id, prompt)?;
+                outcome.stdout = output(kind, &context);
+            }
+            EventKind::SessionEnd => {
+                engine.flush_later(&conversation)?;
+                outcome.run_worker = true;
+            }
+            EventKind::Stop => {
+                outcome.run_worker = engine
+                    .jobs(self.tenant, Some(&event.session_id), 16)?
+                    .iter()
+                    .any(|j| j.state == JobState::Queued);
+            }
+            _ => {}
+        }
+        outcome.run_worker &= self.config.background;
+        Ok(outcome)
+    }
+
+    /// The replies in the session's transcript since the last read, and where that read
+    /// stopped (`None` when there is no transcript to read: nothing moves).
+    fn replies(
+        &self,
+        event: &HookEvent,
+        session: &Session,
+        received: Timestamp,
+    ) -> (Vec<epimem_engine::MessageInput>, Option<u64>) {
+        let Some(path) = &event.transcript_path else { return (Vec::new(), None) };
+        match read_replies(path, self.dir.cursor(&event.session_id)) {
+            Ok((replies, offset)) => {
+                (replies.iter().map(|r| session.reply(r, received)).collect(), Some(offset))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), None),
+            Err(e) => {
+                self.dir
+                    .log(received, &format!("cannot read the transcript {}: {e}", path.display()));
+                (Vec::new(), None)
+            }
+        }
+    }
+}
+
+/// Whether a tool's response says it failed although the tool returned.
+fn reports_failure(event: &HookEvent) -> bool {
+    let Some(response) = &event.tool_response else { return false };
+    ["is_error", "interrupted"]
+        .iter()
+        .any(|f| response.get(*f).and_then(serde_json::Value::as_bool) == Some(true))
+}
+
+/// The JSON Claude Code reads from a hook to add context; empty for no context.
+fn output(kind: EventKind, context: &str) -> String {
+    if context.trim().is_empty() {
+        return String::new();
+    }
+    serde_json::json!({
+        "hookSpecificOutput": {"hookEventName": kind.as_str(), "additionalContext": context}
+    })
+    .to_string()
+}

@@ -1,0 +1,148 @@
+//! epimem's entries in Claude Code's `settings.json`: added beside whatever hooks are there,
+//! once, and removed again without touching anything else.
+
+use serde_json::{Map, Value, json};
+
+use crate::event::EventKind;
+
+/// Whether a hook command is epimem's: its program is called `epimem` and its first argument
+/// is `hook` (so a moved binary's entry is still recognised).
+pub fn is_epimem_hook(command: &str) -> bool {
+    let command = command.trim_start();
+    let (program, rest) = match command.strip_prefix(['"', '\'']) {
+        Some(quoted) => quoted.split_once(['"', '\'']).unwrap_or((quoted, "")),
+        None => command.split_once(char::is_whitespace).unwrap_or((command, "")),
+    };
+    let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    matches!(name, "epimem" | "epimem.exe") && rest.split_whitespace().next() == Some("hook")
+}
+
+/// Adds `command` to every event epimem listens to, unless an epimem hook is there already.
+/// Returns whether anything changed; refuses a file whose `hooks` is not what Claude Code
+/// reads (an object of arrays), naming the part.
+pub fn install(settings: &mut Value, command: &str) -> Result<bool, String> {
+    let root = settings.as_object_mut().ok_or("the settings are not a JSON object")?;
+    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let hooks = hooks.as_object_mut().ok_or("\"hooks\" is not an object")?;
+    let mut changed = false;
+    for kind in EventKind::ALL {
+        let groups = hooks.entry(kind.as_str()).or_insert_with(|| Value::Array(Vec::new()));
+        let groups = groups
+            .as_array_mut()
+            .ok_or_else(|| format!("\"hooks.{}\" is not an array", kind.as_str()))?;
+        if groups.iter().any(|g| commands(g).any(is_epimem_hook)) {
+            continue;
+        }
+        let entry = json!({"type": "command", "command": command, "timeout": 10});
+        let group = if kind.is_tool_event() {
+            json!({"matcher": "*", "hooks": [entry]})
+        } else {
+            json!({"hooks": [entry]})
+        };
+        groups.push(group);
+        changed = true;
+    }
+    Ok(changed)
+}
+
+/// Removes every epimem hook entry, and the groups and events it leaves empty. Returns whether
+/// anything changed.
+pub fn uninstall(settings: &mut Value) -> bool {
+    let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    let mut changed = false;
+    for kind in EventKind::ALL {
+        let Some(groups) = hooks.get_mut(kind.as_str()).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        // Only groups and events that epimem emptied go (what was empty before stays).
+        let mut here = false;
+        groups.retain_mut(|group| {
+            let Some(entries) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                return true;
+            };
+            let before = entries.len();
+            entries
+                .retain(|e| !e.get("command").and_then(Value::as_str).is_some_and(is_epimem_hook));
+            here |= entries.len() != before;
+            entries.len() == before || !entries.is_empty()
+        });
+        changed |= here;
+        if here && groups.is_empty() {
+            hooks.remove(kind.as_str());
+        }
+    }
+    if changed && hooks.is_empty() {
+        settings.as_object_mut().map(|s| s.remove("hooks"));
+    }
+    changed
+}
+
+fn commands(group: &Value) -> impl Iterator<Item = &str> {
+    group
+        .get("hooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("command").and_then(Value::as_str))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OURS: &str = "/usr/local/bin/epimem hook --db /home/dev/.local/share/epimem/epimem.db";
+
+    fn theirs() -> Value {
+        json!({
+            "model": "opus",
+            "hooks": {
+                "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}],
+                "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
+            }
+        })
+    }
+
+    #[test]
+    fn installing_merges_once_and_uninstalling_restores_the_file() {
+        let mut settings = theirs();
+        assert!(install(&mut settings, OURS).unwrap());
+        let hooks = &settings["hooks"];
+        for kind in EventKind::ALL {
+            let count = hooks[kind.as_str()]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|g| commands(g))
+                .filter(|c| *c == OURS)
+                .count();
+            assert_eq!(count, 1, "{}", kind.as_str());
+        }
+        assert_eq!(hooks["PostToolUse"][0]["hooks"][0]["command"], "prettier --write");
+        assert_eq!(hooks["PostToolUse"][1]["matcher"], "*");
+        let once = settings.clone();
+        assert!(!install(&mut settings, OURS).unwrap(), "a second install changes nothing");
+        assert!(!install(&mut settings, "epimem hook").unwrap(), "nor does another path to epimem");
+        assert_eq!(settings, once);
+        assert!(uninstall(&mut settings));
+        assert_eq!(settings, theirs());
+        assert!(!uninstall(&mut settings));
+
+        let mut empty = json!({});
+        install(&mut empty, OURS).unwrap();
+        uninstall(&mut empty);
+        assert_eq!(empty, json!({}));
+    }
+
+    #[test]
+    fn settings_claude_code_would_not_read_are_refused() {
+        let error = install(&mut json!({"hooks": {"Stop": {"x": 1}}}), OURS).unwrap_err();
+        assert!(error.contains("hooks.Stop"), "{error}");
+        assert!(install(&mut json!([1]), OURS).is_err());
+        assert!(is_epimem_hook("\"/opt/my tools/epimem\" hook --db x"));
+        assert!(is_epimem_hook("epimem hook"));
+        assert!(!is_epimem_hook("epimem-other hook"));
+        assert!(!is_epimem_hook("epimem recall x"));
+    }
+}
