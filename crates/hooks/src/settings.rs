@@ -114,7 +114,7 @@ mod tests {
                 .as_array()
                 .unwrap()
                 .iter()
-                .flat_map(|g| commands(g))
+                .flat_map(commands)
                 .filter(|c| *c == OURS)
                 .count();
             assert_eq!(count, 1, "{}", kind.as_str());

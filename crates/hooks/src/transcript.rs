@@ -104,7 +104,7 @@ mod tests {
             "message": {"content": [{"type": "text", "text": "subagent"}]}}));
         let tools_only = line(json!({"type": "assistant", "uuid": "a3",
             "message": {"content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]}}));
-        write!(file, "{user}{first}{side}{tools_only}not json\n").unwrap();
+        writeln!(file, "{user}{first}{side}{tools_only}not json").unwrap();
         let later =
             line(json!({"type": "assistant", "uuid": "a4", "message": {"content": "Fixed."}}));
         // Half of the next entry is written.

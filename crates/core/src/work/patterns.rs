@@ -140,7 +140,7 @@ fn shared_words(members: &[(&str, &[String])]) -> Vec<String> {
         }
     }
     counts.retain(|(_, n)| *n > 1);
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     counts.into_iter().take(5).map(|(w, _)| w.clone()).collect()
 }
 

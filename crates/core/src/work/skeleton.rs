@@ -62,7 +62,7 @@ pub fn skeleton(messages: &[Message]) -> Option<Skeleton> {
         }
     }
     // Most touched first; among equals, the first touched.
-    files.sort_by(|a, b| b.touches.cmp(&a.touches));
+    files.sort_by_key(|f| std::cmp::Reverse(f.touches));
     files.truncate(HOT_FILES);
     let times = messages.iter().map(|m| m.timestamp);
     let (start, end) = (times.clone().min(), times.max());
