@@ -75,6 +75,25 @@ pub(crate) fn detail_text(d: &EpisodeDetail) -> String {
         }
         out.push('\n');
     }
+    if let Some(s) = epimem_core::work::skeleton(&d.messages) {
+        out.push_str(&format!(
+            "\nwork: {} prompt(s) (#{}-#{}), {}, {} min\n",
+            s.prompts,
+            s.first_prompt.map_or("-".into(), |p| p.to_string()),
+            s.last_prompt.map_or("-".into(), |p| p.to_string()),
+            s.counts(),
+            s.duration_ms / 60_000
+        ));
+        if !s.hot_files.is_empty() {
+            out.push_str(&format!("hot files: {}\n", s.files().join(", ")));
+        }
+        if !s.failed.is_empty() {
+            out.push_str(&format!("failed: {}\n", s.failed.join("; ")));
+        }
+        if !s.commits.is_empty() {
+            out.push_str(&format!("commits: {}\n", s.commits.join("; ")));
+        }
+    }
     if !d.context.is_empty() {
         out.push_str("\ncontext carried from the previous episode:\n");
         for m in &d.context {

@@ -93,6 +93,12 @@ impl GrowingBag {
         self.add(bag);
     }
 
+    /// The share of `bag`'s keywords this set holds (0 for an empty `bag`).
+    pub(crate) fn containment(&self, bag: &KeywordBag) -> f64 {
+        let inter = bag.0.iter().filter(|h| self.0.contains(h)).count();
+        if bag.is_empty() { 0.0 } else { inter as f64 / bag.len() as f64 }
+    }
+
     /// Jaccard similarity of `bag` and this set (see [`jaccard`]).
     pub(crate) fn jaccard(&self, bag: &KeywordBag) -> f64 {
         let inter = bag.0.iter().filter(|h| self.0.contains(h)).count();

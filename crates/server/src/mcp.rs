@@ -40,6 +40,19 @@ pub(crate) struct RememberParams {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub(crate) struct ProjectMemoryParams {
+    /// The project: the root folder of its repository, as the sessions recorded it (their
+    /// messages' `agent`).
+    pub project: String,
+    /// The request about to be worked on: only earlier work that shares enough of its words
+    /// is returned. Without it, what a new session is told: recent episodes of work, failures
+    /// that recur across sessions, older sessions' summaries.
+    #[serde(default)]
+    pub prompt: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct RecallParams {
     /// What to look for, in plain words ("why did the deploy fail last week?").
     pub query: String,
@@ -266,6 +279,28 @@ impl<S: Store + 'static> MemoryTools<S> {
                 .await?
                 .ok_or_else(|| ApiError::not_found(format!("timeline node {node}")))?;
         json_text(&TimelineNodeOut::from(&found))
+    }
+
+    #[tool(
+        description = "What a coding agent should know before working on a project: its recent episodes of work (intent, what happened, files, failures, commits), the failures that recur across its sessions and its older sessions; or, given the prompt about to be worked on, the earlier work that bears on it. Empty when nothing is known."
+    )]
+    async fn project_memory(
+        &self,
+        Parameters(p): Parameters<ProjectMemoryParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let tenant = self.tenant(&context);
+        if p.project.trim().is_empty() {
+            return Err(ApiError::bad_input("project must not be empty").into());
+        }
+        let text = blocking(&self.app, move |engine| {
+            Ok(match &p.prompt {
+                Some(prompt) => engine.prompt_context(&tenant, &p.project, "", prompt)?,
+                None => engine.start_context(&tenant, &p.project)?,
+            })
+        })
+        .await?;
+        Ok(CallToolResult::success(vec![Content::text(text)]))
     }
 
     #[tool(

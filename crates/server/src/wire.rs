@@ -2,7 +2,10 @@
 //! Domain types never cross the wire: each is turned into one of these here. Field names are a
 //! public contract: add, never rename.
 
-use epimem_core::{Episode, EpisodeId, Message, Timestamp};
+use epimem_core::{
+    Episode, EpisodeId, Message, Timestamp,
+    work::{Skeleton, skeleton},
+};
 use epimem_engine::{EpisodeContext, RecallHit, RecalledContext, RunReport};
 use epimem_store::{EpisodeCursor, EpisodeDetail, JobState, JobStatus};
 use serde::{Deserialize, Serialize};
@@ -322,6 +325,47 @@ pub struct EpisodeOut {
     /// `GET /v1/episodes/{id}` only: the overlap (`context: true`), then its own messages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<MessageOut>>,
+    /// `GET /v1/episodes/{id}` of agent work only: what its tool actions touched and did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skeleton: Option<SkeletonOut>,
+}
+
+/// The skeleton of an episode of agent work, counted from its actions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SkeletonOut {
+    /// The user's prompts, and the first and last one's sequence numbers.
+    pub prompts: usize,
+    pub first_prompt: Option<u64>,
+    pub last_prompt: Option<u64>,
+    /// Actions that read or searched.
+    pub investigate: usize,
+    /// Actions that edited, wrote or ran a command.
+    pub execute: usize,
+    pub failures: usize,
+    /// The files touched most, most first.
+    pub hot_files: Vec<String>,
+    /// What failed (commands, searches or files), each once.
+    pub failed: Vec<String>,
+    /// The `git commit` command lines it ran.
+    pub commits: Vec<String>,
+    pub duration_seconds: f64,
+}
+
+impl From<&Skeleton> for SkeletonOut {
+    fn from(s: &Skeleton) -> Self {
+        Self {
+            prompts: s.prompts,
+            first_prompt: s.first_prompt,
+            last_prompt: s.last_prompt,
+            investigate: s.investigate,
+            execute: s.execute,
+            failures: s.failures,
+            hot_files: s.files().into_iter().map(str::to_owned).collect(),
+            failed: s.failed.clone(),
+            commits: s.commits.clone(),
+            duration_seconds: s.duration_ms as f64 / 1000.0,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -361,6 +405,7 @@ impl From<&Episode> for EpisodeOut {
             retrievability: None,
             date_match: None,
             messages: None,
+            skeleton: None,
         }
     }
 }
@@ -383,7 +428,11 @@ impl From<&EpisodeDetail> for EpisodeOut {
     fn from(d: &EpisodeDetail) -> Self {
         let context = d.context.iter().map(|m| MessageOut::new(m, true));
         let messages = d.messages.iter().map(|m| MessageOut::new(m, false));
-        Self { messages: Some(context.chain(messages).collect()), ..Self::from(&d.episode) }
+        Self {
+            messages: Some(context.chain(messages).collect()),
+            skeleton: skeleton(&d.messages).as_ref().map(SkeletonOut::from),
+            ..Self::from(&d.episode)
+        }
     }
 }
 

@@ -17,8 +17,9 @@ use crate::{
 pub struct WorkConfig {
     /// Cut agent sessions by the user's intents; off, they are cut like any conversation.
     pub enabled: bool,
-    /// A prompt whose Jaccard similarity to the work unit's prompt keywords is below this
-    /// opens a new work unit.
+    /// How a prompt is compared with the work unit's prompt keywords.
+    pub measure: Similarity,
+    /// A prompt less similar than this opens a new work unit.
     pub threshold: f64,
     /// Prompts with fewer words continue the work unit ("ok push", "5,6", "yes").
     pub min_words: usize,
@@ -35,14 +36,29 @@ pub struct WorkConfig {
     pub budget: BudgetConfig,
 }
 
+/// How alike a prompt and the work unit so far are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Similarity {
+    /// The share of the prompt's keywords the unit's prompts already used. The unit's bag
+    /// grows with every prompt; this does not shrink as it grows.
+    Containment,
+    /// Jaccard similarity of the prompt and the unit's bag (nmem's rule). The union grows with
+    /// the bag, so after two or three prompts a follow-up that reuses half the unit's words
+    /// scores under 0.3 and is cut: every prompt of a feature session becomes its own unit
+    /// (see the tests).
+    Jaccard,
+}
+
 impl Default for WorkConfig {
     fn default() -> Self {
         Self {
             enabled: true,
-            threshold: 0.3,
+            measure: Similarity::Containment,
+            threshold: 0.4,
             min_words: 5,
             long_gap_minutes: 30,
-            threshold_after_gap: 0.45,
+            threshold_after_gap: 0.6,
             commit_closes: true,
             budget: BudgetConfig { enabled: true, max_tokens: 16_000, max_messages: 200 },
         }
@@ -75,9 +91,13 @@ pub fn work_boundaries(messages: &[SegmentMessage<'_>], config: &WorkConfig) -> 
             continue;
         }
         let threshold = if gap >= long_gap { config.threshold_after_gap } else { config.threshold };
+        let similarity = match config.measure {
+            Similarity::Containment => bag.containment(&prompt),
+            Similarity::Jaccard => bag.jaccard(&prompt),
+        };
         let reason = if committed {
             Some(BoundaryReason::Commit)
-        } else if bag.jaccard(&prompt) < threshold {
+        } else if similarity < threshold {
             Some(BoundaryReason::IntentShift)
         } else {
             None
@@ -163,14 +183,14 @@ mod tests {
     #[test]
     fn after_a_long_break_a_prompt_needs_more_in_common_to_continue() {
         let base = "refund webhook retry backoff payments crate";
-        let next = "refund webhook logging format cleanup today";
-        // Jaccard 2/10 = 0.2 ... below both; 3 shared of 9 = 0.33: between the two bars.
-        let next_close = "refund webhook retry logging format cleanup";
-        let quick = session(&[(Role::User, base, 0), (Role::User, next_close, 60)]);
-        let later = session(&[(Role::User, base, 0), (Role::User, next_close, 7_200)]);
+        // Half of its keywords are the unit's: between the two bars.
+        let half = "refund webhook retry logging format cleanup";
+        let quick = session(&[(Role::User, base, 0), (Role::User, half, 60)]);
+        let later = session(&[(Role::User, base, 0), (Role::User, half, 7_200)]);
         assert!(cuts(&quick).is_empty());
         assert_eq!(cuts(&later), [(1, BoundaryReason::IntentShift)]);
-        assert_eq!(cuts(&session(&[(Role::User, base, 0), (Role::User, next, 60)])).len(), 1);
+        let little = "refund logging format cleanup spelling typo";
+        assert_eq!(cuts(&session(&[(Role::User, base, 0), (Role::User, little, 60)])).len(), 1);
     }
 
     proptest! {
