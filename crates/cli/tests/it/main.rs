@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod durability;
 mod forget;
+mod hooks;
 mod keys;
 mod llm;
 mod mcp;
