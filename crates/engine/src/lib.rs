@@ -255,22 +255,17 @@ impl<S: Store> Engine<S> {
     /// Closes everything pending (in one conversation, or all of the tenant's), as at the end
     /// of a session or an import.
     pub fn flush(&self, scope: &Scope) -> Result<RunReport, EngineError> {
-        let queues = match &scope.conversation {
-            Some(c) => {
-                let key = ConversationKey::new(scope.tenant.clone(), c.clone());
-                self.store.queue(&key)?.map(|q| (key, q)).into_iter().collect()
+        let mut report = RunReport::default();
+        // A job queued before the flush (a full window) holds the fence and is pinned to
+        // where it was queued: once it is done, what came after is still pending, so the
+        // flush opens again (a few times at most: each round waits for other workers).
+        for _ in 0..4 {
+            if self.queue_flush(scope)? == 0 {
+                break;
             }
-            None => self.store.pending_queues(Some(&scope.tenant))?,
-        };
-        for (key, queue) in queues {
-            if let Some(trigger) =
-                evaluate_trigger(&queue, self.clock.now(), &self.config.triggers, true)
-            {
-                self.open(&key, trigger)?;
-            }
+            report.add(self.run_jobs()?);
+            report.add(self.wait_for_others(scope)?);
         }
-        let mut report = self.run_jobs()?;
-        report.add(self.wait_for_others(scope)?);
         self.index_after_write(&scope.tenant)?;
         Ok(report)
     }

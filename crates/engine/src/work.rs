@@ -74,9 +74,10 @@ struct Work {
 }
 
 impl<S: Store> Engine<S> {
-    /// Queues the segmentation of everything pending in `scope` without running it: a hook
-    /// hands the work to a worker and returns.
-    pub fn flush_later(&self, scope: &Scope) -> Result<usize, EngineError> {
+    /// Queues the segmentation of everything pending in `scope` without running it (a hook
+    /// hands the work to a worker and returns). Returns how many conversations have messages
+    /// pending; one whose fence another job holds is not queued again (see [`Engine::flush`]).
+    pub fn queue_flush(&self, scope: &Scope) -> Result<usize, EngineError> {
         let queues = match &scope.conversation {
             Some(c) => {
                 let key = ConversationKey::new(scope.tenant.clone(), c.clone());
@@ -84,16 +85,16 @@ impl<S: Store> Engine<S> {
             }
             None => self.store.pending_queues(Some(&scope.tenant))?,
         };
-        let mut queued = 0;
+        let mut pending = 0;
         for (key, queue) in queues {
             if let Some(trigger) =
                 evaluate_trigger(&queue, self.clock.now(), &self.config.triggers, true)
             {
                 self.open(&key, trigger)?;
-                queued += 1;
+                pending += 1;
             }
         }
-        Ok(queued)
+        Ok(pending)
     }
 
     /// What a new session of `project` is told: its recent episodes whole (with their

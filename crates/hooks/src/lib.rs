@@ -51,13 +51,22 @@ impl Default for HookConfig {
     }
 }
 
-/// What a hook prints and whether a worker should run after it.
+/// What a hook prints and what should run in the background after it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HookOutcome {
     /// The JSON for Claude Code's standard input (empty: print nothing).
     pub stdout: String,
-    /// Work is queued (or may be: conversations that fell silent) for a worker.
-    pub run_worker: bool,
+    pub background: Option<Background>,
+}
+
+/// Work a hook leaves to a process of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Background {
+    /// Run what is queued and close the conversations that fell silent (`epimem tick`).
+    Tick,
+    /// Close everything pending in this session now that it ended (`epimem flush
+    /// --conversation`): a job queued earlier for a full window would leave the rest.
+    Flush(String),
 }
 
 /// Why an event could not be stored (it is logged and spooled, never shown to the agent).
@@ -173,7 +182,7 @@ impl Hook<'_> {
             EventKind::SessionStart if !replayed => {
                 outcome.stdout = output(kind, &engine.start_context(self.tenant, &project)?);
                 // Sessions that ended without a word (a crash, a closed terminal) close now.
-                outcome.run_worker = true;
+                outcome.background = Some(Background::Tick);
             }
             EventKind::UserPromptSubmit if !replayed => {
                 let prompt = event.prompt.as_deref().unwrap_or("");
@@ -182,18 +191,22 @@ impl Hook<'_> {
                 outcome.stdout = output(kind, &context);
             }
             EventKind::SessionEnd => {
-                engine.flush_later(&conversation)?;
-                outcome.run_worker = true;
+                // Queued for a server's worker; the flush below does it without one.
+                engine.queue_flush(&conversation)?;
+                outcome.background = Some(Background::Flush(event.session_id.clone()));
             }
             EventKind::Stop => {
-                outcome.run_worker = engine
+                let queued = engine
                     .jobs(self.tenant, Some(&event.session_id), 16)?
                     .iter()
                     .any(|j| j.state == JobState::Queued);
+                outcome.background = queued.then_some(Background::Tick);
             }
             _ => {}
         }
-        outcome.run_worker &= self.config.background;
+        if !self.config.background {
+            outcome.background = None;
+        }
         Ok(outcome)
     }
 

@@ -30,6 +30,10 @@ pub(crate) enum BenchCommand {
     /// `epimem serve` on loopback: messages added (single, then in batches) while recalls run,
     /// with throughput, p50 / p99 and errors. Build with --release for meaningful numbers.
     Serve(super::bench_serve::ServeBenchArgs),
+    /// `epimem hook` as Claude Code runs it, one process per event, on a project with
+    /// sessions behind it: p50 / p99 per event kind against the 15 ms target. Build with
+    /// --release for meaningful numbers.
+    Hook(super::bench_hook::HookBenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -57,6 +61,7 @@ pub(crate) fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCo
         BenchCommand::Ingest(args) => bench_ingest(config, args),
         BenchCommand::Recall(args) => super::bench_recall::bench_recall(config, args),
         BenchCommand::Serve(args) => super::bench_serve::bench_serve(config, args),
+        BenchCommand::Hook(args) => super::bench_hook::bench_hook(config, args),
     }
 }
 

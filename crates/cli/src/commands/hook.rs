@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use epimem_core::TokenCounter;
 use epimem_engine::{Clock, Engine, SystemClock};
-use epimem_hooks::{Hook, HookDir, install, project_of, uninstall};
+use epimem_hooks::{Background, Hook, HookDir, install, project_of, uninstall};
 use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 
@@ -83,10 +83,10 @@ pub(crate) fn hook(config: Result<AppConfig>, args: &HookArgs) -> Result<ExitCod
     if !outcome.stdout.is_empty() {
         outln!("{}", outcome.stdout);
     }
-    if outcome.run_worker
-        && let Err(e) = start_worker(&dir)
+    if let Some(work) = &outcome.background
+        && let Err(e) = start_background(&dir, work)
     {
-        dir.log(received, &format!("cannot start epimem tick: {e}"));
+        dir.log(received, &format!("cannot start the background work ({work:?}): {e}"));
     }
     if args.verbose {
         let log = std::fs::read(dir.log_path()).unwrap_or_default();
@@ -134,14 +134,22 @@ fn open_hook_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
         .with_token_counter(TokenCounter::estimate()))
 }
 
-/// Starts `epimem tick` on the same database, in its own process group, and lets it go: its
-/// errors go to the hooks' log.
-fn start_worker(dir: &HookDir) -> std::io::Result<()> {
+/// Starts `epimem tick` or `epimem flush --conversation` on the same database and settings
+/// (this command's own arguments, `hook` replaced), in its own process group, and lets it go:
+/// its errors go to the hooks' log.
+fn start_background(dir: &HookDir, work: &Background) -> std::io::Result<()> {
     use std::os::unix::process::CommandExt;
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     args.retain(|a| a != "--verbose");
-    if let Some(at) = args.iter().position(|a| a == "hook") {
-        args[at] = "tick".into();
+    let Some(at) = args.iter().position(|a| a == "hook") else {
+        return Err(std::io::Error::other("no hook subcommand among the arguments"));
+    };
+    match work {
+        Background::Tick => args[at] = "tick".into(),
+        Background::Flush(conversation) => {
+            args[at] = "flush".into();
+            args.splice(at + 1..at + 1, ["--conversation".into(), conversation.into()]);
+        }
     }
     std::fs::create_dir_all(dir.root())?;
     let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.log_path())?;

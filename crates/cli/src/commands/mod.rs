@@ -1,6 +1,7 @@
 //! One module per group of subcommands.
 
 pub(crate) mod bench;
+mod bench_hook;
 mod bench_recall;
 mod bench_serve;
 pub(crate) mod demo;

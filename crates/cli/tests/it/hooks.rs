@@ -77,9 +77,10 @@ impl Claude {
         epimem(&self.db, &all)
     }
 
-    /// What a worker does after a session: cut what the hooks queued.
-    fn tick(&self) {
-        let out = self.run(&["tick"]);
+    /// What the hook starts in the background when a session ends (here switched off, so
+    /// the tests say when): close everything the session left pending.
+    fn close(&self, session: &str) {
+        let out = self.run(&["flush", "--conversation", session]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
 
@@ -241,7 +242,7 @@ fn debugging(claude: &Claude, id: &str) {
 fn a_debugging_session_is_one_work_unit_with_its_skeleton() {
     let claude = Claude::new("");
     debugging(&claude, "s1");
-    claude.tick();
+    claude.close("s1");
     let episodes = claude.episodes("s1");
     assert_eq!(episodes.len(), 1, "{episodes:#?}");
     let e = &episodes[0];
@@ -303,7 +304,7 @@ fn a_feature_session_is_cut_at_each_new_intent_and_after_a_commit() {
     s.edit("src/settings/page.tsx");
     s.reply("The settings page has a dark mode toggle stored in local storage.");
     s.end();
-    claude.tick();
+    claude.close("f1");
     let episodes = claude.episodes("f1");
     let told: Vec<(String, String)> = episodes
         .iter()
@@ -346,7 +347,7 @@ fn terse_prompts_continue_the_work_they_answer() {
     s.prompt("ok push");
     s.bash("git push", "main -> main");
     s.end();
-    claude.tick();
+    claude.close("t1");
     let episodes = claude.episodes("t1");
     assert_eq!(episodes.len(), 1, "{episodes:#?}");
     assert_eq!(episodes[0]["skeleton"]["prompts"], 5);
@@ -357,7 +358,7 @@ fn terse_prompts_continue_the_work_they_answer() {
 fn the_next_session_is_told_the_project_memory_and_a_matching_prompt_the_work_it_matches() {
     let claude = Claude::new("[work]\nrecent_episodes = 1\n");
     debugging(&claude, "s1");
-    claude.tick();
+    claude.close("s1");
     // A second session fails the same way, on other work.
     let mut s2 = claude.session("s2");
     s2.start();
@@ -366,7 +367,7 @@ fn the_next_session_is_told_the_project_memory_and_a_matching_prompt_the_work_it
     s2.fail("Bash", json!({"command": "cargo test refund_webhook"}), "connection refused");
     s2.reply("The retries are in; the webhook test still needs the mock server.");
     s2.end();
-    claude.tick();
+    claude.close("s2");
 
     let s3 = claude.session("s3");
     let context = s3.start();

@@ -1,0 +1,208 @@
+//! `epimem bench hook`: how long Claude Code waits for `epimem hook`, one process per event
+//! as it runs them, on a project with a history of sessions behind it.
+
+use std::{
+    collections::BTreeMap,
+    io::Write,
+    path::Path,
+    process::{Command, ExitCode, Stdio},
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+use crate::config::AppConfig;
+
+#[derive(Debug, Args)]
+pub(crate) struct HookBenchArgs {
+    /// Sessions run before measuring, closed into episodes (what a session start reads).
+    #[arg(long, default_value_t = 50)]
+    history: usize,
+    /// Sessions measured (each: a start, 4 requests with 4 tool calls and a stop each, an
+    /// end: 26 events).
+    #[arg(long, default_value_t = 20)]
+    sessions: usize,
+}
+
+/// What p99 per event must stay under, in milliseconds.
+const TARGET_P99_MS: f64 = 15.0;
+
+pub(crate) fn bench_hook(_config: &AppConfig, args: &HookBenchArgs) -> Result<ExitCode> {
+    if args.sessions == 0 {
+        bail!("--sessions must be at least 1");
+    }
+    if cfg!(debug_assertions) {
+        eprintln!("epimem: a debug build: build with --release for meaningful numbers");
+    }
+    let dir = tempfile::tempdir().context("temporary directory")?;
+    let project = dir.path().join("shop");
+    std::fs::create_dir_all(project.join(".git"))?;
+    let config = dir.path().join("epimem.toml");
+    // The bench measures the hook alone: no worker competes for the cores while it runs.
+    std::fs::write(&config, "embedder = \"hash\"\n[hooks]\nbackground = false\n")?;
+    let db = dir.path().join("bench.db");
+    let bench = Bench { db: &db, config: &config, project: &project, dir: dir.path() };
+
+    eprintln!("epimem: {} sessions of history...", args.history);
+    for i in 0..args.history {
+        bench.session(&format!("history-{i}"), i, &mut BTreeMap::new())?;
+    }
+    bench.run(&["flush"])?;
+    let mut times: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+    for i in 0..args.sessions {
+        bench.session(&format!("measured-{i}"), args.history + i, &mut times)?;
+    }
+
+    outln!(
+        "epimem hook, one process per event ({} sessions after {} of history)",
+        args.sessions,
+        args.history
+    );
+    outln!("{:<20} {:>7} {:>8} {:>8} {:>8}", "event", "count", "p50 ms", "p99 ms", "max ms");
+    let mut all: Vec<f64> = Vec::new();
+    for (event, ms) in &mut times {
+        ms.sort_by(f64::total_cmp);
+        outln!(
+            "{:<20} {:>7} {:>8.2} {:>8.2} {:>8.2}",
+            event,
+            ms.len(),
+            percentile(ms, 0.5),
+            percentile(ms, 0.99),
+            ms[ms.len() - 1]
+        );
+        if !event.starts_with('(') {
+            all.extend(ms.iter());
+        }
+    }
+    all.sort_by(f64::total_cmp);
+    let p99 = percentile(&all, 0.99);
+    outln!(
+        "{:<20} {:>7} {:>8.2} {:>8.2} {:>8.2}",
+        "all",
+        all.len(),
+        percentile(&all, 0.5),
+        p99,
+        all[all.len() - 1]
+    );
+    outln!(
+        "target: p99 ≤ {TARGET_P99_MS} ms per event: {}",
+        if p99 <= TARGET_P99_MS { "met" } else { "MISSED" }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Bench<'a> {
+    db: &'a Path,
+    config: &'a Path,
+    project: &'a Path,
+    dir: &'a Path,
+}
+
+impl Bench<'_> {
+    /// One session of work, every event timed into `times`.
+    fn session(
+        &self,
+        id: &str,
+        n: usize,
+        times: &mut BTreeMap<&'static str, Vec<f64>>,
+    ) -> Result<()> {
+        let transcript = self.dir.join(format!("{id}.jsonl"));
+        std::fs::write(&transcript, "")?;
+        let base = json!({"session_id": id, "transcript_path": transcript, "cwd": self.project});
+        let event =
+            |name: &'static str, fields: Value, times: &mut BTreeMap<&'static str, Vec<f64>>| {
+                let mut e = base.clone();
+                e["hook_event_name"] = json!(name);
+                e.as_object_mut()
+                    .expect("an object")
+                    .extend(fields.as_object().expect("an object").clone());
+                let (ms, printed) = self.hook(&e.to_string())?;
+                times.entry(name).or_default().push(ms);
+                if name == "SessionStart" && !printed.is_empty() {
+                    times.entry("(start with context)").or_default().push(ms);
+                }
+                anyhow::Ok(())
+            };
+        event("SessionStart", json!({"source": "startup"}), times)?;
+        let topics =
+            ["refund webhook test", "CSV export of orders", "dark mode toggle", "docker image tag"];
+        for (r, topic) in topics.iter().enumerate() {
+            let prompt = format!(
+                "Look into the {topic} in module {} and fix what is wrong with it",
+                (n + r) % 7
+            );
+            event("UserPromptSubmit", json!({"prompt": prompt}), times)?;
+            for t in 0..4 {
+                let mut file = std::fs::OpenOptions::new().append(true).open(&transcript)?;
+                writeln!(
+                    file,
+                    "{}",
+                    json!({"type": "assistant", "uuid": format!("{id}-{r}-{t}"),
+                    "message": {"content": [{"type": "text", "text": format!("Checking the {topic}, step {t}.")}]}})
+                )?;
+                let path = self.project.join(format!("src/{}_{t}.rs", topic.replace(' ', "_")));
+                if t == 3 && r % 2 == 0 {
+                    event(
+                        "PostToolUseFailure",
+                        json!({"tool_name": "Bash", "tool_use_id": format!("{id}-{r}-{t}"),
+                        "tool_input": {"command": "cargo test"}, "error": "test failed: assertion left == right"}),
+                        times,
+                    )?;
+                } else {
+                    event(
+                        "PostToolUse",
+                        json!({"tool_name": if t == 0 { "Read" } else { "Edit" }, "tool_use_id": format!("{id}-{r}-{t}"),
+                        "tool_input": {"file_path": path}, "tool_response": {"filePath": path}}),
+                        times,
+                    )?;
+                }
+            }
+            event("Stop", json!({}), times)?;
+        }
+        event("SessionEnd", json!({"reason": "exit"}), times)?;
+        Ok(())
+    }
+
+    /// Runs `epimem hook` on `event`; its milliseconds from spawn to exit, and what it printed.
+    fn hook(&self, event: &str) -> Result<(f64, String)> {
+        let started = Instant::now();
+        let mut child = self
+            .command(&["hook"])?
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start epimem hook")?;
+        child.stdin.take().context("no standard input")?.write_all(event.as_bytes())?;
+        let out = child.wait_with_output()?;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        if !out.status.success() {
+            bail!("epimem hook exited with {}", out.status);
+        }
+        Ok((ms, String::from_utf8_lossy(&out.stdout).into_owned()))
+    }
+
+    fn run(&self, args: &[&str]) -> Result<()> {
+        let status = self.command(args)?.stdout(Stdio::null()).status()?;
+        if !status.success() {
+            bail!("epimem {} exited with {status}", args.join(" "));
+        }
+        Ok(())
+    }
+
+    fn command(&self, args: &[&str]) -> Result<Command> {
+        let mut command = Command::new(std::env::current_exe().context("where is epimem?")?);
+        command.arg("--db").arg(self.db).arg("--config").arg(self.config).args(args);
+        command
+            .env_remove("EPIMEM_EMBEDDER")
+            .env_remove("EPIMEM_LLM_URL")
+            .env_remove("EPIMEM_TENANT");
+        Ok(command)
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
