@@ -44,6 +44,8 @@ done
 rm -rf "$tmp/grouped.db" "$tmp/grouped.db.search" "$tmp/grouped.db-wal" "$tmp/grouped.db-shm"
 # The server on loopback: adds and recalls at once for 60 s.
 "$bin" --embedder potion bench serve 2>/dev/null > "$tmp/bench_serve.txt"
+# Coding agents' hooks: one process per event, as Claude Code runs them.
+"$bin" bench hook 2>/dev/null > "$tmp/bench_hook.txt"
 if [ -n "${MILLION:-}" ]; then
   "$bin" --embedder potion bench recall --episodes 1000000 --db "$tmp/million.db" > "$tmp/bench_recall_million.txt"
 fi
@@ -328,6 +330,17 @@ if served.exists():
     print(served.read_text().rstrip())
     print("```")
     print(SERVED_NOTES)
+hooked = tmp / "bench_hook.txt"
+if hooked.exists():
+    print("\n## Coding agents' hooks\n")
+    print("`epimem bench hook`: `epimem hook` started once per event with the event on its standard")
+    print("input, as Claude Code runs it, timed from spawn to exit (process start, database open, the")
+    print("write, the context a session start or prompt is given). 50 sessions of history are recorded")
+    print("and closed into episodes first; then 20 sessions of 26 events are timed. No worker runs")
+    print("meanwhile (`hooks.background = false`). Nothing else was running.\n")
+    print("```")
+    print(hooked.read_text().rstrip())
+    print("```")
 llm_files = [tmp / f for f in ("llm_dialseg711_10.txt", "llm_free_dialseg711_10.txt", "llm_locomo_1.txt", "llm_free_locomo_1.txt")]
 if all(f.exists() for f in llm_files):
     print("\n## With a language model (a subset)\n")
