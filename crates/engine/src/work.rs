@@ -125,12 +125,18 @@ impl<S: Store> Engine<S> {
                 }
             })
             .collect();
+        let worked = session_work(&sessions);
         let context = StartContext {
             recent: recent
                 .iter()
                 .map(|w| WorkItem { episode: &w.detail.episode, skeleton: w.skeleton.as_ref() })
                 .collect(),
-            failures: failure_patterns(&session_work(&sessions), config.pattern_min_sessions),
+            failures: failure_patterns(&worked, config.pattern_min_sessions),
+            recurring: recurring_intents(
+                &worked,
+                config.intent_threshold,
+                config.pattern_min_sessions,
+            ),
             sessions: older,
         };
         let tokens = |text: &str| self.tokens.count(text) as usize;

@@ -2,7 +2,7 @@
 //! older sessions as summaries, known failures) and when a prompt matches earlier work; each
 //! within a token budget, most useful first.
 
-use super::{FailurePattern, Skeleton};
+use super::{FailurePattern, IntentPattern, Skeleton};
 use crate::{Episode, Timestamp, keyword_list};
 
 /// An episode of recent work and its skeleton.
@@ -24,12 +24,14 @@ pub struct SessionLine {
 pub struct StartContext<'a> {
     pub recent: Vec<WorkItem<'a>>,
     pub failures: Vec<FailurePattern>,
+    pub recurring: Vec<IntentPattern>,
     pub sessions: Vec<SessionLine>,
 }
 
-/// The session-start block within `budget` tokens (as `tokens` counts them): recent episodes
-/// first, then known failures, then older sessions, each list newest first, each item whole or
-/// not at all. Empty when there is nothing to tell.
+/// The session-start block within `budget` tokens (as `tokens` counts them, headings
+/// included): recent episodes first, then known failures, then recurring requests, then older
+/// sessions, each list newest first, each item whole or not at all. Empty when there is nothing
+/// to tell.
 pub fn render_start_context(
     context: &StartContext<'_>,
     budget: usize,
@@ -37,20 +39,26 @@ pub fn render_start_context(
 ) -> String {
     const HEAD: &str = "Memory of earlier sessions in this project (epimem):";
     let mut used = tokens(HEAD);
-    let mut take = |lines: Vec<String>| -> Vec<String> {
-        let mut kept = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let mut section = |heading: &str, lines: Vec<String>| {
+        let mut cost = tokens(heading) + 1;
         for line in lines {
-            let cost = tokens(&line) + 1;
-            if used + cost > budget {
+            let line_cost = tokens(&line) + 1;
+            if used + cost + line_cost > budget {
                 break;
             }
-            used += cost;
-            kept.push(line);
+            if cost > 0 {
+                out.push(heading.to_owned());
+                used += cost;
+                cost = 0;
+            }
+            used += line_cost;
+            out.push(line);
         }
-        kept
     };
-    let recent = take(context.recent.iter().map(|item| work_line(item)).collect());
-    let failures = take(
+    section("Recent work, newest first:", context.recent.iter().map(work_line).collect());
+    section(
+        "Known failures (they failed in several sessions):",
         context
             .failures
             .iter()
@@ -59,20 +67,26 @@ pub fn render_start_context(
             })
             .collect(),
     );
-    let sessions = take(
+    section(
+        "Asked for in several sessions:",
+        context
+            .recurring
+            .iter()
+            .map(|p| {
+                let last = p.titles.last().map_or("", String::as_str);
+                format!(
+                    "- {} ({} sessions, last on {}): {last}",
+                    p.keywords.join(", "),
+                    p.sessions,
+                    day(p.last)
+                )
+            })
+            .collect(),
+    );
+    section(
+        "Earlier sessions:",
         context.sessions.iter().map(|s| format!("- {}: {}", day(s.start), s.summary)).collect(),
     );
-    let mut out = Vec::new();
-    for (heading, lines) in [
-        ("Recent work, newest first:", recent),
-        ("Known failures (they failed in several sessions):", failures),
-        ("Earlier sessions:", sessions),
-    ] {
-        if !lines.is_empty() {
-            out.push(heading.to_owned());
-            out.extend(lines);
-        }
-    }
     if out.is_empty() {
         return String::new();
     }
@@ -235,6 +249,12 @@ mod tests {
             failures: vec![FailurePattern {
                 what: "cargo test -p payments".into(),
                 sessions: 3,
+                last: newer.end,
+            }],
+            recurring: vec![IntentPattern {
+                keywords: vec!["refund".into(), "webhook".into()],
+                titles: vec!["Refund webhook retries".into(), "Refund webhook test: mock port".into()],
+                sessions: 2,
                 last: newer.end,
             }],
             sessions: vec![SessionLine {
