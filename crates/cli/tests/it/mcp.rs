@@ -59,7 +59,15 @@ fn stdio_remember_recall_and_forget() {
         names.sort_unstable();
         assert_eq!(
             names,
-            ["forget", "get_episode", "list_episodes", "recall", "remember", "timeline"]
+            [
+                "forget",
+                "get_episode",
+                "list_episodes",
+                "project_memory",
+                "recall",
+                "remember",
+                "timeline"
+            ]
         );
         assert!(tools.tools.iter().all(|t| t.description.as_ref().is_some_and(|d| d.len() > 40)));
 
@@ -118,6 +126,59 @@ fn stdio_remember_recall_and_forget() {
         assert!(recalled.starts_with("Nothing remembered"), "{recalled}");
         let both = call(&client, "forget", json!({"episode": id, "conversation": "ops"})).await;
         assert!(format!("{both:?}").contains("exactly one"), "{both:?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn any_agent_reads_a_projects_work_memory_over_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, FAST_WORKER).unwrap();
+    runtime().block_on(async {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_epimem"));
+        command
+            .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "mcp"])
+            .env("EPIMEM_EMBEDDER", "hash")
+            .env_remove("EPIMEM_TENANT");
+        let client: Client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        let work = |id: &str, role: &str, content: &str, metadata: Value| {
+            json!({"conversation": "agent-run-1", "agent": "/src/shop", "id": id, "role": role,
+                   "content": content, "timestamp": "2026-03-14T09:00:00Z", "metadata": metadata})
+        };
+        let failed = json!({"action": {"kind": "command", "tool": "shell", "subject": "make test", "failed": true}});
+        call(
+            &client,
+            "remember",
+            json!({"messages": [
+                work("1", "user", "Find out why the invoice PDF renders without the logo", json!({})),
+                work("2", "tool", "$ make test [failed]\nlogo.png not found", failed),
+                work("3", "assistant", "The logo path is relative to the wrong folder.", json!({})),
+            ]}),
+        )
+        .await
+        .unwrap();
+        let mut told = String::new();
+        for _ in 0..100 {
+            told = call(&client, "project_memory", json!({"project": "/src/shop"})).await.unwrap();
+            if !told.is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert!(told.contains("Recent work") && told.to_lowercase().contains("invoice pdf"), "{told}");
+        assert!(told.contains("failed: make test"), "{told}");
+        let matched = call(
+            &client,
+            "project_memory",
+            json!({"project": "/src/shop", "prompt": "the invoice PDF logo is missing again"}),
+        )
+        .await
+        .unwrap();
+        assert!(matched.contains("Earlier work"), "{matched}");
+        let other = call(&client, "project_memory", json!({"project": "/src/blog"})).await.unwrap();
+        assert_eq!(other, "");
         client.cancel().await.unwrap();
     });
 }

@@ -253,7 +253,10 @@ mod tests {
             }],
             recurring: vec![IntentPattern {
                 keywords: vec!["refund".into(), "webhook".into()],
-                titles: vec!["Refund webhook retries".into(), "Refund webhook test: mock port".into()],
+                titles: vec![
+                    "Refund webhook retries".into(),
+                    "Refund webhook test: mock port".into(),
+                ],
                 sessions: 2,
                 last: newer.end,
             }],
