@@ -26,6 +26,8 @@ pub struct Spooled {
 }
 
 const SPOOL: &str = "spool.jsonl";
+/// A database broken for good must not fill the disk: past this the spool takes no more.
+const SPOOL_LIMIT: u64 = 16 << 20;
 const LOG: &str = "hooks.log";
 
 impl HookDir {
@@ -71,8 +73,15 @@ impl HookDir {
         fs::rename(tmp, path)
     }
 
-    /// Keeps an event for a later hook to store.
+    /// Keeps an event for a later hook to store (refused once the spool holds 16 MiB).
     pub fn spool(&self, received: Timestamp, event: &str) -> std::io::Result<()> {
+        let held = fs::metadata(self.root.join(SPOOL)).map_or(0, |m| m.len());
+        if held >= SPOOL_LIMIT {
+            return Err(std::io::Error::other(format!(
+                "the spool {} is full ({held} bytes)",
+                self.root.join(SPOOL).display()
+            )));
+        }
         let line =
             serde_json::to_string(&Spooled { received: received.0, event: event.to_owned() })
                 .map_err(std::io::Error::other)?;
@@ -126,6 +135,10 @@ mod tests {
         let taken = hooks.take_spool();
         assert_eq!(taken.iter().map(|s| s.received).collect::<Vec<_>>(), [5, 6]);
         assert!(hooks.take_spool().is_empty(), "taken once");
+        let big = "x".repeat(1 << 20);
+        while hooks.spool(Timestamp(7), &big).is_ok() {}
+        let kept = hooks.take_spool();
+        assert!((16..=17).contains(&kept.len()), "{}", kept.len());
         hooks.log(Timestamp(0), "the store is locked");
         assert!(std::fs::read_to_string(hooks.log_path()).unwrap().contains("locked"));
     }
