@@ -33,8 +33,11 @@ pub struct WorkContextConfig {
     pub prompt_min_shared: usize,
     /// ...and this share of the smaller word set.
     pub prompt_min_overlap: f64,
-    /// Episodes (newest first) read for patterns across sessions.
-    pub pattern_episodes: usize,
+    /// Episodes (newest first) a session start reads, messages and all, for the failures and
+    /// requests that recur (what it costs grows with this, not with the project's history).
+    pub start_episodes: usize,
+    /// Episodes (newest first) whose titles and keywords a prompt is matched against.
+    pub prompt_episodes: usize,
     /// A failure or an intent is a pattern once seen in this many sessions.
     pub pattern_min_sessions: usize,
     /// Two episodes ask for the same work at this Jaccard similarity of their keywords.
@@ -50,7 +53,8 @@ impl Default for WorkContextConfig {
             prompt_budget: 500,
             prompt_min_shared: 2,
             prompt_min_overlap: 0.4,
-            pattern_episodes: 200,
+            start_episodes: 60,
+            prompt_episodes: 500,
             pattern_min_sessions: 2,
             intent_threshold: 0.3,
         }
@@ -102,7 +106,7 @@ impl<S: Store> Engine<S> {
     /// summaries, within the configured budget. Empty when the project has no memory yet.
     pub fn start_context(&self, tenant: &str, project: &str) -> Result<String, EngineError> {
         let config = &self.config.work;
-        let work = self.project_work(tenant, project, config.pattern_episodes)?;
+        let work = self.project_work(tenant, project, config.start_episodes)?;
         let recent: Vec<&Work> = work.iter().take(config.recent_episodes).collect();
         let sessions = by_session(&work);
         let shown: Vec<&str> =
@@ -156,7 +160,7 @@ impl<S: Store> Engine<S> {
         let scope = project_scope(tenant, project);
         let episodes: Vec<Episode> = self
             .store
-            .episodes(&scope, None, Some(config.pattern_episodes))?
+            .episodes(&scope, None, Some(config.prompt_episodes))?
             .into_iter()
             .filter(|e| e.conversation.conversation != current)
             .collect();
