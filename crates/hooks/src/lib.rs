@@ -148,7 +148,9 @@ impl Hook<'_> {
         received: Timestamp,
         replayed: bool,
     ) -> Result<HookOutcome, HookError> {
-        let cwd = event.cwd.clone().unwrap_or_default();
+        // Claude Code always says where the session works; a caller that does not is taken to
+        // work where it runs.
+        let cwd = event.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
         let project = project_of(&cwd).display().to_string();
         let session = Session {
             conversation: ConversationKey::new(self.tenant, event.session_id.clone()),
