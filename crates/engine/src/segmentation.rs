@@ -2,8 +2,12 @@
 
 use epimem_core::{
     ConversationKey, Episode, Job, JobKind, Message, Role, SegmentMessage, ToldBy, Trigger,
-    TriggerKind, episode_id, llm::ProposedSegment, plan_proposed, plan_segmentation,
-    segment::overlap_start, summarize, work::work_story,
+    TriggerKind, episode_id,
+    llm::ProposedSegment,
+    plan_proposed, plan_segmentation,
+    segment::{is_agent_work, overlap_start},
+    summarize,
+    work::work_story,
 };
 use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
 
@@ -144,13 +148,17 @@ impl<S: Store> Engine<S> {
                 ..view(m)
             })
             .collect();
-        // Which path cuts and tells, and why, for the episodes' record.
+        // Which path cuts and tells, and why, for the episodes' record. An agent's session is
+        // cut where its user's intents change (the model still tells each unit's story).
+        let agent_work = policy.work.enabled && is_agent_work(&views);
         let (proposed, note) = match &self.chat {
-            Some(chat) => match self.model_segments(chat.as_ref(), conversation, &batch.pending)? {
-                Ok(cut) => (Some(cut.segments), cut.repaired),
-                Err(why) => (None, Some(why)),
-            },
-            None => (None, None),
+            Some(chat) if !agent_work => {
+                match self.model_segments(chat.as_ref(), conversation, &batch.pending)? {
+                    Ok(cut) => (Some(cut.segments), cut.repaired),
+                    Err(why) => (None, Some(why)),
+                }
+            }
+            _ => (None, None),
         };
         let plan = match &proposed {
             Some(segments) => {

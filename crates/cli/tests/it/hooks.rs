@@ -328,6 +328,53 @@ fn a_feature_session_is_cut_at_each_new_intent_and_after_a_commit() {
 }
 
 #[test]
+fn with_a_language_model_each_work_unit_is_told_as_a_story_and_cut_where_the_user_moved_on() {
+    use epimem_llm::scripted::{Reply, ScriptedServer};
+    let server = ScriptedServer::start([]);
+    server.otherwise(|asked| {
+        let user = asked.message("user").to_lowercase();
+        let (title, intent) = if user.contains("dark mode") {
+            ("Dark mode toggle on the settings page", "Add a dark mode toggle")
+        } else {
+            ("Retries for the refund webhook sender", "Make the sender retry")
+        };
+        Reply::Answer(
+            json!({"title": title, "intent": intent, "what_happened": "The agent edited the code and ran the tests.",
+                   "learned": "", "completed": "", "notes": ""})
+            .to_string(),
+        )
+    });
+    let claude = Claude::new(&format!("[llm]\nurl = \"{}\"\nmodel = \"scripted\"\n", server.url()));
+    let mut s = claude.session("l1");
+    s.prompt("Add retries with exponential backoff to the refund webhook sender");
+    s.edit("src/sender.rs");
+    s.bash("cargo test sender", "ok");
+    s.prompt("now add a dark mode toggle to the settings page");
+    s.edit("src/settings/page.tsx");
+    s.end();
+    claude.close("l1");
+    let episodes = claude.episodes("l1");
+    let titles: Vec<&str> = episodes.iter().map(|e| e["title"].as_str().unwrap()).collect();
+    assert_eq!(
+        titles,
+        ["Retries for the refund webhook sender", "Dark mode toggle on the settings page"]
+    );
+    assert!(episodes.iter().all(|e| e["told_by"] == "llm"));
+    assert!(episodes[0]["summary"].as_str().unwrap().starts_with("Intent: Make the sender retry."));
+    assert_eq!(episodes[0]["skeleton"]["hot_files"], json!(["src/sender.rs"]));
+    // One story a unit (and the facts the consolidation asks for), no cutting by the model.
+    let asked: Vec<String> =
+        server.received().iter().map(|r| r.message("system").to_owned()).collect();
+    let stories = asked.iter().filter(|s| s.starts_with("You write down an episode of work"));
+    assert_eq!(stories.count(), 2, "{asked:#?}");
+    assert!(
+        asked.iter().all(|s| s.starts_with("You write down")
+            || s.starts_with("You keep a list of lasting facts")),
+        "{asked:#?}"
+    );
+}
+
+#[test]
 fn terse_prompts_continue_the_work_they_answer() {
     let claude = Claude::new("");
     let mut s = claude.session("t1");

@@ -338,6 +338,14 @@ fn agent_work_is_told_as_a_story_and_chat_is_not() {
         .filter(|r| r.message("system").starts_with("You write down"))
         .count();
     assert_eq!(stories, 1, "only the episode where tools ran");
+    // The agent's session is cut at its user's intents; the model cuts only the chat.
+    let cuts: Vec<String> = server
+        .received()
+        .iter()
+        .filter(|r| !r.message("system").starts_with("You write down"))
+        .map(|r| r.message("user").to_owned())
+        .collect();
+    assert!(!cuts.is_empty() && cuts.iter().all(|c| !c.contains("refund")), "{cuts:#?}");
     let usage = engine.store().llm_usage(Some("t")).unwrap();
     assert!(usage.iter().any(|(s, u)| *s == LlmStage::Summary && u.calls == 1), "{usage:?}");
 }
