@@ -30,6 +30,7 @@ impl std::fmt::Debug for Connection {
 #[derive(Debug)]
 pub(crate) struct Manager {
     pub(crate) config: postgres::Config,
+    pub(crate) tls: crate::tls::Tls,
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -37,7 +38,11 @@ impl r2d2::ManageConnection for Manager {
     type Error = postgres::Error;
 
     fn connect(&self) -> Result<Connection, postgres::Error> {
-        Ok(Connection { client: self.config.connect(NoTls)?, statements: HashMap::new() })
+        let client = match &self.tls {
+            crate::tls::Tls::Plain => self.config.connect(NoTls)?,
+            crate::tls::Tls::Rustls(tls) => self.config.connect(tls.clone())?,
+        };
+        Ok(Connection { client, statements: HashMap::new() })
     }
 
     fn is_valid(&self, conn: &mut Connection) -> Result<(), postgres::Error> {

@@ -22,6 +22,7 @@ mod segmentation;
 mod stats;
 mod store;
 mod timeline;
+mod tls;
 mod transfer;
 mod vectors;
 
@@ -62,20 +63,32 @@ impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user@host:port/db`, with `?options=-c
     /// search_path=…` for a schema of its own) and brings its schema up to date.
     pub fn connect(url: &str) -> Result<Self, StoreError> {
-        let mut config: postgres::Config = url.parse().map_err(|e| {
-            StoreError::Invalid(format!("{}: not a PostgreSQL URL: {e}", redacted(url)))
-        })?;
+        let (mut config, tls) = tls::parse_url(url)
+            .map_err(|e| StoreError::Invalid(format!("{}: {e}", redacted(url))))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         config.application_name("epimem");
+        let manager = Manager { config, tls };
+        // One connection first: a refused certificate, password or database is said at once,
+        // with its cause, instead of after the pool's timeout.
+        r2d2::ManageConnection::connect(&manager).map_err(|e| {
+            let cause = causes(&e);
+            let hint = if cause.contains("certificate") {
+                " (a server whose certificate comes from a CA of its own needs \
+                 sslrootcert=/path/to/ca.pem in the URL)"
+            } else {
+                ""
+            };
+            StoreError::Unavailable(format!("cannot connect to {}: {cause}{hint}", redacted(url)))
+        })?;
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
             .connection_timeout(CONNECT_TIMEOUT)
             // The pool's own log would print every failed attempt; the error says it once.
             .error_handler(Box::new(r2d2::NopErrorHandler))
-            .build(Manager { config })
+            .build(manager)
             .map_err(|e| {
                 StoreError::Unavailable(format!("cannot connect to {}: {e}", redacted(url)))
             })?;
@@ -131,6 +144,18 @@ fn redacted(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
+}
+
+/// An error and its causes, as one line ("error performing TLS handshake: invalid peer
+/// certificate: UnknownIssuer").
+fn causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
 }
 
 #[cfg(test)]
