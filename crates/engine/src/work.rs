@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    ConversationKey, Episode, Scope, Timestamp, evaluate_trigger, session_summary,
+    ConversationKey, Episode, EpisodeId, Scope, Timestamp, evaluate_trigger, session_summary,
     work::{
         Action, FailurePattern, IntentPattern, SessionLine, SessionWork, Skeleton, StartContext,
         WorkItem, failure_patterns, prompt_matches, recurring_intents, render_prompt_context,
@@ -77,6 +77,12 @@ struct Work {
     skeleton: Option<Skeleton>,
 }
 
+impl Work {
+    fn item(&self) -> WorkItem<'_> {
+        WorkItem { episode: &self.detail.episode, skeleton: self.skeleton.as_ref() }
+    }
+}
+
 impl<S: Store> Engine<S> {
     /// Queues the segmentation of everything pending in `scope` without running it (a hook
     /// hands the work to a worker and returns). Returns how many conversations have messages
@@ -131,10 +137,7 @@ impl<S: Store> Engine<S> {
             .collect();
         let worked = session_work(&sessions);
         let context = StartContext {
-            recent: recent
-                .iter()
-                .map(|w| WorkItem { episode: &w.detail.episode, skeleton: w.skeleton.as_ref() })
-                .collect(),
+            recent: recent.iter().map(|w| w.item()).collect(),
             failures: failure_patterns(&worked, config.pattern_min_sessions),
             recurring: recurring_intents(
                 &worked,
@@ -172,14 +175,8 @@ impl<S: Store> Engine<S> {
             return Ok(String::new());
         }
         let ids: Vec<_> = found.iter().take(3).map(|m| episodes[m.index].id.clone()).collect();
-        let details = self.store.episode_details(&scope, &ids)?;
-        let skeletons: Vec<Option<Skeleton>> =
-            details.iter().map(|d| skeleton(&d.messages)).collect();
-        let items: Vec<WorkItem<'_>> = details
-            .iter()
-            .zip(&skeletons)
-            .map(|(d, s)| WorkItem { episode: &d.episode, skeleton: s.as_ref() })
-            .collect();
+        let work = self.work_of(&scope, &ids)?;
+        let items: Vec<WorkItem<'_>> = work.iter().map(Work::item).collect();
         let tokens = |text: &str| self.tokens.count(text) as usize;
         Ok(render_prompt_context(&items, config.prompt_budget, &tokens))
     }
@@ -217,9 +214,14 @@ impl<S: Store> Engine<S> {
         let scope = project_scope(tenant, project);
         let ids: Vec<_> =
             self.store.episodes(&scope, None, Some(limit))?.into_iter().map(|e| e.id).collect();
+        self.work_of(&scope, &ids)
+    }
+
+    /// The episodes `ids`, with their messages and skeletons, in that order.
+    fn work_of(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Work>, EngineError> {
         Ok(self
             .store
-            .episode_details(&scope, &ids)?
+            .episode_details(scope, ids)?
             .into_iter()
             .map(|detail| Work { skeleton: skeleton(&detail.messages), detail })
             .collect())

@@ -35,6 +35,19 @@ async fn call(client: &Client, tool: &str, arguments: Value) -> Result<String, r
     Ok(result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect())
 }
 
+/// `epimem mcp` over stdio on a new database in `dir`, its worker closing silent conversations
+/// at once.
+async fn stdio_client(dir: &std::path::Path) -> Client {
+    let (db, config) = (dir.join("e.db"), dir.join("c.toml"));
+    std::fs::write(&config, FAST_WORKER).unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_epimem"));
+    command
+        .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "mcp"])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT");
+    ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap()
+}
+
 fn message(id: &str, content: &str) -> Value {
     json!({"conversation": "ops", "id": id, "role": "user", "content": content,
            "timestamp": "2026-03-14T09:00:00Z"})
@@ -43,16 +56,8 @@ fn message(id: &str, content: &str) -> Value {
 #[test]
 fn stdio_remember_recall_and_forget() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, FAST_WORKER).unwrap();
     runtime().block_on(async {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_epimem"));
-        command
-            .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "mcp"])
-            .env("EPIMEM_EMBEDDER", "hash")
-            .env_remove("EPIMEM_TENANT");
-        let client: Client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        let client = stdio_client(dir.path()).await;
 
         let tools = client.list_tools(Default::default()).await.unwrap();
         let mut names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_ref()).collect();
@@ -133,16 +138,8 @@ fn stdio_remember_recall_and_forget() {
 #[test]
 fn any_agent_reads_a_projects_work_memory_over_mcp() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, FAST_WORKER).unwrap();
     runtime().block_on(async {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_epimem"));
-        command
-            .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "mcp"])
-            .env("EPIMEM_EMBEDDER", "hash")
-            .env_remove("EPIMEM_TENANT");
-        let client: Client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        let client = stdio_client(dir.path()).await;
         let work = |id: &str, role: &str, content: &str, metadata: Value| {
             json!({"conversation": "agent-run-1", "agent": "/src/shop", "id": id, "role": role,
                    "content": content, "timestamp": "2026-03-14T09:00:00Z", "metadata": metadata})

@@ -90,18 +90,6 @@ mod tests {
     use super::*;
     use crate::segment::test_support::*;
 
-    fn dialogue(lines: &[(Role, &str, i64)]) -> Vec<OwnedMessage> {
-        lines
-            .iter()
-            .map(|&(role, content, seconds)| OwnedMessage {
-                role,
-                content: content.to_owned(),
-                timestamp: Timestamp(seconds * 1000),
-                tokens: 10,
-            })
-            .collect()
-    }
-
     fn cuts(msgs: &[OwnedMessage]) -> Vec<usize> {
         let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
         intent_boundaries(&views, &IntentConfig::default()).iter().map(|b| b.index).collect()

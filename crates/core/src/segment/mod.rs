@@ -165,6 +165,19 @@ pub(crate) mod test_support {
         }
     }
 
+    /// Messages from `(role, text, seconds)`, ten tokens each.
+    pub(crate) fn dialogue(lines: &[(Role, &str, i64)]) -> Vec<OwnedMessage> {
+        lines
+            .iter()
+            .map(|&(role, content, seconds)| OwnedMessage {
+                role,
+                content: content.to_owned(),
+                timestamp: Timestamp(seconds * 1000),
+                tokens: 10,
+            })
+            .collect()
+    }
+
     const WORDS: &[&str] = &[
         "garden", "tomato", "deploy", "server", "database", "recipe", "soup", "guitar", "chord",
         "travel", "paris", "ticket", "the", "and", "ok",

@@ -121,18 +121,6 @@ mod tests {
     use super::*;
     use crate::segment::test_support::*;
 
-    fn session(lines: &[(Role, &str, i64)]) -> Vec<OwnedMessage> {
-        lines
-            .iter()
-            .map(|&(role, content, seconds)| OwnedMessage {
-                role,
-                content: content.to_owned(),
-                timestamp: Timestamp(seconds * 1000),
-                tokens: 10,
-            })
-            .collect()
-    }
-
     fn cuts(msgs: &[OwnedMessage]) -> Vec<(usize, BoundaryReason)> {
         let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
         work_boundaries(&views, &WorkConfig::default())
@@ -143,7 +131,7 @@ mod tests {
 
     #[test]
     fn tool_output_does_not_cut_and_a_new_intent_does() {
-        let msgs = session(&[
+        let msgs = dialogue(&[
             (Role::User, "the refund webhook test fails since the merge, find out why", 0),
             (
                 Role::Tool,
@@ -166,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_commit_resolves_the_work_unit_but_a_terse_prompt_after_it_continues() {
-        let msgs = session(&[
+        let msgs = dialogue(&[
             (Role::User, "fix the flaky refund webhook test in the payments crate", 0),
             (
                 Role::Tool,
@@ -185,12 +173,12 @@ mod tests {
         let base = "refund webhook retry backoff payments crate";
         // Half of its keywords are the unit's: between the two bars.
         let half = "refund webhook retry logging format cleanup";
-        let quick = session(&[(Role::User, base, 0), (Role::User, half, 60)]);
-        let later = session(&[(Role::User, base, 0), (Role::User, half, 7_200)]);
+        let quick = dialogue(&[(Role::User, base, 0), (Role::User, half, 60)]);
+        let later = dialogue(&[(Role::User, base, 0), (Role::User, half, 7_200)]);
         assert!(cuts(&quick).is_empty());
         assert_eq!(cuts(&later), [(1, BoundaryReason::IntentShift)]);
         let little = "refund logging format cleanup spelling typo";
-        assert_eq!(cuts(&session(&[(Role::User, base, 0), (Role::User, little, 60)])).len(), 1);
+        assert_eq!(cuts(&dialogue(&[(Role::User, base, 0), (Role::User, little, 60)])).len(), 1);
     }
 
     proptest! {
