@@ -309,6 +309,7 @@ mod tests {
         assert_eq!(reference.engine(), EngineConfig::default());
         assert_eq!(reference.search, SearchConfig::default());
         assert_eq!(reference.llm, LlmConfig::default());
+        assert_eq!(reference.hooks, epimem_hooks::HookConfig::default());
         assert!(reference.chat_model().unwrap().is_none(), "LLM-free by default");
         assert_eq!((reference.db, reference.tenant.as_str()), (None, "default"));
     }
