@@ -78,6 +78,20 @@ enum HookError {
     Cursor(#[from] std::io::Error),
 }
 
+impl HookError {
+    /// Whether trying again later may succeed (the database was busy or out of reach), as
+    /// opposed to an event this version cannot store.
+    fn passing(&self) -> bool {
+        match self {
+            Self::Engine(e) => e.kind() == epimem_core::ErrorKind::Unavailable,
+            Self::Cursor(_) => true,
+        }
+    }
+}
+
+/// How often an event that fails for a reason other than an unreachable database is tried.
+const MAX_FAILURES: u32 = 3;
+
 /// One hook invocation's surroundings.
 #[derive(Debug, Clone, Copy)]
 pub struct Hook<'a> {
@@ -107,36 +121,49 @@ impl Hook<'_> {
         let engine = match open() {
             Ok(engine) => engine,
             Err(e) => {
-                self.keep(received, raw, &format!("cannot open the database: {e}"));
+                let spooled = Spooled { received: received.0, event: raw.to_owned(), failures: 0 };
+                self.keep(spooled, &format!("cannot open the database: {e}"));
                 return HookOutcome::default();
             }
         };
-        for spooled in self.dir.take_spool() {
+        for mut spooled in self.dir.take_spool() {
             let at = Timestamp(spooled.received);
-            let stored = HookEvent::parse(&spooled.event).map_err(|e| e.to_string()).and_then(
-                |old| match old.kind() {
-                    Some(k) => self.handle(&engine, &old, k, at, true).map_err(|e| e.to_string()),
-                    None => Ok(HookOutcome::default()),
-                },
-            );
-            if let Err(e) = stored {
-                self.keep(at, &spooled.event, &format!("a spooled event again: {e}"));
+            let Ok(old) = HookEvent::parse(&spooled.event) else { continue };
+            let Some(old_kind) = old.kind() else { continue };
+            if let Err(e) = self.handle(&engine, &old, old_kind, at, true) {
+                if !e.passing() {
+                    spooled.failures += 1;
+                }
+                if spooled.failures >= MAX_FAILURES {
+                    self.dir.log(
+                        at,
+                        &format!(
+                            "a kept {} dropped after {MAX_FAILURES} failures: {e}",
+                            old_kind.as_str()
+                        ),
+                    );
+                } else {
+                    self.keep(spooled, &format!("a kept {} again: {e}", old_kind.as_str()));
+                }
             }
         }
         match self.handle(&engine, &event, kind, received, false) {
             Ok(outcome) => outcome,
             Err(e) => {
-                self.keep(received, raw, &format!("{}: {e}", kind.as_str()));
+                let failures = u32::from(!e.passing());
+                let spooled = Spooled { received: received.0, event: raw.to_owned(), failures };
+                self.keep(spooled, &format!("{}: {e}", kind.as_str()));
                 HookOutcome::default()
             }
         }
     }
 
     /// Logs why and spools the event.
-    fn keep(&self, received: Timestamp, raw: &str, why: &str) {
-        self.dir.log(received, &format!("{why} (the event is kept and stored by a later hook)"));
-        if let Err(e) = self.dir.spool(received, raw) {
-            self.dir.log(received, &format!("the event is lost: the spool cannot be written: {e}"));
+    fn keep(&self, spooled: Spooled, why: &str) {
+        let at = Timestamp(spooled.received);
+        self.dir.log(at, &format!("{why} (the event is kept and stored by a later hook)"));
+        if let Err(e) = self.dir.spool(&spooled) {
+            self.dir.log(at, &format!("the event is lost: the spool cannot be written: {e}"));
         }
     }
 

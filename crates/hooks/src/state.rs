@@ -23,6 +23,9 @@ pub struct Spooled {
     /// When the event arrived (milliseconds since the epoch): its messages keep that time.
     pub received: i64,
     pub event: String,
+    /// How often storing it failed for a reason other than a database out of reach.
+    #[serde(default)]
+    pub failures: u32,
 }
 
 const SPOOL: &str = "spool.jsonl";
@@ -74,7 +77,7 @@ impl HookDir {
     }
 
     /// Keeps an event for a later hook to store (refused once the spool holds 16 MiB).
-    pub fn spool(&self, received: Timestamp, event: &str) -> std::io::Result<()> {
+    pub fn spool(&self, event: &Spooled) -> std::io::Result<()> {
         let held = fs::metadata(self.root.join(SPOOL)).map_or(0, |m| m.len());
         if held >= SPOOL_LIMIT {
             return Err(std::io::Error::other(format!(
@@ -82,9 +85,7 @@ impl HookDir {
                 self.root.join(SPOOL).display()
             )));
         }
-        let line =
-            serde_json::to_string(&Spooled { received: received.0, event: event.to_owned() })
-                .map_err(std::io::Error::other)?;
+        let line = serde_json::to_string(event).map_err(std::io::Error::other)?;
         self.append(SPOOL, &line)
     }
 
@@ -130,13 +131,15 @@ mod tests {
         assert_eq!((hooks.cursor("s1"), hooks.cursor("s2")), (1234, 0));
 
         assert!(hooks.take_spool().is_empty());
-        hooks.spool(Timestamp(5), "{\"a\":1}").unwrap();
-        hooks.spool(Timestamp(6), "{\"b\":2}").unwrap();
+        let spooled =
+            |at: i64, event: &str| Spooled { received: at, event: event.into(), failures: 0 };
+        hooks.spool(&spooled(5, "{\"a\":1}")).unwrap();
+        hooks.spool(&spooled(6, "{\"b\":2}")).unwrap();
         let taken = hooks.take_spool();
         assert_eq!(taken.iter().map(|s| s.received).collect::<Vec<_>>(), [5, 6]);
         assert!(hooks.take_spool().is_empty(), "taken once");
         let big = "x".repeat(1 << 20);
-        while hooks.spool(Timestamp(7), &big).is_ok() {}
+        while hooks.spool(&spooled(7, &big)).is_ok() {}
         let kept = hooks.take_spool();
         assert!((16..=17).contains(&kept.len()), "{}", kept.len());
         hooks.log(Timestamp(0), "the store is locked");

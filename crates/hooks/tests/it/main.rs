@@ -24,6 +24,7 @@ struct Fixture {
     dir: tempfile::TempDir,
     hooks: HookDir,
     config: HookConfig,
+    tenant: &'static str,
 }
 
 impl Fixture {
@@ -31,7 +32,7 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("repo/.git")).unwrap();
         let hooks = HookDir::beside(&dir.path().join("m.db"));
-        Self { dir, hooks, config: HookConfig::default() }
+        Self { dir, hooks, config: HookConfig::default(), tenant: "t" }
     }
 
     fn event(&self, name: &str, fields: serde_json::Value) -> String {
@@ -42,7 +43,7 @@ impl Fixture {
     }
 
     fn run(&self, db: &Path, event: &str, at_second: i64) -> epimem_hooks::HookOutcome {
-        let hook = Hook { tenant: "t", dir: &self.hooks, config: &self.config };
+        let hook = Hook { tenant: self.tenant, dir: &self.hooks, config: &self.config };
         let at =
             Timestamp::parse_rfc3339("2026-11-20T10:00:00Z").unwrap().plus_millis(at_second * 1000);
         hook.run(event, at, || engine(db))
@@ -138,4 +139,23 @@ fn without_background_work_a_hook_names_none() {
     assert_eq!(outcome.background, None);
     let outcome = f.run(&db, &f.event("Notification", json!({"message": "hi"})), 1);
     assert_eq!(outcome, epimem_hooks::HookOutcome::default());
+}
+
+#[test]
+fn an_event_the_store_refuses_for_good_is_dropped_after_three_tries() {
+    // No tenant: the engine refuses every message (bad input, not a database out of reach).
+    let mut f = Fixture::new();
+    f.tenant = "";
+    let db = f.dir.path().join("m.db");
+    for second in 0..3 {
+        let prompt = f.event(
+            "UserPromptSubmit",
+            json!({"prompt": format!("prompt number {second} about the export")}),
+        );
+        f.run(&db, &prompt, second);
+    }
+    let log = std::fs::read_to_string(f.hooks.log_path()).unwrap();
+    assert_eq!(log.matches("dropped after 3 failures").count(), 1, "{log}");
+    let kept = f.hooks.take_spool();
+    assert_eq!(kept.iter().map(|s| s.failures).collect::<Vec<_>>(), [2, 1], "{kept:?}");
 }
