@@ -177,7 +177,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = AppConfig::load(&overrides)?;
     match cli.command {
         Command::Hook(_) => unreachable!("handled above"),
-        Command::Hooks(command) => commands::hook::hooks(&config, &command),
+        Command::Hooks(command) => {
+            commands::hook::hooks(&config, overrides.config.as_deref(), &command)
+        }
         Command::Patterns(args) => commands::hook::patterns(&config, &args),
         Command::Serve(args) => commands::serve::serve(&config, &args),
         Command::Mcp => commands::mcp::mcp(&config),

@@ -30,7 +30,8 @@ pub(crate) struct HookArgs {
 pub(crate) enum HooksCommand {
     /// Add `epimem hook` to Claude Code's settings for SessionStart, UserPromptSubmit,
     /// PostToolUse, PostToolUseFailure, Stop and SessionEnd, beside the hooks already there
-    /// (nothing is added twice).
+    /// (nothing is added twice). The hook is given the database, tenant and configuration file
+    /// this command was given; anything else comes from that file and the agent's environment.
     Install(HooksWhere),
     /// Remove exactly the entries `install` added, and nothing else.
     Uninstall(HooksWhere),
@@ -163,7 +164,11 @@ fn start_background(dir: &HookDir, work: &Background) -> std::io::Result<()> {
         .map(drop)
 }
 
-pub(crate) fn hooks(config: &AppConfig, command: &HooksCommand) -> Result<ExitCode> {
+pub(crate) fn hooks(
+    config: &AppConfig,
+    config_file: Option<&Path>,
+    command: &HooksCommand,
+) -> Result<ExitCode> {
     let (place, installing) = match command {
         HooksCommand::Install(place) => (place, true),
         HooksCommand::Uninstall(place) => (place, false),
@@ -178,7 +183,7 @@ pub(crate) fn hooks(config: &AppConfig, command: &HooksCommand) -> Result<ExitCo
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let changed = if installing {
-        install(&mut settings, &hook_command(config)?)
+        install(&mut settings, &hook_command(config, config_file)?)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("{} was left as it is", path.display()))?
     } else {
@@ -220,9 +225,9 @@ fn settings_path(place: &HooksWhere) -> Result<PathBuf> {
     Ok(project.join(".claude").join("settings.json"))
 }
 
-/// This binary, `hook`, and the database and tenant it was told to use (so the hooks write
-/// where `install` was pointed, whatever the agent's environment says).
-fn hook_command(config: &AppConfig) -> Result<String> {
+/// This binary, `hook`, and the database, tenant and configuration file it was told to use
+/// (so the hooks write where `install` was pointed, whatever the agent's environment says).
+fn hook_command(config: &AppConfig, config_file: Option<&Path>) -> Result<String> {
     let exe = std::env::current_exe().context("cannot tell where this program is")?;
     let mut command = format!("{} hook", quote(&exe.display().to_string()));
     match config.database()? {
@@ -233,6 +238,10 @@ fn hook_command(config: &AppConfig) -> Result<String> {
         Database::Postgres(url) => command.push_str(&format!(" --db {}", quote(&url))),
     }
     command.push_str(&format!(" --tenant {}", quote(&config.tenant)));
+    if let Some(file) = config_file {
+        let file = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
+        command.push_str(&format!(" --config {}", quote(&file.display().to_string())));
+    }
     Ok(command)
 }
 

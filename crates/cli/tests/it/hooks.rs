@@ -539,6 +539,7 @@ fn hooks_install_merges_into_settings_and_uninstall_removes_exactly_that() {
             .collect();
         assert_eq!(commands.len(), 1, "{event}: {installed:#}");
         assert!(commands[0].contains(claude.db.to_str().unwrap()), "{}", commands[0]);
+        assert!(commands[0].contains(claude.config.to_str().unwrap()), "{}", commands[0]);
     }
     assert_eq!(installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "prettier --write");
     assert_eq!(installed["permissions"], theirs["permissions"]);
