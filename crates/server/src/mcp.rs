@@ -59,6 +59,9 @@ pub(crate) struct RecallParams {
     /// Only this conversation.
     #[serde(default)]
     pub conversation: Option<String>,
+    /// Only the sessions of this project (a coding agent's: its repository's root folder).
+    #[serde(default)]
+    pub project: Option<String>,
     /// Only this period: "last week", "yesterday", "in March", "in 2025", or a timeline node id
     /// (`toc:week:2026:W09`), read against the conversation's time.
     #[serde(default)]
@@ -201,6 +204,7 @@ impl<S: Store + 'static> MemoryTools<S> {
         let request = RecallIn {
             query: p.query,
             conversation: p.conversation,
+            agent: p.project,
             from: None,
             to: None,
             within: p.within,

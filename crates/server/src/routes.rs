@@ -308,6 +308,7 @@ pub(crate) fn recall_with<S: Store>(
     let mut scope = Scope {
         since: time(request.from.as_deref(), "from")?,
         until: time(request.to.as_deref(), "to")?,
+        agent: request.agent.clone(),
         ..Scope::tenant(tenant).with_conversation(request.conversation.clone())
     };
     if let Some(within) = &request.within {

@@ -236,6 +236,10 @@ pub struct RecallIn {
     /// Only this conversation.
     #[serde(default)]
     pub conversation: Option<String>,
+    /// Only the conversations of this agent (a coding agent's sessions: its project's root
+    /// folder, as `epimem hook` records it).
+    #[serde(default)]
+    pub agent: Option<String>,
     /// Only episodes that end at or after this time (RFC 3339).
     #[serde(default)]
     pub from: Option<String>,

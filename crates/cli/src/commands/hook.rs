@@ -264,13 +264,19 @@ fn write_atomically(path: &Path, text: &str) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
 }
 
+/// The project a folder belongs to, as the hooks name it: the root of its git repository.
+pub(crate) fn project_name(folder: &Path) -> Result<String> {
+    let folder = std::path::absolute(folder)
+        .with_context(|| format!("cannot resolve {}", folder.display()))?;
+    Ok(project_of(&folder).display().to_string())
+}
+
 pub(crate) fn patterns(config: &AppConfig, args: &PatternsArgs) -> Result<ExitCode> {
     let folder = match &args.project {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
-    let folder = std::path::absolute(&folder).unwrap_or(folder);
-    let project = project_of(&folder).display().to_string();
+    let project = project_name(&folder)?;
     let engine = open_engine(config)?;
     let patterns = engine.patterns(&config.tenant, &project, args.episodes)?;
     if args.json {

@@ -64,6 +64,10 @@ pub(crate) struct RecallArgs {
     /// Only this conversation.
     #[arg(long)]
     conversation: Option<String>,
+    /// Only the coding sessions of this project (a folder in its repository), as `epimem
+    /// hook` recorded them.
+    #[arg(long, value_name = "DIR")]
+    project: Option<std::path::PathBuf>,
     /// At most this many episodes.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
     limit: u64,
@@ -139,6 +143,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
     let mut scope = Scope {
         since: time(&args.since, "since")?,
         until: time(&args.until, "until")?,
+        agent: args.project.as_deref().map(super::hook::project_name).transpose()?,
         ..Scope::tenant(&config.tenant).with_conversation(args.conversation.clone())
     };
     if let Some(within) = &args.within {

@@ -176,6 +176,12 @@ fn any_agent_reads_a_projects_work_memory_over_mcp() {
         assert!(matched.contains("Earlier work"), "{matched}");
         let other = call(&client, "project_memory", json!({"project": "/src/blog"})).await.unwrap();
         assert_eq!(other, "");
+        // Recall can keep to one project's sessions too.
+        let query = |project: &str| json!({"query": "invoice PDF logo", "project": project});
+        let recalled = call(&client, "recall", query("/src/shop")).await.unwrap();
+        assert!(recalled.contains("logo path"), "{recalled}");
+        let elsewhere = call(&client, "recall", query("/src/blog")).await.unwrap();
+        assert!(elsewhere.starts_with("Nothing remembered"), "{elsewhere}");
         client.cancel().await.unwrap();
     });
 }
