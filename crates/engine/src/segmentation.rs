@@ -58,7 +58,13 @@ impl<S: Store> Engine<S> {
         let mut report = RunReport::default();
         let lease = self.config.jobs.lease_seconds * 1000;
         while let Some(job) = self.store.claim_job(&self.worker, self.clock.now(), lease)? {
-            report.add(self.run_job(&job)?);
+            let done = self.run_job(&job)?;
+            // What this process closed is searchable once its job is done, not at the next
+            // refresh (a client that sees the episode listed may recall it at once).
+            if done.episodes_closed > 0 || done.memories_reviewed > 0 {
+                self.index_after_write(&job.kind.conversation().tenant)?;
+            }
+            report.add(done);
         }
         Ok(report)
     }
