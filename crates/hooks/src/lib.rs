@@ -10,6 +10,7 @@
 mod event;
 mod project;
 mod record;
+mod redact;
 mod settings;
 mod state;
 mod transcript;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use event::{EventKind, HookEvent};
 pub use project::project_of;
 pub use record::{Session, action_of, clip};
+pub use redact::redact;
 pub use settings::{install, is_epimem_hook, uninstall};
 pub use state::{HookDir, Spooled};
 pub use transcript::{Reply, read_replies};

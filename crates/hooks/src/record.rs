@@ -10,7 +10,7 @@ use epimem_core::{
 use epimem_engine::MessageInput;
 use serde_json::{Value, json};
 
-use crate::{event::HookEvent, project::relative_to, transcript::Reply};
+use crate::{event::HookEvent, project::relative_to, redact::redact, transcript::Reply};
 
 /// Where a session's messages go: its conversation, in its project.
 #[derive(Debug, Clone)]
@@ -21,6 +21,7 @@ pub struct Session {
 }
 
 impl Session {
+    /// A message of the session; secrets in its text are redacted before it is stored.
     fn message(
         &self,
         key: String,
@@ -36,7 +37,7 @@ impl Session {
             key,
             role,
             speaker: None,
-            content,
+            content: redact(&content).into_owned(),
             timestamp: at,
             metadata,
         }
@@ -70,7 +71,9 @@ impl Session {
     ) -> Option<MessageInput> {
         let tool = event.tool_name.as_deref()?;
         let input = event.tool_input.clone().unwrap_or(Value::Null);
-        let action = action_of(tool, &input, failed, Path::new(&self.project));
+        let mut action = action_of(tool, &input, failed, Path::new(&self.project));
+        // The command line is kept in the metadata too: redacted like the text.
+        action.subject = action.subject.map(|s| redact(&s).into_owned());
         let output = if failed {
             event.error.clone().or_else(|| event.tool_response.as_ref().map(text_of))
         } else {

@@ -507,6 +507,30 @@ fn a_locked_missing_or_corrupt_store_never_fails_the_turn() {
 }
 
 #[test]
+fn secrets_a_session_shows_are_in_no_file_of_the_memory() {
+    let claude = Claude::new("");
+    let mut s = claude.session("k1");
+    s.prompt("Deploy with the token ghp_Zk3v9QmW2xTf8LpR4nYc6HbJ1sDa5uEo7gKi please");
+    s.bash(
+        "OPENAI_API_KEY=sk-proj-Qw3rTy8uIo2pAs5dFg7hJk9lZx ./deploy.sh --db postgres://app:Hunt3rPassw0rd@db/shop",
+        "deployed; AWS key AKIAQWERTYUIOPASDFGH in use",
+    );
+    s.end();
+    claude.close("k1");
+    let episodes = claude.episodes("k1");
+    let text = episodes[0]["messages"].to_string();
+    assert!(text.contains("[redacted]") && text.contains("./deploy.sh"), "{text}");
+    for secret in [
+        "ghp_Zk3v9QmW2xTf8LpR4nYc6HbJ1sDa5uEo7gKi",
+        "sk-proj-Qw3rTy8uIo2pAs5dFg7hJk9lZx",
+        "Hunt3rPassw0rd",
+        "AKIAQWERTYUIOPASDFGH",
+    ] {
+        assert!(!crate::common::in_some_file(claude.dir.path(), secret), "{secret} was stored");
+    }
+}
+
+#[test]
 fn hooks_install_merges_into_settings_and_uninstall_removes_exactly_that() {
     let claude = Claude::new("");
     let settings = claude.project.join(".claude/settings.json");
