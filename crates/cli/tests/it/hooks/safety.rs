@@ -1,0 +1,161 @@
+//! What must hold whatever the store or the session does: the agent's turn never fails, no
+//! secret is kept, settings are merged and unmerged exactly, the cutting is left to a worker.
+
+use std::{
+    path::Path,
+    process::Output,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+
+use super::Claude;
+use crate::common::json_lines;
+
+#[test]
+fn a_locked_missing_or_corrupt_store_never_fails_the_turn() {
+    let claude = Claude::new("");
+    let session = claude.session("x1");
+    let prompt = |db: &Path, text: &str| {
+        let event = json!({"session_id": "x1", "cwd": session.cwd, "hook_event_name": "UserPromptSubmit", "prompt": text});
+        claude.hook_on(db, &event.to_string())
+    };
+    let check = |(out, took): (Output, Duration), what: &str| {
+        assert!(out.status.success(), "{what}");
+        assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{what}: {out:?}");
+        assert!(took < Duration::from_secs(2), "{what} took {took:?}");
+    };
+    // Not even an event.
+    check(claude.hook_on(&claude.db, "this is not json"), "garbage");
+    assert!(claude.log().contains("not a hook event"));
+
+    // Locked: another process holds the database's write lock.
+    check(prompt(&claude.db, "first prompt about the refund webhook"), "the first prompt");
+    let lock = rusqlite::Connection::open(&claude.db).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    check(prompt(&claude.db, "second prompt while the database is locked"), "locked");
+    assert!(claude.log().contains("kept and stored by a later hook"), "{}", claude.log());
+    drop(lock);
+    // The next hook stores the kept event first.
+    check(prompt(&claude.db, "third prompt once the lock is gone"), "after the lock");
+    let pending = claude.run(&["flush"]);
+    assert!(pending.status.success());
+    let texts: Vec<String> = claude
+        .episodes("x1")
+        .iter()
+        .flat_map(|e| e["messages"].as_array().unwrap().clone())
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts.iter().filter(|t| t.contains("prompt")).count(), 3, "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("while the database is locked")));
+
+    // Missing: the database's folder is gone.
+    check(
+        prompt(&claude.dir.path().join("gone/memory.db"), "a prompt with no database"),
+        "missing",
+    );
+    // Corrupt: the file is not a database.
+    let corrupt = claude.dir.path().join("corrupt.db");
+    std::fs::write(&corrupt, vec![0x5a; 8192]).unwrap();
+    check(prompt(&corrupt, "a prompt into a broken database"), "corrupt");
+    let log =
+        std::fs::read_to_string(claude.dir.path().join("corrupt.db.hooks/hooks.log")).unwrap();
+    assert!(log.contains("cannot open the database"), "{log}");
+}
+
+#[test]
+fn secrets_a_session_shows_are_in_no_file_of_the_memory() {
+    let claude = Claude::new("");
+    let mut s = claude.session("k1");
+    s.prompt("Deploy with the token ghp_Zk3v9QmW2xTf8LpR4nYc6HbJ1sDa5uEo7gKi please");
+    s.bash(
+        "OPENAI_API_KEY=sk-proj-Qw3rTy8uIo2pAs5dFg7hJk9lZx ./deploy.sh --db postgres://app:Hunt3rPassw0rd@db/shop",
+        "deployed; AWS key AKIAQWERTYUIOPASDFGH in use",
+    );
+    s.end();
+    claude.close("k1");
+    let episodes = claude.episodes("k1");
+    let text = episodes[0]["messages"].to_string();
+    assert!(text.contains("[redacted]") && text.contains("./deploy.sh"), "{text}");
+    for secret in [
+        "ghp_Zk3v9QmW2xTf8LpR4nYc6HbJ1sDa5uEo7gKi",
+        "sk-proj-Qw3rTy8uIo2pAs5dFg7hJk9lZx",
+        "Hunt3rPassw0rd",
+        "AKIAQWERTYUIOPASDFGH",
+    ] {
+        assert!(!crate::common::in_some_file(claude.dir.path(), secret), "{secret} was stored");
+    }
+}
+
+#[test]
+fn hooks_install_merges_into_settings_and_uninstall_removes_exactly_that() {
+    let claude = Claude::new("");
+    let settings = claude.project.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let theirs = json!({"permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier --write"}]}]}});
+    std::fs::write(&settings, serde_json::to_string_pretty(&theirs).unwrap()).unwrap();
+    let project = claude.project.to_str().unwrap();
+    for _ in 0..2 {
+        let out = claude.run(&["hooks", "install", "--project", project]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let installed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SessionEnd",
+    ] {
+        let commands: Vec<&str> = installed["hooks"][event]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| g["hooks"].as_array().unwrap())
+            .filter_map(|h| h["command"].as_str())
+            .filter(|c| c.contains(" hook "))
+            .collect();
+        assert_eq!(commands.len(), 1, "{event}: {installed:#}");
+        assert!(commands[0].contains(claude.db.to_str().unwrap()), "{}", commands[0]);
+        assert!(commands[0].contains(claude.config.to_str().unwrap()), "{}", commands[0]);
+    }
+    assert_eq!(installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "prettier --write");
+    assert_eq!(installed["permissions"], theirs["permissions"]);
+    let out = claude.run(&["hooks", "uninstall", "--project", project]);
+    assert!(out.status.success());
+    let restored: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(restored, theirs);
+
+    // A file Claude Code could not read is left as it is.
+    std::fs::write(&settings, "{ not json").unwrap();
+    let out = claude.run(&["hooks", "install", "--project", project]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{ not json");
+}
+
+#[test]
+fn a_session_end_leaves_the_cutting_to_a_background_worker() {
+    let claude = Claude::new("[hooks]\nbackground = true\n");
+    let mut s = claude.session("bg1");
+    s.prompt("Bump the tokio dependency to the latest 1.x release");
+    s.bash("cargo update -p tokio", "Updating tokio v1.40.0 -> v1.48.0");
+    s.reply("Updated tokio.");
+    let started = Instant::now();
+    s.end();
+    assert!(started.elapsed() < Duration::from_secs(2), "the hook waited for the worker");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let episodes = json_lines(&claude.run(&["episodes", "--json"]));
+        if !episodes.is_empty() {
+            assert_eq!(episodes[0]["message_count"], 3);
+            break;
+        }
+        assert!(Instant::now() < deadline, "no worker cut the session: {}", claude.log());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
