@@ -3,10 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Boundary, BoundaryReason, SegmentMessage, Strength};
+use super::{Boundary, BoundaryReason, SegmentMessage, Similarity, Strength};
 use crate::{
     KeywordBag, Role, Timestamp,
     keywords::{GrowingBag, word_count},
+    work::closes_work,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,12 +49,49 @@ impl Default for IntentConfig {
 
 /// Boundaries at user prompts whose keywords drift from the growing episode bag.
 pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig) -> Vec<Boundary> {
-    let long_gap = config.long_gap_minutes * Timestamp::MINUTE_MS;
+    let rules = PromptRules {
+        measure: Similarity::Jaccard,
+        threshold: config.threshold,
+        threshold_after_gap: config.threshold_after_gap,
+        long_gap_ms: config.long_gap_minutes * Timestamp::MINUTE_MS,
+        min_words: config.min_words,
+        bag_includes_replies: config.bag_includes_replies,
+        commit_closes: false,
+    };
+    prompt_boundaries(messages, &rules)
+}
+
+/// How user prompts are weighed against the episode so far; the intent segmenter (chats
+/// without embeddings) and the work-unit segmenter (agent sessions) differ only in these.
+pub(super) struct PromptRules {
+    pub(super) measure: Similarity,
+    /// A prompt less similar than this opens a new episode...
+    pub(super) threshold: f64,
+    /// ...or than this, after a silence of `long_gap_ms`.
+    pub(super) threshold_after_gap: f64,
+    pub(super) long_gap_ms: i64,
+    /// Prompts with fewer words continue the episode whatever they say.
+    pub(super) min_words: usize,
+    /// The other messages (replies, terse prompts) add their keywords to the bag.
+    pub(super) bag_includes_replies: bool,
+    /// A successful `git commit` resolves the episode: the next prompt opens another.
+    pub(super) commit_closes: bool,
+}
+
+/// Boundaries at the user prompts that `rules` say open a new episode.
+pub(super) fn prompt_boundaries(
+    messages: &[SegmentMessage<'_>],
+    rules: &PromptRules,
+) -> Vec<Boundary> {
     let mut out = Vec::new();
     let mut bag = GrowingBag::default();
+    let mut committed = false;
     for (i, m) in messages.iter().enumerate() {
-        if m.role != Role::User || word_count(m.content) < config.min_words {
-            if config.bag_includes_replies && !bag.is_empty() {
+        if rules.commit_closes && m.role == Role::Tool && closes_work(m.content) {
+            committed = true;
+        }
+        if m.role != Role::User || word_count(m.content) < rules.min_words {
+            if rules.bag_includes_replies && !bag.is_empty() {
                 bag.add_text(m.content);
             }
             continue;
@@ -62,23 +100,29 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
         if prompt.is_empty() {
             continue;
         }
-        if i == 0 || bag.is_empty() {
+        if bag.is_empty() {
             bag.reset_to(&prompt);
+            committed = false;
             continue;
         }
         let gap = m.timestamp.since(messages[i - 1].timestamp);
-        let threshold = if gap >= long_gap { config.threshold_after_gap } else { config.threshold };
-        let similarity = bag.jaccard(&prompt);
-        if similarity < threshold {
-            out.push(Boundary {
-                index: i,
-                reason: BoundaryReason::IntentShift,
-                strength: Strength::Soft,
-            });
-            bag.reset_to(&prompt);
+        let threshold =
+            if gap >= rules.long_gap_ms { rules.threshold_after_gap } else { rules.threshold };
+        let similarity = match rules.measure {
+            Similarity::Containment => bag.containment(&prompt),
+            Similarity::Jaccard => bag.jaccard(&prompt),
+        };
+        let reason = if committed {
+            BoundaryReason::Commit
+        } else if similarity < threshold {
+            BoundaryReason::IntentShift
         } else {
             bag.add(&prompt);
-        }
+            continue;
+        };
+        out.push(Boundary { index: i, reason, strength: Strength::Soft });
+        bag.reset_to(&prompt);
+        committed = false;
     }
     out
 }

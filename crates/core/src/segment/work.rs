@@ -4,12 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Boundary, BoundaryReason, BudgetConfig, SegmentMessage, Strength};
-use crate::{
-    KeywordBag, Role, Timestamp,
-    keywords::{GrowingBag, word_count},
-    work::closes_work,
+use super::{
+    Boundary, BudgetConfig, SegmentMessage,
+    intent::{PromptRules, prompt_boundaries},
 };
+use crate::{Role, Timestamp};
 
 /// How a session in which an agent acted (a batch holding `tool` messages) is cut.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,46 +71,17 @@ pub fn is_agent_work(messages: &[SegmentMessage<'_>]) -> bool {
 
 /// Boundaries at the user prompts that open a new work unit.
 pub fn work_boundaries(messages: &[SegmentMessage<'_>], config: &WorkConfig) -> Vec<Boundary> {
-    let long_gap = config.long_gap_minutes * Timestamp::MINUTE_MS;
-    let mut out = Vec::new();
-    let mut bag = GrowingBag::default();
-    let mut committed = false;
-    for (i, m) in messages.iter().enumerate() {
-        if m.role == Role::Tool && config.commit_closes && closes_work(m.content) {
-            committed = true;
-        }
-        if m.role != Role::User || word_count(m.content) < config.min_words {
-            continue;
-        }
-        let prompt = KeywordBag::from_text(m.content);
-        let gap = i.checked_sub(1).map_or(0, |p| m.timestamp.since(messages[p].timestamp));
-        if i == 0 || bag.is_empty() {
-            bag.reset_to(&prompt);
-            committed = false;
-            continue;
-        }
-        let threshold = if gap >= long_gap { config.threshold_after_gap } else { config.threshold };
-        let similarity = match config.measure {
-            Similarity::Containment => bag.containment(&prompt),
-            Similarity::Jaccard => bag.jaccard(&prompt),
-        };
-        let reason = if committed {
-            Some(BoundaryReason::Commit)
-        } else if similarity < threshold {
-            Some(BoundaryReason::IntentShift)
-        } else {
-            None
-        };
-        match reason {
-            Some(reason) => {
-                out.push(Boundary { index: i, reason, strength: Strength::Soft });
-                bag.reset_to(&prompt);
-                committed = false;
-            }
-            None => bag.add(&prompt),
-        }
-    }
-    out
+    let rules = PromptRules {
+        measure: config.measure,
+        threshold: config.threshold,
+        threshold_after_gap: config.threshold_after_gap,
+        long_gap_ms: config.long_gap_minutes * Timestamp::MINUTE_MS,
+        min_words: config.min_words,
+        // The unit's words are its user's: tool output would swamp them.
+        bag_includes_replies: false,
+        commit_closes: config.commit_closes,
+    };
+    prompt_boundaries(messages, &rules)
 }
 
 #[cfg(test)]
@@ -119,7 +89,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::segment::test_support::*;
+    use crate::{BoundaryReason, keywords::word_count, segment::test_support::*};
 
     fn cuts(msgs: &[OwnedMessage]) -> Vec<(usize, BoundaryReason)> {
         let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
@@ -147,9 +117,11 @@ mod tests {
             (Role::User, "make the refund webhook test wait for the mock port then", 60),
             (Role::Tool, "Edit tests/refund_webhook.rs", 70),
             (Role::User, "ok run it", 80),
+            // Long enough, but without a word that says what it is about: it continues.
+            (Role::User, "could you do that for me now", 90),
             (Role::User, "now add a dark mode toggle to the settings page", 200),
         ]);
-        assert_eq!(cuts(&msgs), [(7, BoundaryReason::IntentShift)]);
+        assert_eq!(cuts(&msgs), [(8, BoundaryReason::IntentShift)]);
     }
 
     #[test]
