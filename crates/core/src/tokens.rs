@@ -45,8 +45,7 @@ impl TokenCounter {
 /// cl100k_base's count, estimated: a word costs one token per six letters (common words are
 /// one token), digits one per three (the encoding splits numbers so), and symbols one per two
 /// (`::`, `();` and the like merge). On prose, code and tool output it runs a few
-/// hundredths to a seventh over the exact count (tested below): budgets it checks hold. Within a few tenths of the exact count on prose, code and
-/// tool output (tested below).
+/// hundredths to a seventh over the exact count (tested below): budgets it checks hold.
 fn estimate(text: &str) -> u32 {
     #[derive(PartialEq, Clone, Copy)]
     enum Run {

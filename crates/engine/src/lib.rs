@@ -270,6 +270,29 @@ impl<S: Store> Engine<S> {
         Ok(report)
     }
 
+    /// Queues the segmentation of everything pending in `scope` without running it (a hook
+    /// hands the work to a worker and returns). Returns how many conversations have messages
+    /// pending; one whose fence another job holds is not queued again (see [`Engine::flush`]).
+    pub fn queue_flush(&self, scope: &Scope) -> Result<usize, EngineError> {
+        let queues = match &scope.conversation {
+            Some(c) => {
+                let key = ConversationKey::new(scope.tenant.clone(), c.clone());
+                self.store.queue(&key)?.map(|q| (key, q)).into_iter().collect()
+            }
+            None => self.store.pending_queues(Some(&scope.tenant))?,
+        };
+        let mut pending = 0;
+        for (key, queue) in queues {
+            if let Some(trigger) =
+                evaluate_trigger(&queue, self.clock.now(), &self.config.triggers, true)
+            {
+                self.open(&key, trigger)?;
+                pending += 1;
+            }
+        }
+        Ok(pending)
+    }
+
     /// Waits while another worker of this process or another runs a job of `scope` (a flush
     /// must not return before what it closes is closed), running what becomes claimable, for
     /// a little over one lease: a worker that died renewed its lease before the flush began,

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Scope, Timestamp, evaluate_trigger, session_summary,
+    Episode, EpisodeId, Scope, Timestamp, session_summary,
     work::{
         Action, FailurePattern, IntentPattern, SessionLine, SessionWork, Skeleton, StartContext,
         WorkItem, failure_patterns, prompt_matches, recurring_intents, render_prompt_context,
@@ -84,29 +84,6 @@ impl Work {
 }
 
 impl<S: Store> Engine<S> {
-    /// Queues the segmentation of everything pending in `scope` without running it (a hook
-    /// hands the work to a worker and returns). Returns how many conversations have messages
-    /// pending; one whose fence another job holds is not queued again (see [`Engine::flush`]).
-    pub fn queue_flush(&self, scope: &Scope) -> Result<usize, EngineError> {
-        let queues = match &scope.conversation {
-            Some(c) => {
-                let key = ConversationKey::new(scope.tenant.clone(), c.clone());
-                self.store.queue(&key)?.map(|q| (key, q)).into_iter().collect()
-            }
-            None => self.store.pending_queues(Some(&scope.tenant))?,
-        };
-        let mut pending = 0;
-        for (key, queue) in queues {
-            if let Some(trigger) =
-                evaluate_trigger(&queue, self.clock.now(), &self.config.triggers, true)
-            {
-                self.open(&key, trigger)?;
-                pending += 1;
-            }
-        }
-        Ok(pending)
-    }
-
     /// What a new session of `project` is told: its recent episodes whole (with their
     /// skeletons), the failures that recur across its sessions, and its older sessions'
     /// summaries, within the configured budget. Empty when the project has no memory yet.

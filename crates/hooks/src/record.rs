@@ -70,8 +70,8 @@ impl Session {
         output_chars: usize,
     ) -> Option<MessageInput> {
         let tool = event.tool_name.as_deref()?;
-        let input = event.tool_input.clone().unwrap_or(Value::Null);
-        let mut action = action_of(tool, &input, failed, Path::new(&self.project));
+        let input = event.tool_input.as_ref().unwrap_or(&Value::Null);
+        let mut action = action_of(tool, input, failed, Path::new(&self.project));
         // The command line is kept in the metadata too: redacted like the text.
         action.subject = action.subject.map(|s| redact(&s).into_owned());
         let output = if failed {

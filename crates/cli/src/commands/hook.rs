@@ -13,10 +13,9 @@ use clap::{Args, Subcommand};
 use epimem_core::TokenCounter;
 use epimem_engine::{Clock, Engine, SystemClock};
 use epimem_hooks::{Background, Hook, HookDir, install, project_of, uninstall};
-use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 
-use super::{AnyStore, open_engine, open_store};
+use super::{AnyStore, engine_without_index, open_engine, open_store};
 use crate::config::{AppConfig, Database};
 
 #[derive(Debug, Args)]
@@ -110,16 +109,12 @@ pub(crate) fn hook_dir(config: &AppConfig) -> HookDir {
     }
 }
 
-/// The store, waiting only briefly for another process's lock; no embedder, no saved index.
+/// The store, waiting only briefly for another process's lock; no embedder, no saved index,
+/// tokens estimated.
 fn open_hook_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
     let database = config.database()?;
     let store: AnyStore = match &database {
         Database::Sqlite(path) => {
-            if !path.exists()
-                && path.parent().is_some_and(|p| !p.as_os_str().is_empty() && !p.exists())
-            {
-                bail!("{} does not exist", path.parent().unwrap_or(path).display());
-            }
             let busy = Duration::from_millis(config.hooks.busy_timeout_ms);
             Box::new(
                 SqliteStore::open_waiting(path, busy)
@@ -128,11 +123,7 @@ fn open_hook_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
         }
         Database::Postgres(_) => open_store(&database)?,
     };
-    let engine_config = config.engine();
-    let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
-    let worker = format!("hook:{}", std::process::id());
-    Ok(Engine::new(store, search, engine_config, Box::new(SystemClock), worker)
-        .with_token_counter(TokenCounter::estimate()))
+    Ok(engine_without_index(config, store).with_token_counter(TokenCounter::estimate()))
 }
 
 /// Starts `epimem tick` or `epimem flush --conversation` on the same database and settings

@@ -58,12 +58,16 @@ pub(crate) fn open_engine_on(
     if segments {
         return Ok(open_searching(config, database)?.engine);
     }
-    let store = open_store(database)?;
+    Ok(engine_without_index(config, open_store(database)?))
+}
+
+/// An engine on `store` for reads that never search (the saved index is left alone) and
+/// writes that only queue.
+pub(crate) fn engine_without_index(config: &AppConfig, store: AnyStore) -> Engine<AnyStore> {
     let worker = format!("pid:{}", std::process::id());
     let engine_config = config.engine();
-    // Reads that never search: the saved index is left alone.
     let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
-    Ok(Engine::new(store, search, engine_config, Box::new(SystemClock), worker))
+    Engine::new(store, search, engine_config, Box::new(SystemClock), worker)
 }
 
 /// Opens (creating or migrating as needed) the store `database` names.

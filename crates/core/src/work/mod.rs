@@ -94,7 +94,7 @@ const FAILED_MARK: &str = " [failed]";
 impl Action {
     /// The action of a message, from its metadata; `None` for anything else.
     pub fn of_metadata(metadata: &serde_json::Value) -> Option<Action> {
-        serde_json::from_value(metadata.get(ACTION_KEY)?.clone()).ok()
+        Action::deserialize(metadata.get(ACTION_KEY)?).ok()
     }
 
     /// The action in one line: `Edit src/auth.rs`, `$ cargo test [failed]`, `Grep "refund"`.

@@ -49,7 +49,8 @@ fn a_locked_missing_or_corrupt_store_never_fails_the_turn() {
     assert_eq!(texts.iter().filter(|t| t.contains("prompt")).count(), 3, "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("while the database is locked")));
 
-    // Missing: the database's folder is gone.
+    // Missing: no database yet, nor its folder (a first session after `hooks install`): both
+    // are made, as by any command, and the turn goes on.
     check(
         prompt(&claude.dir.path().join("gone/memory.db"), "a prompt with no database"),
         "missing",
