@@ -296,5 +296,5 @@ pub(crate) fn patterns(config: &AppConfig, args: &PatternsArgs) -> Result<ExitCo
 }
 
 fn day(at: epimem_core::Timestamp) -> String {
-    at.to_rfc3339().chars().take(10).collect()
+    at.to_datetime().format("%Y-%m-%d").to_string()
 }

@@ -37,60 +37,60 @@ pub fn render_start_context(
     budget: usize,
     tokens: &dyn Fn(&str) -> usize,
 ) -> String {
-    const HEAD: &str = "Memory of earlier sessions in this project (epimem):";
-    let mut used = tokens(HEAD);
+    let failures = context.failures.iter().map(|p| {
+        format!("- `{}` failed in {} sessions, last on {}", p.what, p.sessions, day(p.last))
+    });
+    let recurring = context.recurring.iter().map(|p| {
+        let last = p.titles.last().map_or("", String::as_str);
+        format!(
+            "- {} ({} sessions, last on {}): {last}",
+            p.keywords.join(", "),
+            p.sessions,
+            day(p.last)
+        )
+    });
+    let sessions = context.sessions.iter().map(|s| format!("- {}: {}", day(s.start), s.summary));
+    fit(
+        "Memory of earlier sessions in this project (epimem):",
+        vec![
+            (Some("Recent work, newest first:"), context.recent.iter().map(work_line).collect()),
+            (Some("Known failures (they failed in several sessions):"), failures.collect()),
+            (Some("Asked for in several sessions:"), recurring.collect()),
+            (Some("Earlier sessions:"), sessions.collect()),
+        ],
+        budget,
+        tokens,
+    )
+}
+
+/// `head`, then each section's heading and as many of its lines as fit within `budget`
+/// tokens (headings counted, lines whole, a section with no line that fits left out whole);
+/// empty when no line fits.
+fn fit(
+    head: &str,
+    sections: Vec<(Option<&str>, Vec<String>)>,
+    budget: usize,
+    tokens: &dyn Fn(&str) -> usize,
+) -> String {
+    let mut used = tokens(head);
     let mut out: Vec<String> = Vec::new();
-    let mut section = |heading: &str, lines: Vec<String>| {
-        let mut cost = tokens(heading) + 1;
+    for (heading, lines) in sections {
+        let mut heading = heading.map(|h| (h, tokens(h) + 1));
         for line in lines {
-            let line_cost = tokens(&line) + 1;
-            if used + cost + line_cost > budget {
+            let cost = tokens(&line) + 1;
+            let heading_cost = heading.map_or(0, |(_, c)| c);
+            if used + heading_cost + cost > budget {
                 break;
             }
-            if cost > 0 {
-                out.push(heading.to_owned());
-                used += cost;
-                cost = 0;
+            if let Some((h, c)) = heading.take() {
+                out.push(h.to_owned());
+                used += c;
             }
-            used += line_cost;
+            used += cost;
             out.push(line);
         }
-    };
-    section("Recent work, newest first:", context.recent.iter().map(work_line).collect());
-    section(
-        "Known failures (they failed in several sessions):",
-        context
-            .failures
-            .iter()
-            .map(|p| {
-                format!("- `{}` failed in {} sessions, last on {}", p.what, p.sessions, day(p.last))
-            })
-            .collect(),
-    );
-    section(
-        "Asked for in several sessions:",
-        context
-            .recurring
-            .iter()
-            .map(|p| {
-                let last = p.titles.last().map_or("", String::as_str);
-                format!(
-                    "- {} ({} sessions, last on {}): {last}",
-                    p.keywords.join(", "),
-                    p.sessions,
-                    day(p.last)
-                )
-            })
-            .collect(),
-    );
-    section(
-        "Earlier sessions:",
-        context.sessions.iter().map(|s| format!("- {}: {}", day(s.start), s.summary)).collect(),
-    );
-    if out.is_empty() {
-        return String::new();
     }
-    format!("{HEAD}\n{}", out.join("\n"))
+    if out.is_empty() { String::new() } else { format!("{head}\n{}", out.join("\n")) }
 }
 
 /// One episode of work: when, its title, its story, its hot files.
@@ -161,29 +161,20 @@ pub fn render_prompt_context(
     budget: usize,
     tokens: &dyn Fn(&str) -> usize,
 ) -> String {
-    const HEAD: &str = "Earlier work in this project that bears on this prompt (epimem):";
-    let mut used = tokens(HEAD);
-    let mut lines = Vec::new();
-    for item in items {
-        let line = work_line(item);
-        let cost = tokens(&line) + 1;
-        if used + cost > budget {
-            break;
-        }
-        used += cost;
-        lines.push(line);
-    }
-    if lines.is_empty() { String::new() } else { format!("{HEAD}\n{}", lines.join("\n")) }
+    fit(
+        "Earlier work in this project that bears on this prompt (epimem):",
+        vec![(None, items.iter().map(work_line).collect())],
+        budget,
+        tokens,
+    )
 }
 
 fn minute(at: Timestamp) -> String {
-    let text = at.to_rfc3339();
-    text.get(..16).map(|t| t.replace('T', " ")).unwrap_or(text)
+    at.to_datetime().format("%Y-%m-%d %H:%M").to_string()
 }
 
 fn day(at: Timestamp) -> String {
-    let text = at.to_rfc3339();
-    text.get(..10).map(str::to_owned).unwrap_or(text)
+    at.to_datetime().format("%Y-%m-%d").to_string()
 }
 
 #[cfg(test)]
