@@ -56,6 +56,14 @@ pub(crate) struct IngestBenchArgs {
     postgres: Option<String>,
 }
 
+/// The nearest-rank percentile `p` (0 to 1) of `sorted` milliseconds; NaN when there are none.
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
 pub(crate) fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
     match command {
         BenchCommand::Ingest(args) => bench_ingest(config, args),

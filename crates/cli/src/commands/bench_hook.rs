@@ -13,6 +13,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
+use super::bench::percentile;
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
@@ -201,8 +202,4 @@ impl Bench<'_> {
             .env_remove("EPIMEM_TENANT");
         Ok(command)
     }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }

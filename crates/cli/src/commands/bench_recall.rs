@@ -207,7 +207,7 @@ impl Timed {
             ("episodes (BM25 + vectors, fused)", &self.episodes_ms, 5.0),
             ("messages (BM25 + vectors + words)", &self.messages_ms, 20.0),
         ] {
-            let pct = |p: f64| ms[((ms.len() as f64 - 1.0) * p).round() as usize];
+            let pct = |p: f64| super::bench::percentile(ms, p);
             let verdict = if pct(0.99) <= target { "ok" } else { "MISSED" };
             let mark =
                 if with_targets { format!("p99≤{target} {verdict}") } else { String::new() };

@@ -50,11 +50,8 @@ impl Timings {
     }
 
     fn percentile(&mut self, p: f64) -> f64 {
-        if self.ms.is_empty() {
-            return f64::NAN;
-        }
         self.ms.sort_by(f64::total_cmp);
-        self.ms[((self.ms.len() as f64 - 1.0) * p).round() as usize]
+        super::bench::percentile(&self.ms, p)
     }
 }
 
