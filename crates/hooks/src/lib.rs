@@ -242,7 +242,7 @@ impl Hook<'_> {
     }
 
     /// The replies in the session's transcript since the last read, and where that read
-    /// stopped (`None` when there is no transcript to read: nothing moves).
+    /// stopped (`None` when the cursor does not move: no transcript, or nothing new in it).
     fn replies(
         &self,
         event: &HookEvent,
@@ -250,9 +250,11 @@ impl Hook<'_> {
         received: Timestamp,
     ) -> (Vec<epimem_engine::MessageInput>, Option<u64>) {
         let Some(path) = &event.transcript_path else { return (Vec::new(), None) };
-        match read_replies(path, self.dir.cursor(&event.session_id)) {
+        let from = self.dir.cursor(&event.session_id);
+        match read_replies(path, from) {
             Ok((replies, offset)) => {
-                (replies.iter().map(|r| session.reply(r, received)).collect(), Some(offset))
+                let replies = replies.iter().map(|r| session.reply(r, received)).collect();
+                (replies, (offset != from).then_some(offset))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), None),
             Err(e) => {
