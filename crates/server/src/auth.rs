@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use axum::{
     extract::{Request, State},
-    http::header::AUTHORIZATION,
+    http::{
+        HeaderValue,
+        header::{AUTHORIZATION, CONNECTION},
+    },
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -40,13 +43,14 @@ pub(crate) async fn authenticate<S: Store + 'static>(
                 .and_then(|v| v.strip_prefix("Bearer "))
                 .map(|k| k.trim().to_owned());
             let Some(key) = key else {
-                return ApiError::unauthorized("send an API key: Authorization: Bearer epm_…")
-                    .into_response();
+                return refuse(ApiError::unauthorized(
+                    "send an API key: Authorization: Bearer epm_…",
+                ));
             };
             match blocking(&app, move |engine| Ok(engine.tenant_of_api_key(&key)?)).await {
                 Ok(Some(tenant)) => Arc::from(tenant),
                 Ok(None) => {
-                    return ApiError::unauthorized("unknown or revoked API key").into_response();
+                    return refuse(ApiError::unauthorized("unknown or revoked API key"));
                 }
                 Err(e) => return e.into_response(),
             }
@@ -54,4 +58,25 @@ pub(crate) async fn authenticate<S: Store + 'static>(
     };
     request.extensions_mut().insert(Tenant(tenant));
     next.run(request).await
+}
+
+/// A refusal sent before the request's body is read. The server may then close the connection
+/// without draining the body, so it says so: a keep-alive client that pooled the connection
+/// would otherwise send its next request into a closed socket.
+fn refuse(error: ApiError) -> Response {
+    let mut response = error.into_response();
+    response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_closes_the_connection() {
+        let response = refuse(ApiError::unauthorized("no key"));
+        assert_eq!(response.status(), 401);
+        assert_eq!(response.headers()[CONNECTION], "close");
+    }
 }
