@@ -157,13 +157,16 @@ pub enum SearchError {
     /// The caller's embedder failed while the index asked it for word vectors.
     #[error("embedding words for search: {0}")]
     Embed(String),
+    /// The index lives in a database that cannot be reached now; trying again may work.
+    #[error("search index unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl SearchError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Index(_) => ErrorKind::Internal,
-            Self::Embed(_) => ErrorKind::Unavailable,
+            Self::Embed(_) | Self::Unavailable(_) => ErrorKind::Unavailable,
         }
     }
 }

@@ -18,6 +18,7 @@ mod llm_usage;
 mod reviews;
 mod rows;
 mod schema;
+mod search;
 mod segmentation;
 mod stats;
 mod store;
@@ -32,6 +33,8 @@ pub mod test_support;
 use std::time::Duration;
 
 use epimem_store::StoreError;
+
+pub use search::PostgresSearch;
 
 use connection::{Access, Failure, Manager, Tx};
 
@@ -111,6 +114,16 @@ impl PostgresStore {
         let mut conn = self.connection()?;
         for table in TEXT_TABLES {
             conn.outside_transaction(&format!("VACUUM (FULL) {table}"))?;
+        }
+        // The search tables, if search lives in this database.
+        for table in search::TEXT_TABLES {
+            let exists = self.read(|tx| {
+                let row = tx.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?;
+                Ok(row.get::<_, bool>(0))
+            })?;
+            if exists {
+                conn.outside_transaction(&format!("VACUUM (FULL) {table}"))?;
+            }
         }
         conn.outside_transaction("CHECKPOINT")
     }

@@ -36,7 +36,8 @@ pub fn test_database() -> Option<TestDatabase> {
         format!("test_{}_{}_{nanos}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
     admin(&server).batch_execute(&format!("CREATE SCHEMA {schema}")).expect("create a schema");
     let separator = if server.contains('?') { '&' } else { '?' };
-    let url = format!("{server}{separator}options=-c%20search_path%3D{schema}");
+    // `public` after it: where the `vector` extension's type and operators are.
+    let url = format!("{server}{separator}options=-c%20search_path%3D{schema}%2Cpublic");
     Some(TestDatabase { server, schema, url })
 }
 

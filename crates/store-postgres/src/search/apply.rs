@@ -1,0 +1,152 @@
+//! The port's updates, each one transaction: forgotten episodes leave first, added ones come
+//! in (an episode already there is left as it is, so applying twice changes nothing),
+//! restated ones take their new memory strength, and the generation only moves forward (two
+//! processes catching up at once apply the same changes).
+
+use epimem_core::{Episode, Role};
+use epimem_search::{IndexedEpisode, Update};
+use postgres::types::Json;
+
+use super::text::{CONFIG, line_text};
+use crate::connection::{Failure, Tx};
+
+pub(super) fn generation(tx: &mut Tx<'_>, tenant: &str) -> Result<u64, Failure> {
+    let row = tx.query_opt("SELECT generation FROM search_state WHERE tenant = $1", &[&tenant])?;
+    Ok(row.map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+}
+
+pub(super) fn apply(tx: &mut Tx<'_>, tenant: &str, update: &Update<'_>) -> Result<(), Failure> {
+    if !update.forgotten.is_empty() {
+        let ids: Vec<&str> = update.forgotten.iter().map(|id| id.0.as_str()).collect();
+        tx.execute(
+            "DELETE FROM search_lines WHERE tenant = $1 AND episode = ANY($2)",
+            &[&tenant, &ids],
+        )?;
+        tx.execute(
+            "DELETE FROM search_episodes WHERE tenant = $1 AND id = ANY($2)",
+            &[&tenant, &ids],
+        )?;
+        // A name nobody's remaining line bears is forgotten too.
+        tx.execute(
+            "DELETE FROM search_authors a WHERE a.tenant = $1 AND NOT EXISTS \
+             (SELECT 1 FROM search_lines l WHERE l.tenant = a.tenant AND l.author = a.author)",
+            &[&tenant],
+        )?;
+    }
+    for added in update.added {
+        add(tx, tenant, added)?;
+    }
+    for episode in update.restated {
+        tx.execute(
+            "UPDATE search_episodes SET episode = $3 WHERE tenant = $1 AND id = $2",
+            &[&tenant, &episode.id.0, &Json(episode)],
+        )?;
+    }
+    if let Some(generation) = update.generation {
+        tx.execute(
+            "INSERT INTO search_state (tenant, generation) VALUES ($1, $2) \
+             ON CONFLICT (tenant) DO UPDATE \
+             SET generation = GREATEST(search_state.generation, EXCLUDED.generation)",
+            &[&tenant, &(generation as i64)],
+        )?;
+    }
+    Ok(())
+}
+
+fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<(), Failure> {
+    let e: &Episode = added.episode;
+    let body: Vec<String> = added.lines.iter().map(|l| line_text(l.author, l.content)).collect();
+    let inserted = tx.query_opt(
+        &format!(
+            "INSERT INTO search_episodes (tenant, id, conversation, user_id, agent, first_seq, \
+             last_seq, start_ms, end_ms, episode, words) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+             setweight(to_tsvector('{CONFIG}', $11), 'B') \
+             || setweight(to_tsvector('{CONFIG}', $12), 'C') || to_tsvector('{CONFIG}', $13)) \
+             ON CONFLICT (tenant, id) DO NOTHING RETURNING added"
+        ),
+        &[
+            &tenant,
+            &e.id.0,
+            &e.conversation.conversation,
+            &e.user,
+            &e.agent,
+            &(e.first_seq as i64),
+            &(e.last_seq as i64),
+            &e.start.0,
+            &e.end.0,
+            &Json(e),
+            &e.title,
+            &e.summary,
+            &body.join("\n"),
+        ],
+    )?;
+    // Already there: applied before.
+    let Some(row) = inserted else { return Ok(()) };
+    let order: i64 = row.get(0);
+    let lines = &added.lines;
+    let seqs: Vec<i64> = lines.iter().map(|l| l.seq as i64).collect();
+    let authors: Vec<String> = lines.iter().map(|l| l.author.to_lowercase()).collect();
+    let by_person: Vec<bool> = lines.iter().map(|l| l.role == Role::User).collect();
+    let asks: Vec<bool> = lines.iter().map(|l| l.content.trim_end().ends_with('?')).collect();
+    let contents: Vec<&str> = lines.iter().map(|l| l.content).collect();
+    let vectors: Vec<Option<String>> = lines.iter().map(|l| l.vector.map(vector_text)).collect();
+    tx.execute(
+        &format!(
+            "INSERT INTO search_lines (tenant, conversation, seq, episode, added, user_id, agent, \
+             start_ms, end_ms, author, by_person, asks, content, words, embedding) \
+             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, c, \
+             to_tsvector('{CONFIG}', w), v::vector \
+             FROM unnest($9::bigint[], $10::text[], $11::bool[], $12::bool[], $13::text[], \
+             $14::text[], $15::text[]) AS t(s, a, p, q, c, w, v) \
+             ON CONFLICT (tenant, conversation, seq) DO NOTHING"
+        ),
+        &[
+            &tenant,
+            &e.conversation.conversation,
+            &e.id.0,
+            &order,
+            &e.user,
+            &e.agent,
+            &e.start.0,
+            &e.end.0,
+            &seqs,
+            &authors,
+            &by_person,
+            &asks,
+            &contents,
+            &body,
+            &vectors,
+        ],
+    )?;
+    tx.execute(
+        "INSERT INTO search_authors (tenant, author) SELECT $1, unnest($2::text[]) \
+         ON CONFLICT DO NOTHING",
+        &[&tenant, &authors],
+    )?;
+    Ok(())
+}
+
+/// Drops everything the tenant's index holds.
+pub(super) fn discard(tx: &mut Tx<'_>, tenant: &str) -> Result<(), Failure> {
+    for table in ["search_lines", "search_episodes", "search_authors", "search_state"] {
+        tx.execute(&format!("DELETE FROM {table} WHERE tenant = $1"), &[&tenant])?;
+    }
+    Ok(())
+}
+
+/// A vector in pgvector's text form.
+pub(super) fn vector_text(vector: &[f32]) -> String {
+    let mut text = String::with_capacity(vector.len() * 10 + 2);
+    text.push('[');
+    for (i, x) in vector.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        // Not finite has no text form pgvector reads; a zero adds nothing to a similarity.
+        let x = if x.is_finite() { *x } else { 0.0 };
+        text.push_str(&x.to_string());
+    }
+    text.push(']');
+    text
+}

@@ -1,0 +1,161 @@
+//! Episode recall: the episodes whose words match (`ts_rank_cd` over their title, summary and
+//! lines), then the episodes of the nearest messages no lexical candidate was; each with its
+//! best message's similarity.
+
+use std::collections::HashMap;
+
+use epimem_core::{Episode, EpisodeCandidates, EpisodeFeatures, LexicalMatch, VectorMatch};
+use epimem_search::EpisodeQuery;
+use postgres::types::Json;
+
+use super::{
+    Borrow, ScopeFilter,
+    apply::vector_text,
+    text::{self, CONFIG, Names},
+    vectors,
+};
+use crate::connection::{Failure, Tx};
+
+/// Weights of `ts_rank_cd` for the labels D (lines), C (summary), B (title), A (unused).
+/// Titles and summaries are extractive, their words the lines' again: weighting them up
+/// would count the same evidence twice (the embedded index weighs them 0.3 as well).
+pub(super) const WEIGHTS: &str = "{1.0, 0.3, 0.3, 1.0}";
+
+pub(super) fn candidates(
+    tx: &mut Tx<'_>,
+    q: &EpisodeQuery<'_>,
+    borrow: Borrow,
+) -> Result<EpisodeCandidates, Failure> {
+    let tenant = q.scope.tenant.as_str();
+    let scope = ScopeFilter::new(q.scope);
+    let names = Names::of(tx, tenant)?;
+    let lexical = match text::tsquery(q.text, &names) {
+        Some((query, _)) => Some(lexical(tx, tenant, &scope, &query, q.candidates)?),
+        None => None,
+    };
+    let searched_words = lexical.is_some();
+    let lexical = lexical.unwrap_or_default();
+    let mut candidates: Vec<EpisodeFeatures> = lexical
+        .into_iter()
+        .enumerate()
+        .map(|(i, (episode, score))| EpisodeFeatures {
+            episode,
+            lexical: Some(LexicalMatch { rank: i + 1, score }),
+            vector: None,
+            best_seq: None,
+        })
+        .collect();
+    if let Some(v) = q.vector {
+        let ids: Vec<&str> = candidates.iter().map(|c| c.episode.id.0.as_str()).collect();
+        let best = best_of(tx, tenant, v, &ids)?;
+        for c in &mut candidates {
+            if let Some(&(similarity, seq)) = best.get(c.episode.id.0.as_str()) {
+                c.vector = Some(VectorMatch { rank: None, similarity });
+                c.best_seq = Some(seq);
+            }
+        }
+        // Each episode's best message among the nearest, by its own similarity.
+        let near = vectors::nearest(tx, tenant, &scope, v, q.candidates * 4, borrow)?;
+        let mut ranked: Vec<(String, f64, u64)> = Vec::new();
+        for n in near {
+            match ranked.iter_mut().find(|(e, ..)| *e == n.episode) {
+                Some(best) if n.own > best.1 => *best = (n.episode, n.own, n.seq),
+                Some(_) => {}
+                None => ranked.push((n.episode, n.own, n.seq)),
+            }
+        }
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        ranked.truncate(q.candidates);
+        let at: HashMap<String, usize> =
+            candidates.iter().enumerate().map(|(i, c)| (c.episode.id.0.clone(), i)).collect();
+        let missing: Vec<&str> =
+            ranked.iter().filter(|(e, ..)| !at.contains_key(e)).map(|(e, ..)| e.as_str()).collect();
+        let mut fetched = episodes(tx, tenant, &missing)?;
+        for (i, (id, similarity, seq)) in ranked.iter().enumerate() {
+            let c = match at.get(id) {
+                Some(&c) => c,
+                None => {
+                    let Some(episode) = fetched.remove(id) else { continue };
+                    candidates.push(EpisodeFeatures {
+                        episode,
+                        lexical: None,
+                        vector: None,
+                        best_seq: None,
+                    });
+                    candidates.len() - 1
+                }
+            };
+            candidates[c].vector = Some(VectorMatch { rank: Some(i + 1), similarity: *similarity });
+            candidates[c].best_seq = Some(*seq);
+        }
+    }
+    Ok(EpisodeCandidates { searched_words, candidates })
+}
+
+/// The best `limit` episodes for `query` (a tsquery source), best first, with their scores.
+pub(super) fn lexical(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    scope: &ScopeFilter,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<(Episode, f64)>, Failure> {
+    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&tenant, &query];
+    params.extend(scope.params());
+    let limit = limit.max(1) as i64;
+    params.push(&limit);
+    let rows = tx.query(
+        &format!(
+            "SELECT e.episode, ts_rank_cd('{WEIGHTS}', e.words, q)::float8 AS score \
+             FROM search_episodes e, to_tsquery('{CONFIG}', $2) q \
+             WHERE e.tenant = $1 AND e.words @@ q AND {} \
+             ORDER BY score DESC, e.added LIMIT $8",
+            ScopeFilter::sql(3, "e")
+        ),
+        &params,
+    )?;
+    Ok(rows.iter().map(|r| (r.get::<_, Json<Episode>>(0).0, r.get(1))).collect())
+}
+
+/// The best (similarity, message) of each of the episodes `ids`.
+fn best_of(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    query: &[f32],
+    ids: &[&str],
+) -> Result<HashMap<String, (f64, u64)>, Failure> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let dim = query.len();
+    let q = vector_text(query);
+    let rows = tx.query(
+        &format!(
+            "SELECT DISTINCT ON (episode) episode, seq, \
+             1 - (embedding::vector({dim}) <=> CAST($2::text AS vector({dim}))) AS sim \
+             FROM search_lines WHERE tenant = $1 AND episode = ANY($3) \
+             AND vector_dims(embedding) = {dim} ORDER BY episode, sim DESC, seq"
+        ),
+        &[&tenant, &q, &ids],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get::<_, String>(0), (r.get::<_, f64>(2), r.get::<_, i64>(1) as u64)))
+        .collect())
+}
+
+/// The episodes `ids` as indexed, by id.
+pub(super) fn episodes(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    ids: &[&str],
+) -> Result<HashMap<String, Episode>, Failure> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows = tx.query(
+        "SELECT id, episode FROM search_episodes WHERE tenant = $1 AND id = ANY($2)",
+        &[&tenant, &ids],
+    )?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get::<_, Json<Episode>>(1).0)).collect())
+}

@@ -1,0 +1,288 @@
+//! The search port in PostgreSQL: stateless servers and workers share one index, kept in the
+//! database beside the store it is derived from. Lexical recall is PostgreSQL's full-text
+//! search (`tsvector`, GIN, `ts_rank_cd`); vector recall is pgvector (an HNSW index per
+//! dimension, searched with iterative scans so a tenant's filter still fills the page). As
+//! the embedded index does, it returns raw features only; ranking stays in core.
+//!
+//! Every row carries its tenant and every query filters by it. `ts_rank_cd` uses no corpus
+//! statistics, so no tenant's words change how another's rank (BM25's document frequencies
+//! would, unless kept per tenant).
+//!
+//! - `schema.rs`: the tables and indexes, made on first use (they need the `vector` extension).
+//! - `apply.rs`: the port's updates: add, forget, restate, the generation.
+//! - `text.rs`: a query's words as a `tsquery`, the names of who spoke.
+//! - `vectors.rs`: nearest messages, each borrowing from the similarity of its neighbours.
+//! - `episodes.rs`, `turns.rs`: the port's two queries.
+
+mod apply;
+mod episodes;
+mod schema;
+mod text;
+mod turns;
+mod vectors;
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Mutex,
+};
+
+use epimem_core::{EpisodeCandidates, RankingConfig, TurnTable};
+use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
+use epimem_store::StoreError;
+
+use crate::{
+    PostgresStore,
+    connection::{self, Access, Failure, Manager, Tx},
+};
+
+/// How much of its neighbours' similarity a message borrows: a message scores
+/// `max(own, before · previous, after · next)`, the neighbours being the messages just before
+/// and after it in its conversation, unless a silence longer than `max_gap_ms` separates
+/// their episodes (the embedded index's rule, from the same settings).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Borrow {
+    pub(crate) before: f64,
+    pub(crate) after: f64,
+    pub(crate) max_gap_ms: i64,
+}
+
+/// A [`Search`] index in the PostgreSQL database of a [`PostgresStore`].
+pub struct PostgresSearch {
+    pool: r2d2::Pool<Manager>,
+    borrow: Borrow,
+    /// Dimensions whose HNSW index this process has made sure of.
+    dimensions: Mutex<HashSet<usize>>,
+    /// Word vectors for soft word matching, from the caller's embedder (one per process).
+    words: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl std::fmt::Debug for PostgresSearch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresSearch").field("borrow", &self.borrow).finish_non_exhaustive()
+    }
+}
+
+/// The search tables that hold text or vectors (rewritten by the store's `compact`).
+pub(crate) const TEXT_TABLES: [&str; 3] = ["search_lines", "search_episodes", "search_authors"];
+
+/// Word vectors kept at most; past it the cache starts again (a vocabulary that large is
+/// rare, and a word's vector is only ever asked for again).
+const MAX_WORD_VECTORS: usize = 200_000;
+
+impl PostgresStore {
+    /// The search index in this store's database, its tables made if they are missing.
+    /// Fails, saying so, when the server has no `vector` extension to create.
+    pub fn search(&self, ranking: &RankingConfig) -> Result<PostgresSearch, StoreError> {
+        let [before, after] = ranking.vector_neighbor_weights;
+        let borrow = Borrow {
+            before,
+            after,
+            max_gap_ms: (ranking.neighbor_max_gap_minutes * 60_000.0) as i64,
+        };
+        let search = PostgresSearch {
+            pool: self.pool.clone(),
+            borrow,
+            dimensions: Mutex::default(),
+            words: Mutex::default(),
+        };
+        search.run(Access::Write, schema::create).map_err(|e| match e {
+            SearchError::Unavailable(m) => StoreError::Unavailable(m),
+            e => StoreError::Internal(format!(
+                "{e} (search in PostgreSQL needs the pgvector extension: install it on the \
+                 server, or set search.backend = \"local\")"
+            )),
+        })?;
+        Ok(search)
+    }
+}
+
+impl PostgresSearch {
+    /// Runs `f` in a transaction on a pooled connection (see `connection::run`).
+    fn run<T>(
+        &self,
+        access: Access,
+        f: impl FnMut(&mut Tx<'_>) -> Result<T, Failure>,
+    ) -> Result<T, SearchError> {
+        let mut conn = self.pool.get().map_err(|e| SearchError::Unavailable(e.to_string()))?;
+        connection::run(&mut conn, access, f).map_err(search_error)
+    }
+}
+
+/// A store failure as the search port says it: an unreachable server is unavailable, the
+/// rest is the index's.
+fn search_error(e: StoreError) -> SearchError {
+    match e {
+        StoreError::Unavailable(m) => SearchError::Unavailable(m),
+        e => SearchError::Index(e.to_string()),
+    }
+}
+
+impl Search for PostgresSearch {
+    fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
+        self.run(Access::Read, |tx| apply::generation(tx, tenant))
+    }
+
+    fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
+        self.ensure_dimensions(update)?;
+        self.run(Access::Write, |tx| apply::apply(tx, tenant, update))
+    }
+
+    fn discard(&self, tenant: &str) -> Result<(), SearchError> {
+        self.run(Access::Write, |tx| apply::discard(tx, tenant))
+    }
+
+    fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError> {
+        self.run(Access::Read, |tx| episodes::candidates(tx, query, self.borrow))
+    }
+
+    fn turns(
+        &self,
+        query: &TurnQuery<'_>,
+        words: Option<&dyn WordVectors>,
+    ) -> Result<TurnTable, SearchError> {
+        let mut table = self.run(Access::Read, |tx| turns::candidates(tx, query, self.borrow))?;
+        if query.word_match
+            && let Some(words) = words
+        {
+            self.score_words(query, &mut table, words)?;
+        }
+        Ok(table.table)
+    }
+
+    fn embedding_text(&self, tenant: &str, text: &str) -> Result<String, SearchError> {
+        let names = self.run(Access::Read, |tx| text::Names::of(tx, tenant))?;
+        Ok(names.without_names(text))
+    }
+
+    fn vectors(&self) -> usize {
+        self.run(Access::Read, |tx| {
+            let row = tx.query_one(
+                "SELECT count(*) FROM search_lines WHERE embedding IS NOT NULL",
+                &[],
+            )?;
+            Ok(row.get::<_, i64>(0).max(0) as usize)
+        })
+        .unwrap_or(0)
+    }
+}
+
+impl PostgresSearch {
+    /// Makes sure an HNSW index exists for each dimension of the update's vectors; outside
+    /// the update's transaction, since making one locks the table against writes.
+    fn ensure_dimensions(&self, update: &Update<'_>) -> Result<(), SearchError> {
+        let wanted: HashSet<usize> = update
+            .added
+            .iter()
+            .flat_map(|e| &e.lines)
+            .filter_map(|l| l.vector.map(<[f32]>::len))
+            .collect();
+        let known = self.dimensions.lock().map_err(|_| poisoned())?.clone();
+        for dim in wanted.difference(&known) {
+            self.run(Access::Write, |tx| schema::vector_index(tx, *dim))?;
+            self.dimensions.lock().map_err(|_| poisoned())?.insert(*dim);
+        }
+        Ok(())
+    }
+
+    /// Scores the candidate turns by soft word matching (see `turns::Gathered`).
+    fn score_words(
+        &self,
+        query: &TurnQuery<'_>,
+        table: &mut turns::Gathered,
+        embedder: &dyn WordVectors,
+    ) -> Result<(), SearchError> {
+        let query_words = epimem_core::keyword_list(&table.names.without_names(query.text));
+        if query_words.is_empty() {
+            return Ok(());
+        }
+        let mut cache = self.words.lock().map_err(|_| poisoned())?;
+        let mut missing: Vec<&str> = Vec::new();
+        let mut seen = HashSet::new();
+        for word in table.turn_words.iter().flatten().chain(&query_words) {
+            if !cache.contains_key(word) && seen.insert(word.as_str()) {
+                missing.push(word);
+            }
+        }
+        if !missing.is_empty() {
+            if cache.len() + missing.len() > MAX_WORD_VECTORS {
+                cache.clear();
+            }
+            let vectors = embedder.embed_words(&missing)?;
+            for (word, vector) in missing.iter().zip(vectors) {
+                cache.insert((*word).to_owned(), vector);
+            }
+        }
+        let query_vectors: Vec<&[f32]> =
+            query_words.iter().filter_map(|w| cache.get(w)).map(Vec::as_slice).collect();
+        for (turn, words) in table.table.turns.iter_mut().zip(&table.turn_words) {
+            let turn_vectors: Vec<&[f32]> =
+                words.iter().filter_map(|w| cache.get(w)).map(Vec::as_slice).collect();
+            let score = max_sim(&query_vectors, &turn_vectors);
+            turn.words = (score > 0.0).then_some(score);
+        }
+        Ok(())
+    }
+}
+
+/// Mean over the query's words of the best cosine similarity to a word of the turn (MaxSim);
+/// 0 when either side has no vectors.
+fn max_sim(query: &[&[f32]], turn: &[&[f32]]) -> f64 {
+    if query.is_empty() || turn.is_empty() {
+        return 0.0;
+    }
+    let best = |q: &[f32]| {
+        turn.iter().map(|t| t.iter().zip(q).map(|(a, b)| a * b).sum::<f32>()).fold(f32::MIN, f32::max)
+    };
+    let total: f32 = query.iter().map(|q| best(q)).sum();
+    f64::from(total) / query.len() as f64
+}
+
+fn poisoned() -> SearchError {
+    SearchError::Index("a thread panicked while holding the search index".into())
+}
+
+/// A scope as the parameters of a filter on the search tables' episode columns (conversation,
+/// user, agent, start and end, kept on every line too).
+pub(super) struct ScopeFilter {
+    conversation: Option<String>,
+    user: Option<String>,
+    agent: Option<String>,
+    since: Option<i64>,
+    until: Option<i64>,
+}
+
+impl ScopeFilter {
+    pub(super) fn new(scope: &epimem_core::Scope) -> Self {
+        Self {
+            conversation: scope.conversation.clone(),
+            user: scope.user.clone(),
+            agent: scope.agent.clone(),
+            since: scope.since.map(|t| t.0),
+            until: scope.until.map(|t| t.0),
+        }
+    }
+
+    /// The filter's SQL, its parameters numbered from `$first` (an episode overlaps the
+    /// range: it ends after `since` and starts before `until`).
+    pub(super) fn sql(first: usize, table: &str) -> String {
+        let p = |i: usize| first + i;
+        format!(
+            "(${0}::text IS NULL OR {t}.conversation = ${0}) \
+             AND (${1}::text IS NULL OR {t}.user_id = ${1}) \
+             AND (${2}::text IS NULL OR {t}.agent = ${2}) \
+             AND (${3}::bigint IS NULL OR {t}.end_ms >= ${3}) \
+             AND (${4}::bigint IS NULL OR {t}.start_ms <= ${4})",
+            p(0),
+            p(1),
+            p(2),
+            p(3),
+            p(4),
+            t = table
+        )
+    }
+
+    /// The parameters of [`Self::sql`], in order.
+    pub(super) fn params(&self) -> [&(dyn postgres::types::ToSql + Sync); 5] {
+        [&self.conversation, &self.user, &self.agent, &self.since, &self.until]
+    }
+}

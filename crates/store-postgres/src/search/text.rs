@@ -1,0 +1,140 @@
+//! A query's words for PostgreSQL's full-text search, and the names of who spoke.
+//!
+//! As in the embedded index: a query word that names someone who spoke in the tenant's
+//! conversations is not searched as a word (their names are in most of their lines) but
+//! selects that person's lines; stopwords are left out unless nothing else is left.
+
+use std::collections::{HashMap, HashSet};
+
+use epimem_core::{is_stopword, name_words};
+
+use crate::connection::{Failure, Tx};
+
+/// The text search configuration: English stemming and stopwords, as the embedded index.
+pub(super) const CONFIG: &str = "english";
+
+/// What a named author adds to a line's `ts_rank_cd`: about what one rare word scores in a
+/// short line, so the named person's own lines come first among lines that match equally
+/// well otherwise (the embedded index adds the like to BM25).
+pub(super) const NAME_SCORE: f64 = 0.1;
+
+/// The tenant's authors (lowercased, as stored) by the words a query can name them by.
+#[derive(Debug, Default)]
+pub(super) struct Names {
+    by_word: HashMap<String, Vec<String>>,
+}
+
+impl Names {
+    pub(super) fn of(tx: &mut Tx<'_>, tenant: &str) -> Result<Self, Failure> {
+        let mut by_word: HashMap<String, Vec<String>> = HashMap::new();
+        for row in tx.query("SELECT author FROM search_authors WHERE tenant = $1", &[&tenant])? {
+            let author: String = row.get(0);
+            for word in name_words(&author) {
+                by_word.entry(word).or_default().push(author.clone());
+            }
+        }
+        Ok(Self { by_word })
+    }
+
+    /// The query without the words that name who spoke (all of it if nothing else is left).
+    pub(super) fn without_names(&self, text: &str) -> String {
+        let kept: Vec<&str> = text
+            .split_whitespace()
+            .filter(|word| {
+                let bare: String =
+                    word.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase();
+                !self.by_word.contains_key(&bare)
+            })
+            .collect();
+        if kept.iter().any(|w| w.chars().any(char::is_alphanumeric)) {
+            kept.join(" ")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    /// The authors the query names, each once.
+    pub(super) fn named(&self, text: &str) -> Vec<String> {
+        let mut named: Vec<String> = words(text)
+            .filter_map(|w| self.by_word.get(&w))
+            .flatten()
+            .cloned()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        named.sort_unstable();
+        named
+    }
+}
+
+/// A query's words as a `tsquery` source (`a | b | c`) and the authors it names: `None` when
+/// it has no word to search for.
+pub(super) fn tsquery(text: &str, names: &Names) -> Option<(String, Vec<String>)> {
+    let mut content: Vec<String> = Vec::new();
+    let mut name_words: Vec<String> = Vec::new();
+    for word in words(text) {
+        if is_stopword(&word) {
+            continue;
+        }
+        let list = if names.by_word.contains_key(&word) { &mut name_words } else { &mut content };
+        if !list.contains(&word) {
+            list.push(word);
+        }
+    }
+    let named = names.named(text);
+    let terms = if !content.is_empty() {
+        content
+    } else if !name_words.is_empty() {
+        name_words
+    } else {
+        // Only stopwords: search them, rather than nothing.
+        let all: Vec<String> = words(text).collect::<HashSet<_>>().into_iter().collect();
+        if all.is_empty() {
+            return None;
+        }
+        all
+    };
+    // Words are letters and digits only, so none can be read as tsquery syntax.
+    Some((terms.join(" | "), named))
+}
+
+/// The text of an author's line as searched: who said it, then what.
+pub(super) fn line_text(author: &str, content: &str) -> String {
+    format!("{author}: {content}")
+}
+
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(authors: &[&str]) -> Names {
+        let mut by_word: HashMap<String, Vec<String>> = HashMap::new();
+        for author in authors {
+            for word in name_words(author) {
+                by_word.entry(word).or_default().push(author.to_lowercase());
+            }
+        }
+        Names { by_word }
+    }
+
+    #[test]
+    fn names_select_lines_instead_of_being_searched() {
+        let n = names(&["Ana Silva", "assistant"]);
+        let (query, named) = tsquery("What did Ana say about the python error?", &n).unwrap();
+        assert_eq!(query, "say | python | error");
+        assert_eq!(named, ["ana silva"]);
+        // A role is never a name: "assistant" stays a word.
+        let (query, named) = tsquery("the assistant's answer", &n).unwrap();
+        assert!(query.contains("assistant"), "{query}");
+        assert!(named.is_empty());
+        // Only a name left: it is searched.
+        assert_eq!(tsquery("Ana?", &n).unwrap().0, "ana");
+        assert_eq!(n.without_names("Where did Ana go"), "Where did go");
+        assert_eq!(n.without_names("Ana"), "Ana");
+        assert!(tsquery("?!", &n).is_none());
+    }
+}

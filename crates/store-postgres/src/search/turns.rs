@@ -1,0 +1,312 @@
+//! Turn-level recall: the lines whose words match and the nearest lines by vector, then what
+//! ranking needs around them, read in a few queries: the lines within reach of each candidate
+//! (its neighbours, and what is known of each line), the episodes just before and after each
+//! candidate's, and the episodes themselves.
+
+use std::collections::HashMap;
+
+use epimem_core::{
+    Episode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable, VectorMatch,
+    keyword_list,
+};
+use epimem_search::TurnQuery;
+
+use super::{
+    Borrow, ScopeFilter, episodes,
+    text::{self, CONFIG, NAME_SCORE, Names},
+    vectors,
+};
+use crate::connection::{Failure, Tx};
+
+/// A turn table as read, with what soft word matching needs after the transaction: the
+/// content words of each candidate turn (in the order of `table.turns`) and the names.
+pub(super) struct Gathered {
+    pub(super) table: TurnTable,
+    pub(super) turn_words: Vec<Vec<String>>,
+    pub(super) names: Names,
+}
+
+/// A line read around a candidate.
+struct Line {
+    episode: String,
+    start: i64,
+    end: i64,
+    author: String,
+    asks: bool,
+    by_person: bool,
+    content: String,
+}
+
+pub(super) fn candidates(
+    tx: &mut Tx<'_>,
+    q: &TurnQuery<'_>,
+    borrow: Borrow,
+) -> Result<Gathered, Failure> {
+    let n = q.candidates;
+    let tenant = q.scope.tenant.as_str();
+    let scope = ScopeFilter::new(q.scope);
+    let names = Names::of(tx, tenant)?;
+    let query = text::tsquery(q.text, &names);
+    let named: Vec<String> = query.as_ref().map(|(_, named)| named.clone()).unwrap_or_default();
+
+    let mut table = Episodes::default();
+    let mut found = Turns::default();
+    let mut fetched: HashMap<String, Episode> = HashMap::new();
+    if let Some((tsquery, named)) = &query {
+        for (i, (conversation, seq, episode, score)) in
+            lexical(tx, tenant, &scope, tsquery, named, n)?.into_iter().enumerate()
+        {
+            let t = found.index((conversation, seq), &episode, &mut table);
+            found.turns[t].lexical = Some(LexicalMatch { rank: i + 1, score });
+        }
+    }
+    let near = match q.vector {
+        Some(v) => vectors::nearest(tx, tenant, &scope, v, n * 4, borrow)?,
+        None => Vec::new(),
+    };
+    for (i, hit) in near.iter().take(n).enumerate() {
+        let t = found.index((hit.conversation.clone(), hit.seq), &hit.episode, &mut table);
+        found.turns[t].vector = Some(VectorMatch { rank: Some(i + 1), similarity: hit.borrowed });
+    }
+    let mut context_lexical = Vec::new();
+    let mut context_vector = Vec::new();
+    if q.episode_context {
+        if let Some((tsquery, _)) = &query {
+            for (episode, score) in episodes::lexical(tx, tenant, &scope, tsquery, n)? {
+                context_lexical.push((table.index(&episode.id.0), score));
+                fetched.insert(episode.id.0.clone(), episode);
+            }
+        }
+        // Episodes by their best message's own similarity.
+        let mut best: Vec<(&str, f64)> = Vec::new();
+        for hit in &near {
+            match best.iter_mut().find(|(e, _)| *e == hit.episode) {
+                Some(b) => b.1 = b.1.max(hit.own),
+                None => best.push((&hit.episode, hit.own)),
+            }
+        }
+        best.sort_by(|a, b| b.1.total_cmp(&a.1));
+        context_vector = best.into_iter().take(n).map(|(e, s)| (table.index(e), s)).collect();
+    }
+
+    let Turns { keys, turns, .. } = found;
+    let lines = around(tx, tenant, &keys, q.reach)?;
+    let adjacent_of = adjacent(tx, tenant, &turns, &table)?;
+    let mut adjacent: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut neighbors: HashMap<(TurnKey, i64), TurnKey> = HashMap::new();
+    let mut signals: HashMap<TurnKey, LineSignals> = HashMap::new();
+    let mut turn_words = Vec::with_capacity(turns.len());
+    let signal = |line: &Line| LineSignals {
+        by_named_author: named.contains(&line.author),
+        asks: line.asks,
+        by_machine: !line.by_person,
+    };
+    for ((conversation, seq), t) in keys.iter().zip(&turns) {
+        let own = lines.get(&(conversation.clone(), *seq));
+        turn_words.push(own.map(|l| keyword_list(&l.content)).unwrap_or_default());
+        if let Some(line) = own {
+            signals.entry(t.turn).or_insert_with(|| signal(line));
+        }
+        adjacent.entry(t.turn.episode).or_insert_with(|| {
+            let near = adjacent_of.get(&t.turn.episode).cloned().unwrap_or_default();
+            near.into_iter()
+                .filter(|(_, gap)| *gap <= q.max_gap_ms)
+                .map(|(id, _)| table.index(&id))
+                .collect()
+        });
+        let Some(own) = own else { continue };
+        for d in 1..=q.reach as i64 {
+            for offset in [-d, d] {
+                let Some(s) = seq.checked_add_signed(offset).filter(|&s| s > 0) else {
+                    continue;
+                };
+                let Some(line) = lines.get(&(conversation.clone(), s)) else { continue };
+                let gap = if line.start >= own.end {
+                    line.start - own.end
+                } else {
+                    own.start - line.end
+                };
+                let near = line.episode == own.episode || gap <= q.max_gap_ms;
+                let in_time = q.scope.since.is_none_or(|since| line.end >= since.0)
+                    && q.scope.until.is_none_or(|until| line.start <= until.0);
+                if near && in_time {
+                    let turn = TurnKey { episode: table.index(&line.episode), seq: s };
+                    neighbors.insert((t.turn, offset), turn);
+                    signals.entry(turn).or_insert_with(|| signal(line));
+                }
+            }
+        }
+    }
+    let missing: Vec<&str> =
+        table.ids.iter().filter(|id| !fetched.contains_key(*id)).map(String::as_str).collect();
+    fetched.extend(episodes::episodes(tx, tenant, &missing)?);
+    let mut episodes = Vec::with_capacity(table.ids.len());
+    for id in &table.ids {
+        let episode = fetched.remove(id).ok_or_else(|| {
+            Failure::Store(epimem_store::StoreError::Internal(format!(
+                "search_episodes has no row for episode {id} its lines name"
+            )))
+        })?;
+        episodes.push(episode);
+    }
+    let adjacent =
+        (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
+    Ok(Gathered {
+        table: TurnTable {
+            searched_words: query.is_some(),
+            episodes,
+            adjacent,
+            context_lexical,
+            context_vector,
+            turns,
+            neighbors,
+            lines: signals,
+        },
+        turn_words,
+        names,
+    })
+}
+
+/// The best `limit` lines for `query` (a tsquery source), best first: (conversation, seq,
+/// episode, score). A line by an author the query names scores [`NAME_SCORE`] more, and is a
+/// candidate even without a matching word.
+fn lexical(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    scope: &ScopeFilter,
+    query: &str,
+    named: &[String],
+    limit: usize,
+) -> Result<Vec<(String, u64, String, f64)>, Failure> {
+    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&tenant, &query];
+    params.extend(scope.params());
+    let limit = limit.max(1) as i64;
+    params.push(&limit);
+    params.push(&named);
+    let rows = tx.query(
+        &format!(
+            "SELECT l.conversation, l.seq, l.episode, (ts_rank_cd(l.words, q) \
+             + CASE WHEN l.author = ANY($9) THEN {NAME_SCORE} ELSE 0 END)::float8 AS score \
+             FROM search_lines l, to_tsquery('{CONFIG}', $2) q \
+             WHERE l.tenant = $1 AND (l.words @@ q OR l.author = ANY($9)) AND {} \
+             ORDER BY score DESC, l.added, l.seq LIMIT $8",
+            ScopeFilter::sql(3, "l")
+        ),
+        &params,
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), r.get(3)))
+        .collect())
+}
+
+/// The lines within `reach` of each of `keys` (themselves included), by (conversation, seq).
+fn around(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    keys: &[(String, u64)],
+    reach: usize,
+) -> Result<HashMap<(String, u64), Line>, Failure> {
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let conversations: Vec<&str> = keys.iter().map(|(c, _)| c.as_str()).collect();
+    let seqs: Vec<i64> = keys.iter().map(|(_, s)| *s as i64).collect();
+    let rows = tx.query(
+        "SELECT DISTINCT l.conversation, l.seq, l.episode, l.start_ms, l.end_ms, l.author, \
+         l.asks, l.by_person, l.content FROM search_lines l \
+         JOIN unnest($2::text[], $3::bigint[]) AS c(conversation, seq) \
+         ON l.conversation = c.conversation AND l.seq BETWEEN c.seq - $4 AND c.seq + $4 \
+         WHERE l.tenant = $1",
+        &[&tenant, &conversations, &seqs, &(reach as i64)],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let line = Line {
+                episode: r.get(2),
+                start: r.get(3),
+                end: r.get(4),
+                author: r.get(5),
+                asks: r.get(6),
+                by_person: r.get(7),
+                content: r.get(8),
+            };
+            ((r.get(0), r.get::<_, i64>(1) as u64), line)
+        })
+        .collect())
+}
+
+/// For each candidate's episode (by its index in `table`): the episodes holding the message
+/// just before its first and just after its last, with the silence between them.
+fn adjacent(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    turns: &[TurnFeatures],
+    table: &Episodes,
+) -> Result<HashMap<u32, Vec<(String, i64)>>, Failure> {
+    let mut ids: Vec<&str> = turns.iter().map(|t| table.ids[t.turn.episode as usize].as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows = tx.query(
+        "SELECT e.id, n.id, CASE WHEN n.start_ms >= e.end_ms THEN n.start_ms - e.end_ms \
+         ELSE e.start_ms - n.end_ms END \
+         FROM search_episodes e JOIN search_episodes n \
+         ON n.tenant = e.tenant AND n.conversation = e.conversation AND n.id <> e.id \
+         AND ((n.first_seq <= e.first_seq - 1 AND n.last_seq >= e.first_seq - 1) \
+           OR (n.first_seq <= e.last_seq + 1 AND n.last_seq >= e.last_seq + 1)) \
+         WHERE e.tenant = $1 AND e.id = ANY($2) ORDER BY e.id, n.first_seq",
+        &[&tenant, &ids],
+    )?;
+    let mut out: HashMap<u32, Vec<(String, i64)>> = HashMap::new();
+    for r in rows {
+        let id: String = r.get(0);
+        if let Some(&e) = table.at.get(&id) {
+            out.entry(e).or_default().push((r.get(1), r.get(2)));
+        }
+    }
+    Ok(out)
+}
+
+/// The candidate turns, each once, in order of first sight.
+#[derive(Default)]
+struct Turns {
+    keys: Vec<(String, u64)>,
+    turns: Vec<TurnFeatures>,
+    at: HashMap<(String, u64), usize>,
+}
+
+impl Turns {
+    fn index(&mut self, key: (String, u64), episode: &str, episodes: &mut Episodes) -> usize {
+        if let Some(&t) = self.at.get(&key) {
+            return t;
+        }
+        let turn = TurnKey { episode: episodes.index(episode), seq: key.1 };
+        self.keys.push(key.clone());
+        self.turns.push(TurnFeatures { turn, lexical: None, vector: None, words: None });
+        self.at.insert(key, self.turns.len() - 1);
+        self.turns.len() - 1
+    }
+}
+
+/// The episodes a turn table refers to, each given an index on first sight.
+#[derive(Default)]
+struct Episodes {
+    ids: Vec<String>,
+    at: HashMap<String, u32>,
+}
+
+impl Episodes {
+    fn index(&mut self, id: &str) -> u32 {
+        if let Some(&e) = self.at.get(id) {
+            return e;
+        }
+        let e = u32::try_from(self.ids.len()).expect("fewer than 4 billion episodes a query");
+        self.ids.push(id.to_owned());
+        self.at.insert(id.to_owned(), e);
+        e
+    }
+}
