@@ -22,7 +22,7 @@ impl std::ops::Deref for Fixture {
 
 fn fixture() -> Option<Fixture> {
     let database = test_database()?;
-    let search = database.store().search(&RankingConfig::default()).expect("search tables");
+    let search = database.store().search(&RankingConfig::default(), None).expect("search tables");
     Some(Fixture { search, _database: database })
 }
 
@@ -30,3 +30,61 @@ epimem_search::conformance_tests!(match fixture() {
     Some(fixture) => fixture,
     None => return,
 });
+
+/// An episode of one line.
+fn one_line(id: &str, text: &str) -> epimem_core::Episode {
+    use epimem_core::*;
+    Episode {
+        id: EpisodeId(id.into()),
+        conversation: ConversationKey::new("t", "c"),
+        user: None,
+        agent: None,
+        first_seq: 1,
+        last_seq: 1,
+        context_first_seq: None,
+        start: Timestamp(1_767_225_600_000),
+        end: Timestamp(1_767_225_600_000),
+        title: text.into(),
+        summary: String::new(),
+        keywords: Vec::new(),
+        surprise: 0.0,
+        boundary_reason: BoundaryReason::Flush,
+        fsrs: FsrsState::default(),
+        told_by: Default::default(),
+        told_note: None,
+    }
+}
+
+#[test]
+fn an_index_of_another_embedder_is_started_again() {
+    use epimem_search::{IndexedEpisode, IndexedLine, Search, Update};
+    let Some(database) = test_database() else { return };
+    let store = database.store();
+    let ranking = RankingConfig::default();
+    let text = "the zebras crossed the river";
+    let episode = one_line("e1", text);
+    let vector = [0.6f32, 0.8, 0.0];
+    let line = IndexedLine {
+        seq: 1,
+        role: epimem_core::Role::User,
+        author: "user",
+        content: text,
+        vector: Some(&vector),
+    };
+    let added = [IndexedEpisode { episode: &episode, lines: vec![line] }];
+    let first = store.search(&ranking, Some("model-a")).unwrap();
+    first.apply("t", &Update { added: &added, generation: Some(3), ..Update::default() }).unwrap();
+    assert_eq!(first.generation("t").unwrap(), 3);
+    assert_eq!(first.vectors(), 1);
+
+    // The same model in another process sees the same index.
+    let same = store.search(&ranking, Some("model-a")).unwrap();
+    assert_eq!(same.generation("t").unwrap(), 3);
+    // Another model's process drops it, to be built again with its own vectors.
+    let other = store.search(&ranking, Some("model-b")).unwrap();
+    assert_eq!(other.generation("t").unwrap(), 0);
+    assert_eq!(other.vectors(), 0, "the old vectors are gone");
+    let scope = epimem_core::Scope::tenant("t");
+    let query = epimem_search::EpisodeQuery { scope: &scope, text, vector: None, candidates: 5 };
+    assert!(other.episodes(&query).unwrap().candidates.is_empty());
+}

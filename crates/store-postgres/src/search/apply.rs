@@ -10,12 +10,21 @@ use postgres::types::Json;
 use super::text::{CONFIG, line_text};
 use crate::connection::{Failure, Tx};
 
-pub(super) fn generation(tx: &mut Tx<'_>, tenant: &str) -> Result<u64, Failure> {
-    let row = tx.query_opt("SELECT generation FROM search_state WHERE tenant = $1", &[&tenant])?;
-    Ok(row.map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+/// The tenant's generation and the embedder its vectors came from, if it has an index.
+pub(super) fn state(tx: &mut Tx<'_>, tenant: &str) -> Result<Option<(u64, String)>, Failure> {
+    let row = tx.query_opt(
+        "SELECT generation, fingerprint FROM search_state WHERE tenant = $1",
+        &[&tenant],
+    )?;
+    Ok(row.map(|r| (r.get::<_, i64>(0).max(0) as u64, r.get(1))))
 }
 
-pub(super) fn apply(tx: &mut Tx<'_>, tenant: &str, update: &Update<'_>) -> Result<(), Failure> {
+pub(super) fn apply(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    update: &Update<'_>,
+    fingerprint: &str,
+) -> Result<(), Failure> {
     if !update.forgotten.is_empty() {
         let ids: Vec<&str> = update.forgotten.iter().map(|id| id.0.as_str()).collect();
         tx.execute(
@@ -44,10 +53,11 @@ pub(super) fn apply(tx: &mut Tx<'_>, tenant: &str, update: &Update<'_>) -> Resul
     }
     if let Some(generation) = update.generation {
         tx.execute(
-            "INSERT INTO search_state (tenant, generation) VALUES ($1, $2) \
+            "INSERT INTO search_state (tenant, generation, fingerprint) VALUES ($1, $2, $3) \
              ON CONFLICT (tenant) DO UPDATE \
-             SET generation = GREATEST(search_state.generation, EXCLUDED.generation)",
-            &[&tenant, &(generation as i64)],
+             SET generation = GREATEST(search_state.generation, EXCLUDED.generation), \
+             fingerprint = EXCLUDED.fingerprint",
+            &[&tenant, &(generation as i64), &fingerprint],
         )?;
     }
     Ok(())

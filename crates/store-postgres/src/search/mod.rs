@@ -50,6 +50,8 @@ pub(crate) struct Borrow {
 pub struct PostgresSearch {
     pool: r2d2::Pool<Manager>,
     borrow: Borrow,
+    /// The embedder the vectors come from (`none` without one).
+    fingerprint: String,
     /// Dimensions whose HNSW index this process has made sure of.
     dimensions: Mutex<HashSet<usize>>,
     /// Word vectors for soft word matching, from the caller's embedder (one per process).
@@ -70,9 +72,15 @@ pub(crate) const TEXT_TABLES: [&str; 3] = ["search_lines", "search_episodes", "s
 const MAX_WORD_VECTORS: usize = 200_000;
 
 impl PostgresStore {
-    /// The search index in this store's database, its tables made if they are missing.
-    /// Fails, saying so, when the server has no `vector` extension to create.
-    pub fn search(&self, ranking: &RankingConfig) -> Result<PostgresSearch, StoreError> {
+    /// The search index in this store's database, its tables made if they are missing, for
+    /// vectors from the embedder `fingerprint` names (`None` without one: a tenant indexed
+    /// with another is indexed again). Fails, saying so, when the server has no `vector`
+    /// extension to create.
+    pub fn search(
+        &self,
+        ranking: &RankingConfig,
+        fingerprint: Option<&str>,
+    ) -> Result<PostgresSearch, StoreError> {
         let [before, after] = ranking.vector_neighbor_weights;
         let borrow = Borrow {
             before,
@@ -82,6 +90,7 @@ impl PostgresStore {
         let search = PostgresSearch {
             pool: self.pool.clone(),
             borrow,
+            fingerprint: fingerprint.unwrap_or("none").to_owned(),
             dimensions: Mutex::default(),
             words: Mutex::default(),
         };
@@ -119,12 +128,21 @@ fn search_error(e: StoreError) -> SearchError {
 
 impl Search for PostgresSearch {
     fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
-        self.run(Access::Read, |tx| apply::generation(tx, tenant))
+        match self.run(Access::Read, |tx| apply::state(tx, tenant))? {
+            None => Ok(0),
+            Some((generation, fingerprint)) if fingerprint == self.fingerprint => Ok(generation),
+            // Vectors of another embedder cannot be compared with this one's: the tenant is
+            // indexed again.
+            Some(_) => {
+                self.discard(tenant)?;
+                Ok(0)
+            }
+        }
     }
 
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
         self.ensure_dimensions(update)?;
-        self.run(Access::Write, |tx| apply::apply(tx, tenant, update))
+        self.run(Access::Write, |tx| apply::apply(tx, tenant, update, &self.fingerprint))
     }
 
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {
@@ -156,10 +174,8 @@ impl Search for PostgresSearch {
 
     fn vectors(&self) -> usize {
         self.run(Access::Read, |tx| {
-            let row = tx.query_one(
-                "SELECT count(*) FROM search_lines WHERE embedding IS NOT NULL",
-                &[],
-            )?;
+            let row =
+                tx.query_one("SELECT count(*) FROM search_lines WHERE embedding IS NOT NULL", &[])?;
             Ok(row.get::<_, i64>(0).max(0) as usize)
         })
         .unwrap_or(0)
@@ -231,7 +247,9 @@ fn max_sim(query: &[&[f32]], turn: &[&[f32]]) -> f64 {
         return 0.0;
     }
     let best = |q: &[f32]| {
-        turn.iter().map(|t| t.iter().zip(q).map(|(a, b)| a * b).sum::<f32>()).fold(f32::MIN, f32::max)
+        turn.iter()
+            .map(|t| t.iter().zip(q).map(|(a, b)| a * b).sum::<f32>())
+            .fold(f32::MIN, f32::max)
     };
     let total: f32 = query.iter().map(|q| best(q)).sum();
     f64::from(total) / query.len() as f64

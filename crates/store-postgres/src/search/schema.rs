@@ -11,7 +11,9 @@ const SCHEMA_LOCK: i64 = 0x6570_6d73_6561_7263;
 const TABLES: &str = r#"
 CREATE TABLE IF NOT EXISTS search_state (
     tenant TEXT PRIMARY KEY,
-    generation BIGINT NOT NULL
+    generation BIGINT NOT NULL,
+    -- The embedder the tenant's message vectors came from ('none' without one).
+    fingerprint TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS search_episodes (
     tenant TEXT NOT NULL,

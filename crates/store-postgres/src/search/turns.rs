@@ -6,8 +6,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Episode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable, VectorMatch,
-    keyword_list,
+    Episode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable, VectorMatch, keyword_list,
 };
 use epimem_search::TurnQuery;
 
@@ -121,11 +120,8 @@ pub(super) fn candidates(
                     continue;
                 };
                 let Some(line) = lines.get(&(conversation.clone(), s)) else { continue };
-                let gap = if line.start >= own.end {
-                    line.start - own.end
-                } else {
-                    own.start - line.end
-                };
+                let gap =
+                    if line.start >= own.end { line.start - own.end } else { own.start - line.end };
                 let near = line.episode == own.episode || gap <= q.max_gap_ms;
                 let in_time = q.scope.since.is_none_or(|since| line.end >= since.0)
                     && q.scope.until.is_none_or(|until| line.start <= until.0);
@@ -194,10 +190,7 @@ fn lexical(
         ),
         &params,
     )?;
-    Ok(rows
-        .iter()
-        .map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), r.get(3)))
-        .collect())
+    Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), r.get(3))).collect())
 }
 
 /// The lines within `reach` of each of `keys` (themselves included), by (conversation, seq).
@@ -245,7 +238,8 @@ fn adjacent(
     turns: &[TurnFeatures],
     table: &Episodes,
 ) -> Result<HashMap<u32, Vec<(String, i64)>>, Failure> {
-    let mut ids: Vec<&str> = turns.iter().map(|t| table.ids[t.turn.episode as usize].as_str()).collect();
+    let mut ids: Vec<&str> =
+        turns.iter().map(|t| table.ids[t.turn.episode as usize].as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
     if ids.is_empty() {

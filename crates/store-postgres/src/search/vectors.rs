@@ -125,11 +125,5 @@ pub(super) fn nearest(
 }
 
 fn row(r: &postgres::Row) -> Row {
-    Row {
-        episode: r.get(2),
-        start: r.get(3),
-        end: r.get(4),
-        own: r.get(5),
-        added: r.get(6),
-    }
+    Row { episode: r.get(2), start: r.get(3), end: r.get(4), own: r.get(5), added: r.get(6) }
 }
