@@ -94,10 +94,12 @@ impl Default for ServerSettings {
     }
 }
 
-/// The embedded search index.
+/// The search index.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct SearchConfig {
+    /// Where the index lives.
+    pub(crate) backend: SearchBackend,
     /// Message vectors of a tenant from which vector search scans the groups of vectors
     /// nearest the query instead of every vector.
     pub(crate) approximate_from: usize,
@@ -105,8 +107,25 @@ pub(crate) struct SearchConfig {
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        Self { approximate_from: epimem_search_local::APPROXIMATE_FROM }
+        Self {
+            backend: SearchBackend::default(),
+            approximate_from: epimem_search_local::APPROXIMATE_FROM,
+        }
     }
+}
+
+/// Where the search index lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SearchBackend {
+    /// In the database when it is PostgreSQL, else beside it.
+    #[default]
+    Auto,
+    /// The embedded index: saved beside a SQLite file; for PostgreSQL, in each process's
+    /// memory, filled from the database on first use.
+    Local,
+    /// In the PostgreSQL database (full-text search and pgvector), shared by every process.
+    Database,
 }
 
 /// What the command line (flags, with their environment fallbacks) says.

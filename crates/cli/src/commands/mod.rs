@@ -19,13 +19,14 @@ pub(crate) mod worker;
 
 use std::{path::Path, sync::Arc};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use epimem_engine::{Engine, SystemClock};
+use epimem_search::Search;
 use epimem_search_local::LocalSearch;
-use epimem_store_postgres::PostgresStore;
+use epimem_store_postgres::{PostgresSearch, PostgresStore};
 use epimem_store_sqlite::SqliteStore;
 
-use crate::config::{AppConfig, Database};
+use crate::config::{AppConfig, Database, SearchBackend};
 
 /// The store a command runs on: SQLite or PostgreSQL, as `--db` says.
 pub(crate) type AnyStore = Box<dyn epimem_store::Store>;
@@ -77,32 +78,53 @@ pub(crate) fn open_store(database: &Database) -> Result<AnyStore> {
             SqliteStore::open(path)
                 .with_context(|| format!("cannot open the database {}", path.display()))?,
         ),
-        Database::Postgres(url) => Box::new(
-            PostgresStore::connect(url)
-                .with_context(|| format!("cannot open the database ({database})"))?,
-        ),
+        Database::Postgres(url) => Box::new(connect_postgres(url, database)?),
     })
 }
 
+fn connect_postgres(url: &str, database: &Database) -> Result<PostgresStore> {
+    PostgresStore::connect(url).with_context(|| format!("cannot open the database ({database})"))
+}
+
 /// Opens `database` with the configured embedder and its search index: saved beside a SQLite
-/// file; in memory, filled from the store's change log on first use, for PostgreSQL.
+/// file; for PostgreSQL, in the database (or, with `search.backend = "local"`, in memory,
+/// filled from the store's change log on first use).
 pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<Searching> {
-    let store = open_store(database)?;
     let worker = format!("pid:{}", std::process::id());
     let engine_config = config.engine();
     let embedder = config.embedder()?;
     let fingerprint = embedder.as_ref().map(|e| e.fingerprint());
-    let search = Arc::new(
-        match database {
-            Database::Sqlite(path) => {
-                LocalSearch::open(&search_folder(path), &engine_config.ranking, fingerprint)
-            }
-            Database::Postgres(_) => LocalSearch::in_memory(&engine_config.ranking),
+    let local = |folder: Option<&Path>| {
+        let search = match folder {
+            Some(folder) => LocalSearch::open(folder, &engine_config.ranking, fingerprint),
+            None => LocalSearch::in_memory(&engine_config.ranking),
+        };
+        Arc::new(search.approximate_from(config.search.approximate_from))
+    };
+    let (store, search): (AnyStore, SearchIndex) = match (database, config.search.backend) {
+        (Database::Sqlite(_), SearchBackend::Database) => bail!(
+            "search.backend = \"database\" needs a PostgreSQL database; {database} is a SQLite \
+             file (use \"auto\" or \"local\")"
+        ),
+        (Database::Sqlite(path), _) => {
+            (open_store(database)?, SearchIndex::Local(local(Some(&search_folder(path)))))
         }
-        .approximate_from(config.search.approximate_from),
-    );
-    let mut engine =
-        Engine::new(store, Box::new(search.clone()), engine_config, Box::new(SystemClock), worker);
+        (Database::Postgres(_), SearchBackend::Local) => {
+            (open_store(database)?, SearchIndex::Local(local(None)))
+        }
+        (Database::Postgres(url), _) => {
+            let store = connect_postgres(url, database)?;
+            let search = store
+                .search(&engine_config.ranking, fingerprint)
+                .with_context(|| format!("cannot open the search index in {database}"))?;
+            (Box::new(store), SearchIndex::Database(Arc::new(search)))
+        }
+    };
+    let boxed: Box<dyn Search> = match &search {
+        SearchIndex::Local(s) => Box::new(s.clone()),
+        SearchIndex::Database(s) => Box::new(s.clone()),
+    };
+    let mut engine = Engine::new(store, boxed, engine_config, Box::new(SystemClock), worker);
     if let Some(embedder) = embedder {
         engine = engine.with_embedder(embedder);
     }
@@ -124,10 +146,18 @@ pub(crate) fn worker_report(closes: bool) -> epimem_server::Report {
     })
 }
 
-/// An engine and the saved search index it asks.
+/// An engine and the search index it asks.
 pub(crate) struct Searching {
     pub(crate) engine: Engine<AnyStore>,
-    pub(crate) search: Arc<LocalSearch>,
+    pub(crate) search: SearchIndex,
+}
+
+/// Where a command's search index lives.
+pub(crate) enum SearchIndex {
+    /// The embedded index (saved beside a SQLite file, or in memory).
+    Local(Arc<LocalSearch>),
+    /// The index in the PostgreSQL database.
+    Database(Arc<PostgresSearch>),
 }
 
 /// Where the search index of the database at `db` is saved: beside it, `<db>.search`.

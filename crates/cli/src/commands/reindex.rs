@@ -1,4 +1,4 @@
-//! `reindex`: building a tenant's saved search index again from the database.
+//! `reindex`: building a tenant's search index again from the database.
 
 use std::{process::ExitCode, time::Instant};
 
@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{Searching, open_searching, search_folder};
+use super::{SearchIndex, Searching, open_searching, search_folder};
 use crate::{
     config::{AppConfig, Database},
     output::json_line,
@@ -16,7 +16,9 @@ use crate::{
 #[command(after_help = "The search index is saved beside the database (FILE.search) and keeps \
 itself current: it catches up with what any process stored or forgot since it last ran, and is \
 built again by itself when it is missing, damaged or was built with another embedder. Reindex \
-does that rebuild now, with a progress bar, so that the next recall does not wait for it.")]
+does that rebuild now, with a progress bar, so that the next recall does not wait for it. On \
+PostgreSQL the index is in the database (search.backend = \"auto\" or \"database\"), shared by \
+every server and worker; reindex builds the tenant's again there.")]
 pub(crate) struct ReindexArgs {
     /// One JSON object instead of text.
     #[arg(long)]
@@ -24,19 +26,23 @@ pub(crate) struct ReindexArgs {
 }
 
 pub(crate) fn reindex(config: &AppConfig, args: &ReindexArgs) -> Result<ExitCode> {
-    let path = match config.database()? {
-        Database::Sqlite(path) => path,
-        postgres @ Database::Postgres(_) => bail!(
-            "{postgres} has no saved search index to build: each process keeps one in memory, \
-             filled from the database when it first searches"
+    let database = config.database()?;
+    let Searching { engine, search } = open_searching(config, &database)?;
+    match (&search, &database) {
+        (SearchIndex::Local(search), Database::Sqlite(path)) => {
+            if !search.on_disk(&config.tenant)? {
+                bail!(
+                    "another process holds the search index in {}: stop it, then reindex",
+                    search_folder(path).display()
+                );
+            }
+        }
+        (SearchIndex::Local(_), Database::Postgres(_)) => bail!(
+            "{database} has no saved search index to build with search.backend = \"local\": \
+             each process keeps one in memory, filled from the database when it first searches"
         ),
-    };
-    let Searching { engine, search } = open_searching(config, &Database::Sqlite(path.clone()))?;
-    if !search.on_disk(&config.tenant)? {
-        bail!(
-            "another process holds the search index in {}: stop it, then reindex",
-            search_folder(&path).display()
-        );
+        // Servers keep answering meanwhile, from what is indexed so far.
+        (SearchIndex::Database(_), _) => {}
     }
     let started = Instant::now();
     let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };

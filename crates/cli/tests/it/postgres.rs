@@ -323,3 +323,68 @@ fn forgotten_text_leaves_postgres_table_files_once_compacted() {
     let left = run(&["recall", "basil"]);
     assert!(left.contains("Water the basil"), "what was not forgotten stays: {left}");
 }
+
+#[test]
+fn the_search_index_lives_in_postgres_and_every_process_shares_it() {
+    let Some(db) = test_database() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| run_on(&db.url, args);
+    let file = dir.path().join("chat.jsonl");
+    let lines = [
+        message("trip", "1", "user", "Book the ferry to Zanzibar for May", "2026-03-01T09:00:00Z"),
+        message("trip", "2", "assistant", "Ferry booked for 3 May", "2026-03-01T09:01:00Z"),
+        message("home", "1", "user", "Water the basil on Sunday", "2026-03-01T09:00:00Z"),
+    ];
+    std::fs::write(&file, lines.map(|l| l.to_string()).join("\n")).unwrap();
+    // One process closes the episodes, the first recall indexes them in the database...
+    run(&["ingest", "--flush", file.to_str().unwrap()]);
+    let found = run(&["recall", "ferry to Zanzibar", "--json"]);
+    assert!(found.contains("Ferry booked"), "{found}");
+    let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let count = |client: &mut postgres::Client, sql: &str| -> i64 {
+        client.query_one(sql, &[]).unwrap().get(0)
+    };
+    assert_eq!(count(&mut client, "SELECT count(*) FROM search_lines"), 3);
+    assert!(count(&mut client, "SELECT count(*) FROM search_lines WHERE embedding IS NULL") == 0);
+    let generation = "SELECT generation FROM search_state WHERE tenant = 'default'";
+    let indexed = count(&mut client, generation);
+    assert!(indexed > 0);
+
+    // ...and the next process finds them there, with nothing to catch up.
+    let found = run(&["recall", "ferry to Zanzibar", "--json"]);
+    assert!(found.contains("Ferry booked"), "{found}");
+    assert_eq!(count(&mut client, generation), indexed);
+    // The embedded index, filled from the same store, puts the same episode first.
+    let local_config = dir.path().join("local.toml");
+    std::fs::write(&local_config, "[search]\nbackend = \"local\"\n").unwrap();
+    let local =
+        run(&["--config", local_config.to_str().unwrap(), "recall", "ferry to Zanzibar", "--json"]);
+    let first_id = |out: &str| -> Value {
+        serde_json::from_str::<Value>(out.lines().next().unwrap()).unwrap()["id"].clone()
+    };
+    assert_eq!(first_id(&found), first_id(&local));
+
+    // Reindex builds it again in the database; forgetting takes the lines out of it.
+    let rebuilt = run(&["reindex", "--json"]);
+    let rebuilt: Value = serde_json::from_str(rebuilt.trim()).unwrap();
+    assert_eq!(rebuilt["episodes"], 2, "{rebuilt}");
+    assert_eq!(count(&mut client, "SELECT count(*) FROM search_lines"), 3);
+    run(&["forget", "--conversation", "trip"]);
+    assert_eq!(count(&mut client, "SELECT count(*) FROM search_lines"), 1);
+    let left = run(&["recall", "ferry to Zanzibar", "--json"]);
+    assert!(!left.contains("Ferry"), "{left}");
+
+    // The database backend on a SQLite file is refused, saying why.
+    let database_config = dir.path().join("database.toml");
+    std::fs::write(&database_config, "[search]\nbackend = \"database\"\n").unwrap();
+    let sqlite = dir.path().join("e.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", sqlite.to_str().unwrap(), "--config"])
+        .arg(&database_config)
+        .args(["recall", "ferry"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("needs a PostgreSQL database"), "{said}");
+}
