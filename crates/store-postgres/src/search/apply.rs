@@ -7,7 +7,10 @@ use epimem_core::{Episode, Role};
 use epimem_search::{IndexedEpisode, Update};
 use postgres::types::Json;
 
-use super::text::{CONFIG, line_text};
+use super::{
+    bm25::tokens_of,
+    text::{CONFIG, line_text},
+};
 use crate::connection::{Failure, Tx};
 
 /// The tenant's generation and the embedder its vectors came from, if it has an index.
@@ -69,11 +72,12 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<(), 
     let inserted = tx.query_opt(
         &format!(
             "INSERT INTO search_episodes (tenant, id, conversation, user_id, agent, first_seq, \
-             last_seq, start_ms, end_ms, episode, words) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+             last_seq, start_ms, end_ms, episode, words, tokens) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, w, {} FROM (SELECT \
              setweight(to_tsvector('{CONFIG}', $11), 'B') \
-             || setweight(to_tsvector('{CONFIG}', $12), 'C') || to_tsvector('{CONFIG}', $13)) \
-             ON CONFLICT (tenant, id) DO NOTHING RETURNING added"
+             || setweight(to_tsvector('{CONFIG}', $12), 'C') || to_tsvector('{CONFIG}', $13) \
+             AS w) AS t ON CONFLICT (tenant, id) DO NOTHING RETURNING added",
+            tokens_of("w")
         ),
         &[
             &tenant,
@@ -104,12 +108,13 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<(), 
     tx.execute(
         &format!(
             "INSERT INTO search_lines (tenant, conversation, seq, episode, added, user_id, agent, \
-             start_ms, end_ms, author, by_person, asks, content, words, embedding) \
-             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, c, \
-             to_tsvector('{CONFIG}', w), v::vector \
+             start_ms, end_ms, author, by_person, asks, content, words, tokens, embedding) \
+             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, c, tv, {}, v::vector \
              FROM unnest($9::bigint[], $10::text[], $11::bool[], $12::bool[], $13::text[], \
-             $14::text[], $15::text[]) AS t(s, a, p, q, c, w, v) \
-             ON CONFLICT (tenant, conversation, seq) DO NOTHING"
+             $14::text[], $15::text[]) AS t(s, a, p, q, c, w, v), \
+             LATERAL (SELECT to_tsvector('{CONFIG}', w) AS tv) AS l \
+             ON CONFLICT (tenant, conversation, seq) DO NOTHING",
+            tokens_of("tv")
         ),
         &[
             &tenant,

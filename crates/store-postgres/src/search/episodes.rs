@@ -1,5 +1,4 @@
-//! Episode recall: the episodes whose words match (`ts_rank_cd` over their title, summary and
-//! lines), then the episodes of the nearest messages no lexical candidate was; each with its
+//! Episode recall: the episodes whose words match (BM25 over their title, summary and lines), then the episodes of the nearest messages no lexical candidate was; each with its
 //! best message's similarity.
 
 use std::collections::HashMap;
@@ -11,15 +10,11 @@ use postgres::types::Json;
 use super::{
     Borrow, ScopeFilter,
     apply::vector_text,
-    text::{self, CONFIG, Names},
+    bm25,
+    text::{self, Names},
     vectors,
 };
 use crate::connection::{Failure, Tx};
-
-/// Weights of `ts_rank_cd` for the labels D (lines), C (summary), B (title), A (unused).
-/// Titles and summaries are extractive, their words the lines' again: weighting them up
-/// would count the same evidence twice (the embedded index weighs them 0.3 as well).
-pub(super) const WEIGHTS: &str = "{1.0, 0.3, 0.3, 1.0}";
 
 pub(super) fn candidates(
     tx: &mut Tx<'_>,
@@ -104,16 +99,7 @@ pub(super) fn lexical(
     params.extend(scope.params());
     let limit = limit.max(1) as i64;
     params.push(&limit);
-    let rows = tx.query(
-        &format!(
-            "SELECT e.episode, ts_rank_cd('{WEIGHTS}', e.words, q)::float8 AS score \
-             FROM search_episodes e, to_tsquery('{CONFIG}', $2) q \
-             WHERE e.tenant = $1 AND e.words @@ q AND {} \
-             ORDER BY score DESC, e.added LIMIT $8",
-            ScopeFilter::sql(3, "e")
-        ),
-        &params,
-    )?;
+    let rows = tx.query(&bm25::query("search_episodes", "d.episode", false, "d.added"), &params)?;
     Ok(rows.iter().map(|r| (r.get::<_, Json<Episode>>(0).0, r.get(1))).collect())
 }
 

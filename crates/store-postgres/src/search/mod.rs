@@ -1,12 +1,11 @@
 //! The search port in PostgreSQL: stateless servers and workers share one index, kept in the
 //! database beside the store it is derived from. Lexical recall is PostgreSQL's full-text
-//! search (`tsvector`, GIN, `ts_rank_cd`); vector recall is pgvector (an HNSW index per
+//! search (`tsvector` under GIN, scored by BM25 in SQL: `bm25.rs`); vector recall is pgvector (an HNSW index per
 //! dimension, searched with iterative scans so a tenant's filter still fills the page). As
 //! the embedded index does, it returns raw features only; ranking stays in core.
 //!
-//! Every row carries its tenant and every query filters by it. `ts_rank_cd` uses no corpus
-//! statistics, so no tenant's words change how another's rank (BM25's document frequencies
-//! would, unless kept per tenant).
+//! Every row carries its tenant and every query filters by it, BM25's statistics included, so
+//! no tenant's words change how another's rank.
 //!
 //! - `schema.rs`: the tables and indexes, made on first use (they need the `vector` extension).
 //! - `apply.rs`: the port's updates: add, forget, restate, the generation.
@@ -15,6 +14,7 @@
 //! - `episodes.rs`, `turns.rs`: the port's two queries.
 
 mod apply;
+mod bm25;
 mod episodes;
 mod schema;
 mod text;

@@ -28,6 +28,8 @@ CREATE TABLE IF NOT EXISTS search_episodes (
     added BIGSERIAL NOT NULL,
     episode JSONB NOT NULL,
     words TSVECTOR NOT NULL,
+    -- Its length for BM25: positions, weighted by label.
+    tokens FLOAT8 NOT NULL,
     PRIMARY KEY (tenant, id)
 );
 CREATE INDEX IF NOT EXISTS search_episodes_words ON search_episodes USING GIN (words);
@@ -48,6 +50,7 @@ CREATE TABLE IF NOT EXISTS search_lines (
     asks BOOLEAN NOT NULL,
     content TEXT NOT NULL,
     words TSVECTOR NOT NULL,
+    tokens FLOAT8 NOT NULL,
     embedding vector,
     PRIMARY KEY (tenant, conversation, seq)
 );

@@ -13,11 +13,6 @@ use crate::connection::{Failure, Tx};
 /// The text search configuration: English stemming and stopwords, as the embedded index.
 pub(super) const CONFIG: &str = "english";
 
-/// What a named author adds to a line's `ts_rank_cd`: about what one rare word scores in a
-/// short line, so the named person's own lines come first among lines that match equally
-/// well otherwise (the embedded index adds the like to BM25).
-pub(super) const NAME_SCORE: f64 = 0.1;
-
 /// The tenant's authors (lowercased, as stored) by the words a query can name them by.
 #[derive(Debug, Default)]
 pub(super) struct Names {

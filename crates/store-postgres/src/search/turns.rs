@@ -11,8 +11,8 @@ use epimem_core::{
 use epimem_search::TurnQuery;
 
 use super::{
-    Borrow, ScopeFilter, episodes,
-    text::{self, CONFIG, NAME_SCORE, Names},
+    Borrow, ScopeFilter, bm25, episodes,
+    text::{self, Names},
     vectors,
 };
 use crate::connection::{Failure, Tx};
@@ -164,7 +164,7 @@ pub(super) fn candidates(
 }
 
 /// The best `limit` lines for `query` (a tsquery source), best first: (conversation, seq,
-/// episode, score). A line by an author the query names scores [`NAME_SCORE`] more, and is a
+/// episode, score). A line by an author the query names scores [`bm25::NAME_SCORE`] more, and is a
 /// candidate even without a matching word.
 fn lexical(
     tx: &mut Tx<'_>,
@@ -180,14 +180,7 @@ fn lexical(
     params.push(&limit);
     params.push(&named);
     let rows = tx.query(
-        &format!(
-            "SELECT l.conversation, l.seq, l.episode, (ts_rank_cd(l.words, q) \
-             + CASE WHEN l.author = ANY($9) THEN {NAME_SCORE} ELSE 0 END)::float8 AS score \
-             FROM search_lines l, to_tsquery('{CONFIG}', $2) q \
-             WHERE l.tenant = $1 AND (l.words @@ q OR l.author = ANY($9)) AND {} \
-             ORDER BY score DESC, l.added, l.seq LIMIT $8",
-            ScopeFilter::sql(3, "l")
-        ),
+        &bm25::query("search_lines", "d.conversation, d.seq, d.episode", true, "d.added, d.seq"),
         &params,
     )?;
     Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), r.get(3))).collect())
