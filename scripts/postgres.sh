@@ -85,7 +85,8 @@ start() {
         [ "$(id -u)" = 0 ] && touch "$log" && chown "$os_user" "$log"
         as_server "$install/bin/pg_ctl" start --pgdata="$data" --log="$log" --wait --timeout=60 \
             -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' \
-                -c max_connections=200 -c fsync=off -c synchronous_commit=off" >/dev/null ||
+                -c max_connections=200 -c fsync=off -c synchronous_commit=off \
+                -c wal_recycle=off" >/dev/null ||
             { tail -n 20 "$log" >&2; exit 1; }
     fi
     # The database epimem uses, with pgvector in it.

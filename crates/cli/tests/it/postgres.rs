@@ -314,12 +314,23 @@ fn forgotten_text_leaves_postgres_table_files_once_compacted() {
             })
             .count()
     };
+    // The write-ahead log's segments (the test server deletes old ones: `wal_recycle = off`).
+    let wal = |client: &mut postgres::Client| -> Vec<std::path::PathBuf> {
+        let data: String = client.query_one("SHOW data_directory", &[]).unwrap().get(0);
+        std::fs::read_dir(Path::new(&data).join("pg_wal"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect()
+    };
     client.batch_execute("CHECKPOINT").unwrap();
     assert!(holding(&files(&mut client)) > 0, "the word is not on disk to begin with");
+    assert!(holding(&wal(&mut client)) > 0, "the word is not in the log to begin with");
 
     run(&["forget", "--conversation", "c"]);
     run(&["compact"]);
     assert_eq!(holding(&files(&mut client)), 0, "a table file still holds the forgotten text");
+    assert_eq!(holding(&wal(&mut client)), 0, "a log segment still holds the forgotten text");
     let left = run(&["recall", "basil"]);
     assert!(left.contains("Water the basil"), "what was not forgotten stays: {left}");
 }

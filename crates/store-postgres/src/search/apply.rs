@@ -8,7 +8,7 @@ use epimem_search::{IndexedEpisode, Update};
 use postgres::types::Json;
 
 use super::{
-    bm25::tokens_of,
+    bm25::{self, Kind, tokens_of},
     text::{CONFIG, line_text},
 };
 use crate::connection::{Failure, Tx};
@@ -30,6 +30,18 @@ pub(super) fn apply(
 ) -> Result<(), Failure> {
     if !update.forgotten.is_empty() {
         let ids: Vec<&str> = update.forgotten.iter().map(|id| id.0.as_str()).collect();
+        for (kind, rows) in [
+            (
+                Kind::Line,
+                "SELECT tokens, words FROM search_lines WHERE tenant = $1 AND episode = ANY($2)",
+            ),
+            (
+                Kind::Episode,
+                "SELECT tokens, words FROM search_episodes WHERE tenant = $1 AND id = ANY($2)",
+            ),
+        ] {
+            bm25::count(tx, tenant, kind, rows, &[&tenant, &ids], -1)?;
+        }
         tx.execute(
             "DELETE FROM search_lines WHERE tenant = $1 AND episode = ANY($2)",
             &[&tenant, &ids],
@@ -134,6 +146,12 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<(), 
             &vectors,
         ],
     )?;
+    for (kind, rows) in [
+        (Kind::Line, "SELECT tokens, words FROM search_lines WHERE tenant = $1 AND episode = $2"),
+        (Kind::Episode, "SELECT tokens, words FROM search_episodes WHERE tenant = $1 AND id = $2"),
+    ] {
+        bm25::count(tx, tenant, kind, rows, &[&tenant, &e.id.0], 1)?;
+    }
     tx.execute(
         "INSERT INTO search_authors (tenant, author) SELECT $1, unnest($2::text[]) \
          ON CONFLICT DO NOTHING",
@@ -144,7 +162,14 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<(), 
 
 /// Drops everything the tenant's index holds.
 pub(super) fn discard(tx: &mut Tx<'_>, tenant: &str) -> Result<(), Failure> {
-    for table in ["search_lines", "search_episodes", "search_authors", "search_state"] {
+    for table in [
+        "search_lines",
+        "search_episodes",
+        "search_authors",
+        "search_terms",
+        "search_stats",
+        "search_state",
+    ] {
         tx.execute(&format!("DELETE FROM {table} WHERE tenant = $1"), &[&tenant])?;
     }
     Ok(())

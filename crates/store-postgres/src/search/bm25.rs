@@ -3,22 +3,57 @@
 //! `ts_rank_cd` weighs every word alike (it reads no corpus statistics): a common word counts
 //! as much as a rare one, and on LoCoMo that cost 0.04 of turn R@10 against the embedded
 //! index's BM25. So the score is BM25 (k1 1.2, b 0.75, tantivy's idf), computed from the
-//! positions a `tsvector` keeps: a term's frequency is its positions (weighted by label: the
-//! lines 1, an episode's title and summary 0.3 each, as the embedded index boosts those
-//! fields), a row's length is its weighted positions, and document frequencies, the row count
-//! and the mean length are counted over the tenant's rows when asked, so no tenant's words
-//! move another's scores. Counting costs a GIN lookup per query term; at a million rows per
-//! tenant a kept table of frequencies would be the next step.
+//! positions a `tsvector` keeps: a term's frequency is its positions (weighted by label in an
+//! episode: its lines 1, its title and summary 0.3 each, as the embedded index boosts those
+//! fields), a row's length is its weighted positions. The statistics are kept per tenant as
+//! episodes come and go (`search_terms`: how many rows hold each word; `search_stats`: rows
+//! and their total length), so a query reads them instead of counting, and no tenant's words
+//! move another's scores.
 
 use super::{ScopeFilter, text::CONFIG};
+use crate::connection::{Failure, Tx};
 
 /// What a named author adds to a line's score: about what a rare word scores, so the named
 /// person's own lines come first among lines that match equally well otherwise (the embedded
 /// index adds the same to its BM25).
 pub(super) const NAME_SCORE: f64 = 8.0;
 
-/// A row's weighted positions: its length, or a term's frequency in it.
-pub(super) const WEIGHTED: &str = "(SELECT count(*) FILTER (WHERE x = 'D') + 0.3 * count(*) FILTER (WHERE x <> 'D') \
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The rows searched: lines, or whole episodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Line,
+    Episode,
+}
+
+impl Kind {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Self::Line => "line",
+            Self::Episode => "episode",
+        }
+    }
+
+    fn table(self) -> &'static str {
+        match self {
+            Self::Line => "search_lines",
+            Self::Episode => "search_episodes",
+        }
+    }
+
+    /// A term's frequency in a row, from its `unnest(words)` entry `u`: lines are all label D.
+    fn frequency(self) -> &'static str {
+        match self {
+            Self::Line => "cardinality(u.positions)",
+            Self::Episode => WEIGHTED,
+        }
+    }
+}
+
+/// A `unnest(words)` entry's weighted positions.
+const WEIGHTED: &str = "(SELECT count(*) FILTER (WHERE x = 'D') + 0.3 * count(*) FILTER (WHERE x <> 'D') \
      FROM unnest(u.weights) x)";
 
 /// The length of tsvector `words` for the `tokens` column.
@@ -26,35 +61,136 @@ pub(super) fn tokens_of(words: &str) -> String {
     format!("(SELECT coalesce(sum({WEIGHTED}), 0)::float8 FROM unnest({words}) u)")
 }
 
-/// A query of `table` (alias `d`) returning `columns` and `score`, best first, for the
-/// tsquery source `$2` in tenant `$1`, scope `$3..$7`, at most `$8` rows; with `by_author`,
-/// `$9` names authors whose lines score [`NAME_SCORE`] more and are found without a word.
-pub(super) fn query(table: &str, columns: &str, by_author: bool, order: &str) -> String {
-    let (author_match, author_score) = if by_author {
-        (
-            " OR d.author = ANY($9)",
-            format!(" + CASE WHEN d.author = ANY($9) THEN {NAME_SCORE} ELSE 0 END"),
-        )
-    } else {
-        ("", String::new())
+/// Adds the statistics of the rows of `kind` that `rows` (a query of `tokens, words` rows)
+/// returns, or takes them away (`sign` -1, before they are deleted).
+pub(super) fn count(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    kind: Kind,
+    rows: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+    sign: i64,
+) -> Result<(), Failure> {
+    let kind_name = kind.name();
+    let first = params.len() + 1;
+    let mut all: Vec<&(dyn postgres::types::ToSql + Sync)> = params.to_vec();
+    all.push(&tenant);
+    all.push(&kind_name);
+    all.push(&sign);
+    let (t, k, s) = (first, first + 1, first + 2);
+    tx.execute(
+        &format!(
+            "INSERT INTO search_terms (tenant, kind, lexeme, rows) \
+             SELECT ${t}, ${k}, u.lexeme, ${s} * count(*) FROM ({rows}) r, unnest(r.words) u \
+             GROUP BY u.lexeme \
+             ON CONFLICT (tenant, kind, lexeme) DO UPDATE SET rows = search_terms.rows + EXCLUDED.rows"
+        ),
+        &all,
+    )?;
+    tx.execute(
+        &format!(
+            "INSERT INTO search_stats (tenant, kind, rows, tokens) \
+             SELECT ${t}, ${k}, ${s} * count(*), ${s} * coalesce(sum(r.tokens), 0) FROM ({rows}) r \
+             ON CONFLICT (tenant, kind) DO UPDATE SET rows = search_stats.rows + EXCLUDED.rows, \
+             tokens = search_stats.tokens + EXCLUDED.tokens"
+        ),
+        &all,
+    )?;
+    if sign < 0 {
+        // A word no row holds any more is forgotten with them.
+        tx.execute(
+            "DELETE FROM search_terms WHERE tenant = $1 AND kind = $2 AND rows <= 0",
+            &[&tenant, &kind_name],
+        )?;
+    }
+    Ok(())
+}
+
+/// The query's terms (stemmed as the rows were) with their idf in the tenant's rows of
+/// `kind`, and the rows' mean length; no terms when no row holds any of them.
+fn weights(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    kind: Kind,
+    query: &str,
+) -> Result<(Vec<String>, Vec<f64>, f64), Failure> {
+    let kind_name = kind.name();
+    let stats = tx.query_opt(
+        "SELECT rows, tokens FROM search_stats WHERE tenant = $1 AND kind = $2",
+        &[&tenant, &kind_name],
+    )?;
+    let (rows, tokens) = stats.map_or((0, 0.0), |r| (r.get::<_, i64>(0), r.get::<_, f64>(1)));
+    if rows <= 0 {
+        return Ok((Vec::new(), Vec::new(), 1.0));
+    }
+    let found = tx.query(
+        &format!(
+            "SELECT t.lexeme, t.rows FROM search_terms t \
+             WHERE t.tenant = $1 AND t.kind = $2 AND t.lexeme IN \
+             (SELECT unnest(tsvector_to_array(to_tsvector('{CONFIG}', replace($3, '|', ' '))))) \
+             ORDER BY t.lexeme"
+        ),
+        &[&tenant, &kind_name, &query],
+    )?;
+    let n = rows as f64;
+    let (lexemes, idfs) = found
+        .iter()
+        .map(|r| {
+            let df = r.get::<_, i64>(1) as f64;
+            (r.get::<_, String>(0), (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+        })
+        .unzip();
+    Ok((lexemes, idfs, (tokens / n).max(1e-9)))
+}
+
+/// The best `limit` rows of `kind` in tenant `tenant` and `scope` for `query` (a tsquery
+/// source), best first: `columns` (of alias `d`) and the score last. For lines, `named`
+/// authors' lines score [`NAME_SCORE`] more and are found without a word.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn search(
+    tx: &mut Tx<'_>,
+    kind: Kind,
+    tenant: &str,
+    scope: &ScopeFilter,
+    query: &str,
+    named: &[String],
+    columns: &str,
+    limit: usize,
+) -> Result<Vec<postgres::Row>, Failure> {
+    let (lexemes, idfs, mean) = weights(tx, tenant, kind, query)?;
+    if lexemes.is_empty() && named.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (author_match, author_score, order) = match kind {
+        Kind::Line => (
+            " OR d.author = ANY($12::text[])",
+            format!(" + CASE WHEN d.author = ANY($12::text[]) THEN {NAME_SCORE} ELSE 0 END"),
+            "d.added, d.seq",
+        ),
+        Kind::Episode => ("", String::new(), "d.added"),
     };
-    format!(
-        "WITH query AS (SELECT to_tsquery('{CONFIG}', $2) AS q), \
-         terms AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('{CONFIG}', \
-           replace($2, '|', ' ')))) AS lexeme), \
-         stats AS (SELECT count(*)::float8 AS n, coalesce(avg(tokens), 1)::float8 AS mean \
-           FROM {table} WHERE tenant = $1), \
-         idf AS (SELECT t.lexeme, ln(1 + (s.n - f.df + 0.5) / (f.df + 0.5)) AS idf \
-           FROM terms t CROSS JOIN stats s CROSS JOIN LATERAL \
-           (SELECT count(*)::float8 AS df FROM {table} x WHERE x.tenant = $1 \
-            AND x.words @@ to_tsquery('simple', quote_literal(t.lexeme))) f) \
-         SELECT {columns}, (coalesce((SELECT sum(i.idf * w.tf * 2.2 \
-             / (w.tf + 1.2 * (0.25 + 0.75 * d.tokens / greatest(s.mean, 1e-9)))) \
-           FROM (SELECT u.lexeme, {WEIGHTED} AS tf FROM unnest(d.words) u) w \
-           JOIN idf i ON i.lexeme = w.lexeme), 0){author_score})::float8 AS score \
-         FROM {table} d CROSS JOIN query CROSS JOIN stats s \
-         WHERE d.tenant = $1 AND (d.words @@ query.q{author_match}) AND {} \
+    let (table, tf) = (kind.table(), kind.frequency());
+    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&tenant, &query];
+    params.extend(scope.params());
+    let limit = limit.max(1) as i64;
+    params.push(&limit);
+    params.push(&lexemes);
+    params.push(&idfs);
+    params.push(&mean);
+    if kind == Kind::Line {
+        params.push(&named);
+    }
+    let sql = format!(
+        "SELECT {columns}, (coalesce((SELECT sum(($10::float8[])[array_position($9::text[], u.lexeme)] * f.tf \
+           * {k1p1} / (f.tf + {K1} * ({one_b} + {B} * d.tokens / $11::float8))) \
+           FROM unnest(d.words) u, LATERAL (SELECT {tf} AS tf) f \
+           WHERE u.lexeme = ANY($9::text[])), 0){author_score})::float8 AS score \
+         FROM {table} d, to_tsquery('{CONFIG}', $2) q \
+         WHERE d.tenant = $1 AND (d.words @@ q{author_match}) AND {scope} \
          ORDER BY score DESC, {order} LIMIT $8",
-        ScopeFilter::sql(3, "d")
-    )
+        k1p1 = K1 + 1.0,
+        one_b = 1.0 - B,
+        scope = ScopeFilter::sql(3, "d"),
+    );
+    Ok(tx.query(&sql, &params)?)
 }

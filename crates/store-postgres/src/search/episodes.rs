@@ -10,7 +10,7 @@ use postgres::types::Json;
 use super::{
     Borrow, ScopeFilter,
     apply::vector_text,
-    bm25,
+    bm25::{self, Kind},
     text::{self, Names},
     vectors,
 };
@@ -95,11 +95,7 @@ pub(super) fn lexical(
     query: &str,
     limit: usize,
 ) -> Result<Vec<(Episode, f64)>, Failure> {
-    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&tenant, &query];
-    params.extend(scope.params());
-    let limit = limit.max(1) as i64;
-    params.push(&limit);
-    let rows = tx.query(&bm25::query("search_episodes", "d.episode", false, "d.added"), &params)?;
+    let rows = bm25::search(tx, Kind::Episode, tenant, scope, query, &[], "d.episode", limit)?;
     Ok(rows.iter().map(|r| (r.get::<_, Json<Episode>>(0).0, r.get(1))).collect())
 }
 

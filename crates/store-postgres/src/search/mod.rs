@@ -65,7 +65,8 @@ impl std::fmt::Debug for PostgresSearch {
 }
 
 /// The search tables that hold text or vectors (rewritten by the store's `compact`).
-pub(crate) const TEXT_TABLES: [&str; 3] = ["search_lines", "search_episodes", "search_authors"];
+pub(crate) const TEXT_TABLES: [&str; 4] =
+    ["search_lines", "search_episodes", "search_authors", "search_terms"];
 
 /// Word vectors kept at most; past it the cache starts again (a vocabulary that large is
 /// rare, and a word's vector is only ever asked for again).

@@ -57,6 +57,22 @@ CREATE TABLE IF NOT EXISTS search_lines (
 CREATE INDEX IF NOT EXISTS search_lines_words ON search_lines USING GIN (words);
 CREATE INDEX IF NOT EXISTS search_lines_episode ON search_lines (tenant, episode);
 CREATE INDEX IF NOT EXISTS search_lines_author ON search_lines (tenant, author);
+-- BM25's statistics, per tenant and kind of row ('line', 'episode'): how many rows hold each
+-- word, and how many rows there are and their total length.
+CREATE TABLE IF NOT EXISTS search_terms (
+    tenant TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    lexeme TEXT NOT NULL,
+    rows BIGINT NOT NULL,
+    PRIMARY KEY (tenant, kind, lexeme)
+);
+CREATE TABLE IF NOT EXISTS search_stats (
+    tenant TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    rows BIGINT NOT NULL,
+    tokens FLOAT8 NOT NULL,
+    PRIMARY KEY (tenant, kind)
+);
 CREATE TABLE IF NOT EXISTS search_authors (
     tenant TEXT NOT NULL,
     author TEXT NOT NULL,

@@ -11,7 +11,9 @@ use epimem_core::{
 use epimem_search::TurnQuery;
 
 use super::{
-    Borrow, ScopeFilter, bm25, episodes,
+    Borrow, ScopeFilter,
+    bm25::{self, Kind},
+    episodes,
     text::{self, Names},
     vectors,
 };
@@ -174,15 +176,8 @@ fn lexical(
     named: &[String],
     limit: usize,
 ) -> Result<Vec<(String, u64, String, f64)>, Failure> {
-    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&tenant, &query];
-    params.extend(scope.params());
-    let limit = limit.max(1) as i64;
-    params.push(&limit);
-    params.push(&named);
-    let rows = tx.query(
-        &bm25::query("search_lines", "d.conversation, d.seq, d.episode", true, "d.added, d.seq"),
-        &params,
-    )?;
+    let columns = "d.conversation, d.seq, d.episode";
+    let rows = bm25::search(tx, Kind::Line, tenant, scope, query, named, columns, limit)?;
     Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), r.get(3))).collect())
 }
 
