@@ -88,3 +88,45 @@ fn an_index_of_another_embedder_is_started_again() {
     let query = epimem_search::EpisodeQuery { scope: &scope, text, vector: None, candidates: 5 };
     assert!(other.episodes(&query).unwrap().candidates.is_empty());
 }
+
+#[test]
+fn forgetting_takes_its_words_out_of_the_statistics() {
+    use epimem_search::{IndexedEpisode, IndexedLine, Search, Update};
+    let Some(database) = test_database() else { return };
+    let search = database.store().search(&RankingConfig::default(), None).unwrap();
+    let (zebras, taxes) = ("the zebras crossed the river", "the taxes are due in april");
+    let (first, mut second) = (one_line("e1", zebras), one_line("e2", taxes));
+    second.first_seq = 2;
+    second.last_seq = 2;
+    let line = |seq, content| IndexedLine {
+        seq,
+        role: epimem_core::Role::User,
+        author: "user",
+        content,
+        vector: None,
+    };
+    let added = [
+        IndexedEpisode { episode: &first, lines: vec![line(1, zebras)] },
+        IndexedEpisode { episode: &second, lines: vec![line(2, taxes)] },
+    ];
+    search.apply("t", &Update { added: &added, ..Update::default() }).unwrap();
+    let mut client = postgres::Client::connect(&database.url, postgres::NoTls).unwrap();
+    let rows = |client: &mut postgres::Client, sql: &str| -> i64 {
+        client.query_one(sql, &[]).unwrap().get(0)
+    };
+    let zebra = "SELECT count(*) FROM search_terms WHERE lexeme = 'zebra'";
+    assert_eq!(rows(&mut client, zebra), 2, "a line and an episode hold it");
+    let lines = "SELECT rows FROM search_stats WHERE tenant = 't' AND kind = 'line'";
+    assert_eq!(rows(&mut client, lines), 2);
+
+    let forgotten = [first.id.clone()];
+    search.apply("t", &Update { forgotten: &forgotten, ..Update::default() }).unwrap();
+    assert_eq!(rows(&mut client, zebra), 0, "the forgotten word is in no statistic");
+    assert_eq!(rows(&mut client, lines), 1);
+    let scope = epimem_core::Scope::tenant("t");
+    let query =
+        epimem_search::EpisodeQuery { scope: &scope, text: taxes, vector: None, candidates: 5 };
+    let found = search.episodes(&query).unwrap().candidates;
+    assert_eq!(found.len(), 1);
+    assert!(found[0].lexical.unwrap().score > 0.0);
+}

@@ -57,8 +57,26 @@ pub(super) fn apply(
             &[&tenant],
         )?;
     }
+    let mut inserted: Vec<&str> = Vec::new();
     for added in update.added {
-        add(tx, tenant, added)?;
+        if add(tx, tenant, added)? {
+            inserted.push(&added.episode.id.0);
+        }
+    }
+    // BM25's statistics, once for all the episodes this update brought in.
+    if !inserted.is_empty() {
+        for (kind, rows) in [
+            (
+                Kind::Line,
+                "SELECT tokens, words FROM search_lines WHERE tenant = $1 AND episode = ANY($2)",
+            ),
+            (
+                Kind::Episode,
+                "SELECT tokens, words FROM search_episodes WHERE tenant = $1 AND id = ANY($2)",
+            ),
+        ] {
+            bm25::count(tx, tenant, kind, rows, &[&tenant, &inserted], 1)?;
+        }
     }
     for episode in update.restated {
         tx.execute(
@@ -78,7 +96,8 @@ pub(super) fn apply(
     Ok(())
 }
 
-fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<(), Failure> {
+/// Adds an episode and its lines; false if it was there already.
+fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool, Failure> {
     let e: &Episode = added.episode;
     let body: Vec<String> = added.lines.iter().map(|l| line_text(l.author, l.content)).collect();
     let inserted = tx.query_opt(
@@ -108,7 +127,7 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<(), 
         ],
     )?;
     // Already there: applied before.
-    let Some(row) = inserted else { return Ok(()) };
+    let Some(row) = inserted else { return Ok(false) };
     let order: i64 = row.get(0);
     let lines = &added.lines;
     let seqs: Vec<i64> = lines.iter().map(|l| l.seq as i64).collect();
@@ -146,18 +165,12 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<(), 
             &vectors,
         ],
     )?;
-    for (kind, rows) in [
-        (Kind::Line, "SELECT tokens, words FROM search_lines WHERE tenant = $1 AND episode = $2"),
-        (Kind::Episode, "SELECT tokens, words FROM search_episodes WHERE tenant = $1 AND id = $2"),
-    ] {
-        bm25::count(tx, tenant, kind, rows, &[&tenant, &e.id.0], 1)?;
-    }
     tx.execute(
         "INSERT INTO search_authors (tenant, author) SELECT $1, unnest($2::text[]) \
          ON CONFLICT DO NOTHING",
         &[&tenant, &authors],
     )?;
-    Ok(())
+    Ok(true)
 }
 
 /// Drops everything the tenant's index holds.
