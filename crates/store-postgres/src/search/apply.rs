@@ -42,10 +42,12 @@ pub(super) fn apply(
         ] {
             bm25::count(tx, tenant, kind, rows, &[&tenant, &ids], -1)?;
         }
-        tx.execute(
-            "DELETE FROM search_lines WHERE tenant = $1 AND episode = ANY($2)",
-            &[&tenant, &ids],
-        )?;
+        for table in ["search_lines", "search_vectors"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE tenant = $1 AND episode = ANY($2)"),
+                &[&tenant, &ids],
+            )?;
+        }
         tx.execute(
             "DELETE FROM search_episodes WHERE tenant = $1 AND id = ANY($2)",
             &[&tenant, &ids],
@@ -139,10 +141,10 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
     tx.execute(
         &format!(
             "INSERT INTO search_lines (tenant, conversation, seq, episode, added, user_id, agent, \
-             start_ms, end_ms, author, by_person, asks, content, words, tokens, embedding) \
-             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, c, tv, {}, v::vector \
+             start_ms, end_ms, author, by_person, asks, content, words, tokens) \
+             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, c, tv, {} \
              FROM unnest($9::bigint[], $10::text[], $11::bool[], $12::bool[], $13::text[], \
-             $14::text[], $15::text[]) AS t(s, a, p, q, c, w, v), \
+             $14::text[]) AS t(s, a, p, q, c, w), \
              LATERAL (SELECT to_tsvector('{CONFIG}', w) AS tv) AS l \
              ON CONFLICT (tenant, conversation, seq) DO NOTHING",
             tokens_of("tv")
@@ -162,6 +164,24 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
             &asks,
             &contents,
             &body,
+        ],
+    )?;
+    tx.execute(
+        "INSERT INTO search_vectors (tenant, conversation, seq, episode, added, user_id, agent, \
+         start_ms, end_ms, embedding) \
+         SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, v::vector \
+         FROM unnest($9::bigint[], $10::text[]) AS t(s, v) WHERE v IS NOT NULL \
+         ON CONFLICT (tenant, conversation, seq) DO NOTHING",
+        &[
+            &tenant,
+            &e.conversation.conversation,
+            &e.id.0,
+            &order,
+            &e.user,
+            &e.agent,
+            &e.start.0,
+            &e.end.0,
+            &seqs,
             &vectors,
         ],
     )?;
@@ -177,6 +197,7 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
 pub(super) fn discard(tx: &mut Tx<'_>, tenant: &str) -> Result<(), Failure> {
     for table in [
         "search_lines",
+        "search_vectors",
         "search_episodes",
         "search_authors",
         "search_terms",

@@ -115,7 +115,7 @@ fn best_of(
         &format!(
             "SELECT DISTINCT ON (episode) episode, seq, \
              1 - (embedding::vector({dim}) <=> CAST($2::text AS vector({dim}))) AS sim \
-             FROM search_lines WHERE tenant = $1 AND episode = ANY($3) \
+             FROM search_vectors WHERE tenant = $1 AND episode = ANY($3) \
              AND vector_dims(embedding) = {dim} ORDER BY episode, sim DESC, seq"
         ),
         &[&tenant, &q, &ids],

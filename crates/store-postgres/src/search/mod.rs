@@ -65,8 +65,8 @@ impl std::fmt::Debug for PostgresSearch {
 }
 
 /// The search tables that hold text or vectors (rewritten by the store's `compact`).
-pub(crate) const TEXT_TABLES: [&str; 4] =
-    ["search_lines", "search_episodes", "search_authors", "search_terms"];
+pub(crate) const TEXT_TABLES: [&str; 5] =
+    ["search_lines", "search_vectors", "search_episodes", "search_authors", "search_terms"];
 
 /// Word vectors kept at most; past it the cache starts again (a vocabulary that large is
 /// rare, and a word's vector is only ever asked for again).
@@ -175,8 +175,7 @@ impl Search for PostgresSearch {
 
     fn vectors(&self) -> usize {
         self.run(Access::Read, |tx| {
-            let row =
-                tx.query_one("SELECT count(*) FROM search_lines WHERE embedding IS NOT NULL", &[])?;
+            let row = tx.query_one("SELECT count(*) FROM search_vectors", &[])?;
             Ok(row.get::<_, i64>(0).max(0) as usize)
         })
         .unwrap_or(0)

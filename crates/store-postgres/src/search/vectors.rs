@@ -51,7 +51,7 @@ pub(super) fn nearest(
     let query_cast = format!("CAST($2::text AS vector({dim}))");
     let select = format!(
         "SELECT l.conversation, l.seq, l.episode, l.start_ms, l.end_ms, \
-         1 - ({cast} <=> {query_cast}), l.added FROM search_lines l"
+         1 - ({cast} <=> {query_cast}), l.added FROM search_vectors l"
     );
     let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&tenant, &q];
     params.extend(scope.params());
