@@ -56,7 +56,7 @@ fn one_line(id: &str, text: &str) -> epimem_core::Episode {
 }
 
 #[test]
-fn an_index_of_another_embedder_is_started_again() {
+fn an_index_of_another_embedder_is_refused_until_built_again() {
     use epimem_search::{IndexedEpisode, IndexedLine, Search, Update};
     let Some(database) = test_database() else { return };
     let store = database.store();
@@ -80,10 +80,18 @@ fn an_index_of_another_embedder_is_started_again() {
     // The same model in another process sees the same index.
     let same = store.search(&ranking, Some("model-a")).unwrap();
     assert_eq!(same.generation("t").unwrap(), 3);
-    // Another model's process drops it, to be built again with its own vectors.
+    // Another model's process is told, and leaves the index to the others...
     let other = store.search(&ranking, Some("model-b")).unwrap();
-    assert_eq!(other.generation("t").unwrap(), 0);
+    let refused = other.generation("t").unwrap_err().to_string();
+    assert!(refused.contains("model-a") && refused.contains("model-b"), "{refused}");
+    assert!(refused.contains("reindex"), "{refused}");
+    assert_eq!(same.generation("t").unwrap(), 3, "the index is untouched");
+    // ...until it is built again on purpose (what `reindex` does: discard, then catch up).
+    other.discard("t").unwrap();
     assert_eq!(other.vectors(), 0, "the old vectors are gone");
+    other.apply("t", &Update { generation: Some(3), ..Update::default() }).unwrap();
+    assert_eq!(other.generation("t").unwrap(), 3);
+    assert!(same.generation("t").is_err(), "now the first model is the other one");
     let scope = epimem_core::Scope::tenant("t");
     let query = epimem_search::EpisodeQuery { scope: &scope, text, vector: None, candidates: 5 };
     assert!(other.episodes(&query).unwrap().candidates.is_empty());

@@ -52,9 +52,10 @@ impl Kind {
     }
 }
 
-/// A `unnest(words)` entry's weighted positions.
-const WEIGHTED: &str = "(SELECT count(*) FILTER (WHERE x = 'D') + 0.3 * count(*) FILTER (WHERE x <> 'D') \
-     FROM unnest(u.weights) x)";
+/// A `unnest(words)` entry's weighted positions: those labelled D (lines) count 1, the others
+/// (title, summary) 0.3. An expression, not a subquery: it runs for every term of every row
+/// that matches.
+const WEIGHTED: &str = "(cardinality(u.weights) - 0.7 * cardinality(array_remove(u.weights, 'D')))";
 
 /// The length of tsvector `words` for the `tokens` column.
 pub(super) fn tokens_of(words: &str) -> String {

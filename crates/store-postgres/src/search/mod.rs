@@ -74,8 +74,8 @@ const MAX_WORD_VECTORS: usize = 200_000;
 
 impl PostgresStore {
     /// The search index in this store's database, its tables made if they are missing, for
-    /// vectors from the embedder `fingerprint` names (`None` without one: a tenant indexed
-    /// with another is indexed again). Fails, saying so, when the server has no `vector`
+    /// vectors from the embedder `fingerprint` names (`None` without one; a tenant indexed
+    /// with another is refused until it is discarded and built again). Fails, saying so, when the server has no `vector`
     /// extension to create.
     pub fn search(
         &self,
@@ -132,12 +132,15 @@ impl Search for PostgresSearch {
         match self.run(Access::Read, |tx| apply::state(tx, tenant))? {
             None => Ok(0),
             Some((generation, fingerprint)) if fingerprint == self.fingerprint => Ok(generation),
-            // Vectors of another embedder cannot be compared with this one's: the tenant is
-            // indexed again.
-            Some(_) => {
-                self.discard(tenant)?;
-                Ok(0)
-            }
+            // Vectors of another embedder cannot be compared with this one's. The index is
+            // every process's: one started with another embedder must not drop it for all
+            // the others, so it is told, and `reindex` builds it again on purpose.
+            Some((_, fingerprint)) => Err(SearchError::Index(format!(
+                "tenant {tenant}'s search index in the database holds vectors of {fingerprint}, \
+                 and this process embeds with {}: run it with the embedder the servers use, or \
+                 `epimem reindex` to build the index again with this one",
+                self.fingerprint
+            ))),
         }
     }
 

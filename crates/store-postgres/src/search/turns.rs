@@ -62,7 +62,8 @@ pub(super) fn candidates(
         }
     }
     let near = match q.vector {
-        Some(v) => vectors::nearest(tx, tenant, &scope, v, n * 4, borrow)?,
+        // Twice the candidates: the episodes of the context are the best of these too.
+        Some(v) => vectors::nearest(tx, tenant, &scope, v, n * 2, borrow)?,
         None => Vec::new(),
     };
     for (i, hit) in near.iter().take(n).enumerate() {
