@@ -375,6 +375,18 @@ fn the_search_index_lives_in_postgres_and_every_process_shares_it() {
     };
     assert_eq!(first_id(&found), first_id(&local));
 
+    // A process with another embedder is told, and leaves the shared index alone...
+    let other = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", &db.url, "--embedder", "none", "recall", "ferry"])
+        .env_remove("EPIMEM_TENANT")
+        .env_remove("EPIMEM_CONFIG")
+        .output()
+        .unwrap();
+    assert!(!other.status.success());
+    let said = String::from_utf8_lossy(&other.stderr);
+    assert!(said.contains("reindex") && said.contains("hash"), "{said}");
+    assert_eq!(count(&mut client, generation), indexed);
+
     // Reindex builds it again in the database; forgetting takes the lines out of it.
     let rebuilt = run(&["reindex", "--json"]);
     let rebuilt: Value = serde_json::from_str(rebuilt.trim()).unwrap();

@@ -193,5 +193,5 @@ pub(super) fn search(
         one_b = 1.0 - B,
         scope = ScopeFilter::sql(3, "d"),
     );
-    Ok(tx.query(&sql, &params)?)
+    tx.query(&sql, &params)
 }
