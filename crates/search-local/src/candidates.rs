@@ -8,7 +8,7 @@ use epimem_core::{
     EpisodeCandidates, EpisodeFeatures, LexicalMatch, LineSignals, TurnFeatures, TurnKey,
     TurnTable, VectorMatch,
 };
-use epimem_search::{EpisodeQuery, SearchError, TurnQuery, WordVectors};
+use epimem_search::{EpisodeQuery, SearchError, Seen, TurnQuery, WordVectors};
 
 use crate::{index::TenantIndex, words::WordIndex};
 
@@ -103,7 +103,7 @@ impl TenantIndex {
             Some(found) => found?.unwrap_or_default(),
             None => Vec::new(),
         };
-        let mut table = Episodes::default();
+        let mut table: Seen<usize> = Seen::default();
         let mut found = Turns::default();
         for (i, hit) in lexical.unwrap_or_default().iter().enumerate() {
             let t = found.index((hit.slot, hit.seq), &mut table);
@@ -114,16 +114,17 @@ impl TenantIndex {
             let t = found.index((slot, seq), &mut table);
             found.turns[t].vector = Some(VectorMatch { rank: Some(i + 1), similarity });
         }
-        let Turns { keys, mut turns, .. } = found;
+        let Turns { keys, mut turns } = found;
+        let keys = keys.items();
         if q.word_match
             && let Some(words) = words
         {
-            self.score_words(q.text, &keys, &mut turns, words)?;
+            self.score_words(q.text, keys, &mut turns, words)?;
         }
         let context_lexical: Vec<(u32, f64)> =
-            lexical_episodes.iter().map(|h| (table.index(h.slot), f64::from(h.score))).collect();
+            lexical_episodes.iter().map(|h| (table.index(&h.slot), f64::from(h.score))).collect();
         let context_vector: Vec<(u32, f64)> =
-            vector_episodes.iter().map(|&(slot, sim, _)| (table.index(slot), sim)).collect();
+            vector_episodes.iter().map(|&(slot, sim, _)| (table.index(&slot), sim)).collect();
 
         let mut adjacent: HashMap<u32, Vec<u32>> = HashMap::new();
         let mut neighbors: HashMap<(TurnKey, i64), TurnKey> = HashMap::new();
@@ -139,20 +140,20 @@ impl TenantIndex {
         for (&(slot, seq), t) in keys.iter().zip(&turns) {
             adjacent.entry(t.turn.episode).or_insert_with(|| {
                 let near: Vec<usize> = self.adjacent(slot, q.max_gap_ms).collect();
-                near.into_iter().map(|n| table.index(n)).collect()
+                near.into_iter().map(|n| table.index(&n)).collect()
             });
             line_of(self, (slot, seq), t.turn);
             for d in 1..=q.reach as i64 {
                 for offset in [-d, d] {
                     if let Some((found, s)) = self.neighbor(q, (slot, seq), offset) {
-                        let turn = TurnKey { episode: table.index(found), seq: s };
+                        let turn = TurnKey { episode: table.index(&found), seq: s };
                         neighbors.insert((t.turn, offset), turn);
                         line_of(self, (found, s), turn);
                     }
                 }
             }
         }
-        let episodes: Vec<_> = table.slots.iter().map(|&s| self.episode(s).clone()).collect();
+        let episodes: Vec<_> = table.items().iter().map(|&s| self.episode(s).clone()).collect();
         let adjacent =
             (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
         Ok(TurnTable {
@@ -214,34 +215,17 @@ impl TenantIndex {
 /// The candidate turns, each once, in order of first sight.
 #[derive(Default)]
 struct Turns {
-    keys: Vec<(usize, u64)>,
+    keys: Seen<(usize, u64)>,
     turns: Vec<TurnFeatures>,
-    at: HashMap<(usize, u64), usize>,
 }
 
 impl Turns {
-    fn index(&mut self, key: (usize, u64), episodes: &mut Episodes) -> usize {
-        *self.at.entry(key).or_insert_with(|| {
-            self.keys.push(key);
-            let turn = TurnKey { episode: episodes.index(key.0), seq: key.1 };
+    fn index(&mut self, key: (usize, u64), episodes: &mut Seen<usize>) -> usize {
+        let t = self.keys.index(&key) as usize;
+        if t == self.turns.len() {
+            let turn = TurnKey { episode: episodes.index(&key.0), seq: key.1 };
             self.turns.push(TurnFeatures { turn, lexical: None, vector: None, words: None });
-            self.turns.len() - 1
-        })
-    }
-}
-
-/// The episodes a turn table refers to, each given an index on first sight.
-#[derive(Default)]
-struct Episodes {
-    slots: Vec<usize>,
-    at: HashMap<usize, u32>,
-}
-
-impl Episodes {
-    fn index(&mut self, slot: usize) -> u32 {
-        *self.at.entry(slot).or_insert_with(|| {
-            self.slots.push(slot);
-            u32::try_from(self.slots.len() - 1).expect("fewer than 4 billion episodes a query")
-        })
+        }
+        t
     }
 }

@@ -11,6 +11,9 @@
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod seen;
+
+pub use seen::Seen;
 
 use std::fmt;
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use epimem_core::{
     Episode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable, VectorMatch, keyword_list,
 };
-use epimem_search::TurnQuery;
+use epimem_search::{Seen, TurnQuery};
 
 use super::{
     Borrow, ScopeFilter,
@@ -50,7 +50,7 @@ pub(super) fn candidates(
     let query = text::tsquery(q.text, &names);
     let named: Vec<String> = query.as_ref().map(|(_, named)| named.clone()).unwrap_or_default();
 
-    let mut table = Episodes::default();
+    let mut table: Seen<String> = Seen::default();
     let mut found = Turns::default();
     let mut fetched: HashMap<String, Episode> = HashMap::new();
     if let Some((tsquery, named)) = &query {
@@ -91,8 +91,9 @@ pub(super) fn candidates(
         context_vector = best.into_iter().take(n).map(|(e, s)| (table.index(e), s)).collect();
     }
 
-    let Turns { keys, turns, .. } = found;
-    let lines = around(tx, tenant, &keys, q.reach)?;
+    let Turns { keys, turns } = found;
+    let keys = keys.items();
+    let lines = around(tx, tenant, keys, q.reach)?;
     let adjacent_of = adjacent(tx, tenant, &turns, &table)?;
     let mut adjacent: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut neighbors: HashMap<(TurnKey, i64), TurnKey> = HashMap::new();
@@ -137,10 +138,10 @@ pub(super) fn candidates(
         }
     }
     let missing: Vec<&str> =
-        table.ids.iter().filter(|id| !fetched.contains_key(*id)).map(String::as_str).collect();
+        table.items().iter().filter(|id| !fetched.contains_key(*id)).map(String::as_str).collect();
     fetched.extend(episodes::episodes(tx, tenant, &missing)?);
-    let mut episodes = Vec::with_capacity(table.ids.len());
-    for id in &table.ids {
+    let mut episodes = Vec::with_capacity(table.len());
+    for id in table.items() {
         let episode = fetched.remove(id).ok_or_else(|| {
             Failure::Store(epimem_store::StoreError::Internal(format!(
                 "search_episodes has no row for episode {id} its lines name"
@@ -225,10 +226,10 @@ fn adjacent(
     tx: &mut Tx<'_>,
     tenant: &str,
     turns: &[TurnFeatures],
-    table: &Episodes,
+    table: &Seen<String>,
 ) -> Result<HashMap<u32, Vec<(String, i64)>>, Failure> {
     let mut ids: Vec<&str> =
-        turns.iter().map(|t| table.ids[t.turn.episode as usize].as_str()).collect();
+        turns.iter().map(|t| table.items()[t.turn.episode as usize].as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
     if ids.is_empty() {
@@ -247,7 +248,7 @@ fn adjacent(
     let mut out: HashMap<u32, Vec<(String, i64)>> = HashMap::new();
     for r in rows {
         let id: String = r.get(0);
-        if let Some(&e) = table.at.get(&id) {
+        if let Some(e) = table.get(id.as_str()) {
             out.entry(e).or_default().push((r.get(1), r.get(2)));
         }
     }
@@ -257,39 +258,17 @@ fn adjacent(
 /// The candidate turns, each once, in order of first sight.
 #[derive(Default)]
 struct Turns {
-    keys: Vec<(String, u64)>,
+    keys: Seen<(String, u64)>,
     turns: Vec<TurnFeatures>,
-    at: HashMap<(String, u64), usize>,
 }
 
 impl Turns {
-    fn index(&mut self, key: (String, u64), episode: &str, episodes: &mut Episodes) -> usize {
-        if let Some(&t) = self.at.get(&key) {
-            return t;
+    fn index(&mut self, key: (String, u64), episode: &str, episodes: &mut Seen<String>) -> usize {
+        let t = self.keys.index(&key) as usize;
+        if t == self.turns.len() {
+            let turn = TurnKey { episode: episodes.index(episode), seq: key.1 };
+            self.turns.push(TurnFeatures { turn, lexical: None, vector: None, words: None });
         }
-        let turn = TurnKey { episode: episodes.index(episode), seq: key.1 };
-        self.keys.push(key.clone());
-        self.turns.push(TurnFeatures { turn, lexical: None, vector: None, words: None });
-        self.at.insert(key, self.turns.len() - 1);
-        self.turns.len() - 1
-    }
-}
-
-/// The episodes a turn table refers to, each given an index on first sight.
-#[derive(Default)]
-struct Episodes {
-    ids: Vec<String>,
-    at: HashMap<String, u32>,
-}
-
-impl Episodes {
-    fn index(&mut self, id: &str) -> u32 {
-        if let Some(&e) = self.at.get(id) {
-            return e;
-        }
-        let e = u32::try_from(self.ids.len()).expect("fewer than 4 billion episodes a query");
-        self.ids.push(id.to_owned());
-        self.at.insert(id.to_owned(), e);
-        e
+        t
     }
 }
