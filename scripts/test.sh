@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Every test: fetches the embedding models, starts a PostgreSQL server for the tests of the
-# PostgreSQL backend (scripts/postgres.sh), runs `cargo test --workspace` with any arguments
-# given, and stops the server again (if this script started it).
+# Every test: fetches the embedding models, installs what the browser tests need
+# (scripts/browser.sh: Chromium and playwright-core; without them those tests skip, unless
+# EPIMEM_REQUIRE_BROWSER is set), starts a PostgreSQL server for the tests of the PostgreSQL
+# backend (scripts/postgres.sh), runs `cargo test --workspace` with any arguments given, and
+# stops the server again (if this script started it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-models.sh
+if browser="$(scripts/browser.sh)"; then
+    export EPIMEM_TEST_BROWSER="$browser"
+fi
 started=""
 if ! scripts/postgres.sh url >/dev/null 2>&1; then
     scripts/postgres.sh start >/dev/null

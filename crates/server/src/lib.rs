@@ -10,6 +10,7 @@ mod messages;
 mod metrics;
 mod routes;
 mod timeline;
+mod ui;
 pub mod wire;
 mod worker;
 
@@ -192,7 +193,8 @@ pub fn router<S: Store + 'static>(
         .nest_service("/mcp", mcp)
         // Everything above works in the caller's tenant; what follows is public.
         .layer(axum::middleware::from_fn_with_state(app.clone(), auth::authenticate::<S>));
-    api.route("/v1/openapi.json", get(move || async move { axum::Json(document) }))
+    api.merge(ui::routes())
+        .route("/v1/openapi.json", get(move || async move { axum::Json(document) }))
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz::<S>))
         .route("/metrics", get(metrics::scrape::<S>))

@@ -14,3 +14,4 @@ mod search_index;
 mod segmentation;
 mod serve;
 mod timeline;
+mod ui;

@@ -1,0 +1,105 @@
+// The memory browser end to end, in headless Chromium: the timeline, an episode, a search,
+// the keyboard, and forgetting an episode. Run by the `ui` test of `cargo test` against a
+// server it filled; usable alone too:
+//
+//   EPIMEM_UI_BASE=http://127.0.0.1:7878 EPIMEM_UI_TOPIC=Lisbon node ui-tests/ui.mjs
+//
+// EPIMEM_UI_BASE     the server
+// EPIMEM_UI_TOPIC    a word in the title of one of its episodes (that episode is opened,
+//                    searched for and forgotten)
+// EPIMEM_UI_SHOTS    where screenshots go (default: target/ui-screenshots)
+// EPIMEM_TEST_BROWSER the Chromium to drive (default: /usr/bin/chromium)
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const base = process.env.EPIMEM_UI_BASE;
+const topic = process.env.EPIMEM_UI_TOPIC;
+const shots = process.env.EPIMEM_UI_SHOTS || 'target/ui-screenshots';
+if (!base || !topic) throw new Error('set EPIMEM_UI_BASE and EPIMEM_UI_TOPIC');
+mkdirSync(shots, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: process.env.EPIMEM_TEST_BROWSER || '/usr/bin/chromium',
+  // Chromium's sandbox refuses to start as root, as CI runs.
+  args: ['--no-sandbox'],
+});
+const errors = [];
+const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+page.on('pageerror', (e) => errors.push(e.message));
+page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+page.on('response', (r) => { if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`); });
+const expect = (ok, what) => { if (!ok) throw new Error(what); };
+const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+const timings = {};
+
+try {
+  // The timeline: every episode on the axis and in the table.
+  let started = Date.now();
+  await page.goto(`${base}/ui`);
+  await page.getByRole('heading', { name: 'Timeline', level: 1 }).waitFor();
+  await page.locator('table tbody tr').first().waitFor();
+  timings.timeline_ms = Date.now() - started;
+  const rows = await page.locator('table tbody tr').count();
+  const dots = await page.locator('svg.axis circle').count();
+  expect(rows > 1 && rows === dots, `timeline: ${rows} rows, ${dots} dots`);
+  await shot('timeline');
+
+  // Each view takes the focus to its content (for screen readers), and the keyboard alone
+  // opens an episode: Tab to its link, Enter.
+  const focusedId = await page.evaluate(() => document.activeElement.id);
+  expect(focusedId === 'main', `after a view is shown the focus is on ${focusedId}`);
+  const link = page.locator('table').getByRole('link', { name: new RegExp(topic, 'i') }).first();
+  const title = await link.textContent();
+  let tabs = 0;
+  while ((await page.evaluate(() => document.activeElement.textContent)) !== title) {
+    expect(++tabs < 60, `no tab stop reaches "${title}"`);
+    await page.keyboard.press('Tab');
+  }
+  started = Date.now();
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: title, level: 1 }).waitFor();
+  timings.episode_ms = Date.now() - started;
+  await page.getByText('Cut and told by').waitFor();
+  expect(await page.locator('ol.messages li').count() > 0, 'the episode shows no messages');
+  await shot('episode');
+
+  // A search: the episode comes first, with its score's parts, and the context block.
+  await page.getByRole('link', { name: 'Search' }).click();
+  await page.getByLabel('Query').fill(topic);
+  await page.getByLabel('Context budget').selectOption('500');
+  started = Date.now();
+  await page.getByRole('button', { name: 'Recall' }).click();
+  await page.getByRole('heading', { name: /The context an agent receives/ }).waitFor();
+  timings.search_ms = Date.now() - started;
+  const first = await page.locator('table tbody tr').first().textContent();
+  expect(first.includes(title), `search: the first hit is not "${title}": ${first}`);
+  const context = await page.getByLabel('Context block').textContent();
+  expect(context.toLowerCase().includes(topic.toLowerCase()), `the context block lacks ${topic}`);
+  await shot('search');
+
+  // The health page lists the jobs.
+  await page.getByRole('link', { name: 'Health' }).click();
+  await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+  await shot('health');
+
+  // Forgetting the episode takes it off the timeline.
+  await page.goto(`${base}/ui#/timeline`);
+  await page.locator('table').getByRole('link', { name: title }).first().click();
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Forget this episode' }).click();
+  await page.getByRole('heading', { name: 'Timeline', level: 1 }).waitFor();
+  await page.locator('table tbody tr').first().waitFor();
+  expect(await page.locator('table tbody tr').count() === rows - 1, 'the episode is still listed');
+  expect(await page.getByRole('link', { name: title }).count() === 0, 'its link is still there');
+  await shot('forgotten');
+
+  expect(errors.length === 0, `the page logged errors: ${errors.join('; ')}`);
+  console.log(JSON.stringify({ ok: true, episodes: rows, forgotten: title, ...timings }));
+} catch (e) {
+  await shot('failure').catch(() => {});
+  console.error(`ui test failed: ${e.message}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
