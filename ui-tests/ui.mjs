@@ -1,5 +1,5 @@
-// The memory browser end to end, in headless Chromium: the timeline, an episode, a search,
-// the keyboard, and forgetting an episode. Run by the `ui` test of `cargo test` against a
+// The memory browser end to end, in headless Chromium: the timeline, the keyboard, an
+// episode, correcting its title, a search, and forgetting the episode. Run by the `ui` test of `cargo test` against a
 // server it filled; usable alone too:
 //
 //   EPIMEM_UI_BASE=http://127.0.0.1:7878 EPIMEM_UI_TOPIC=Lisbon node ui-tests/ui.mjs
@@ -64,16 +64,29 @@ try {
   expect(await page.locator('ol.messages li').count() > 0, 'the episode shows no messages');
   await shot('episode');
 
-  // A search: the episode comes first, with its score's parts, and the context block.
+  // A correction: a new title is saved, the old kept as a version.
+  const renamed = `${title} getaway`;
+  await page.getByLabel('Title').fill(renamed);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('heading', { name: renamed, level: 1 }).waitFor();
+  await page.getByRole('heading', { name: 'Earlier versions' }).waitFor();
+  expect(await page.locator('ol li strong').first().textContent() === title, 'the old title is not kept');
+  await shot('edited');
+
+  // A search: the episode comes first under its new title, found by its words, and the
+  // context block is as an agent would receive it. (That the new title's own words find it
+  // is the engine's test: with the tests' hashed vectors, one rare word of a title can tie
+  // with a vector match.)
   await page.getByRole('link', { name: 'Search' }).click();
-  await page.getByLabel('Query').fill(topic);
+  await page.getByLabel('Query').fill(`${topic} getaway`);
   await page.getByLabel('Context budget').selectOption('500');
   started = Date.now();
   await page.getByRole('button', { name: 'Recall' }).click();
   await page.getByRole('heading', { name: /The context an agent receives/ }).waitFor();
   timings.search_ms = Date.now() - started;
   const first = await page.locator('table tbody tr').first().textContent();
-  expect(first.includes(title), `search: the first hit is not "${title}": ${first}`);
+  expect(first.includes(renamed), `search: the first hit is not "${renamed}": ${first}`);
+  expect(first.includes('words #1'), `search: the first hit was not found by its words: ${first}`);
   const context = await page.getByLabel('Context block').textContent();
   expect(context.toLowerCase().includes(topic.toLowerCase()), `the context block lacks ${topic}`);
   await shot('search');
@@ -85,17 +98,17 @@ try {
 
   // Forgetting the episode takes it off the timeline.
   await page.goto(`${base}/ui#/timeline`);
-  await page.locator('table').getByRole('link', { name: title }).first().click();
+  await page.locator('table').getByRole('link', { name: renamed }).first().click();
   page.once('dialog', (d) => d.accept());
   await page.getByRole('button', { name: 'Forget this episode' }).click();
   await page.getByRole('heading', { name: 'Timeline', level: 1 }).waitFor();
   await page.locator('table tbody tr').first().waitFor();
   expect(await page.locator('table tbody tr').count() === rows - 1, 'the episode is still listed');
-  expect(await page.getByRole('link', { name: title }).count() === 0, 'its link is still there');
+  expect(await page.getByRole('link', { name: renamed }).count() === 0, 'its link is still there');
   await shot('forgotten');
 
   expect(errors.length === 0, `the page logged errors: ${errors.join('; ')}`);
-  console.log(JSON.stringify({ ok: true, episodes: rows, forgotten: title, ...timings }));
+  console.log(JSON.stringify({ ok: true, episodes: rows, forgotten: renamed, ...timings }));
 } catch (e) {
   await shot('failure').catch(() => {});
   console.error(`ui test failed: ${e.message}`);

@@ -25,7 +25,8 @@ use epimem_embed::Embedder;
 use epimem_llm::ChatModel;
 use epimem_search::{Search, Update};
 use epimem_store::{
-    EpisodeCursor, EpisodeDetail, JobStatus, PushOutcome, PushedMessage, Stats, Store,
+    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, JobStatus, PushOutcome,
+    PushedMessage, Stats, Store,
 };
 
 pub use clock::{Clock, FixedClock, SystemClock};
@@ -359,6 +360,32 @@ impl<S: Store> Engine<S> {
             return Err(EngineError::NotFound(format!("episode {id}")));
         }
         self.unindex(&scope.tenant, std::slice::from_ref(id))
+    }
+
+    /// Gives an episode a new title or summary (or both), keeping the old as a version; the
+    /// search indexes take the new words (at once in this process's, from the change log in
+    /// every other's). Bad input (nothing to change, an empty title) is refused.
+    pub fn edit_episode(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+        title: Option<String>,
+        summary: Option<String>,
+    ) -> Result<Episode, EngineError> {
+        let edit = EpisodeEdit { title, summary, at: self.clock.now() };
+        let edited = self.store.edit_episode(scope, id, &edit)?;
+        let edited = edited.ok_or_else(|| EngineError::NotFound(format!("episode {id}")))?;
+        self.index_after_write(&scope.tenant)?;
+        Ok(edited)
+    }
+
+    /// An episode's earlier titles and summaries, oldest first.
+    pub fn episode_versions(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<EpisodeVersion>, EngineError> {
+        Ok(self.store.episode_versions(scope, id)?)
     }
 
     /// Forgets a conversation: its messages, episodes and everything derived from them leave

@@ -3,6 +3,7 @@
 //! domain types and turns them into its own wire types (`wire.rs`).
 
 mod auth;
+mod edits;
 mod error;
 mod facts;
 mod mcp;
@@ -120,6 +121,8 @@ impl<S> Clone for App<S> {
         routes::list_episodes,
         routes::get_episode,
         routes::delete_episode,
+        edits::edit_episode,
+        edits::episode_versions,
         routes::list_jobs,
         routes::recall,
         facts::list_facts,
@@ -177,8 +180,11 @@ pub fn router<S: Store + 'static>(
         .route("/v1/episodes", get(routes::list_episodes::<S>))
         .route(
             "/v1/episodes/{id}",
-            get(routes::get_episode::<S>).delete(routes::delete_episode::<S>),
+            get(routes::get_episode::<S>)
+                .delete(routes::delete_episode::<S>)
+                .patch(edits::edit_episode::<S>),
         )
+        .route("/v1/episodes/{id}/versions", get(edits::episode_versions::<S>))
         .route("/v1/jobs", get(routes::list_jobs::<S>))
         .route("/v1/recall", post(routes::recall::<S>))
         .route("/v1/facts", get(facts::list_facts::<S>))

@@ -277,16 +277,19 @@ pub(crate) async fn recall<S: Store + 'static>(
     Extension(tenant): Extension<Tenant>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<RecallOut>, ApiError> {
-    let body = body?;
-    let request: RecallIn =
-        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&body))
-            .map_err(|e| {
-                let path = e.path().to_string();
-                let place = if path == "." { String::new() } else { format!("{path}: ") };
-                ApiError::bad_input(format!("{place}{}", e.into_inner()))
-            })?;
+    let request: RecallIn = json_body(&body?)?;
     let out = blocking(&app, move |engine| recall_with(engine, &tenant, request)).await?;
     Ok(Json(out))
+}
+
+/// A request body read as JSON into `T`; what was wrong is said with where (`title: invalid
+/// type: …`).
+pub(crate) fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(|e| {
+        let path = e.path().to_string();
+        let place = if path == "." { String::new() } else { format!("{path}: ") };
+        ApiError::bad_input(format!("{place}{}", e.into_inner()))
+    })
 }
 
 /// What `POST /v1/recall` and the MCP `recall` tool answer: hits, or a context block within

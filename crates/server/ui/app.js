@@ -49,7 +49,7 @@ function el(tag, attrs, ...children) {
 
 function show(title, ...nodes) {
   document.title = `${title} · epimem`;
-  main.replaceChildren(el('h1', {}, title), ...nodes);
+  main.replaceChildren(el('h1', {}, title), ...nodes.flat(Infinity).filter(Boolean));
   main.focus();
 }
 
@@ -165,8 +165,32 @@ function nodeList(nodes) {
 }
 
 async function episodePage(id) {
-  const e = await api('GET', `/v1/episodes/${encodeURIComponent(id)}`);
+  const path = `/v1/episodes/${encodeURIComponent(id)}`;
+  const [e, history] = await Promise.all([api('GET', path), api('GET', `${path}/versions`)]);
   const status = el('p', { role: 'status' });
+  const title = el('input', { id: 'edit-title', value: e.title, required: true, size: 60 });
+  const summary = el('textarea', { id: 'edit-summary', rows: 4, cols: 60 }, e.summary);
+  const edit = el('form', {
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const change = {};
+      if (title.value !== e.title) change.title = title.value;
+      if (summary.value !== e.summary) change.summary = summary.value;
+      if (!Object.keys(change).length) { status.textContent = 'Nothing changed.'; return; }
+      try {
+        await api('PATCH', path, change);
+        await episodePage(id);
+        main.querySelector('[role=status]').textContent = 'Saved; the old text is kept as a version.';
+      } catch (err) {
+        status.className = 'error';
+        status.textContent = `Not saved: ${err.message}`;
+      }
+    },
+  },
+  el('h2', {}, 'Correct it'),
+  el('p', {}, el('label', { for: 'edit-title' }, 'Title'), el('br'), title),
+  el('p', {}, el('label', { for: 'edit-summary' }, 'Summary'), el('br'), summary),
+  el('button', { type: 'submit' }, 'Save'));
   const remove = el('button', {
     type: 'button', class: 'danger',
     onclick: async () => {
@@ -199,7 +223,12 @@ async function episodePage(id) {
   show(e.title || '(untitled)',
     el('p', {}, e.summary),
     el('dl', { class: 'facts' }, facts.filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
-    el('p', {}, remove), status,
+    el('p', {}, remove), status, edit,
+    history.versions.length ? [
+      el('h2', {}, 'Earlier versions'),
+      el('ol', {}, history.versions.map((v) => el('li', {},
+        el('strong', {}, v.title), ` — ${v.summary} `, el('span', { class: 'muted' }, `(replaced ${when(v.replaced_at)})`)))),
+    ] : null,
     el('h2', {}, 'Messages'),
     el('ol', { class: 'messages' }, (e.messages || []).map((m) => el('li', {},
       el('span', { class: 'who' }, m.speaker || m.role),

@@ -29,6 +29,7 @@ pub(crate) fn episode(tx: &mut Tx<'_>, scope: &Scope, id: &EpisodeId) -> Result<
     crate::facts::forget_from(tx, ids)?;
     crate::timeline::forget_episodes(tx, &scope.tenant, ids)?;
     tx.execute("DELETE FROM episodes WHERE serial = $1", &[&serial])?;
+    tx.execute("DELETE FROM episode_versions WHERE episode_id = $1", &[&id.0])?;
     tx.execute(
         "DELETE FROM message_vectors WHERE conversation_id = $1 AND seq BETWEEN $2 AND $3",
         &[&conversation, &first, &last],
@@ -60,7 +61,8 @@ pub(crate) fn conversation(
     changes::append(tx, &key.tenant, &episodes, changes::Change::Forgotten)?;
     crate::facts::forget_conversation(tx, id)?;
     crate::timeline::forget_episodes(tx, &key.tenant, &episodes)?;
-    for table in ["message_vectors", "pending_reviews", "episodes", "messages"] {
+    for table in ["message_vectors", "pending_reviews", "episode_versions", "episodes", "messages"]
+    {
         tx.execute(&format!("DELETE FROM {table} WHERE conversation_id = $1"), &[&id])?;
     }
     // A queued or running segmentation of it has nothing left to do (a running one's commit

@@ -8,6 +8,7 @@
 
 mod changes;
 mod connection;
+mod edits;
 mod episodes;
 mod facts;
 mod forget;
@@ -39,9 +40,10 @@ pub use search::PostgresSearch;
 use connection::{Access, Failure, Manager, Tx};
 
 /// The tables whose rows hold text or vectors of messages, episodes or facts.
-const TEXT_TABLES: [&str; 8] = [
+const TEXT_TABLES: [&str; 9] = [
     "messages",
     "episodes",
+    "episode_versions",
     "message_vectors",
     "pending_reviews",
     "facts",

@@ -4,7 +4,8 @@ use crate::{Failure, Tx};
 use epimem_store::StoreError;
 
 /// Each entry moves the schema one version up. Never edit a released entry: append one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE conversations (
     id                BIGSERIAL PRIMARY KEY,
     tenant            TEXT NOT NULL,
@@ -167,7 +168,21 @@ CREATE TABLE timeline_checkpoints (
     tenant  TEXT PRIMARY KEY,
     through BIGINT NOT NULL
 );
-"#];
+"#,
+    // What an episode's title and summary said before a person edited them.
+    r#"
+CREATE TABLE episode_versions (
+    episode_id TEXT NOT NULL,
+    conversation_id BIGINT NOT NULL,
+    version BIGINT NOT NULL,
+    title TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    replaced_at BIGINT NOT NULL,
+    PRIMARY KEY (episode_id, version)
+);
+CREATE INDEX episode_versions_by_conversation ON episode_versions (conversation_id);
+"#,
+];
 
 /// Any number: the advisory lock that keeps two processes from migrating at once.
 const MIGRATION_LOCK: i64 = 0x6570_696d_656d;

@@ -6,12 +6,13 @@ use epimem_core::{
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
-    EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview, PushOutcome,
-    ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError, StoredFact,
+    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, IndexedMessage, JobStatus,
+    PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats,
+    Store, StoreError, StoredFact,
 };
 
 use crate::{
-    PostgresStore, changes, episodes, facts, forget, ingest, jobs, keys, llm_usage, reviews,
+    PostgresStore, changes, edits, episodes, facts, forget, ingest, jobs, keys, llm_usage, reviews,
     segmentation, stats, timeline, transfer, vectors,
 };
 
@@ -198,6 +199,26 @@ impl Store for PostgresStore {
         conversation: &ConversationKey,
     ) -> Result<Vec<PendingReview>, StoreError> {
         self.write(|tx| reviews::take(tx, conversation))
+    }
+
+    fn edit_episode(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+        edit: &EpisodeEdit,
+    ) -> Result<Option<Episode>, StoreError> {
+        if !self.write(|tx| edits::edit(tx, scope, id, edit))? {
+            return Ok(None);
+        }
+        Ok(self.episodes_by_id(scope, std::slice::from_ref(id))?.into_iter().next())
+    }
+
+    fn episode_versions(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<EpisodeVersion>, StoreError> {
+        self.read(|tx| edits::versions(tx, scope, id))
     }
 
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {

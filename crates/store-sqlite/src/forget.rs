@@ -38,6 +38,7 @@ pub(crate) fn episode(
     crate::facts::forget_from(tx, std::slice::from_ref(id))?;
     crate::timeline::forget_episodes(tx, &scope.tenant, std::slice::from_ref(id))?;
     tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
+    tx.execute("DELETE FROM episode_versions WHERE episode_id = ?1", [&id.0]).map_err(map_err)?;
     let range = rusqlite::params![conversation, first, last];
     tx.execute(
         "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
@@ -81,7 +82,8 @@ pub(crate) fn conversation(
     crate::changes::forgotten(tx, &key.tenant, &episodes)?;
     crate::facts::forget_conversation(tx, id)?;
     crate::timeline::forget_episodes(tx, &key.tenant, &episodes)?;
-    for table in ["message_vectors", "pending_reviews", "episodes", "messages"] {
+    for table in ["message_vectors", "pending_reviews", "episode_versions", "episodes", "messages"]
+    {
         tx.execute(&format!("DELETE FROM {table} WHERE conversation_id = ?1"), [id])
             .map_err(map_err)?;
     }

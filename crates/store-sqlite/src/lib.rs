@@ -5,6 +5,7 @@
 //! halfway through a transaction.
 
 mod changes;
+mod edits;
 mod episodes;
 mod facts;
 mod forget;
@@ -30,8 +31,9 @@ use epimem_core::{
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
-    EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview, PushOutcome,
-    ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError, StoredFact,
+    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, IndexedMessage, JobStatus,
+    PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats,
+    Store, StoreError, StoredFact,
 };
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
@@ -365,6 +367,27 @@ impl Store for SqliteStore {
         conversation: &ConversationKey,
     ) -> Result<Vec<PendingReview>, StoreError> {
         self.write(|tx| reviews::take(tx, conversation))
+    }
+
+    fn edit_episode(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+        edit: &EpisodeEdit,
+    ) -> Result<Option<Episode>, StoreError> {
+        // The old text is kept as a version, and the freed bytes are zeroed (secure_delete).
+        if !self.forget(|tx| edits::edit(tx, scope, id, edit), |&found| found)? {
+            return Ok(None);
+        }
+        Ok(self.episodes_by_id(scope, std::slice::from_ref(id))?.into_iter().next())
+    }
+
+    fn episode_versions(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<EpisodeVersion>, StoreError> {
+        self.read(|conn| edits::versions(conn, scope, id))
     }
 
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {

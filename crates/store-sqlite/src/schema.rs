@@ -213,6 +213,19 @@ CREATE TABLE timeline_checkpoints (
     through INTEGER NOT NULL
 );
 "#,
+    // What an episode's title and summary said before a person edited them.
+    r#"
+CREATE TABLE episode_versions (
+    episode_id      TEXT NOT NULL,
+    conversation_id INTEGER NOT NULL,
+    version         INTEGER NOT NULL,
+    title           TEXT NOT NULL,
+    summary         TEXT NOT NULL,
+    replaced_at     INTEGER NOT NULL,
+    PRIMARY KEY (episode_id, version)
+);
+CREATE INDEX episode_versions_by_conversation ON episode_versions (conversation_id);
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

@@ -178,6 +178,21 @@ impl<S: Store + ?Sized> Store for Box<S> {
         (**self).take_pending_reviews(conversation)
     }
 
+    fn edit_episode(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+        edit: &crate::EpisodeEdit,
+    ) -> Result<Option<Episode>, StoreError> {
+        (**self).edit_episode(scope, id, edit)
+    }
+    fn episode_versions(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<crate::EpisodeVersion>, StoreError> {
+        (**self).episode_versions(scope, id)
+    }
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {
         (**self).delete_episode(scope, id)
     }

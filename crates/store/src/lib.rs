@@ -7,11 +7,13 @@
 mod boxed;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod edits;
 pub mod encoding;
 mod error;
 mod transfer;
 mod types;
 
+pub use edits::{EpisodeEdit, EpisodeVersion};
 pub use epimem_core::PendingReview;
 pub use error::StoreError;
 pub use transfer::{ConversationExport, ExportedFact, ExportedVectors};
@@ -217,6 +219,25 @@ pub trait Store: Send + Sync {
     /// store writes (unless another process's open read holds an older copy, which goes at
     /// the store's next compaction). Returns whether there was such an episode.
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError>;
+
+    /// Changes an episode's title and summary (each one given), keeping what they said as a
+    /// version, and logs the episode as forgotten and closed again so that every search index
+    /// takes its new words (and the timeline its day). Returns the episode as it now is, or
+    /// `None` if `scope` sees no such episode.
+    fn edit_episode(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+        edit: &EpisodeEdit,
+    ) -> Result<Option<Episode>, StoreError>;
+
+    /// The earlier titles and summaries of an episode, oldest first (empty if it was never
+    /// edited, or `scope` sees no such episode). They go when the episode is forgotten.
+    fn episode_versions(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<EpisodeVersion>, StoreError>;
 
     /// Forgets a conversation whole, in one transaction: its messages, episodes, vectors,
     /// pending reviews and queued jobs, as [`Store::delete_episode`] does for one episode.

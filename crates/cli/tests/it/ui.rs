@@ -78,7 +78,7 @@ fn browser() -> Option<(PathBuf, String)> {
 }
 
 #[test]
-fn in_a_browser_the_timeline_an_episode_a_search_and_forgetting_work() {
+fn in_a_browser_the_timeline_an_episode_a_correction_a_search_and_forgetting_work() {
     let Some((tests, chromium)) = browser() else { return };
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
@@ -137,7 +137,7 @@ fn in_a_browser_the_timeline_an_episode_a_search_and_forgetting_work() {
     // What the browser forgot is gone from the API too.
     let after = server.send("GET", "/v1/episodes", None).1["episodes"].as_array().unwrap().len();
     assert_eq!(after, before - 1);
-    for page in ["timeline", "episode", "search", "health", "forgotten"] {
+    for page in ["timeline", "episode", "edited", "search", "health", "forgotten"] {
         assert!(shots.join(format!("{page}.png")).is_file(), "no screenshot of {page}");
     }
 }

@@ -90,3 +90,29 @@ fn in_the_background_mode_recall_waits_for_no_catch_up() {
     let own = server.recall(&query("lighthouse gulls")).unwrap();
     assert!(own[0].episode.title.to_lowercase().contains("lighthouse"), "{own:?}");
 }
+
+#[test]
+fn an_edited_title_is_searched_by_its_new_words_in_every_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let (editor, other) = (engine_at(&db), engine_at(&db));
+    remember(&editor, "t", "c", 0, &["we watched the zebras at the waterhole", "at dawn"]);
+    let id = editor.recall(&query("zebras")).unwrap()[0].episode.id.clone();
+    assert!(other.recall(&query("okapi")).unwrap().is_empty(), "loads the other's index");
+
+    let scope = Scope::tenant("t");
+    let edited = editor.edit_episode(&scope, &id, Some("Okapi sighting".into()), None).unwrap();
+    assert_eq!(edited.title, "Okapi sighting");
+    for engine in [&editor, &other] {
+        let hits = engine.recall(&query("okapi")).unwrap();
+        assert_eq!(hits.first().map(|h| &h.episode.id), Some(&id), "found by its new title");
+        assert_eq!(hits[0].episode.title, "Okapi sighting");
+    }
+    let versions = editor.episode_versions(&scope, &id).unwrap();
+    assert_eq!(versions.len(), 1);
+    assert_ne!(versions[0].title, "Okapi sighting");
+    // A bad edit is refused and changes nothing.
+    let refused = editor.edit_episode(&scope, &id, Some(" ".into()), None).unwrap_err();
+    assert_eq!(refused.kind(), epimem_core::ErrorKind::BadInput, "{refused}");
+    assert_eq!(editor.episode_versions(&scope, &id).unwrap().len(), 1);
+}

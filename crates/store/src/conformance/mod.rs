@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::{JobState, PendingReview, SegmentationCommit, Store, StoreError};
 
 mod changes;
+mod edits;
 mod facts;
 mod forget;
 mod jobs;
@@ -21,6 +22,7 @@ mod reviews;
 mod timeline;
 mod transfer;
 pub use changes::*;
+pub use edits::*;
 pub use facts::*;
 pub use forget::*;
 pub use jobs::*;
@@ -56,6 +58,7 @@ macro_rules! conformance_tests {
             episodes_by_id_respect_scope_and_time,
             pending_reviews_are_taken_once,
             deleting_an_episode_removes_it_everywhere,
+            an_edit_keeps_the_old_text_as_a_version_and_reaches_the_change_log,
             deleting_a_conversation_removes_all_of_it,
             deleting_a_tenant_removes_all_of_it_and_nothing_else,
             changes_are_logged_per_tenant_in_commit_order,

@@ -1,0 +1,75 @@
+//! A person's edits of an episode's title and summary, as on SQLite: the episode takes the new
+//! text, the old is kept as a version, and the change log says the episode was forgotten and
+//! closed again, so every search index drops its old words and takes the new ones.
+
+use epimem_core::{EpisodeId, Scope, Timestamp};
+use epimem_store::{EpisodeEdit, EpisodeVersion};
+
+use crate::{
+    Failure, Tx, changes,
+    episodes::{SCOPE_FILTER, scope_params},
+};
+
+/// Applies `edit` to the episode `scope` sees; false if it sees none.
+pub(crate) fn edit(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    id: &EpisodeId,
+    edit: &EpisodeEdit,
+) -> Result<bool, Failure> {
+    edit.check()?;
+    let params = scope_params(scope);
+    let found = tx.query_opt(
+        &format!(
+            "SELECT e.serial, e.conversation_id, e.title, e.summary
+             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = $7 FOR UPDATE OF e"
+        ),
+        &params.with(&[&id.0]),
+    )?;
+    let Some(row) = found else { return Ok(false) };
+    let (serial, conversation): (i64, i64) = (row.get(0), row.get(1));
+    let (title, summary): (String, String) = (row.get(2), row.get(3));
+    tx.execute(
+        "INSERT INTO episode_versions (episode_id, conversation_id, version, title, summary,
+           replaced_at)
+         SELECT $1, $2, count(*) + 1, $3, $4, $5 FROM episode_versions WHERE episode_id = $1",
+        &[&id.0, &conversation, &title, &summary, &edit.at.0],
+    )?;
+    tx.execute(
+        "UPDATE episodes SET title = coalesce($2, title), summary = coalesce($3, summary)
+         WHERE serial = $1",
+        &[&serial, &edit.title, &edit.summary],
+    )?;
+    let ids = std::slice::from_ref(id);
+    changes::append(tx, &scope.tenant, ids, changes::Change::Forgotten)?;
+    changes::append(tx, &scope.tenant, ids, changes::Change::Closed)?;
+    Ok(true)
+}
+
+/// The episode's earlier versions, oldest first.
+pub(crate) fn versions(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    id: &EpisodeId,
+) -> Result<Vec<EpisodeVersion>, Failure> {
+    let params = scope_params(scope);
+    let rows = tx.query(
+        &format!(
+            "SELECT v.version, v.title, v.summary, v.replaced_at FROM episode_versions v
+             JOIN episodes e ON e.id = v.episode_id
+             JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = $7 ORDER BY v.version"
+        ),
+        &params.with(&[&id.0]),
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| EpisodeVersion {
+            version: r.get::<_, i64>(0).max(0) as u32,
+            title: r.get(1),
+            summary: r.get(2),
+            replaced_at: Timestamp(r.get(3)),
+        })
+        .collect())
+}

@@ -1,0 +1,88 @@
+//! A person's edits of an episode's title and summary: the episode takes the new text, the old
+//! is kept as a version, and the change log says the episode was forgotten and closed again,
+//! so every search index drops its old words and takes the new ones.
+
+use epimem_core::{EpisodeId, Scope, Timestamp};
+use epimem_store::{EpisodeEdit, EpisodeVersion, StoreError};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::{
+    episodes::{SCOPE_FILTER, with_scope},
+    map_err,
+};
+
+/// Applies `edit` to the episode `scope` sees; false if it sees none.
+pub(crate) fn edit(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    id: &EpisodeId,
+    edit: &EpisodeEdit,
+) -> Result<bool, StoreError> {
+    edit.check()?;
+    let found: Option<(i64, i64, String, String)> = tx
+        .prepare_cached(&format!(
+            "SELECT e.rowid, e.conversation_id, e.title, e.summary
+             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = ?7"
+        ))
+        .and_then(|mut s| {
+            s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()
+        })
+        .map_err(map_err)?;
+    let Some((rowid, conversation, title, summary)) = found else { return Ok(false) };
+    let version: u32 = tx
+        .query_row(
+            "SELECT count(*) + 1 FROM episode_versions WHERE episode_id = ?1",
+            [&id.0],
+            |r| r.get(0),
+        )
+        .map_err(map_err)?;
+    tx.execute(
+        "INSERT INTO episode_versions (episode_id, conversation_id, version, title, summary,
+           replaced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id.0, conversation, version, title, summary, edit.at.0],
+    )
+    .map_err(map_err)?;
+    tx.execute(
+        "UPDATE episodes SET title = coalesce(?2, title), summary = coalesce(?3, summary)
+         WHERE rowid = ?1",
+        params![rowid, edit.title, edit.summary],
+    )
+    .map_err(map_err)?;
+    crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
+    tx.execute(
+        "INSERT INTO episode_changes (tenant, episode_id) VALUES (?1, ?2)",
+        params![scope.tenant, id.0],
+    )
+    .map_err(map_err)?;
+    Ok(true)
+}
+
+/// The episode's earlier versions, oldest first.
+pub(crate) fn versions(
+    conn: &Connection,
+    scope: &Scope,
+    id: &EpisodeId,
+) -> Result<Vec<EpisodeVersion>, StoreError> {
+    conn.prepare_cached(&format!(
+        "SELECT v.version, v.title, v.summary, v.replaced_at FROM episode_versions v
+         JOIN episodes e ON e.id = v.episode_id
+         JOIN conversations c ON c.id = e.conversation_id
+         WHERE {SCOPE_FILTER} AND e.id = ?7 ORDER BY v.version"
+    ))
+    .and_then(|mut s| {
+        s.query_map(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
+            Ok(EpisodeVersion {
+                version: r.get(0)?,
+                title: r.get(1)?,
+                summary: r.get(2)?,
+                replaced_at: Timestamp(r.get(3)?),
+            })
+        })?
+        .collect()
+    })
+    .map_err(map_err)
+}
