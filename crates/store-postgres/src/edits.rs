@@ -3,7 +3,7 @@
 //! closed again, so every search index drops its old words and takes the new ones.
 
 use epimem_core::{EpisodeId, Scope, Timestamp};
-use epimem_store::{EpisodeEdit, EpisodeVersion};
+use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedVersion};
 
 use crate::{
     Failure, Tx, changes,
@@ -72,4 +72,52 @@ pub(crate) fn versions(
             replaced_at: Timestamp(r.get(3)),
         })
         .collect())
+}
+
+/// The versions of a conversation's episodes, for its export.
+pub(crate) fn exported(
+    tx: &mut Tx<'_>,
+    conversation: i64,
+) -> Result<Vec<ExportedVersion>, Failure> {
+    let rows = tx.query(
+        "SELECT episode_id, version, title, summary, replaced_at FROM episode_versions
+         WHERE conversation_id = $1 ORDER BY episode_id, version",
+        &[&conversation],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| ExportedVersion {
+            episode: EpisodeId(r.get(0)),
+            version: EpisodeVersion {
+                version: r.get::<_, i64>(1).max(0) as u32,
+                title: r.get(2),
+                summary: r.get(3),
+                replaced_at: Timestamp(r.get(4)),
+            },
+        })
+        .collect())
+}
+
+/// Stores an imported conversation's versions.
+pub(crate) fn import(
+    tx: &mut Tx<'_>,
+    conversation: i64,
+    versions: &[ExportedVersion],
+) -> Result<(), Failure> {
+    for v in versions {
+        let x = &v.version;
+        tx.execute(
+            "INSERT INTO episode_versions (episode_id, conversation_id, version, title, summary,
+               replaced_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &v.episode.0,
+                &conversation,
+                &i64::from(x.version),
+                &x.title,
+                &x.summary,
+                &x.replaced_at.0,
+            ],
+        )?;
+    }
+    Ok(())
 }

@@ -66,6 +66,7 @@ pub(crate) fn export(
         pending_reviews,
         facts: facts(tx, id, key)?,
         vectors: message_vectors(tx, id)?,
+        versions: crate::edits::exported(tx, id)?,
     }))
 }
 
@@ -178,6 +179,7 @@ pub(crate) fn import(tx: &mut Tx<'_>, export: &ConversationExport) -> Result<(),
     for group in &export.vectors {
         vectors::put_message_vectors(tx, key, &group.fingerprint, &group.vectors)?;
     }
+    crate::edits::import(tx, id, &export.versions)?;
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 //! so every search index drops its old words and takes the new ones.
 
 use epimem_core::{EpisodeId, Scope, Timestamp};
-use epimem_store::{EpisodeEdit, EpisodeVersion, StoreError};
+use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedVersion, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::{
@@ -85,4 +85,58 @@ pub(crate) fn versions(
         .collect()
     })
     .map_err(map_err)
+}
+
+/// The versions of a conversation's episodes, for its export.
+pub(crate) fn exported(
+    conn: &Connection,
+    conversation: i64,
+) -> Result<Vec<ExportedVersion>, StoreError> {
+    conn.prepare_cached(
+        "SELECT episode_id, version, title, summary, replaced_at FROM episode_versions
+         WHERE conversation_id = ?1 ORDER BY episode_id, version",
+    )
+    .and_then(|mut s| {
+        s.query_map([conversation], |r| {
+            Ok(ExportedVersion {
+                episode: EpisodeId(r.get(0)?),
+                version: EpisodeVersion {
+                    version: r.get(1)?,
+                    title: r.get(2)?,
+                    summary: r.get(3)?,
+                    replaced_at: Timestamp(r.get(4)?),
+                },
+            })
+        })?
+        .collect()
+    })
+    .map_err(map_err)
+}
+
+/// Stores an imported conversation's versions.
+pub(crate) fn import(
+    tx: &Transaction<'_>,
+    conversation: i64,
+    versions: &[ExportedVersion],
+) -> Result<(), StoreError> {
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO episode_versions (episode_id, conversation_id, version, title, summary,
+               replaced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(map_err)?;
+    for v in versions {
+        let x = &v.version;
+        insert
+            .execute(params![
+                v.episode.0,
+                conversation,
+                x.version,
+                x.title,
+                x.summary,
+                x.replaced_at.0
+            ])
+            .map_err(map_err)?;
+    }
+    Ok(())
 }

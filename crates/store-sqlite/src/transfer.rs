@@ -71,6 +71,7 @@ pub(crate) fn export(
         pending_reviews,
         facts: facts(conn, id, key)?,
         vectors: message_vectors(conn, id)?,
+        versions: crate::edits::exported(conn, id)?,
     }))
 }
 
@@ -202,6 +203,7 @@ pub(crate) fn import(tx: &Transaction<'_>, export: &ConversationExport) -> Resul
     for group in &export.vectors {
         vectors::put_message_vectors(tx, key, &group.fingerprint, &group.vectors)?;
     }
+    crate::edits::import(tx, id, &export.versions)?;
     Ok(())
 }
 

@@ -16,7 +16,7 @@ mod types;
 pub use edits::{EpisodeEdit, EpisodeVersion};
 pub use epimem_core::PendingReview;
 pub use error::StoreError;
-pub use transfer::{ConversationExport, ExportedFact, ExportedVectors};
+pub use transfer::{ConversationExport, ExportedFact, ExportedVectors, ExportedVersion};
 pub use types::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConsolidationRule, EpisodeChange,
     EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus, PushOutcome, PushedMessage,

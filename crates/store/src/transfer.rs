@@ -1,6 +1,6 @@
 //! What moves a memory from one store to another (`epimem export` / `import`).
 
-use epimem_core::{ConversationKey, Episode, Fact, Message, PendingReview};
+use epimem_core::{ConversationKey, Episode, EpisodeId, Fact, Message, PendingReview};
 use serde::{Deserialize, Serialize};
 
 /// Everything stored of one conversation, read in one snapshot: its queue state, every message
@@ -26,6 +26,18 @@ pub struct ConversationExport {
     pub facts: Vec<ExportedFact>,
     /// Per embedder fingerprint, in name order.
     pub vectors: Vec<ExportedVectors>,
+    /// What its episodes' titles and summaries said before they were edited, by episode id
+    /// and version.
+    #[serde(default)]
+    pub versions: Vec<ExportedVersion>,
+}
+
+/// An earlier title and summary of one of a conversation's episodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedVersion {
+    pub episode: EpisodeId,
+    #[serde(flatten)]
+    pub version: crate::EpisodeVersion,
 }
 
 /// A fact with its vector and the embedder that made it.
@@ -66,6 +78,14 @@ impl ConversationExport {
                 ));
             }
             next = e.last_seq + 1;
+        }
+        if let Some(v) =
+            self.versions.iter().find(|v| !self.episodes.iter().any(|e| e.id == v.episode))
+        {
+            return Err(format!(
+                "{key}: a version of episode {}, which it does not hold",
+                v.episode
+            ));
         }
         if next - 1 > self.watermark {
             return Err(format!(

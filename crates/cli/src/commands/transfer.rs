@@ -11,7 +11,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_core::{ConversationKey, Episode, Fact, Message, PendingReview, TimelineNode};
-use epimem_store::{ConversationExport, ExportedFact, ExportedVectors};
+use epimem_store::{ConversationExport, ExportedFact, ExportedVectors, ExportedVersion};
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +29,7 @@ enum Line {
     PendingReview(Of<PendingReview>),
     Fact(FactLine),
     Vector(VectorLine),
+    EpisodeVersion(Of<ExportedVersion>),
     TimelineNode(NodeLine),
 }
 
@@ -78,7 +79,8 @@ struct NodeLine {
 
 #[derive(Debug, Args)]
 #[command(after_help = "Everything a tenant's memory holds goes: every message (pending ones \
-too), episodes with their memory strength, recalls waiting for review, facts, the timeline's \
+too), episodes with their memory strength and their earlier titles and summaries, recalls \
+waiting for review, facts, the timeline's \
 nodes (every version) and the cached message vectors. Jobs, API keys and language model usage \
 stay behind. The search index is not exported: the importing side builds its own.")]
 pub(crate) struct ExportArgs {
@@ -196,6 +198,7 @@ fn lines_of(export: ConversationExport) -> Vec<Line> {
     lines.extend(export.facts.into_iter().map(|f| {
         Line::Fact(FactLine { fact: f.fact, fingerprint: f.fingerprint, vector: f.vector })
     }));
+    lines.extend(export.versions.into_iter().map(|v| Line::EpisodeVersion(of(&key, v))));
     for group in export.vectors {
         lines.extend(group.vectors.into_iter().map(|(seq, vector)| {
             Line::Vector(VectorLine {
@@ -260,6 +263,7 @@ pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> 
                     pending_reviews: Vec::new(),
                     facts: Vec::new(),
                     vectors: Vec::new(),
+                    versions: Vec::new(),
                 });
             }
             Line::Message(m) => {
@@ -289,6 +293,9 @@ pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> 
                         vectors: vec![(v.seq, v.vector)],
                     }),
                 }
+            }
+            Line::EpisodeVersion(v) => {
+                within(&mut current, &v.tenant, &v.conversation, number)?.versions.push(v.item)
             }
             Line::TimelineNode(n) => nodes.entry(n.tenant).or_default().push(n.node),
         }

@@ -60,8 +60,18 @@ pub fn an_exported_conversation_imports_whole(store: &dyn Store) {
         children: vec![first.0.clone()],
     };
     store.put_timeline_node("t", &node).unwrap();
+    // A person corrected the first episode's title: the old one goes along as a version.
+    let edit =
+        crate::EpisodeEdit { title: Some("Tomatoes".into()), summary: None, at: Timestamp(T0 + 9) };
+    store.edit_episode(&Scope::tenant("t"), &first, &edit).unwrap().unwrap();
 
     let exported = store.export_conversation(&conv).unwrap().unwrap();
+    assert_eq!(exported.episodes[0].title, "Tomatoes");
+    assert_eq!(exported.versions.len(), 1);
+    assert_eq!(
+        (exported.versions[0].episode.clone(), exported.versions[0].version.title.as_str()),
+        (first.clone(), "Garden")
+    );
     assert_eq!(exported.messages.len(), 7, "pending messages too");
     assert_eq!((exported.watermark, exported.window_doubled), (4, true));
     assert_eq!(exported.episodes.len(), 2);
@@ -90,7 +100,22 @@ pub fn an_exported_conversation_imports_whole(store: &dyn Store) {
     assert_eq!((queue.last_seq, queue.watermark), (7, 4));
     assert_eq!(store.episodes(&Scope::tenant("t"), None, None).unwrap().len(), 2);
 
+    assert_eq!(
+        store.episode_versions(&Scope::tenant("t"), &first).unwrap(),
+        [exported.versions[0].version.clone()]
+    );
+
     // An export that does not hold together is refused whole.
+    let mut orphan = exported.clone();
+    orphan.conversation = key("t", "other");
+    orphan.episodes.clear();
+    orphan.facts.clear();
+    orphan.pending_reviews.clear();
+    orphan.watermark = 0;
+    assert!(
+        matches!(store.import_conversation(&orphan), Err(StoreError::Invalid(_))),
+        "a version of no episode"
+    );
     let mut broken = exported.clone();
     broken.conversation = key("t", "other");
     broken.messages.remove(3);
