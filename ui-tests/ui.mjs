@@ -61,6 +61,7 @@ try {
   await page.getByRole('heading', { name: title, level: 1 }).waitFor();
   timings.episode_ms = Date.now() - started;
   await page.getByText('Cut and told by').waitFor();
+  await page.getByRole('img', { name: /Probability of recall/ }).waitFor();
   expect(await page.locator('ol.messages li').count() > 0, 'the episode shows no messages');
   await shot('episode');
 

@@ -127,6 +127,26 @@ impl Memory {
         f64::from(fsrs::current_retrievability(memory, days as f32, self.decay)).clamp(0.0, 1.0)
     }
 
+    /// The probability of recall at `points` moments evenly spread from the last review (or
+    /// `now`, for a state never reviewed) to `until`: the forgetting curve to draw.
+    pub fn retrievability_curve(
+        &self,
+        state: &FsrsState,
+        now: Timestamp,
+        until: Timestamp,
+        points: usize,
+    ) -> Vec<(Timestamp, f64)> {
+        let from = state.last_review.unwrap_or(now).min(until);
+        let steps = points.max(2) - 1;
+        let span = until.since(from).max(0) as f64;
+        (0..=steps)
+            .map(|i| {
+                let at = from.plus_millis((span * i as f64 / steps as f64) as i64);
+                (at, self.retrievability(state, at))
+            })
+            .collect()
+    }
+
     /// `floor + (1 − floor) · R`: the factor a recall score is multiplied by.
     pub fn recall_weight(&self, retrievability: f64) -> f64 {
         let floor = self.config.retrievability_floor.clamp(0.0, 1.0);
@@ -198,5 +218,21 @@ mod tests {
             let w = m.recall_weight(r2);
             prop_assert!(w >= m.config().retrievability_floor && w <= 1.0);
         }
+    }
+
+    #[test]
+    fn the_curve_falls_from_the_last_review() {
+        let memory = Memory::new(MemoryConfig::default());
+        let at = Timestamp(1_767_225_600_000);
+        let state = memory.initial(0.5, at);
+        let until = at.plus_millis(90 * DAY_MS as i64);
+        let curve = memory.retrievability_curve(&state, until, until, 10);
+        assert_eq!(curve.len(), 10);
+        assert_eq!((curve[0].0, curve[9].0), (at, until));
+        assert!((curve[0].1 - 1.0).abs() < 1e-9, "recalled at once when just reviewed");
+        assert!(curve.windows(2).all(|w| w[1].1 < w[0].1 && w[1].0 > w[0].0), "{curve:?}");
+        // Never reviewed: flat from now.
+        let flat = memory.retrievability_curve(&FsrsState::default(), at, until, 3);
+        assert!(flat.iter().all(|&(_, r)| r == 1.0) && flat[0].0 == at);
     }
 }

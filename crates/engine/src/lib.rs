@@ -18,8 +18,8 @@ mod wakeup;
 mod work;
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Memory, NewMessage, Role, Scope, Timestamp, TokenCounter,
-    evaluate_trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, Memory, NewMessage, Role, Scope, Timestamp,
+    TokenCounter, evaluate_trigger,
 };
 use epimem_embed::Embedder;
 use epimem_llm::ChatModel;
@@ -377,6 +377,16 @@ impl<S: Store> Engine<S> {
         let edited = edited.ok_or_else(|| EngineError::NotFound(format!("episode {id}")))?;
         self.index_after_write(&scope.tenant)?;
         Ok(edited)
+    }
+
+    /// An episode's memory strength now, and its forgetting curve from its last review to 30
+    /// days past when it is due (or past now, if that is later), at `points` moments.
+    pub fn memory_curve(&self, state: &FsrsState, points: usize) -> (f64, Vec<(Timestamp, f64)>) {
+        const MONTH_MS: i64 = 30 * 86_400_000;
+        let now = self.clock.now();
+        let until = state.due.unwrap_or(now).max(now).plus_millis(MONTH_MS);
+        let curve = self.memory.retrievability_curve(state, now, until, points);
+        (self.memory.retrievability(state, now), curve)
     }
 
     /// An episode's earlier titles and summaries, oldest first.

@@ -24,7 +24,7 @@ use crate::{
     messages::parse_messages,
     wire::{
         AddedMessageOut, AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut,
-        EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, RecallIn, RecallOut,
+        EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, MemoryOut, RecallIn, RecallOut,
         SessionSummaryOut, decode_cursor, encode_cursor,
     },
 };
@@ -252,9 +252,21 @@ pub(crate) async fn get_episode<S: Store + 'static>(
     Path(id): Path<String>,
 ) -> Result<Json<EpisodeOut>, ApiError> {
     let scope = Scope::tenant(&*tenant);
-    let detail = blocking(&app, move |engine| Ok(engine.episode(&scope, &EpisodeId(id))?)).await?;
-    Ok(Json(EpisodeOut::from(&detail)))
+    let out = blocking(&app, move |engine| {
+        let detail = engine.episode(&scope, &EpisodeId(id))?;
+        let state = &detail.episode.fsrs;
+        let (now, curve) = engine.memory_curve(state, CURVE_POINTS);
+        Ok(EpisodeOut {
+            memory: Some(MemoryOut::new(state, now, &curve)),
+            ..EpisodeOut::from(&detail)
+        })
+    })
+    .await?;
+    Ok(Json(out))
 }
+
+/// Points of the forgetting curve an episode is shown with.
+const CURVE_POINTS: usize = 24;
 
 /// Forget an episode: it leaves every index, and its messages lose their text.
 #[utoipa::path(delete, path = "/v1/episodes/{id}", tag = "episodes", params(("id" = String, Path)),

@@ -332,6 +332,51 @@ pub struct EpisodeOut {
     /// `GET /v1/episodes/{id}` of agent work only: what its tool actions touched and did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skeleton: Option<SkeletonOut>,
+    /// `GET /v1/episodes/{id}` only: its memory strength and forgetting curve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryOut>,
+}
+
+/// An episode's memory strength (FSRS): how stable it is, when it is due, and the probability
+/// of recalling it from its last review on.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemoryOut {
+    /// Days until recall falls to the desired retention; absent before the first review.
+    pub stability_days: Option<f64>,
+    pub difficulty: Option<f64>,
+    pub last_review: Option<String>,
+    pub due: Option<String>,
+    /// The probability of recall now.
+    pub retrievability: f64,
+    /// The forgetting curve, from the last review to 30 days past when it is due.
+    pub curve: Vec<CurvePointOut>,
+}
+
+/// A point of a forgetting curve.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CurvePointOut {
+    pub at: String,
+    pub retrievability: f64,
+}
+
+impl MemoryOut {
+    pub(crate) fn new(
+        state: &epimem_core::FsrsState,
+        now: f64,
+        curve: &[(epimem_core::Timestamp, f64)],
+    ) -> Self {
+        Self {
+            stability_days: state.stability,
+            difficulty: state.difficulty,
+            last_review: state.last_review.map(|t| t.to_rfc3339()),
+            due: state.due.map(|t| t.to_rfc3339()),
+            retrievability: now,
+            curve: curve
+                .iter()
+                .map(|&(at, r)| CurvePointOut { at: at.to_rfc3339(), retrievability: r })
+                .collect(),
+        }
+    }
 }
 
 /// The skeleton of an episode of agent work, counted from its actions.
@@ -410,6 +455,7 @@ impl From<&Episode> for EpisodeOut {
             date_match: None,
             messages: None,
             skeleton: None,
+            memory: None,
         }
     }
 }

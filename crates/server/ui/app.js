@@ -31,7 +31,7 @@ async function api(method, path, body) {
 
 // el('p', {class: 'muted'}, 'text', child…): strings become text nodes, never HTML.
 function el(tag, attrs, ...children) {
-  const svg = ['svg', 'circle', 'line', 'a', 'title', 'text'].includes(tag) && attrs && attrs.svg;
+  const svg = ['svg', 'circle', 'line', 'polyline', 'a', 'title', 'text'].includes(tag) && attrs && attrs.svg;
   const node = svg
     ? document.createElementNS('http://www.w3.org/2000/svg', tag)
     : document.createElement(tag);
@@ -164,6 +164,37 @@ function nodeList(nodes) {
     n ? [' — ', n.title || '(untitled)', el('span', { class: 'muted' }, ` (${n.episodes} episodes)`)] : el('span', { class: 'muted' }, ' (not rolled up yet)'))));
 }
 
+// The forgetting curve: the probability of recall from the last review on, and now.
+function curveChart(memory) {
+  const points = memory.curve;
+  if (points.length < 2) return null;
+  const [w, h, pad] = [600, 160, 30];
+  const t0 = new Date(points[0].at).getTime();
+  const t1 = new Date(points[points.length - 1].at).getTime();
+  const x = (at) => pad + ((new Date(at).getTime() - t0) / Math.max(1, t1 - t0)) * (w - 2 * pad);
+  const y = (r) => h - pad + (pad * 2 - h) * r;
+  const line = points.map((p) => `${x(p.at).toFixed(1)},${y(p.retrievability).toFixed(1)}`).join(' ');
+  const svg = el('svg', {
+    svg: true, class: 'curve', viewBox: `0 0 ${w} ${h}`, role: 'img',
+    'aria-label': `Probability of recall: ${memory.retrievability.toFixed(2)} now, ${points[points.length - 1].retrievability.toFixed(2)} by ${when(points[points.length - 1].at)}`,
+  });
+  svg.append(
+    el('line', { svg: true, x1: pad, y1: y(0), x2: w - pad, y2: y(0), stroke: '#999' }),
+    el('line', { svg: true, x1: pad, y1: y(0), x2: pad, y2: y(1), stroke: '#999' }),
+    el('text', { svg: true, x: 2, y: y(1) + 4, 'font-size': 11 }, '1'),
+    el('text', { svg: true, x: 2, y: y(0) + 4, 'font-size': 11 }, '0'),
+    el('text', { svg: true, x: pad, y: h - 8, 'font-size': 11 }, when(points[0].at).slice(0, 10)),
+    el('text', { svg: true, x: w - pad - 62, y: h - 8, 'font-size': 11 }, when(points[points.length - 1].at).slice(0, 10)),
+    el('polyline', { svg: true, points: line, fill: 'none', stroke: '#0b3d91', 'stroke-width': 2 }));
+  const now = Date.now();
+  if (now >= t0 && now <= t1) {
+    const nx = x(new Date(now).toISOString());
+    svg.append(el('line', { svg: true, x1: nx, y1: y(0), x2: nx, y2: y(1), stroke: '#8a1c1c', 'stroke-dasharray': '4 3' }),
+      el('text', { svg: true, x: nx + 3, y: y(1) + 10, 'font-size': 11 }, 'now'));
+  }
+  return svg;
+}
+
 async function episodePage(id) {
   const path = `/v1/episodes/${encodeURIComponent(id)}`;
   const [e, history] = await Promise.all([api('GET', path), api('GET', `${path}/versions`)]);
@@ -223,6 +254,14 @@ async function episodePage(id) {
   show(e.title || '(untitled)',
     el('p', {}, e.summary),
     el('dl', { class: 'facts' }, facts.filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
+    e.memory ? [
+      el('h2', {}, 'Memory strength'),
+      el('p', {}, `Probability of recall now ${e.memory.retrievability.toFixed(2)}`,
+        e.memory.stability_days ? ` · stable for ${e.memory.stability_days.toFixed(1)} days` : '',
+        e.memory.due ? ` · due ${when(e.memory.due)}` : '',
+        e.memory.last_review ? ` · last reviewed ${when(e.memory.last_review)}` : ''),
+      curveChart(e.memory),
+    ] : null,
     el('p', {}, remove), status, edit,
     history.versions.length ? [
       el('h2', {}, 'Earlier versions'),
