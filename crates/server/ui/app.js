@@ -198,6 +198,8 @@ function curveChart(memory) {
 async function episodePage(id) {
   const path = `/v1/episodes/${encodeURIComponent(id)}`;
   const [e, history] = await Promise.all([api('GET', path), api('GET', `${path}/versions`)]);
+  const drawn = (await api('GET', `/v1/facts?conversation=${encodeURIComponent(e.conversation)}&all=true&limit=1000`))
+    .facts.filter((f) => f.sources.includes(e.id));
   const status = el('p', { role: 'status' });
   const title = el('input', { id: 'edit-title', value: e.title, required: true, size: 60 });
   const summary = el('textarea', { id: 'edit-summary', rows: 4, cols: 60 }, e.summary);
@@ -267,6 +269,11 @@ async function episodePage(id) {
       el('h2', {}, 'Earlier versions'),
       el('ol', {}, history.versions.map((v) => el('li', {},
         el('strong', {}, v.title), ` — ${v.summary} `, el('span', { class: 'muted' }, `(replaced ${when(v.replaced_at)})`)))),
+    ] : null,
+    drawn.length ? [
+      el('h2', {}, 'Facts drawn from it'),
+      el('ul', {}, drawn.map((f) => el('li', {}, f.text, el('span', { class: 'muted' },
+        f.invalid_at ? ` (no longer true since ${when(f.invalid_at)})` : ` (true since ${when(f.valid_at)})`)))),
     ] : null,
     el('h2', {}, 'Messages'),
     el('ol', { class: 'messages' }, (e.messages || []).map((m) => el('li', {},

@@ -20,10 +20,16 @@ pub(crate) struct Server {
 impl Server {
     /// Starts `epimem serve` on `db` with `config` laid over the defaults.
     pub(crate) fn start(db: &Path, config: &str) -> Self {
+        Self::start_as(db, config, "default")
+    }
+
+    /// [`Server::start`] serving `tenant` (without API keys).
+    pub(crate) fn start_as(db: &Path, config: &str, tenant: &str) -> Self {
         let file = db.with_extension("toml");
         std::fs::write(&file, config).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
             .args(["--db", db.to_str().unwrap(), "--config", file.to_str().unwrap()])
+            .args(["--tenant", tenant])
             .args(["serve", "--listen", "127.0.0.1:0"])
             .env("EPIMEM_EMBEDDER", "hash")
             .env_remove("EPIMEM_TENANT")

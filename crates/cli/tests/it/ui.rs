@@ -141,3 +141,33 @@ fn in_a_browser_the_timeline_an_episode_a_correction_a_search_and_forgetting_wor
         assert!(shots.join(format!("{page}.png")).is_file(), "no screenshot of {page}");
     }
 }
+
+#[test]
+fn in_a_browser_ten_thousand_episodes_are_on_screen_within_a_second() {
+    let Some((tests, chromium)) = browser() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("large.db");
+    // The bench command's synthetic memory: 10,000 episodes in 100 conversations.
+    let built = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["bench", "recall", "--episodes", "10000", "--queries", "1", "--db"])
+        .arg(&db)
+        .env("EPIMEM_EMBEDDER", "hash")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let server = Server::start_as(&db, FAST_WORKER, "bench");
+    assert_eq!(server.send("GET", "/v1/episodes?limit=1", None).0, 200);
+
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
+    let out = Command::new("node")
+        .arg(tests.join("load.mjs"))
+        .env("EPIMEM_UI_BASE", &server.base)
+        .env("EPIMEM_UI_SHOTS", &shots)
+        .env("EPIMEM_TEST_BROWSER", &chromium)
+        .output()
+        .unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}\n(screenshots in {})", shots.display());
+    eprintln!("{said}");
+}

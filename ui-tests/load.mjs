@@ -1,0 +1,51 @@
+// The memory browser over a large memory, in headless Chromium: the timeline, a period of it
+// and an episode must each be on screen within a second. Run by the `ui` tests of
+// `cargo test` against a server holding 10,000 episodes (`epimem bench recall --db`).
+//
+// EPIMEM_UI_BASE      the server
+// EPIMEM_UI_SHOTS     where screenshots go (default: target/ui-screenshots)
+// EPIMEM_TEST_BROWSER the Chromium to drive (default: /usr/bin/chromium)
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const base = process.env.EPIMEM_UI_BASE;
+const shots = process.env.EPIMEM_UI_SHOTS || 'target/ui-screenshots';
+if (!base) throw new Error('set EPIMEM_UI_BASE');
+mkdirSync(shots, { recursive: true });
+const LIMIT_MS = 1000;
+
+const browser = await chromium.launch({
+  executablePath: process.env.EPIMEM_TEST_BROWSER || '/usr/bin/chromium',
+  args: ['--no-sandbox'],
+});
+const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+const timings = {};
+const timed = async (name, action, ready) => {
+  const started = Date.now();
+  await action();
+  await ready();
+  timings[name] = Date.now() - started;
+  await page.screenshot({ path: join(shots, `large-${name}.png`) });
+};
+
+try {
+  await timed('timeline', () => page.goto(`${base}/ui`), async () => {
+    await page.getByRole('heading', { name: 'Timeline', level: 1 }).waitFor();
+    await page.locator('table tbody tr').first().waitFor();
+  });
+  const period = page.locator('ul.nodes a').first();
+  await timed('period', () => period.click(), () => page.getByRole('heading', { name: 'Within it' }).or(page.getByRole('heading', { name: 'Episodes', level: 2 })).first().waitFor());
+  await page.goto(`${base}/ui#/timeline`);
+  await page.locator('table tbody tr').first().waitFor();
+  const episode = page.locator('table').getByRole('link').first();
+  await timed('episode', () => episode.click(), () => page.getByRole('heading', { name: 'Messages' }).waitFor());
+  const slow = Object.entries(timings).filter(([, ms]) => ms > LIMIT_MS);
+  if (slow.length) throw new Error(`slower than ${LIMIT_MS} ms: ${JSON.stringify(timings)}`);
+  console.log(JSON.stringify({ ok: true, ...timings }));
+} catch (e) {
+  console.error(`load test failed: ${e.message}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
