@@ -4,7 +4,7 @@
 
 use epimem_core::{EpisodeId, Scope, Timestamp};
 use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedVersion, StoreError};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, Transaction, params};
 
 use crate::{
     episodes::{SCOPE_FILTER, with_scope},
@@ -19,20 +19,10 @@ pub(crate) fn edit(
     edit: &EpisodeEdit,
 ) -> Result<bool, StoreError> {
     edit.check()?;
-    let found: Option<(i64, i64, String, String)> = tx
-        .prepare_cached(&format!(
-            "SELECT e.rowid, e.conversation_id, e.title, e.summary
-             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = ?7"
-        ))
-        .and_then(|mut s| {
-            s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })
-            .optional()
-        })
-        .map_err(map_err)?;
-    let Some((rowid, conversation, title, summary)) = found else { return Ok(false) };
+    let found = crate::forget::find(tx, scope, id, "e.title, e.summary", |r| {
+        Ok((r.get::<_, String>(2)?, r.get::<_, String>(3)?))
+    })?;
+    let Some((rowid, conversation, (title, summary))) = found else { return Ok(false) };
     let version: u32 = tx
         .query_row(
             "SELECT count(*) + 1 FROM episode_versions WHERE episode_id = ?1",

@@ -20,20 +20,10 @@ pub(crate) fn episode(
     scope: &Scope,
     id: &EpisodeId,
 ) -> Result<bool, StoreError> {
-    let found: Option<(i64, i64, u64, u64)> = tx
-        .prepare_cached(&format!(
-            "SELECT e.rowid, e.conversation_id, e.first_seq, e.last_seq
-             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = ?7"
-        ))
-        .and_then(|mut s| {
-            s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })
-            .optional()
-        })
-        .map_err(map_err)?;
-    let Some((rowid, conversation, first, last)) = found else { return Ok(false) };
+    let found = find(tx, scope, id, "e.first_seq, e.last_seq", |r| Ok((r.get(2)?, r.get(3)?)))?;
+    let Some((rowid, conversation, (first, last))): Option<(i64, i64, (u64, u64))> = found else {
+        return Ok(false);
+    };
     crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
     crate::facts::forget_from(tx, std::slice::from_ref(id))?;
     crate::timeline::forget_episodes(tx, &scope.tenant, std::slice::from_ref(id))?;
@@ -58,6 +48,29 @@ pub(crate) fn episode(
     )
     .map_err(map_err)?;
     Ok(true)
+}
+
+/// The episode `scope` sees as `id`: its row id, its conversation's, and what `read` takes of
+/// `columns` (which come after those two).
+pub(crate) fn find<T>(
+    tx: &Transaction<'_>,
+    scope: &Scope,
+    id: &EpisodeId,
+    columns: &str,
+    read: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Option<(i64, i64, T)>, StoreError> {
+    tx.prepare_cached(&format!(
+        "SELECT e.rowid, e.conversation_id, {columns}
+         FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+         WHERE {SCOPE_FILTER} AND e.id = ?7"
+    ))
+    .and_then(|mut s| {
+        s.query_row(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
+            Ok((r.get(0)?, r.get(1)?, read(r)?))
+        })
+        .optional()
+    })
+    .map_err(map_err)
 }
 
 /// Forgets a conversation: its messages, episodes, vectors, pending reviews and queued jobs.

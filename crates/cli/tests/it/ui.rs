@@ -77,6 +77,31 @@ fn browser() -> Option<(PathBuf, String)> {
     None
 }
 
+/// Runs a browser test `script` against the server at `base` (opening the episode whose title
+/// holds `topic`): what it printed, and where its screenshots are. Fails unless it succeeds.
+fn run_browser(
+    script: &Path,
+    chromium: &str,
+    base: &str,
+    topic: Option<&str>,
+) -> (String, PathBuf) {
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
+    let mut command = Command::new("node");
+    command
+        .arg(script)
+        .env("EPIMEM_UI_BASE", base)
+        .env("EPIMEM_UI_SHOTS", &shots)
+        .env("EPIMEM_TEST_BROWSER", chromium);
+    if let Some(topic) = topic {
+        command.env("EPIMEM_UI_TOPIC", topic);
+    }
+    let out = command.output().unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}\n(screenshots in {})", shots.display());
+    (said, shots)
+}
+
 #[test]
 fn in_a_browser_the_timeline_an_episode_a_correction_a_search_and_forgetting_work() {
     let Some((tests, chromium)) = browser() else { return };
@@ -120,18 +145,7 @@ fn in_a_browser_the_timeline_an_episode_a_correction_a_search_and_forgetting_wor
     }
     let before = server.send("GET", "/v1/episodes", None).1["episodes"].as_array().unwrap().len();
 
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
-    let out = Command::new("node")
-        .arg(tests.join("ui.mjs"))
-        .env("EPIMEM_UI_BASE", &server.base)
-        .env("EPIMEM_UI_TOPIC", "Lisbon")
-        .env("EPIMEM_UI_SHOTS", &shots)
-        .env("EPIMEM_TEST_BROWSER", &chromium)
-        .output()
-        .unwrap();
-    let said =
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{said}\n(screenshots in {})", shots.display());
+    let (said, shots) = run_browser(&tests.join("ui.mjs"), &chromium, &server.base, Some("Lisbon"));
     let result: Value = serde_json::from_str(said.lines().next().unwrap()).unwrap();
     assert_eq!(result["episodes"], before, "{said}");
     // What the browser forgot is gone from the API too.
@@ -158,16 +172,6 @@ fn in_a_browser_ten_thousand_episodes_are_on_screen_within_a_second() {
     let server = Server::start_as(&db, FAST_WORKER, "bench");
     assert_eq!(server.send("GET", "/v1/episodes?limit=1", None).0, 200);
 
-    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
-    let out = Command::new("node")
-        .arg(tests.join("load.mjs"))
-        .env("EPIMEM_UI_BASE", &server.base)
-        .env("EPIMEM_UI_SHOTS", &shots)
-        .env("EPIMEM_TEST_BROWSER", &chromium)
-        .output()
-        .unwrap();
-    let said =
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{said}\n(screenshots in {})", shots.display());
+    let (said, _) = run_browser(&tests.join("load.mjs"), &chromium, &server.base, None);
     eprintln!("{said}");
 }
