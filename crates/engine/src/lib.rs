@@ -389,6 +389,15 @@ impl<S: Store> Engine<S> {
         (self.memory.retrievability(state, now), curve)
     }
 
+    /// The memory states an episode's reviews left it with, oldest first.
+    pub fn episode_reviews(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<FsrsState>, EngineError> {
+        Ok(self.store.episode_reviews(scope, id)?)
+    }
+
     /// An episode's earlier titles and summaries, oldest first.
     pub fn episode_versions(
         &self,

@@ -256,8 +256,9 @@ pub(crate) async fn get_episode<S: Store + 'static>(
         let detail = engine.episode(&scope, &EpisodeId(id))?;
         let state = &detail.episode.fsrs;
         let (now, curve) = engine.memory_curve(state, CURVE_POINTS);
+        let reviews = engine.episode_reviews(&scope, &detail.episode.id)?;
         Ok(EpisodeOut {
-            memory: Some(MemoryOut::new(state, now, &curve)),
+            memory: Some(MemoryOut::new(state, now, &curve, &reviews)),
             ..EpisodeOut::from(&detail)
         })
     })

@@ -350,6 +350,18 @@ pub struct MemoryOut {
     pub retrievability: f64,
     /// The forgetting curve, from the last review to 30 days past when it is due.
     pub curve: Vec<CurvePointOut>,
+    /// The reviews it received (a recall rated against what followed), oldest first: the
+    /// state each left it with.
+    pub reviews: Vec<ReviewOut>,
+}
+
+/// The memory state a review left an episode with.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReviewOut {
+    pub at: Option<String>,
+    pub stability_days: Option<f64>,
+    pub difficulty: Option<f64>,
+    pub due: Option<String>,
 }
 
 /// A point of a forgetting curve.
@@ -364,6 +376,7 @@ impl MemoryOut {
         state: &epimem_core::FsrsState,
         now: f64,
         curve: &[(epimem_core::Timestamp, f64)],
+        reviews: &[epimem_core::FsrsState],
     ) -> Self {
         Self {
             stability_days: state.stability,
@@ -374,6 +387,15 @@ impl MemoryOut {
             curve: curve
                 .iter()
                 .map(|&(at, r)| CurvePointOut { at: at.to_rfc3339(), retrievability: r })
+                .collect(),
+            reviews: reviews
+                .iter()
+                .map(|r| ReviewOut {
+                    at: r.last_review.map(|t| t.to_rfc3339()),
+                    stability_days: r.stability,
+                    difficulty: r.difficulty,
+                    due: r.due.map(|t| t.to_rfc3339()),
+                })
                 .collect(),
         }
     }

@@ -195,6 +195,28 @@ function curveChart(memory) {
   return svg;
 }
 
+// Stability after each review: how long the memory holds, as reviews strengthen it.
+function stabilityChart(reviews) {
+  const points = reviews.filter((r) => r.at && r.stability_days !== null);
+  if (!points.length) return null;
+  const [w, h, pad] = [600, 120, 30];
+  const top = Math.max(...points.map((r) => r.stability_days), 1);
+  const t0 = new Date(points[0].at).getTime();
+  const t1 = Math.max(new Date(points[points.length - 1].at).getTime(), t0 + 1);
+  const x = (at) => pad + ((new Date(at).getTime() - t0) / (t1 - t0)) * (w - 2 * pad);
+  const y = (v) => h - pad + ((pad * 2 - h) * v) / top;
+  const svg = el('svg', {
+    svg: true, class: 'curve', viewBox: `0 0 ${w} ${h}`, role: 'img',
+    'aria-label': `Stability after each review, from ${points[0].stability_days.toFixed(1)} to ${points[points.length - 1].stability_days.toFixed(1)} days`,
+  });
+  svg.append(
+    el('line', { svg: true, x1: pad, y1: y(0), x2: w - pad, y2: y(0), stroke: '#999' }),
+    el('text', { svg: true, x: 2, y: y(top) + 4, 'font-size': 11 }, `${top.toFixed(0)} d`),
+    el('polyline', { svg: true, points: points.map((r) => `${x(r.at).toFixed(1)},${y(r.stability_days).toFixed(1)}`).join(' '), fill: 'none', stroke: '#0b3d91', 'stroke-width': 2 }),
+    ...points.map((r) => el('circle', { svg: true, cx: x(r.at).toFixed(1), cy: y(r.stability_days).toFixed(1), r: 4, fill: '#0b3d91' })));
+  return svg;
+}
+
 async function episodePage(id) {
   const path = `/v1/episodes/${encodeURIComponent(id)}`;
   const [e, history] = await Promise.all([api('GET', path), api('GET', `${path}/versions`)]);
@@ -263,6 +285,13 @@ async function episodePage(id) {
         e.memory.due ? ` · due ${when(e.memory.due)}` : '',
         e.memory.last_review ? ` · last reviewed ${when(e.memory.last_review)}` : ''),
       curveChart(e.memory),
+      el('h3', {}, 'Reviews received'),
+      e.memory.reviews.length
+        ? [stabilityChart(e.memory.reviews),
+          el('ol', {}, e.memory.reviews.map((r) => el('li', {},
+            `${r.at ? when(r.at) : '(undated)'}: stable for ${r.stability_days !== null ? r.stability_days.toFixed(1) : '?'} days`,
+            r.due ? `, due ${when(r.due)}` : '')))]
+        : el('p', { class: 'muted' }, 'None yet: a review comes when a recall of it is rated against what followed.'),
     ] : null,
     el('p', {}, remove), status, edit,
     history.versions.length ? [

@@ -2,8 +2,8 @@
 //! text, the old is kept as a version, and the change log says the episode was forgotten and
 //! closed again, so every search index drops its old words and takes the new ones.
 
-use epimem_core::{EpisodeId, Scope, Timestamp};
-use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedVersion};
+use epimem_core::{EpisodeId, FsrsState, Scope, Timestamp};
+use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedReview, ExportedVersion};
 
 use crate::{
     Failure, Tx, changes,
@@ -116,6 +116,81 @@ pub(crate) fn import(
                 &x.title,
                 &x.summary,
                 &x.replaced_at.0,
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// The states the episode's reviews left it with, oldest first.
+pub(crate) fn reviews(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    id: &EpisodeId,
+) -> Result<Vec<FsrsState>, Failure> {
+    let params = scope_params(scope);
+    let rows = tx.query(
+        &format!(
+            "SELECT r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r
+             JOIN episodes e ON e.id = r.episode_id
+             JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = $7 ORDER BY r.id"
+        ),
+        &params.with(&[&id.0]),
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| FsrsState {
+            stability: r.get(0),
+            difficulty: r.get(1),
+            last_review: r.get::<_, Option<i64>>(2).map(Timestamp),
+            due: r.get::<_, Option<i64>>(3).map(Timestamp),
+        })
+        .collect())
+}
+
+/// The reviews of a conversation's episodes, for its export.
+pub(crate) fn exported_reviews(
+    tx: &mut Tx<'_>,
+    conversation: i64,
+) -> Result<Vec<ExportedReview>, Failure> {
+    let rows = tx.query(
+        "SELECT episode_id, stability, difficulty, reviewed_at, due FROM episode_reviews
+         WHERE conversation_id = $1 ORDER BY episode_id, id",
+        &[&conversation],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| ExportedReview {
+            episode: EpisodeId(r.get(0)),
+            state: FsrsState {
+                stability: r.get(1),
+                difficulty: r.get(2),
+                last_review: r.get::<_, Option<i64>>(3).map(Timestamp),
+                due: r.get::<_, Option<i64>>(4).map(Timestamp),
+            },
+        })
+        .collect())
+}
+
+/// Stores an imported conversation's reviews, in their order.
+pub(crate) fn import_reviews(
+    tx: &mut Tx<'_>,
+    conversation: i64,
+    reviews: &[ExportedReview],
+) -> Result<(), Failure> {
+    for r in reviews {
+        let s = &r.state;
+        tx.execute(
+            "INSERT INTO episode_reviews (episode_id, conversation_id, reviewed_at, stability,
+               difficulty, due) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &r.episode.0,
+                &conversation,
+                &s.last_review.map(Timestamp::millis),
+                &s.stability,
+                &s.difficulty,
+                &s.due.map(Timestamp::millis),
             ],
         )?;
     }

@@ -29,7 +29,9 @@ pub(crate) fn episode(tx: &mut Tx<'_>, scope: &Scope, id: &EpisodeId) -> Result<
     crate::facts::forget_from(tx, ids)?;
     crate::timeline::forget_episodes(tx, &scope.tenant, ids)?;
     tx.execute("DELETE FROM episodes WHERE serial = $1", &[&serial])?;
-    tx.execute("DELETE FROM episode_versions WHERE episode_id = $1", &[&id.0])?;
+    for table in ["episode_versions", "episode_reviews"] {
+        tx.execute(&format!("DELETE FROM {table} WHERE episode_id = $1"), &[&id.0])?;
+    }
     tx.execute(
         "DELETE FROM message_vectors WHERE conversation_id = $1 AND seq BETWEEN $2 AND $3",
         &[&conversation, &first, &last],

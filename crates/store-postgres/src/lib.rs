@@ -40,10 +40,11 @@ pub use search::PostgresSearch;
 use connection::{Access, Failure, Manager, Tx};
 
 /// The tables whose rows hold text or vectors of messages, episodes or facts.
-const TEXT_TABLES: [&str; 9] = [
+const TEXT_TABLES: [&str; 10] = [
     "messages",
     "episodes",
     "episode_versions",
+    "episode_reviews",
     "message_vectors",
     "pending_reviews",
     "facts",

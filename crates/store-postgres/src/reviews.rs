@@ -106,6 +106,13 @@ pub(crate) fn finish(
             ],
         )?;
         if n > 0 {
+            tx.execute(
+                "INSERT INTO episode_reviews (episode_id, conversation_id, reviewed_at, stability,
+                   difficulty, due)
+                 SELECT id, conversation_id, last_review, stability, difficulty, due
+                 FROM episodes WHERE id = $1",
+                &[&r.id.0],
+            )?;
             changed.push(r.id.clone());
         }
     }

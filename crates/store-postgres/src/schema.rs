@@ -182,6 +182,20 @@ CREATE TABLE episode_versions (
 );
 CREATE INDEX episode_versions_by_conversation ON episode_versions (conversation_id);
 "#,
+    // The memory state each review left an episode with.
+    r#"
+CREATE TABLE episode_reviews (
+    id BIGSERIAL PRIMARY KEY,
+    episode_id TEXT NOT NULL,
+    conversation_id BIGINT NOT NULL,
+    reviewed_at BIGINT,
+    stability DOUBLE PRECISION,
+    difficulty DOUBLE PRECISION,
+    due BIGINT
+);
+CREATE INDEX episode_reviews_by_episode ON episode_reviews (episode_id);
+CREATE INDEX episode_reviews_by_conversation ON episode_reviews (conversation_id);
+"#,
 ];
 
 /// Any number: the advisory lock that keeps two processes from migrating at once.

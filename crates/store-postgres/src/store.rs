@@ -1,8 +1,8 @@
 //! The storage port on PostgreSQL: each operation one transaction (see `connection.rs`).
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
-    Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, NewMessage,
+    QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
@@ -219,6 +219,10 @@ impl Store for PostgresStore {
         id: &EpisodeId,
     ) -> Result<Vec<EpisodeVersion>, StoreError> {
         self.read(|tx| edits::versions(tx, scope, id))
+    }
+
+    fn episode_reviews(&self, scope: &Scope, id: &EpisodeId) -> Result<Vec<FsrsState>, StoreError> {
+        self.read(|tx| edits::reviews(tx, scope, id))
     }
 
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {

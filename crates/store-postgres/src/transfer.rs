@@ -67,6 +67,7 @@ pub(crate) fn export(
         facts: facts(tx, id, key)?,
         vectors: message_vectors(tx, id)?,
         versions: crate::edits::exported(tx, id)?,
+        reviews: crate::edits::exported_reviews(tx, id)?,
     }))
 }
 
@@ -180,6 +181,7 @@ pub(crate) fn import(tx: &mut Tx<'_>, export: &ConversationExport) -> Result<(),
         vectors::put_message_vectors(tx, key, &group.fingerprint, &group.vectors)?;
     }
     crate::edits::import(tx, id, &export.versions)?;
+    crate::edits::import_reviews(tx, id, &export.reviews)?;
     Ok(())
 }
 

@@ -2,8 +2,8 @@
 //! is kept as a version, and the change log says the episode was forgotten and closed again,
 //! so every search index drops its old words and takes the new ones.
 
-use epimem_core::{EpisodeId, Scope, Timestamp};
-use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedVersion, StoreError};
+use epimem_core::{EpisodeId, FsrsState, Scope, Timestamp};
+use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedReview, ExportedVersion, StoreError};
 use rusqlite::{Connection, Transaction, params};
 
 use crate::{
@@ -125,6 +125,86 @@ pub(crate) fn import(
                 x.title,
                 x.summary,
                 x.replaced_at.0
+            ])
+            .map_err(map_err)?;
+    }
+    Ok(())
+}
+
+/// The states the episode's reviews left it with, oldest first.
+pub(crate) fn reviews(
+    conn: &Connection,
+    scope: &Scope,
+    id: &EpisodeId,
+) -> Result<Vec<FsrsState>, StoreError> {
+    conn.prepare_cached(&format!(
+        "SELECT r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r
+         JOIN episodes e ON e.id = r.episode_id
+         JOIN conversations c ON c.id = e.conversation_id
+         WHERE {SCOPE_FILTER} AND e.id = ?7 ORDER BY r.rowid"
+    ))
+    .and_then(|mut s| {
+        s.query_map(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
+            Ok(FsrsState {
+                stability: r.get(0)?,
+                difficulty: r.get(1)?,
+                last_review: r.get::<_, Option<i64>>(2)?.map(Timestamp),
+                due: r.get::<_, Option<i64>>(3)?.map(Timestamp),
+            })
+        })?
+        .collect()
+    })
+    .map_err(map_err)
+}
+
+/// The reviews of a conversation's episodes, for its export.
+pub(crate) fn exported_reviews(
+    conn: &Connection,
+    conversation: i64,
+) -> Result<Vec<ExportedReview>, StoreError> {
+    conn.prepare_cached(
+        "SELECT episode_id, stability, difficulty, reviewed_at, due FROM episode_reviews
+         WHERE conversation_id = ?1 ORDER BY episode_id, rowid",
+    )
+    .and_then(|mut s| {
+        s.query_map([conversation], |r| {
+            Ok(ExportedReview {
+                episode: EpisodeId(r.get(0)?),
+                state: FsrsState {
+                    stability: r.get(1)?,
+                    difficulty: r.get(2)?,
+                    last_review: r.get::<_, Option<i64>>(3)?.map(Timestamp),
+                    due: r.get::<_, Option<i64>>(4)?.map(Timestamp),
+                },
+            })
+        })?
+        .collect()
+    })
+    .map_err(map_err)
+}
+
+/// Stores an imported conversation's reviews, in their order.
+pub(crate) fn import_reviews(
+    tx: &Transaction<'_>,
+    conversation: i64,
+    reviews: &[ExportedReview],
+) -> Result<(), StoreError> {
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO episode_reviews (episode_id, conversation_id, reviewed_at, stability,
+               difficulty, due) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(map_err)?;
+    for r in reviews {
+        let s = &r.state;
+        insert
+            .execute(params![
+                r.episode.0,
+                conversation,
+                s.last_review.map(Timestamp::millis),
+                s.stability,
+                s.difficulty,
+                s.due.map(Timestamp::millis)
             ])
             .map_err(map_err)?;
     }

@@ -28,7 +28,10 @@ pub(crate) fn episode(
     crate::facts::forget_from(tx, std::slice::from_ref(id))?;
     crate::timeline::forget_episodes(tx, &scope.tenant, std::slice::from_ref(id))?;
     tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
-    tx.execute("DELETE FROM episode_versions WHERE episode_id = ?1", [&id.0]).map_err(map_err)?;
+    for table in ["episode_versions", "episode_reviews"] {
+        tx.execute(&format!("DELETE FROM {table} WHERE episode_id = ?1"), [&id.0])
+            .map_err(map_err)?;
+    }
     let range = rusqlite::params![conversation, first, last];
     tx.execute(
         "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",

@@ -26,8 +26,8 @@ mod vectors;
 use std::{path::Path, sync::Mutex, time::Duration};
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
-    Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, NewMessage,
+    QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
@@ -388,6 +388,10 @@ impl Store for SqliteStore {
         id: &EpisodeId,
     ) -> Result<Vec<EpisodeVersion>, StoreError> {
         self.read(|conn| edits::versions(conn, scope, id))
+    }
+
+    fn episode_reviews(&self, scope: &Scope, id: &EpisodeId) -> Result<Vec<FsrsState>, StoreError> {
+        self.read(|conn| edits::reviews(conn, scope, id))
     }
 
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {

@@ -135,6 +135,14 @@ pub(crate) fn finish(
             .map_err(map_err)?;
         if n > 0 {
             changed.execute(params![tenant, r.id.0]).map_err(map_err)?;
+            tx.execute(
+                "INSERT INTO episode_reviews (episode_id, conversation_id, reviewed_at, stability,
+                   difficulty, due)
+                 SELECT id, conversation_id, last_review, stability, difficulty, due
+                 FROM episodes WHERE id = ?1",
+                [&r.id.0],
+            )
+            .map_err(map_err)?;
             count += 1;
         }
     }

@@ -226,6 +226,19 @@ CREATE TABLE episode_versions (
 );
 CREATE INDEX episode_versions_by_conversation ON episode_versions (conversation_id);
 "#,
+    // The memory state each review left an episode with.
+    r#"
+CREATE TABLE episode_reviews (
+    episode_id      TEXT NOT NULL,
+    conversation_id INTEGER NOT NULL,
+    reviewed_at     INTEGER,
+    stability       REAL,
+    difficulty      REAL,
+    due             INTEGER
+);
+CREATE INDEX episode_reviews_by_episode ON episode_reviews (episode_id);
+CREATE INDEX episode_reviews_by_conversation ON episode_reviews (conversation_id);
+"#,
 ];
 
 /// Brings the schema to the newest version, one transaction per step.

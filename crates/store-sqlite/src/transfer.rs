@@ -72,6 +72,7 @@ pub(crate) fn export(
         facts: facts(conn, id, key)?,
         vectors: message_vectors(conn, id)?,
         versions: crate::edits::exported(conn, id)?,
+        reviews: crate::edits::exported_reviews(conn, id)?,
     }))
 }
 
@@ -204,6 +205,7 @@ pub(crate) fn import(tx: &Transaction<'_>, export: &ConversationExport) -> Resul
         vectors::put_message_vectors(tx, key, &group.fingerprint, &group.vectors)?;
     }
     crate::edits::import(tx, id, &export.versions)?;
+    crate::edits::import_reviews(tx, id, &export.reviews)?;
     Ok(())
 }
 

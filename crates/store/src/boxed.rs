@@ -193,6 +193,13 @@ impl<S: Store + ?Sized> Store for Box<S> {
     ) -> Result<Vec<crate::EpisodeVersion>, StoreError> {
         (**self).episode_versions(scope, id)
     }
+    fn episode_reviews(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<epimem_core::FsrsState>, StoreError> {
+        (**self).episode_reviews(scope, id)
+    }
     fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {
         (**self).delete_episode(scope, id)
     }

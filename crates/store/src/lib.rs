@@ -16,7 +16,9 @@ mod types;
 pub use edits::{EpisodeEdit, EpisodeVersion};
 pub use epimem_core::PendingReview;
 pub use error::StoreError;
-pub use transfer::{ConversationExport, ExportedFact, ExportedVectors, ExportedVersion};
+pub use transfer::{
+    ConversationExport, ExportedFact, ExportedReview, ExportedVectors, ExportedVersion,
+};
 pub use types::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConsolidationRule, EpisodeChange,
     EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus, PushOutcome, PushedMessage,
@@ -24,8 +26,8 @@ pub use types::{
 };
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
-    Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, NewMessage,
+    QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 
 /// Durable state of epimem. Methods are synchronous and safe to call from many threads and
@@ -238,6 +240,11 @@ pub trait Store: Send + Sync {
         scope: &Scope,
         id: &EpisodeId,
     ) -> Result<Vec<EpisodeVersion>, StoreError>;
+
+    /// The memory states an episode took from each review it received, oldest first (empty
+    /// if it was never reviewed, or `scope` sees no such episode). They go when it is
+    /// forgotten.
+    fn episode_reviews(&self, scope: &Scope, id: &EpisodeId) -> Result<Vec<FsrsState>, StoreError>;
 
     /// Forgets a conversation whole, in one transaction: its messages, episodes, vectors,
     /// pending reviews and queued jobs, as [`Store::delete_episode`] does for one episode.

@@ -30,6 +30,17 @@ pub struct ConversationExport {
     /// and version.
     #[serde(default)]
     pub versions: Vec<ExportedVersion>,
+    /// The memory states its episodes' reviews left them with, by episode, oldest first.
+    #[serde(default)]
+    pub reviews: Vec<ExportedReview>,
+}
+
+/// The memory state one review left one of a conversation's episodes with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportedReview {
+    pub episode: EpisodeId,
+    #[serde(flatten)]
+    pub state: epimem_core::FsrsState,
 }
 
 /// An earlier title and summary of one of a conversation's episodes.

@@ -11,7 +11,9 @@ use std::{
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_core::{ConversationKey, Episode, Fact, Message, PendingReview, TimelineNode};
-use epimem_store::{ConversationExport, ExportedFact, ExportedVectors, ExportedVersion};
+use epimem_store::{
+    ConversationExport, ExportedFact, ExportedReview, ExportedVectors, ExportedVersion,
+};
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +32,7 @@ enum Line {
     Fact(FactLine),
     Vector(VectorLine),
     EpisodeVersion(Of<ExportedVersion>),
+    EpisodeReview(Of<ExportedReview>),
     TimelineNode(NodeLine),
 }
 
@@ -79,7 +82,7 @@ struct NodeLine {
 
 #[derive(Debug, Args)]
 #[command(after_help = "Everything a tenant's memory holds goes: every message (pending ones \
-too), episodes with their memory strength and their earlier titles and summaries, recalls \
+too), episodes with their memory strength, their reviews and their earlier titles and summaries, recalls \
 waiting for review, facts, the timeline's \
 nodes (every version) and the cached message vectors. Jobs, API keys and language model usage \
 stay behind. The search index is not exported: the importing side builds its own.")]
@@ -199,6 +202,7 @@ fn lines_of(export: ConversationExport) -> Vec<Line> {
         Line::Fact(FactLine { fact: f.fact, fingerprint: f.fingerprint, vector: f.vector })
     }));
     lines.extend(export.versions.into_iter().map(|v| Line::EpisodeVersion(of(&key, v))));
+    lines.extend(export.reviews.into_iter().map(|r| Line::EpisodeReview(of(&key, r))));
     for group in export.vectors {
         lines.extend(group.vectors.into_iter().map(|(seq, vector)| {
             Line::Vector(VectorLine {
@@ -264,6 +268,7 @@ pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> 
                     facts: Vec::new(),
                     vectors: Vec::new(),
                     versions: Vec::new(),
+                    reviews: Vec::new(),
                 });
             }
             Line::Message(m) => {
@@ -296,6 +301,9 @@ pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> 
             }
             Line::EpisodeVersion(v) => {
                 within(&mut current, &v.tenant, &v.conversation, number)?.versions.push(v.item)
+            }
+            Line::EpisodeReview(r) => {
+                within(&mut current, &r.tenant, &r.conversation, number)?.reviews.push(r.item)
             }
             Line::TimelineNode(n) => nodes.entry(n.tenant).or_default().push(n.node),
         }

@@ -110,7 +110,21 @@ pub fn a_review_applies_once_and_never_over_a_newer_one(store: &dyn Store) {
     let again =
         [ReviewedMemory { id: rose_id.clone(), reviewed_against: Some(Timestamp(T0)), state: old }];
     assert!(matches!(store.finish_review(job.id, "t", &again), Err(StoreError::Conflict(_))));
-    assert_eq!(store.episodes_by_id(&scope, &[rose_id]).unwrap()[0].fsrs, stronger);
+    assert_eq!(
+        store.episodes_by_id(&scope, std::slice::from_ref(&rose_id)).unwrap()[0].fsrs,
+        stronger
+    );
+    // Each review applied is kept in the episode's history; none for the one left alone.
+    assert_eq!(store.episode_reviews(&scope, &rose_id).unwrap(), [stronger]);
+    assert!(store.episode_reviews(&scope, &episode_id(&conv, 3, 4)).unwrap().is_empty());
+    assert!(store.episode_reviews(&Scope::tenant("u"), &rose_id).unwrap().is_empty());
+    // The history goes along with an export.
+    let exported = store.export_conversation(&conv).unwrap().unwrap();
+    let history: Vec<_> = exported.reviews.iter().map(|r| (r.episode.clone(), r.state)).collect();
+    assert_eq!(history, [(rose_id.clone(), stronger)]);
+    // Forgetting the episode forgets its history.
+    assert!(store.delete_episode(&scope, &rose_id).unwrap());
+    assert!(store.episode_reviews(&scope, &rose_id).unwrap().is_empty());
 }
 
 pub fn forgetting_reaches_recalls_held_for_review(store: &dyn Store) {
