@@ -17,7 +17,11 @@ const LIMIT_MS = 1000;
 
 const browser = await chromium.launch({
   executablePath: process.env.EPIMEM_TEST_BROWSER || '/usr/bin/chromium',
-  args: ['--no-sandbox'],
+  // As in ui.mjs: root (no sandbox), no network of its own.
+  args: [
+    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  ],
 });
 const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
 const timings = {};
