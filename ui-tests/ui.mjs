@@ -49,6 +49,33 @@ try {
   expect(rows > 1 && rows === dots, `timeline: ${rows} rows, ${dots} dots`);
   await shot('timeline');
 
+  // Text is readable: every text element on the page has a contrast of at least 4.5:1
+  // against the background it is drawn on (WCAG AA for normal text).
+  const poor = await page.evaluate(() => {
+    const rgb = (c) => (c.match(/[\d.]+/g) || []).slice(0, 4).map(Number);
+    const lum = ([r, g, b]) => [r, g, b].map((v) => {
+      const s = v / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    }).reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const background = (node) => {
+      for (let n = node; n; n = n.parentElement) {
+        const c = rgb(getComputedStyle(n).backgroundColor);
+        if (c.length < 4 || c[3] > 0) return c;
+      }
+      return [255, 255, 255];
+    };
+    const out = [];
+    for (const node of document.querySelectorAll('body *')) {
+      if (!node.childNodes.length || ![...node.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim())) continue;
+      if (node.closest('svg')) continue;
+      const [l1, l2] = [lum(rgb(getComputedStyle(node).color)), lum(background(node))];
+      const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+      if (ratio < 4.5) out.push(`${node.tagName} "${node.textContent.trim().slice(0, 30)}" ${ratio.toFixed(2)}`);
+    }
+    return out;
+  });
+  expect(poor.length === 0, `text below 4.5:1 contrast: ${poor.join('; ')}`);
+
   // Each view takes the focus to its content (for screen readers), and the keyboard alone
   // opens an episode: Tab to its link, Enter.
   const focusedId = await page.evaluate(() => document.activeElement.id);
