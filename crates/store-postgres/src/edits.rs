@@ -63,15 +63,7 @@ pub(crate) fn versions(
         ),
         &params.with(&[&id.0]),
     )?;
-    Ok(rows
-        .iter()
-        .map(|r| EpisodeVersion {
-            version: r.get::<_, i64>(0).max(0) as u32,
-            title: r.get(1),
-            summary: r.get(2),
-            replaced_at: Timestamp(r.get(3)),
-        })
-        .collect())
+    Ok(rows.iter().map(|r| version_at(r, 0)).collect())
 }
 
 /// The versions of a conversation's episodes, for its export.
@@ -86,15 +78,7 @@ pub(crate) fn exported(
     )?;
     Ok(rows
         .iter()
-        .map(|r| ExportedVersion {
-            episode: EpisodeId(r.get(0)),
-            version: EpisodeVersion {
-                version: r.get::<_, i64>(1).max(0) as u32,
-                title: r.get(2),
-                summary: r.get(3),
-                replaced_at: Timestamp(r.get(4)),
-            },
-        })
+        .map(|r| ExportedVersion { episode: EpisodeId(r.get(0)), version: version_at(r, 1) })
         .collect())
 }
 
@@ -138,15 +122,7 @@ pub(crate) fn reviews(
         ),
         &params.with(&[&id.0]),
     )?;
-    Ok(rows
-        .iter()
-        .map(|r| FsrsState {
-            stability: r.get(0),
-            difficulty: r.get(1),
-            last_review: r.get::<_, Option<i64>>(2).map(Timestamp),
-            due: r.get::<_, Option<i64>>(3).map(Timestamp),
-        })
-        .collect())
+    Ok(rows.iter().map(|r| state_at(r, 0)).collect())
 }
 
 /// The reviews of a conversation's episodes, for its export.
@@ -161,15 +137,7 @@ pub(crate) fn exported_reviews(
     )?;
     Ok(rows
         .iter()
-        .map(|r| ExportedReview {
-            episode: EpisodeId(r.get(0)),
-            state: FsrsState {
-                stability: r.get(1),
-                difficulty: r.get(2),
-                last_review: r.get::<_, Option<i64>>(3).map(Timestamp),
-                due: r.get::<_, Option<i64>>(4).map(Timestamp),
-            },
-        })
+        .map(|r| ExportedReview { episode: EpisodeId(r.get(0)), state: state_at(r, 1) })
         .collect())
 }
 
@@ -195,4 +163,24 @@ pub(crate) fn import_reviews(
         )?;
     }
     Ok(())
+}
+
+/// A version from the columns version, title, summary, replaced_at starting at `i`.
+fn version_at(r: &postgres::Row, i: usize) -> EpisodeVersion {
+    EpisodeVersion {
+        version: r.get::<_, i64>(i).max(0) as u32,
+        title: r.get(i + 1),
+        summary: r.get(i + 2),
+        replaced_at: Timestamp(r.get(i + 3)),
+    }
+}
+
+/// A memory state from the columns stability, difficulty, reviewed_at, due starting at `i`.
+fn state_at(r: &postgres::Row, i: usize) -> FsrsState {
+    FsrsState {
+        stability: r.get(i),
+        difficulty: r.get(i + 1),
+        last_review: r.get::<_, Option<i64>>(i + 2).map(Timestamp),
+        due: r.get::<_, Option<i64>>(i + 3).map(Timestamp),
+    }
 }

@@ -65,12 +65,7 @@ pub(crate) fn versions(
     ))
     .and_then(|mut s| {
         s.query_map(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
-            Ok(EpisodeVersion {
-                version: r.get(0)?,
-                title: r.get(1)?,
-                summary: r.get(2)?,
-                replaced_at: Timestamp(r.get(3)?),
-            })
+            version_at(r, 0)
         })?
         .collect()
     })
@@ -88,15 +83,7 @@ pub(crate) fn exported(
     )
     .and_then(|mut s| {
         s.query_map([conversation], |r| {
-            Ok(ExportedVersion {
-                episode: EpisodeId(r.get(0)?),
-                version: EpisodeVersion {
-                    version: r.get(1)?,
-                    title: r.get(2)?,
-                    summary: r.get(3)?,
-                    replaced_at: Timestamp(r.get(4)?),
-                },
-            })
+            Ok(ExportedVersion { episode: EpisodeId(r.get(0)?), version: version_at(r, 1)? })
         })?
         .collect()
     })
@@ -145,12 +132,7 @@ pub(crate) fn reviews(
     ))
     .and_then(|mut s| {
         s.query_map(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
-            Ok(FsrsState {
-                stability: r.get(0)?,
-                difficulty: r.get(1)?,
-                last_review: r.get::<_, Option<i64>>(2)?.map(Timestamp),
-                due: r.get::<_, Option<i64>>(3)?.map(Timestamp),
-            })
+            state_at(r, 0)
         })?
         .collect()
     })
@@ -168,15 +150,7 @@ pub(crate) fn exported_reviews(
     )
     .and_then(|mut s| {
         s.query_map([conversation], |r| {
-            Ok(ExportedReview {
-                episode: EpisodeId(r.get(0)?),
-                state: FsrsState {
-                    stability: r.get(1)?,
-                    difficulty: r.get(2)?,
-                    last_review: r.get::<_, Option<i64>>(3)?.map(Timestamp),
-                    due: r.get::<_, Option<i64>>(4)?.map(Timestamp),
-                },
-            })
+            Ok(ExportedReview { episode: EpisodeId(r.get(0)?), state: state_at(r, 1)? })
         })?
         .collect()
     })
@@ -209,4 +183,24 @@ pub(crate) fn import_reviews(
             .map_err(map_err)?;
     }
     Ok(())
+}
+
+/// A version from the columns version, title, summary, replaced_at starting at `i`.
+fn version_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<EpisodeVersion> {
+    Ok(EpisodeVersion {
+        version: r.get(i)?,
+        title: r.get(i + 1)?,
+        summary: r.get(i + 2)?,
+        replaced_at: Timestamp(r.get(i + 3)?),
+    })
+}
+
+/// A memory state from the columns stability, difficulty, reviewed_at, due starting at `i`.
+fn state_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<FsrsState> {
+    Ok(FsrsState {
+        stability: r.get(i)?,
+        difficulty: r.get(i + 1)?,
+        last_review: r.get::<_, Option<i64>>(i + 2)?.map(Timestamp),
+        due: r.get::<_, Option<i64>>(i + 3)?.map(Timestamp),
+    })
 }
