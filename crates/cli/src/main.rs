@@ -110,6 +110,8 @@ enum Command {
     Show(commands::query::ShowArgs),
     /// Find the episodes that best match a query.
     Recall(commands::query::RecallArgs),
+    /// Correct an episode's title or summary (the old is kept as a version).
+    Edit(commands::edit::EditArgs),
     /// Forget an episode or a whole conversation: its text leaves the database's files and
     /// every index.
     Forget(commands::query::ForgetArgs),
@@ -194,6 +196,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Stats(args) => commands::query::stats(&config, &args),
         Command::Facts(args) => commands::facts::facts(&config, &args),
         Command::Timeline(args) => commands::timeline::timeline(&config, &args),
+        Command::Edit(args) => commands::edit::edit(&config, &args),
         Command::Forget(args) => commands::query::forget(&config, &args),
         Command::Migrate => commands::transfer::migrate(&config),
         Command::Compact => commands::transfer::compact(&config),

@@ -5,6 +5,7 @@ mod bench_hook;
 mod bench_recall;
 mod bench_serve;
 pub(crate) mod demo;
+pub(crate) mod edit;
 pub(crate) mod facts;
 pub(crate) mod hook;
 pub(crate) mod ingest;

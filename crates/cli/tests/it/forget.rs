@@ -79,3 +79,38 @@ fn a_forgotten_conversation_is_in_no_file() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cooking"));
 }
+
+#[test]
+fn a_corrected_title_is_searched_and_its_versions_go_with_the_episode() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = ingested(dir.path());
+    let data = db.parent().unwrap();
+    let hits = epimem(&db, &["recall", "xylophonequartz", "--json", "--conversation", "trip"]);
+    let id = hits[0]["id"].as_str().unwrap().to_owned();
+    let old_title = hits[0]["title"].as_str().unwrap().to_owned();
+
+    let edited = epimem(&db, &["edit", &id, "--title", "Okapiverdigris outing", "--json"]);
+    assert_eq!(edited[0]["title"], "Okapiverdigris outing");
+    let found = epimem(&db, &["recall", "okapiverdigris", "--json"]);
+    assert_eq!(found[0]["id"], id.as_str(), "found by its new title");
+    // Bad corrections are refused, naming what is wrong, and change nothing.
+    for (args, said) in [
+        (vec!["edit", id.as_str(), "--title", " "], "title cannot be empty"),
+        (vec!["edit", id.as_str()], "--title"),
+        (vec!["edit", "ep_nope", "--title", "x"], "not found"),
+    ] {
+        let out = common::epimem(&db, &args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    let shown = epimem(&db, &["show", &id, "--json"]);
+    assert_eq!(shown[0]["title"], "Okapiverdigris outing");
+
+    // The old title, kept as a version, goes with the episode when it is forgotten.
+    assert!(old_title.to_lowercase().contains("xylophonequartz"), "{old_title}");
+    assert!(common::in_some_file(data, "Okapiverdigris"));
+    epimem(&db, &["forget", &id, "--json"]);
+    assert!(!common::in_some_file(data, "Okapiverdigris"), "the new title is in no file");
+    assert!(!common::in_some_file(data, "xylophonequartz"), "nor the old one: {old_title}");
+}

@@ -1,0 +1,43 @@
+//! `edit`: a person's correction of an episode's title or summary.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use epimem_core::{EpisodeId, Scope};
+use epimem_server::wire::EpisodeOut;
+
+use super::open_with_embedder;
+use crate::{config::AppConfig, output::json_line};
+
+#[derive(Debug, Args)]
+#[command(after_help = "The old title and summary are kept as a version (the browser's episode \
+page and GET /v1/episodes/ID/versions show them), and every search index takes the new words: \
+this process's at once, every other's from the change log.")]
+pub(crate) struct EditArgs {
+    /// The episode to correct (ep_…).
+    id: String,
+    /// Its new title (not empty).
+    #[arg(long, required_unless_present = "summary")]
+    title: Option<String>,
+    /// Its new summary.
+    #[arg(long)]
+    summary: Option<String>,
+    /// Print the episode as one JSON object (the API's fields).
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn edit(config: &AppConfig, args: &EditArgs) -> Result<ExitCode> {
+    // With the embedder the saved search index was built for, so it is opened, not rebuilt.
+    let engine = open_with_embedder(config)?;
+    let id = EpisodeId(args.id.clone());
+    let scope = Scope::tenant(&config.tenant);
+    let edited = engine.edit_episode(&scope, &id, args.title.clone(), args.summary.clone())?;
+    if args.json {
+        outln!("{}", json_line(&EpisodeOut::from(&edited)));
+    } else {
+        outln!("{}: {}", edited.id, edited.title);
+    }
+    Ok(ExitCode::SUCCESS)
+}
