@@ -53,16 +53,8 @@ pub(crate) fn versions(
     scope: &Scope,
     id: &EpisodeId,
 ) -> Result<Vec<EpisodeVersion>, Failure> {
-    let params = scope_params(scope);
-    let rows = tx.query(
-        &format!(
-            "SELECT v.version, v.title, v.summary, v.replaced_at FROM episode_versions v
-             JOIN episodes e ON e.id = v.episode_id
-             JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = $7 ORDER BY v.version"
-        ),
-        &params.with(&[&id.0]),
-    )?;
+    let select = "v.version, v.title, v.summary, v.replaced_at FROM episode_versions v";
+    let rows = of_episode(tx, scope, id, select, "v.version")?;
     Ok(rows.iter().map(|r| version_at(r, 0)).collect())
 }
 
@@ -112,16 +104,8 @@ pub(crate) fn reviews(
     scope: &Scope,
     id: &EpisodeId,
 ) -> Result<Vec<FsrsState>, Failure> {
-    let params = scope_params(scope);
-    let rows = tx.query(
-        &format!(
-            "SELECT r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r
-             JOIN episodes e ON e.id = r.episode_id
-             JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = $7 ORDER BY r.id"
-        ),
-        &params.with(&[&id.0]),
-    )?;
+    let select = "r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r";
+    let rows = of_episode(tx, scope, id, select, "r.id")?;
     Ok(rows.iter().map(|r| state_at(r, 0)).collect())
 }
 
@@ -183,4 +167,26 @@ fn state_at(r: &postgres::Row, i: usize) -> FsrsState {
         last_review: r.get::<_, Option<i64>>(i + 2).map(Timestamp),
         due: r.get::<_, Option<i64>>(i + 3).map(Timestamp),
     }
+}
+
+/// The rows of `select_from` (columns, then a table aliased and keyed by `episode_id`) that
+/// belong to the episode `scope` sees as `id`, in `order`.
+fn of_episode(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    id: &EpisodeId,
+    select_from: &str,
+    order: &str,
+) -> Result<Vec<postgres::Row>, Failure> {
+    let alias = select_from.rsplit(' ').next().unwrap_or_default();
+    let params = scope_params(scope);
+    tx.query(
+        &format!(
+            "SELECT {select_from}
+             JOIN episodes e ON e.id = {alias}.episode_id
+             JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = $7 ORDER BY {order}"
+        ),
+        &params.with(&[&id.0]),
+    )
 }

@@ -57,19 +57,14 @@ pub(crate) fn versions(
     scope: &Scope,
     id: &EpisodeId,
 ) -> Result<Vec<EpisodeVersion>, StoreError> {
-    conn.prepare_cached(&format!(
-        "SELECT v.version, v.title, v.summary, v.replaced_at FROM episode_versions v
-         JOIN episodes e ON e.id = v.episode_id
-         JOIN conversations c ON c.id = e.conversation_id
-         WHERE {SCOPE_FILTER} AND e.id = ?7 ORDER BY v.version"
-    ))
-    .and_then(|mut s| {
-        s.query_map(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
-            version_at(r, 0)
-        })?
-        .collect()
-    })
-    .map_err(map_err)
+    of_episode(
+        conn,
+        scope,
+        id,
+        "v.version, v.title, v.summary, v.replaced_at FROM episode_versions v",
+        "v.version",
+        |r| version_at(r, 0),
+    )
 }
 
 /// The versions of a conversation's episodes, for its export.
@@ -77,17 +72,13 @@ pub(crate) fn exported(
     conn: &Connection,
     conversation: i64,
 ) -> Result<Vec<ExportedVersion>, StoreError> {
-    conn.prepare_cached(
+    of_conversation(
+        conn,
+        conversation,
         "SELECT episode_id, version, title, summary, replaced_at FROM episode_versions
          WHERE conversation_id = ?1 ORDER BY episode_id, version",
+        |r| Ok(ExportedVersion { episode: EpisodeId(r.get(0)?), version: version_at(r, 1)? }),
     )
-    .and_then(|mut s| {
-        s.query_map([conversation], |r| {
-            Ok(ExportedVersion { episode: EpisodeId(r.get(0)?), version: version_at(r, 1)? })
-        })?
-        .collect()
-    })
-    .map_err(map_err)
 }
 
 /// Stores an imported conversation's versions.
@@ -124,19 +115,14 @@ pub(crate) fn reviews(
     scope: &Scope,
     id: &EpisodeId,
 ) -> Result<Vec<FsrsState>, StoreError> {
-    conn.prepare_cached(&format!(
-        "SELECT r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r
-         JOIN episodes e ON e.id = r.episode_id
-         JOIN conversations c ON c.id = e.conversation_id
-         WHERE {SCOPE_FILTER} AND e.id = ?7 ORDER BY r.rowid"
-    ))
-    .and_then(|mut s| {
-        s.query_map(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), |r| {
-            state_at(r, 0)
-        })?
-        .collect()
-    })
-    .map_err(map_err)
+    of_episode(
+        conn,
+        scope,
+        id,
+        "r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r",
+        "r.rowid",
+        |r| state_at(r, 0),
+    )
 }
 
 /// The reviews of a conversation's episodes, for its export.
@@ -144,17 +130,13 @@ pub(crate) fn exported_reviews(
     conn: &Connection,
     conversation: i64,
 ) -> Result<Vec<ExportedReview>, StoreError> {
-    conn.prepare_cached(
+    of_conversation(
+        conn,
+        conversation,
         "SELECT episode_id, stability, difficulty, reviewed_at, due FROM episode_reviews
          WHERE conversation_id = ?1 ORDER BY episode_id, rowid",
+        |r| Ok(ExportedReview { episode: EpisodeId(r.get(0)?), state: state_at(r, 1)? }),
     )
-    .and_then(|mut s| {
-        s.query_map([conversation], |r| {
-            Ok(ExportedReview { episode: EpisodeId(r.get(0)?), state: state_at(r, 1)? })
-        })?
-        .collect()
-    })
-    .map_err(map_err)
 }
 
 /// Stores an imported conversation's reviews, in their order.
@@ -203,4 +185,40 @@ fn state_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<FsrsState> {
         last_review: r.get::<_, Option<i64>>(i + 2)?.map(Timestamp),
         due: r.get::<_, Option<i64>>(i + 3)?.map(Timestamp),
     })
+}
+
+/// The rows of `select_from` (columns, then a table aliased and keyed by `episode_id`) that
+/// belong to the episode `scope` sees as `id`, in `order`.
+fn of_episode<T>(
+    conn: &Connection,
+    scope: &Scope,
+    id: &EpisodeId,
+    select_from: &str,
+    order: &str,
+    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, StoreError> {
+    let alias = select_from.rsplit(' ').next().unwrap_or_default();
+    conn.prepare_cached(&format!(
+        "SELECT {select_from}
+         JOIN episodes e ON e.id = {alias}.episode_id
+         JOIN conversations c ON c.id = e.conversation_id
+         WHERE {SCOPE_FILTER} AND e.id = ?7 ORDER BY {order}"
+    ))
+    .and_then(|mut s| {
+        s.query_map(rusqlite::params_from_iter(with_scope(scope, vec![Box::new(&id.0)])), read)?
+            .collect()
+    })
+    .map_err(map_err)
+}
+
+/// The rows `sql` (with the conversation as ?1) reads, for an export.
+fn of_conversation<T>(
+    conn: &Connection,
+    conversation: i64,
+    sql: &str,
+    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, StoreError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.query_map([conversation], read)?.collect())
+        .map_err(map_err)
 }

@@ -138,6 +138,17 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
     let asks: Vec<bool> = lines.iter().map(|l| l.content.trim_end().ends_with('?')).collect();
     let contents: Vec<&str> = lines.iter().map(|l| l.content).collect();
     let vectors: Vec<Option<String>> = lines.iter().map(|l| l.vector.map(vector_text)).collect();
+    // $1–$8 of both inserts: the episode's columns every line and vector row carries.
+    let episode: [&(dyn postgres::types::ToSql + Sync); 8] = [
+        &tenant,
+        &e.conversation.conversation,
+        &e.id.0,
+        &order,
+        &e.user,
+        &e.agent,
+        &e.start.0,
+        &e.end.0,
+    ];
     tx.execute(
         &format!(
             "INSERT INTO search_lines (tenant, conversation, seq, episode, added, user_id, agent, \
@@ -149,22 +160,7 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
              ON CONFLICT (tenant, conversation, seq) DO NOTHING",
             tokens_of("tv")
         ),
-        &[
-            &tenant,
-            &e.conversation.conversation,
-            &e.id.0,
-            &order,
-            &e.user,
-            &e.agent,
-            &e.start.0,
-            &e.end.0,
-            &seqs,
-            &authors,
-            &by_person,
-            &asks,
-            &contents,
-            &body,
-        ],
+        &[&episode[..], &[&seqs, &authors, &by_person, &asks, &contents, &body]].concat(),
     )?;
     tx.execute(
         "INSERT INTO search_vectors (tenant, conversation, seq, episode, added, user_id, agent, \
@@ -172,18 +168,7 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
          SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, v::vector \
          FROM unnest($9::bigint[], $10::text[]) AS t(s, v) WHERE v IS NOT NULL \
          ON CONFLICT (tenant, conversation, seq) DO NOTHING",
-        &[
-            &tenant,
-            &e.conversation.conversation,
-            &e.id.0,
-            &order,
-            &e.user,
-            &e.agent,
-            &e.start.0,
-            &e.end.0,
-            &seqs,
-            &vectors,
-        ],
+        &[&episode[..], &[&seqs, &vectors]].concat(),
     )?;
     tx.execute(
         "INSERT INTO search_authors (tenant, author) SELECT $1, unnest($2::text[]) \
