@@ -35,7 +35,7 @@ impl TenantIndex {
             .iter()
             .enumerate()
             .map(|(i, h)| EpisodeFeatures {
-                episode: self.episode(h.slot).clone(),
+                episode: self.episode(h.slot),
                 lexical: Some(LexicalMatch { rank: i + 1, score: f64::from(h.score) }),
                 vector: None,
                 best_seq: None,
@@ -56,7 +56,7 @@ impl TenantIndex {
                     Some(&c) => c,
                     None => {
                         candidates.push(EpisodeFeatures {
-                            episode: self.episode(slot).clone(),
+                            episode: self.episode(slot),
                             lexical: None,
                             vector: None,
                             best_seq: None,
@@ -153,7 +153,7 @@ impl TenantIndex {
                 }
             }
         }
-        let episodes: Vec<_> = table.items().iter().map(|&s| self.episode(s).clone()).collect();
+        let episodes: Vec<_> = table.items().iter().map(|&s| self.episode(s)).collect();
         let adjacent =
             (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
         Ok(TurnTable {
@@ -179,7 +179,7 @@ impl TenantIndex {
     ) -> Option<(usize, u64)> {
         let seq = seq.checked_add_signed(offset).filter(|&s| s > 0)?;
         let found = self.holding(slot, seq)?;
-        let to = self.episode(found);
+        let to = self.span(found);
         let near = self.within_gap(slot, found, q.max_gap_ms);
         let in_time = q.scope.since.is_none_or(|t| to.end >= t)
             && q.scope.until.is_none_or(|t| to.start <= t);

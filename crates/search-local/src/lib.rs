@@ -12,6 +12,7 @@ mod candidates;
 mod clusters;
 mod index;
 mod lexical;
+mod ragged;
 mod state;
 mod table;
 mod tokenizer;

@@ -1,9 +1,14 @@
-//! The episodes the search indexes know, by slot. Scope keys are interned, so checking a
+//! The episodes the search indexes know, by slot, kept in columns: the numbers of each
+//! episode side by side, its texts in a few long strings. A saved table is read back with a
+//! handful of allocations instead of several per episode (at a million episodes that was most
+//! of the time a process took to open its index). Scope keys are interned, so checking a
 //! scope against every episode costs a few integer comparisons, not string compares.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use epimem_core::{Episode, EpisodeId, Scope};
+use epimem_core::{
+    BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, Scope, Timestamp,
+};
 use serde::{Deserialize, Serialize};
 
 /// No user or agent.
@@ -11,17 +16,42 @@ const NONE: u32 = u32::MAX;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct EpisodeTable {
-    episodes: Vec<Episode>,
+    spans: Vec<Span>,
     keys: Vec<Keys>,
-    /// Live episodes by id; a forgotten episode keeps its slot, marked dead here.
-    by_id: HashMap<EpisodeId, usize>,
+    /// A forgotten episode keeps its slot, marked dead here.
     live: Vec<bool>,
-    names: HashMap<String, u32>,
-    /// The next name's number (names of forgotten episodes leave `names`).
-    next_name: u32,
+    ids: Texts,
+    titles: Texts,
+    summaries: Texts,
+    keywords: Texts,
+    /// Where each slot's keywords end in `keywords`.
+    keyword_ends: Vec<u32>,
+    /// Names (tenants, conversations, users, agents) by number; `None` once no live episode
+    /// uses one.
+    names: Vec<Option<String>>,
+    /// Numbers by name, made again from `names` after a load.
+    #[serde(skip)]
+    numbers: HashMap<String, u32>,
+    /// Live episodes by id, made on the first change after a load: a process that only
+    /// searches never needs it.
+    #[serde(skip)]
+    by_id: Option<HashMap<EpisodeId, usize>>,
     /// Live episodes of each conversation (tenant, conversation) by first message, to step
     /// from a message to its neighbours across episode edges.
-    order: HashMap<(u32, u32), BTreeMap<u64, usize>>,
+    order: HashMap<(u32, u32), Vec<(u64, usize)>>,
+}
+
+/// What an episode is besides its texts and its keys.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct Span {
+    pub(crate) first_seq: u64,
+    pub(crate) last_seq: u64,
+    context_first_seq: Option<u64>,
+    pub(crate) start: Timestamp,
+    pub(crate) end: Timestamp,
+    surprise: f64,
+    boundary_reason: BoundaryReason,
+    fsrs: FsrsState,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -32,10 +62,59 @@ struct Keys {
     agent: u32,
 }
 
+/// Many strings in one, each found by where it ends.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Texts {
+    text: String,
+    ends: Vec<u64>,
+}
+
+impl Texts {
+    fn push(&mut self, s: &str) {
+        self.text.push_str(s);
+        self.ends.push(self.text.len() as u64);
+    }
+
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        start..self.ends[i] as usize
+    }
+
+    fn get(&self, i: usize) -> &str {
+        &self.text[self.range(i)]
+    }
+
+    /// Overwrites strings `from..to` with zero bytes: what they said is gone at once, and
+    /// every other string stays where it is.
+    fn blank(&mut self, from: usize, to: usize) {
+        if from >= to {
+            return;
+        }
+        let range = self.range(from).start..self.range(to - 1).end;
+        let zeros = "\0".repeat(range.len());
+        self.text.replace_range(range, &zeros);
+    }
+
+    /// Made again without the strings `dead` says are blank (left empty), once they are most
+    /// of the text.
+    fn shrink(&mut self, dead: impl Fn(usize) -> bool) {
+        let blank: usize =
+            (0..self.ends.len()).filter(|&i| dead(i)).map(|i| self.range(i).len()).sum();
+        if blank * 2 <= self.text.len() {
+            return;
+        }
+        let mut kept = Self::default();
+        for i in 0..self.ends.len() {
+            kept.push(if dead(i) { "" } else { self.get(i) });
+        }
+        *self = kept;
+    }
+}
+
 impl EpisodeTable {
     /// The slot of `episode`, added if new.
     pub(crate) fn insert(&mut self, episode: &Episode) -> usize {
-        if let Some(&slot) = self.by_id.get(&episode.id) {
+        if let Some(&slot) = self.by_id().get(&episode.id) {
             return slot;
         }
         let keys = Keys {
@@ -44,68 +123,139 @@ impl EpisodeTable {
             user: episode.user.as_deref().map_or(NONE, |u| self.intern(u)),
             agent: episode.agent.as_deref().map_or(NONE, |a| self.intern(a)),
         };
-        self.episodes.push(episode.clone());
+        let slot = self.spans.len();
+        self.spans.push(Span {
+            first_seq: episode.first_seq,
+            last_seq: episode.last_seq,
+            context_first_seq: episode.context_first_seq,
+            start: episode.start,
+            end: episode.end,
+            surprise: episode.surprise,
+            boundary_reason: episode.boundary_reason,
+            fsrs: episode.fsrs,
+        });
         self.keys.push(keys);
         self.live.push(true);
-        let slot = self.episodes.len() - 1;
-        self.by_id.insert(episode.id.clone(), slot);
-        self.order
-            .entry((keys.tenant, keys.conversation))
-            .or_default()
-            .insert(episode.first_seq, slot);
+        self.ids.push(&episode.id.0);
+        self.titles.push(&episode.title);
+        self.summaries.push(&episode.summary);
+        for keyword in &episode.keywords {
+            self.keywords.push(keyword);
+        }
+        self.keyword_ends.push(self.keywords.ends.len() as u32);
+        self.by_id().insert(episode.id.clone(), slot);
+        let order = self.order.entry((keys.tenant, keys.conversation)).or_default();
+        // Episodes come in the order of their messages, nearly always.
+        let at = order.partition_point(|&(seq, _)| seq < episode.first_seq);
+        order.insert(at, (episode.first_seq, slot));
         slot
     }
 
     /// Marks an episode dead; its slot, if it was live.
     pub(crate) fn remove(&mut self, id: &EpisodeId) -> Option<usize> {
-        let slot = self.by_id.remove(id)?;
+        let slot = self.by_id().remove(id)?;
         self.live[slot] = false;
         // What it said goes now; the slot stays, dead.
-        let episode = &mut self.episodes[slot];
-        episode.conversation = epimem_core::ConversationKey::new("", "");
-        (episode.user, episode.agent) = (None, None);
-        (episode.title, episode.summary, episode.keywords) = Default::default();
+        for texts in [&mut self.ids, &mut self.titles, &mut self.summaries] {
+            texts.blank(slot, slot + 1);
+        }
+        let (from, to) = self.keywords_of(slot);
+        self.keywords.blank(from, to);
         let k = self.keys[slot];
         if let Some(order) = self.order.get_mut(&(k.tenant, k.conversation)) {
-            order.retain(|_, s| *s != slot);
+            order.retain(|&(_, s)| s != slot);
         }
         Some(slot)
     }
 
-    /// Drops the names only forgotten episodes used.
+    /// Drops the names only forgotten episodes used, and the room forgotten texts took.
     pub(crate) fn compact(&mut self) {
-        let used: std::collections::HashSet<u32> = (0..self.keys.len())
-            .filter(|&slot| self.live[slot])
-            .flat_map(|slot| {
-                let k = self.keys[slot];
-                [k.tenant, k.conversation, k.user, k.agent]
-            })
+        let mut used = vec![false; self.names.len()];
+        for slot in (0..self.keys.len()).filter(|&slot| self.live[slot]) {
+            let k = self.keys[slot];
+            for name in [k.tenant, k.conversation, k.user, k.agent] {
+                if let Some(u) = used.get_mut(name as usize) {
+                    *u = true;
+                }
+            }
+        }
+        for (name, used) in self.names.iter_mut().zip(used) {
+            if !used && let Some(dropped) = name.take() {
+                self.numbers.remove(&dropped);
+            }
+        }
+        let live = &self.live;
+        for texts in [&mut self.ids, &mut self.titles, &mut self.summaries] {
+            texts.shrink(|slot| !live[slot]);
+        }
+        let mut dead_keywords = vec![false; self.keywords.ends.len()];
+        for slot in (0..self.live.len()).filter(|&slot| !self.live[slot]) {
+            let (from, to) = self.keywords_of(slot);
+            dead_keywords[from..to].fill(true);
+        }
+        self.keywords.shrink(|i| dead_keywords[i]);
+    }
+
+    /// After a load: the numbers of the names, by name.
+    pub(crate) fn loaded(&mut self) {
+        self.numbers = self
+            .names
+            .iter()
+            .enumerate()
+            .filter_map(|(number, name)| Some((name.clone()?, number as u32)))
             .collect();
-        self.names.retain(|_, id| used.contains(id));
     }
 
     /// Takes `episode`'s memory strength, if it is here; whether it was.
     pub(crate) fn restate(&mut self, episode: &Episode) -> bool {
-        let Some(&slot) = self.by_id.get(&episode.id) else { return false };
-        self.episodes[slot].fsrs = episode.fsrs;
+        let Some(&slot) = self.by_id().get(&episode.id) else { return false };
+        self.spans[slot].fsrs = episode.fsrs;
         true
     }
 
-    pub(crate) fn contains(&self, id: &EpisodeId) -> bool {
-        self.by_id.contains_key(id)
+    pub(crate) fn contains(&mut self, id: &EpisodeId) -> bool {
+        self.by_id().contains_key(id)
     }
 
-    pub(crate) fn episode(&self, slot: usize) -> &Episode {
-        &self.episodes[slot]
+    /// The episode in `slot`, as it was added (a forgotten one has no texts or keys left).
+    pub(crate) fn episode(&self, slot: usize) -> Episode {
+        let (s, k) = (self.spans[slot], self.keys[slot]);
+        let (from, to) = self.keywords_of(slot);
+        Episode {
+            id: EpisodeId(self.ids.get(slot).to_owned()),
+            conversation: ConversationKey::new(self.name(k.tenant), self.name(k.conversation)),
+            user: (k.user != NONE).then(|| self.name(k.user).to_owned()),
+            agent: (k.agent != NONE).then(|| self.name(k.agent).to_owned()),
+            first_seq: s.first_seq,
+            last_seq: s.last_seq,
+            context_first_seq: s.context_first_seq,
+            start: s.start,
+            end: s.end,
+            title: self.titles.get(slot).to_owned(),
+            summary: self.summaries.get(slot).to_owned(),
+            keywords: (from..to).map(|i| self.keywords.get(i).to_owned()).collect(),
+            surprise: s.surprise,
+            boundary_reason: s.boundary_reason,
+            fsrs: s.fsrs,
+            told_by: Default::default(),
+            told_note: None,
+        }
+    }
+
+    /// Where the episode in `slot` sits in its conversation and in time.
+    pub(crate) fn span(&self, slot: usize) -> &Span {
+        &self.spans[slot]
     }
 
     /// The live episode holding message `seq` of `slot`'s conversation, if it shares
     /// `slot`'s user and agent (a conversation's episodes normally all do).
     pub(crate) fn holding(&self, slot: usize, seq: u64) -> Option<usize> {
         let k = self.keys[slot];
-        let (_, &found) = self.order.get(&(k.tenant, k.conversation))?.range(..=seq).next_back()?;
+        let order = self.order.get(&(k.tenant, k.conversation))?;
+        let at = order.partition_point(|&(first, _)| first <= seq).checked_sub(1)?;
+        let found = order[at].1;
         let f = self.keys[found];
-        (self.episodes[found].last_seq >= seq && f.user == k.user && f.agent == k.agent)
+        (self.spans[found].last_seq >= seq && f.user == k.user && f.agent == k.agent)
             .then_some(found)
     }
 
@@ -116,12 +266,12 @@ impl EpisodeTable {
     }
 
     pub(crate) fn slots(&self) -> usize {
-        self.episodes.len()
+        self.spans.len()
     }
 
     /// Per slot: live and inside `scope`.
     pub(crate) fn visible(&self, scope: &Scope) -> Vec<bool> {
-        let known = |name: &str| self.names.get(name).copied();
+        let known = |name: &str| self.numbers.get(name).copied();
         let Some(tenant) = known(&scope.tenant) else { return vec![false; self.slots()] };
         // A name never seen matches nothing.
         let want = |name: &Option<String>| name.as_deref().map(|n| known(n).unwrap_or(NONE - 1));
@@ -129,26 +279,47 @@ impl EpisodeTable {
             (want(&scope.conversation), want(&scope.user), want(&scope.agent));
         self.keys
             .iter()
-            .zip(&self.episodes)
+            .zip(&self.spans)
             .zip(&self.live)
-            .map(|((k, e), &live)| {
+            .map(|((k, s), &live)| {
                 live && k.tenant == tenant
                     && conversation.is_none_or(|c| k.conversation == c)
                     && user.is_none_or(|u| k.user == u)
                     && agent.is_none_or(|a| k.agent == a)
-                    && scope.since.is_none_or(|t| e.end >= t)
-                    && scope.until.is_none_or(|t| e.start <= t)
+                    && scope.since.is_none_or(|t| s.end >= t)
+                    && scope.until.is_none_or(|t| s.start <= t)
             })
             .collect()
     }
 
+    fn keywords_of(&self, slot: usize) -> (usize, usize) {
+        let from = if slot == 0 { 0 } else { self.keyword_ends[slot - 1] as usize };
+        (from, self.keyword_ends[slot] as usize)
+    }
+
+    fn name(&self, number: u32) -> &str {
+        self.names.get(number as usize).and_then(Option::as_deref).unwrap_or("")
+    }
+
+    /// Live episodes by id, made from the ids column the first time it is needed.
+    fn by_id(&mut self) -> &mut HashMap<EpisodeId, usize> {
+        let (ids, live) = (&self.ids, &self.live);
+        self.by_id.get_or_insert_with(|| {
+            (0..live.len())
+                .filter(|&slot| live[slot])
+                .map(|slot| (EpisodeId(ids.get(slot).to_owned()), slot))
+                .collect()
+        })
+    }
+
     fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.names.get(name) {
+        if let Some(&id) = self.numbers.get(name) {
             return id;
         }
-        let id = self.next_name;
-        self.next_name = id.checked_add(1).expect("fewer than 4 billion names");
-        self.names.insert(name.to_owned(), id);
+        let id = u32::try_from(self.names.len()).expect("fewer than 4 billion names");
+        assert!(id < NONE - 1, "fewer than 4 billion names");
+        self.numbers.insert(name.to_owned(), id);
+        self.names.push(Some(name.to_owned()));
         id
     }
 }
@@ -210,6 +381,57 @@ pub(crate) mod tests {
         assert_eq!(table.remove(&id), Some(a));
         assert_eq!(table.remove(&id), None);
         assert_eq!(table.visible(&Scope::tenant("t")), [false, true, false]);
+    }
+
+    #[test]
+    fn a_saved_table_reads_back_whole_without_what_was_forgotten() {
+        let mut table = EpisodeTable::default();
+        let mut said = |start: i64, title: &str, keywords: &[&str]| {
+            let e = Episode {
+                title: title.into(),
+                summary: format!("{title}, told"),
+                keywords: keywords.iter().map(|k| k.to_string()).collect(),
+                ..episode("t", &format!("c{}", start % 2), Some("u"), start)
+            };
+            table.insert(&e);
+            e
+        };
+        let kept = said(0, "The Lisbon trip", &["lisbon", "tram 28"]);
+        let forgotten = said(100, "A xylophonist cousin", &["xylophone"]);
+        let last = said(201, "", &[]);
+        assert!(table.remove(&forgotten.id).is_some());
+        table.compact();
+        let bytes = postcard::to_stdvec(&table).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains("xylophon"), "forgotten words are not saved");
+        assert!(!text.contains(&forgotten.id.0));
+        let mut read: EpisodeTable = postcard::from_bytes(&bytes).unwrap();
+        read.loaded();
+        assert_eq!(read.episode(0), kept);
+        assert_eq!(read.episode(2), last);
+        assert_eq!(read.visible(&Scope::tenant("t")), [true, false, true]);
+        let c1 = Scope::tenant("t").with_conversation(Some("c1".into()));
+        assert_eq!(read.visible(&c1), [false, false, true]);
+        assert!(read.contains(&kept.id) && !read.contains(&forgotten.id));
+        assert_eq!(read.insert(&kept), 0, "known by its id after a load");
+        assert_eq!(read.holding(0, 1), Some(0));
+    }
+
+    #[test]
+    fn texts_blanked_keep_the_others_in_place_and_shrink_once_mostly_blank() {
+        let mut texts = Texts::default();
+        for s in ["alpha", "", "beta gamma", "delta"] {
+            texts.push(s);
+        }
+        texts.blank(2, 3);
+        assert_eq!((texts.get(0), texts.get(1), texts.get(3)), ("alpha", "", "delta"));
+        assert_eq!(texts.get(2), "\0".repeat(10));
+        texts.shrink(|i| i == 2);
+        assert_eq!(texts.text.len(), 20, "blank text is under half: left as it is");
+        texts.blank(0, 1);
+        texts.shrink(|i| i == 0 || i == 2);
+        assert_eq!(texts.text, "delta");
+        assert_eq!((texts.get(0), texts.get(2), texts.get(3)), ("", "", "delta"));
     }
 
     #[test]

@@ -11,6 +11,9 @@ use std::collections::HashMap;
 use epimem_core::keyword_list;
 use serde::{Deserialize, Serialize};
 
+/// A word id standing for a word of a forgotten turn.
+const GONE: u32 = u32::MAX;
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct WordIndex {
     ids: HashMap<String, u32>,
@@ -18,18 +21,58 @@ pub(crate) struct WordIndex {
     /// Word vectors are the embedder's, asked for again after a load.
     #[serde(skip)]
     vectors: Vec<Option<Vec<f32>>>,
-    /// The distinct content words of each turn (episode slot, seq).
-    turns: HashMap<(usize, u64), Vec<u32>>,
+    /// The content words of each turn, in flat lists (a saved index reads back as a few long
+    /// arrays, not one list per message): where each slot's turns end in `turn_seqs`
+    /// and `turn_ends`, each turn's message, and where its words end in `turn_words`.
+    slot_ends: Vec<u32>,
+    turn_seqs: Vec<u64>,
+    turn_ends: Vec<u64>,
+    turn_words: Vec<u32>,
 }
 
 impl WordIndex {
+    /// Adds a turn of `slot`, the newest episode (slots come in order).
     pub(crate) fn add_turn(&mut self, slot: usize, seq: u64, text: &str) {
-        let ids: Vec<u32> = keyword_list(text).into_iter().map(|w| self.id(w)).collect();
-        self.turns.insert((slot, seq), ids);
+        let last = self.slot_ends.len().checked_sub(1);
+        debug_assert!(last.is_none_or(|last| slot >= last), "slots are added in order");
+        let turns = self.turn_seqs.len() as u32;
+        while self.slot_ends.len() <= slot {
+            self.slot_ends.push(turns);
+        }
+        for word in keyword_list(text) {
+            let id = self.id(word);
+            self.turn_words.push(id);
+        }
+        self.turn_seqs.push(seq);
+        self.turn_ends.push(self.turn_words.len() as u64);
+        self.slot_ends[slot] = self.turn_seqs.len() as u32;
     }
 
+    /// The words of a forgotten episode's turns are gone at once; the room they took is
+    /// given back once it is most of the lists ([`WordIndex::compact`]).
     pub(crate) fn remove_episode(&mut self, slot: usize) {
-        self.turns.retain(|&(s, _), _| s != slot);
+        for turn in self.turns_of(slot) {
+            let words = self.words_range(turn);
+            self.turn_words[words].fill(GONE);
+        }
+    }
+
+    /// The turns of `slot`, as indexes into the turn lists.
+    fn turns_of(&self, slot: usize) -> std::ops::Range<usize> {
+        let Some(&end) = self.slot_ends.get(slot) else { return 0..0 };
+        let start = if slot == 0 { 0 } else { self.slot_ends[slot - 1] };
+        start as usize..end as usize
+    }
+
+    fn words_range(&self, turn: usize) -> std::ops::Range<usize> {
+        let start = if turn == 0 { 0 } else { self.turn_ends[turn - 1] };
+        start as usize..self.turn_ends[turn] as usize
+    }
+
+    /// The words of turn (slot, seq), if it is known.
+    fn turn(&self, (slot, seq): (usize, u64)) -> Option<&[u32]> {
+        let turn = self.turns_of(slot).find(|&t| self.turn_seqs[t] == seq)?;
+        Some(&self.turn_words[self.words_range(turn)])
     }
 
     /// The content words of a query.
@@ -43,10 +86,10 @@ impl WordIndex {
         let mut seen = std::collections::HashSet::new();
         turns
             .iter()
-            .filter_map(|t| self.turns.get(t))
+            .filter_map(|&t| self.turn(t))
             .flatten()
             .chain(&query_ids)
-            .filter(|&&id| self.vectors[id as usize].is_none() && seen.insert(id))
+            .filter(|&&id| id != GONE && self.vectors[id as usize].is_none() && seen.insert(id))
             .map(|&id| self.words[id as usize].clone())
             .collect()
     }
@@ -62,8 +105,8 @@ impl WordIndex {
     /// Mean over the query's words of the best cosine similarity to a word of the turn; 0 for
     /// a turn without words or a query whose words have no vectors.
     pub(crate) fn score(&self, query: &[String], turn: (usize, u64)) -> f64 {
-        let Some(words) = self.turns.get(&turn) else { return 0.0 };
-        let vector = |id: u32| self.vectors[id as usize].as_deref();
+        let Some(words) = self.turn(turn) else { return 0.0 };
+        let vector = |id: u32| self.vectors.get(id as usize)?.as_deref();
         let turn_vectors: Vec<&[f32]> = words.iter().filter_map(|&id| vector(id)).collect();
         let query_vectors: Vec<&[f32]> =
             query.iter().filter_map(|w| self.ids.get(w)).filter_map(|&id| vector(id)).collect();
@@ -88,8 +131,9 @@ impl WordIndex {
     /// Forgets the words no turn holds any more, so the words of forgotten episodes (and of
     /// past queries) are kept nowhere.
     pub(crate) fn compact(&mut self) {
+        self.shrink();
         let mut used = vec![false; self.words.len()];
-        for &id in self.turns.values().flatten() {
+        for &id in self.turn_words.iter().filter(|&&id| id != GONE) {
             used[id as usize] = true;
         }
         for (id, used) in used.into_iter().enumerate() {
@@ -99,6 +143,30 @@ impl WordIndex {
                 self.vectors[id] = None;
             }
         }
+    }
+
+    /// The lists made again without forgotten turns' words, once those are most of them.
+    fn shrink(&mut self) {
+        let gone = self.turn_words.iter().filter(|&&id| id == GONE).count();
+        if gone * 2 <= self.turn_words.len() {
+            return;
+        }
+        let mut kept = Self { ids: std::mem::take(&mut self.ids), ..Self::default() };
+        kept.words = std::mem::take(&mut self.words);
+        kept.vectors = std::mem::take(&mut self.vectors);
+        for slot in 0..self.slot_ends.len() {
+            for turn in self.turns_of(slot) {
+                let words = &self.turn_words[self.words_range(turn)];
+                if words.first() == Some(&GONE) {
+                    continue;
+                }
+                kept.turn_words.extend_from_slice(words);
+                kept.turn_seqs.push(self.turn_seqs[turn]);
+                kept.turn_ends.push(kept.turn_words.len() as u64);
+            }
+            kept.slot_ends.push(kept.turn_seqs.len() as u32);
+        }
+        *self = kept;
     }
 
     fn id(&mut self, word: String) -> u32 {
@@ -150,5 +218,29 @@ mod tests {
         assert_eq!(index.score(&query, (9, 9)), 0.0, "unknown turn");
         index.remove_episode(0);
         assert_eq!(index.score(&query, (0, 1)), 0.0, "forgotten");
+    }
+
+    #[test]
+    fn forgotten_turns_leave_the_lists_once_they_are_most_of_them() {
+        let mut index = WordIndex::default();
+        index.add_turn(0, 1, "xylophone lessons");
+        index.add_turn(1, 4, "marimba practice daily");
+        index.add_turn(3, 2, "compost heap");
+        index.add_turn(3, 3, "garden compost");
+        index.remove_episode(0);
+        index.compact();
+        assert_eq!(index.turn_words.len(), 9, "under half forgotten: kept in place");
+        assert!(!index.ids.contains_key("xylophone"), "its words are gone all the same");
+        index.remove_episode(1);
+        index.compact();
+        assert_eq!(index.turn_words.len(), 4);
+        assert!(!index.ids.contains_key("marimba"));
+        assert_eq!(index.turn((0, 1)), None, "dropped");
+        assert_eq!(index.turn((2, 1)), None, "a slot without turns");
+        let words = |turn| -> Vec<&str> {
+            index.turn(turn).unwrap().iter().map(|&id| index.words[id as usize].as_str()).collect()
+        };
+        assert_eq!(words((3, 2)), ["compost", "heap"]);
+        assert_eq!(words((3, 3)), ["garden", "compost"]);
     }
 }

@@ -17,7 +17,9 @@ use epimem_search::SearchError;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    lexical, state, table,
+    lexical,
+    ragged::Ragged,
+    state, table,
     vectors::{self, VectorConfig, VectorHits},
     words,
 };
@@ -31,6 +33,11 @@ pub(crate) struct LineFacts {
     asks: bool,
     /// Whether a person wrote it (a user), rather than an assistant, a tool or the system.
     by_person: bool,
+}
+
+impl LineFacts {
+    /// A message not known (or forgotten): by nobody, asking nothing.
+    pub(crate) const BLANK: Self = Self { author: u32::MAX, asks: false, by_person: true };
 }
 
 #[derive(Debug)]
@@ -66,7 +73,7 @@ pub(crate) struct Parts {
     pub(crate) table: table::EpisodeTable,
     pub(crate) vectors: vectors::VectorIndex,
     /// What ranking knows of each message, by slot and by seq from the episode's first.
-    pub(crate) lines: Vec<Vec<LineFacts>>,
+    pub(crate) lines: Ragged<LineFacts>,
     /// Authors as they spoke, lowercased.
     pub(crate) author_ids: HashMap<String, u32>,
     /// The authors each name word can mean ("ana" → "Ana Silva", "Ana Lima").
@@ -187,6 +194,7 @@ impl TenantIndex {
             )));
         }
         let mut parts = saved.parts;
+        parts.table.loaded();
         parts.words.loaded();
         parts.vectors.config = config;
         parts.vectors.attach(folder).map_err(|e| OpenError::Unusable(e.to_string()))?;
@@ -227,8 +235,13 @@ impl TenantIndex {
         self.folder.is_some()
     }
 
-    pub(crate) fn episode(&self, slot: usize) -> &Episode {
+    pub(crate) fn episode(&self, slot: usize) -> Episode {
         self.parts.table.episode(slot)
+    }
+
+    /// Where the episode in `slot` sits in its conversation and in time.
+    pub(crate) fn span(&self, slot: usize) -> &table::Span {
+        self.parts.table.span(slot)
     }
 
     /// The live episode holding message `seq` of `slot`'s conversation.
@@ -239,7 +252,7 @@ impl TenantIndex {
     /// The episodes just before and just after `slot`'s in its conversation, unless a silence
     /// of more than `max_gap_ms` separates them.
     pub(crate) fn adjacent(&self, slot: usize, max_gap_ms: i64) -> impl Iterator<Item = usize> {
-        let e = self.episode(slot);
+        let e = *self.span(slot);
         let before = e.first_seq.checked_sub(1).filter(|&seq| seq > 0);
         [before, e.last_seq.checked_add(1)]
             .into_iter()
@@ -251,7 +264,7 @@ impl TenantIndex {
     /// Whether at most `max_gap_ms` of silence separate episodes `a` and `b` (an episode is
     /// within any gap of itself).
     pub(crate) fn within_gap(&self, a: usize, b: usize, max_gap_ms: i64) -> bool {
-        let (a, b) = (self.episode(a), self.episode(b));
+        let (a, b) = (self.span(a), self.span(b));
         let gap = if b.start >= a.end { b.start.0 - a.end.0 } else { a.start.0 - b.end.0 };
         gap <= max_gap_ms
     }
@@ -311,8 +324,8 @@ impl TenantIndex {
     }
 
     fn line(&self, slot: usize, seq: u64) -> Option<&LineFacts> {
-        let at = seq.checked_sub(self.parts.table.episode(slot).first_seq)?;
-        self.parts.lines.get(slot)?.get(at as usize)
+        let at = seq.checked_sub(self.span(slot).first_seq)?;
+        self.parts.lines.get(slot).get(at as usize)
     }
 
     /// The query as worth embedding: without the words that name who spoke (all of it if

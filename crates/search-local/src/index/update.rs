@@ -101,9 +101,7 @@ impl TenantIndex {
             self.messages.remove(slot);
             self.parts.vectors.remove(slot);
             self.parts.words.remove_episode(slot);
-            if let Some(lines) = self.parts.lines.get_mut(slot) {
-                *lines = Vec::new();
-            }
+            self.parts.lines.get_mut(slot).fill(LineFacts::BLANK);
             removed = true;
         }
         removed
@@ -118,22 +116,15 @@ impl TenantIndex {
         let conversation = self.parts.table.conversation_of(slot);
         let mut body = String::new();
         let mut authors: Vec<String> = Vec::new();
-        if self.parts.lines.len() <= slot {
-            self.parts.lines.resize(slot + 1, Vec::new());
-        }
         for line in lines {
             let id = self.author_id(line.author);
             let said_by = &self.parts.author_names[id as usize];
             // Lines are the episode's own, from its first message on.
             if let Some(at) = line.seq.checked_sub(episode.first_seq) {
-                let facts = &mut self.parts.lines[slot];
-                if facts.len() <= at as usize {
-                    let blank = LineFacts { author: u32::MAX, asks: false, by_person: true };
-                    facts.resize(at as usize + 1, blank);
-                }
                 let asks = line.content.trim_end().ends_with('?');
                 let by_person = line.role == Role::User;
-                facts[at as usize] = LineFacts { author: id, asks, by_person };
+                let facts = LineFacts { author: id, asks, by_person };
+                self.parts.lines.set(slot, at as usize, facts, LineFacts::BLANK);
             }
             self.parts.words.add_turn(slot, line.seq, line.content);
             for word in said_by {
@@ -273,7 +264,7 @@ impl TenantIndex {
     /// Forgets the authors no line is by any more (their names are text too).
     fn compact_authors(&mut self) {
         let mut used = vec![false; self.parts.author_names.len()];
-        for line in self.parts.lines.iter().flatten() {
+        for line in self.parts.lines.items() {
             if let Some(u) = used.get_mut(line.author as usize) {
                 *u = true;
             }
