@@ -102,6 +102,16 @@ impl Clusters {
     }
 
     /// Rows not in a group yet.
+    /// Whether the groups hold together over `rows` rows of `dim` components (a saved file
+    /// read back may be damaged).
+    pub(crate) fn check(&self, rows: usize, dim: usize) -> bool {
+        let groups = self.members.len();
+        self.dim == dim
+            && self.centroids.len() == groups * dim
+            && self.scales.len() == groups
+            && self.members.iter().chain([&self.pending]).flatten().all(|&r| (r as usize) < rows)
+    }
+
     pub(crate) fn pending(&self) -> &[u32] {
         &self.pending
     }

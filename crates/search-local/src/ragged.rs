@@ -44,6 +44,17 @@ impl<T: Clone> Ragged<T> {
         self.items[start + at] = item;
     }
 
+    /// Whether the lists hold together (a saved file read back may not).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let ordered = self.ends.windows(2).all(|w| w[0] <= w[1]);
+        let last = self.ends.last().map_or(0, |&end| end as usize);
+        if ordered && last == self.items.len() {
+            Ok(())
+        } else {
+            Err("lists by slot out of step".into())
+        }
+    }
+
     /// Every item of every slot.
     pub(crate) fn items(&self) -> &[T] {
         &self.items

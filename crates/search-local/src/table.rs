@@ -84,6 +84,13 @@ impl Texts {
         &self.text[self.range(i)]
     }
 
+    /// Whether every string can be found (a saved file read back may be damaged).
+    fn check(&self) -> bool {
+        self.ends.windows(2).all(|w| w[0] <= w[1])
+            && self.ends.last().map_or(0, |&end| end as usize) == self.text.len()
+            && self.ends.iter().all(|&end| self.text.is_char_boundary(end as usize))
+    }
+
     /// Overwrites strings `from..to` with zero bytes: what they said is gone at once, and
     /// every other string stays where it is.
     fn blank(&mut self, from: usize, to: usize) {
@@ -196,14 +203,37 @@ impl EpisodeTable {
         self.keywords.shrink(|i| dead_keywords[i]);
     }
 
-    /// After a load: the numbers of the names, by name.
-    pub(crate) fn loaded(&mut self) {
+    /// After a load: checks that the columns hold together, and numbers the names.
+    pub(crate) fn loaded(&mut self) -> Result<(), String> {
+        let slots = self.spans.len();
+        let columns = [
+            self.keys.len(),
+            self.live.len(),
+            self.ids.ends.len(),
+            self.titles.ends.len(),
+            self.summaries.ends.len(),
+            self.keyword_ends.len(),
+        ];
+        let names = self.names.len() as u32;
+        let keys_known = self.keys.iter().all(|k| {
+            [k.tenant, k.conversation, k.user, k.agent].iter().all(|&n| n < names || n == NONE)
+        });
+        let whole = columns.iter().all(|&n| n == slots)
+            && [&self.ids, &self.titles, &self.summaries, &self.keywords].iter().all(|t| t.check())
+            && self.keyword_ends.windows(2).all(|w| w[0] <= w[1])
+            && self.keyword_ends.last().map_or(0, |&end| end as usize) == self.keywords.ends.len()
+            && keys_known
+            && self.order.values().flatten().all(|&(_, slot)| slot < slots);
+        if !whole {
+            return Err("episode table out of step".into());
+        }
         self.numbers = self
             .names
             .iter()
             .enumerate()
             .filter_map(|(number, name)| Some((name.clone()?, number as u32)))
             .collect();
+        Ok(())
     }
 
     /// Takes `episode`'s memory strength, if it is here; whether it was.
@@ -406,7 +436,7 @@ pub(crate) mod tests {
         assert!(!text.contains("xylophon"), "forgotten words are not saved");
         assert!(!text.contains(&forgotten.id.0));
         let mut read: EpisodeTable = postcard::from_bytes(&bytes).unwrap();
-        read.loaded();
+        read.loaded().unwrap();
         assert_eq!(read.episode(0), kept);
         assert_eq!(read.episode(2), last);
         assert_eq!(read.visible(&Scope::tenant("t")), [true, false, true]);

@@ -124,8 +124,23 @@ impl WordIndex {
     }
 
     /// After a load: word vectors are the embedder's, asked for again when needed.
-    pub(crate) fn loaded(&mut self) {
+    /// Also checks that the lists hold together (a saved file read back may be damaged).
+    pub(crate) fn loaded(&mut self) -> Result<(), String> {
+        let ordered = |v: &[u64]| v.windows(2).all(|w| w[0] <= w[1]);
+        let slots: Vec<u64> = self.slot_ends.iter().map(|&e| u64::from(e)).collect();
+        let words = self.words.len() as u32;
+        let whole = ordered(&slots)
+            && slots.last().map_or(0, |&e| e as usize) == self.turn_seqs.len()
+            && self.turn_ends.len() == self.turn_seqs.len()
+            && ordered(&self.turn_ends)
+            && self.turn_ends.last().map_or(0, |&e| e as usize) == self.turn_words.len()
+            && self.turn_words.iter().all(|&id| id < words || id == GONE)
+            && self.ids.values().all(|&id| id < words);
+        if !whole {
+            return Err("word lists out of step".into());
+        }
         self.vectors = vec![None; self.words.len()];
+        Ok(())
     }
 
     /// Forgets the words no turn holds any more, so the words of forgotten episodes (and of

@@ -194,8 +194,9 @@ impl TenantIndex {
             )));
         }
         let mut parts = saved.parts;
-        parts.table.loaded();
-        parts.words.loaded();
+        parts.table.loaded().map_err(OpenError::Unusable)?;
+        parts.words.loaded().map_err(OpenError::Unusable)?;
+        parts.lines.check().map_err(OpenError::Unusable)?;
         parts.vectors.config = config;
         parts.vectors.attach(folder).map_err(|e| OpenError::Unusable(e.to_string()))?;
         // Saved before vectors were grouped at this size (or with fewer rows to group from).

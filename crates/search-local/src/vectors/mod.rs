@@ -203,6 +203,16 @@ impl VectorIndex {
                 self.data.as_slice().len()
             )));
         }
+        let rows = self.rows.len();
+        let slots = self.episodes.len();
+        let whole = self.scales.len() == rows
+            && self.episode_rows.len() == slots
+            && self.episode_rows.iter().all(|&(s, e)| s <= e && e as usize <= rows)
+            && self.rows.iter().all(|&(slot, _)| slot < slots)
+            && self.clusters.as_ref().is_none_or(|c| c.check(rows, self.dim));
+        if !whole {
+            return Err(std::io::Error::other("vector rows out of step"));
+        }
         self.changed = false;
         Ok(())
     }

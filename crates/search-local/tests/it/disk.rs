@@ -362,3 +362,59 @@ fn forgotten_words_and_names_leave_every_file() {
     assert_eq!(search.generation("t").unwrap(), 4);
     assert_eq!(search.restarted("t").unwrap(), None);
 }
+
+#[test]
+fn a_damaged_state_is_used_or_rebuilt_never_misread_into_a_panic() {
+    let dir = TempDir::new().unwrap();
+    {
+        let search = open(dir.path(), Some("fp"));
+        garden(&search);
+    }
+    let state = tenant_folder(dir.path()).join("state.bin");
+    let good = fs::read(&state).unwrap();
+    let pristine = dir.path().join("pristine");
+    copy_folder(&dir.path().join("search"), &pristine);
+    let scope = Scope::tenant("t");
+    let v = unit(3);
+    for at in 0..good.len() {
+        let mut damaged = good.clone();
+        damaged[at] ^= 0x5A;
+        fs::write(&state, &damaged).unwrap();
+        let searched = std::panic::catch_unwind(|| {
+            let search = open(dir.path(), Some("fp"));
+            let _ = search.generation("t");
+            let query =
+                EpisodeQuery { scope: &scope, text: "compost", vector: Some(&v), candidates: 10 };
+            let _ = search.episodes(&query);
+            let turns = TurnQuery {
+                scope: &scope,
+                text: "what did Ana say of mulch",
+                vector: Some(&v),
+                candidates: 10,
+                episode_context: true,
+                word_match: false,
+                reach: 2,
+                max_gap_ms: 1_800_000,
+            };
+            let _ = search.turns(&turns, None);
+            // Whatever was read, the index is started again from the store from here on.
+            search.discard("t").unwrap();
+        });
+        assert!(searched.is_ok(), "byte {at} of {} damaged", good.len());
+        fs::remove_dir_all(dir.path().join("search")).unwrap();
+        copy_folder(&pristine, &dir.path().join("search"));
+    }
+}
+
+fn copy_folder(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
