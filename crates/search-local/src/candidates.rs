@@ -204,8 +204,7 @@ impl TenantIndex {
             let vectors = embedder.embed_words(&texts)?;
             self.parts.words.set_vectors(&missing, vectors);
         }
-        for (t, &key) in turns.iter_mut().zip(keys) {
-            let score = self.parts.words.score(&query, key);
+        for (t, score) in turns.iter_mut().zip(self.parts.words.scores(&query, keys)) {
             t.words = (score > 0.0).then_some(score);
         }
         Ok(())

@@ -28,6 +28,11 @@ impl<T> TopK<T> {
         }
     }
 
+    /// Whether an offer of `score` could be kept now (one that cannot need not be made).
+    pub(super) fn admits(&self, score: f32) -> bool {
+        self.k > 0 && self.floor.is_none_or(|f| score > f)
+    }
+
     fn truncate(&mut self) {
         if self.k > 0 && self.items.len() >= self.k {
             self.items
@@ -58,5 +63,17 @@ mod tests {
         let mut none = TopK::new(0);
         none.offer(1.0, 0);
         assert!(none.into_sorted().is_empty());
+    }
+
+    #[test]
+    fn once_the_best_are_known_only_a_better_offer_is_admitted() {
+        let mut top = TopK::new(2);
+        assert!(top.admits(0.0), "nothing kept yet");
+        for i in 0..100 {
+            top.offer(i as f32 / 100.0, i);
+        }
+        assert!(!top.admits(0.5) && top.admits(0.995));
+        assert!(!TopK::<usize>::new(0).admits(1.0));
+        assert_eq!(top.into_sorted(), [(0.99, 99), (0.98, 98)]);
     }
 }

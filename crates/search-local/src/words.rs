@@ -104,26 +104,50 @@ impl WordIndex {
 
     /// Mean over the query's words of the best cosine similarity to a word of the turn; 0 for
     /// a turn without words or a query whose words have no vectors.
+    #[cfg(test)]
     pub(crate) fn score(&self, query: &[String], turn: (usize, u64)) -> f64 {
-        let Some(words) = self.turn(turn) else { return 0.0 };
-        let vector = |id: u32| self.vectors.get(id as usize)?.as_deref();
-        let turn_vectors: Vec<&[f32]> = words.iter().filter_map(|&id| vector(id)).collect();
-        let query_vectors: Vec<&[f32]> =
-            query.iter().filter_map(|w| self.ids.get(w)).filter_map(|&id| vector(id)).collect();
-        if turn_vectors.is_empty() || query_vectors.is_empty() {
-            return 0.0;
-        }
-        let best = |q: &[f32]| {
-            turn_vectors
-                .iter()
-                .map(|t| t.iter().zip(q).map(|(a, b)| a * b).sum::<f32>())
-                .fold(f32::MIN, f32::max)
-        };
-        let total: f32 = query_vectors.iter().map(|q| best(q)).sum();
-        f64::from(total) / query_vectors.len() as f64
+        self.scores(query, &[turn])[0]
     }
 
-    /// After a load: word vectors are the embedder's, asked for again when needed.
+    /// [`WordIndex::score`] of each of `turns`, each word's similarities to the query
+    /// computed once: a word is in many of the turns ranked together.
+    pub(crate) fn scores(&self, query: &[String], turns: &[(usize, u64)]) -> Vec<f64> {
+        let vector = |id: u32| self.vectors.get(id as usize)?.as_deref();
+        let query_vectors: Vec<&[f32]> =
+            query.iter().filter_map(|w| self.ids.get(w)).filter_map(|&id| vector(id)).collect();
+        let mut similarities: HashMap<u32, Vec<f32>> = HashMap::new();
+        let mut best = vec![f32::MIN; query_vectors.len()];
+        turns
+            .iter()
+            .map(|&turn| {
+                let Some(words) = self.turn(turn) else { return 0.0 };
+                if query_vectors.is_empty() {
+                    return 0.0;
+                }
+                best.fill(f32::MIN);
+                let mut any = false;
+                for &id in words {
+                    let Some(v) = vector(id) else { continue };
+                    any = true;
+                    let sims = similarities.entry(id).or_insert_with(|| {
+                        query_vectors
+                            .iter()
+                            .map(|q| v.iter().zip(*q).map(|(a, b)| a * b).sum::<f32>())
+                            .collect()
+                    });
+                    for (b, &s) in best.iter_mut().zip(sims.iter()) {
+                        *b = b.max(s);
+                    }
+                }
+                if !any {
+                    return 0.0;
+                }
+                let total: f32 = best.iter().sum();
+                f64::from(total) / query_vectors.len() as f64
+            })
+            .collect()
+    }
+
     /// Also checks that the lists hold together (a saved file read back may be damaged).
     pub(crate) fn loaded(&mut self) -> Result<(), String> {
         let ordered = |v: &[u64]| v.windows(2).all(|w| w[0] <= w[1]);

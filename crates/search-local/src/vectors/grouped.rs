@@ -42,9 +42,15 @@ impl VectorIndex {
             scanned += members.len();
             probed.extend(members.iter().map(|&row| row as usize).filter(|&row| is_visible(row)));
         }
+        let lends = self.config.borrow.before.max(self.config.borrow.after);
         for (&row, sim) in probed.iter().zip(self.similarities(&probed, query)) {
             best_rows.offer(sim, row);
             message_rows.offer(sim, row);
+            // Finding the neighbours (scattered reads) is left out when what they would
+            // borrow could not get in: most rows, once the best are known.
+            if !message_rows.admits(lends * sim) {
+                continue;
+            }
             // It lends to the message after it what that one borrows from before, and the
             // other way round.
             let (previous, next) = self.neighbours(row, &is_visible);
