@@ -88,7 +88,7 @@ impl TenantIndex {
             let vector =
                 q.vector.map(|v| s.spawn(move || this.vector(v, if context { n } else { 0 }, n)));
             let episodes =
-                context.then(|| s.spawn(move || this.lexical_episodes(q.scope, q.text, n)));
+                context.then(|| s.spawn(move || this.lexical_episode_lines(q.scope, q.text, n)));
             let lexical = this.lexical_messages(q.scope, q.text, n);
             let episodes = episodes.map(|h| h.join().expect("episode search thread"));
             (lexical, episodes, vector.map(|h| h.join().expect("vector search thread")))
@@ -178,7 +178,13 @@ impl TenantIndex {
         offset: i64,
     ) -> Option<(usize, u64)> {
         let seq = seq.checked_add_signed(offset).filter(|&s| s > 0)?;
-        let found = self.holding(slot, seq)?;
+        // Most neighbours are in the same episode: no search of the conversation for those.
+        let own = self.span(slot);
+        let found = if (own.first_seq..=own.last_seq).contains(&seq) {
+            slot
+        } else {
+            self.holding(slot, seq)?
+        };
         let to = self.span(found);
         let near = self.within_gap(slot, found, q.max_gap_ms);
         let in_time = q.scope.since.is_none_or(|t| to.end >= t)

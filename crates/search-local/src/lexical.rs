@@ -176,12 +176,14 @@ impl Bm25 {
     }
 
     /// The best `limit` documents in `scope` for the words of `query`, best first:
-    /// (slot, seq). `None` if the query has no word to search for.
+    /// (slot, seq). `None` if the query has no word to search for. With `lines_only`, titles
+    /// and summaries are not searched.
     pub(crate) fn search(
         &self,
         scope: &Scope,
         query: &str,
         limit: usize,
+        lines_only: bool,
     ) -> tantivy::Result<Option<Vec<(usize, u64, f32)>>> {
         let f = self.fields;
         let searcher = self.shared.reader.searcher();
@@ -195,9 +197,8 @@ impl Bm25 {
             words.push((Occur::Should, Box::new(ConstScoreQuery::new(Box::new(q), NAME_SCORE))));
         }
         for term in &terms {
-            for (field, boost) in
-                [(f.title, TITLE_BOOST), (f.summary, SUMMARY_BOOST), (f.body, 1.0)]
-            {
+            let fields = [(f.title, TITLE_BOOST), (f.summary, SUMMARY_BOOST), (f.body, 1.0)];
+            for (field, boost) in fields.into_iter().filter(|&(g, _)| !lines_only || g == f.body) {
                 let term = Term::from_field_text(field, term);
                 // A term no document has would only add an empty scorer (message documents
                 // have no title or summary).
@@ -413,10 +414,10 @@ mod tests {
             assert!(segments <= MAX_SEGMENTS, "{segments} segments after {} commits", slot + 1);
         }
         let scope = Scope::tenant("t");
-        let found = bm25.search(&scope, "common", 100).unwrap().unwrap();
+        let found = bm25.search(&scope, "common", 100, false).unwrap().unwrap();
         assert_eq!(found.len(), 40);
         // The oldest document was merged more than once and is still found by its own word.
-        assert_eq!(bm25.search(&scope, "word0", 5).unwrap().unwrap()[0].0, 0);
+        assert_eq!(bm25.search(&scope, "word0", 5, false).unwrap().unwrap()[0].0, 0);
     }
 
     #[test]
@@ -437,6 +438,6 @@ mod tests {
         assert_eq!(bm25.shared.index.searchable_segment_ids().unwrap().len(), 1);
         assert_eq!(bm25.generation(), Some(2));
         let scope = Scope::tenant("t");
-        assert_eq!(bm25.search(&scope, "xylophonist", 5).unwrap(), Some(vec![]));
+        assert_eq!(bm25.search(&scope, "xylophonist", 5, false).unwrap(), Some(vec![]));
     }
 }

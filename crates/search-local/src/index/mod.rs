@@ -275,14 +275,28 @@ impl TenantIndex {
         self.parts.vectors.len()
     }
 
-    /// BM25 over episodes. `None` if the query has no word to search for.
+    /// BM25 over episodes (titles, summaries and lines). `None` if the query has no word to
+    /// search for.
     pub(crate) fn lexical_episodes(
         &self,
         scope: &Scope,
         query: &str,
         limit: usize,
     ) -> Result<Option<Vec<LexicalHit>>, SearchError> {
-        self.lexical(&self.episodes, scope, query, limit)
+        self.lexical(&self.episodes, scope, query, limit, false)
+    }
+
+    /// BM25 over episodes by their lines alone: the context of turn recall. Titles and
+    /// summaries are drawn from the lines, so they add little there (LoCoMo and BEAM within
+    /// their noise either way) and cost a third more (turn recall p99 at a million episodes
+    /// 22 → 18-19 ms).
+    pub(crate) fn lexical_episode_lines(
+        &self,
+        scope: &Scope,
+        query: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<LexicalHit>>, SearchError> {
+        self.lexical(&self.episodes, scope, query, limit, true)
     }
 
     /// BM25 over single messages. `None` if the query has no word to search for.
@@ -292,7 +306,7 @@ impl TenantIndex {
         query: &str,
         limit: usize,
     ) -> Result<Option<Vec<LexicalHit>>, SearchError> {
-        self.lexical(&self.messages, scope, query, limit)
+        self.lexical(&self.messages, scope, query, limit, false)
     }
 
     /// The authors the query names (by a word of their name, in any case).
@@ -374,8 +388,9 @@ impl TenantIndex {
         scope: &Scope,
         query: &str,
         limit: usize,
+        lines_only: bool,
     ) -> Result<Option<Vec<LexicalHit>>, SearchError> {
-        let hits = index.search(scope, query, limit).map_err(index_error)?;
+        let hits = index.search(scope, query, limit, lines_only).map_err(index_error)?;
         Ok(hits.map(|hits| {
             hits.into_iter().map(|(slot, seq, score)| LexicalHit { slot, seq, score }).collect()
         }))
