@@ -32,13 +32,13 @@ pub(crate) struct EpisodeEditIn {
 
 /// What an episode said before an edit.
 #[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct EpisodeVersionOut {
+pub struct EpisodeVersionOut {
     /// 1 for the text it was told with, one more per edit.
-    pub(crate) version: u32,
-    pub(crate) title: String,
-    pub(crate) summary: String,
+    pub version: u32,
+    pub title: String,
+    pub summary: String,
     /// When an edit replaced it (RFC 3339).
-    pub(crate) replaced_at: String,
+    pub replaced_at: String,
 }
 
 impl From<&EpisodeVersion> for EpisodeVersionOut {

@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::timeout::TimeoutLayer;
 use utoipa::OpenApi;
 
+pub use edits::EpisodeVersionOut;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use facts::{FactOut, FactsOut};
 pub use mcp::{MemoryTools, memory_tools, serve_stdio};

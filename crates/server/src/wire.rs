@@ -372,7 +372,8 @@ pub struct CurvePointOut {
 }
 
 impl MemoryOut {
-    pub(crate) fn new(
+    /// From the state, the probability of recall `now`, the curve and the reviews received.
+    pub fn new(
         state: &epimem_core::FsrsState,
         now: f64,
         curve: &[(epimem_core::Timestamp, f64)],

@@ -6,7 +6,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
 use epimem_engine::RecallQuery;
-use epimem_server::{FactOut, wire::EpisodeOut};
+use epimem_server::{
+    EpisodeVersionOut, FactOut,
+    wire::{EpisodeOut, MemoryOut},
+};
 
 use super::{open_engine, open_with_embedder};
 use crate::{
@@ -126,13 +129,56 @@ pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCo
 
 pub(crate) fn show(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
-    let detail = engine.episode(&Scope::tenant(&config.tenant), &EpisodeId(args.id.clone()))?;
+    let scope = Scope::tenant(&config.tenant);
+    let detail = engine.episode(&scope, &EpisodeId(args.id.clone()))?;
+    let id = &detail.episode.id;
+    let (now, curve) = engine.memory_curve(&detail.episode.fsrs, CURVE_POINTS);
+    let memory =
+        MemoryOut::new(&detail.episode.fsrs, now, &curve, &engine.episode_reviews(&scope, id)?);
+    let versions: Vec<EpisodeVersionOut> =
+        engine.episode_versions(&scope, id)?.iter().map(EpisodeVersionOut::from).collect();
     if args.json {
-        outln!("{}", json_line(&EpisodeOut::from(&detail)));
+        let mut out =
+            serde_json::to_value(EpisodeOut { memory: Some(memory), ..EpisodeOut::from(&detail) })?;
+        out["versions"] = serde_json::to_value(&versions)?;
+        outln!("{}", json_line(&out));
     } else {
         out!("{}", detail_text(&detail));
+        out!("{}", memory_text(&memory, &versions));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Points of the forgetting curve `show --json` gives, as the API does.
+const CURVE_POINTS: usize = 24;
+
+/// How strong the memory is and what the episode said before it was corrected.
+fn memory_text(memory: &MemoryOut, versions: &[EpisodeVersionOut]) -> String {
+    let day =
+        |t: &Option<String>| t.as_deref().map_or("-", |t| t.get(..10).unwrap_or(t)).to_owned();
+    let mut out = match memory.stability_days {
+        Some(stability) => format!(
+            "\nmemory: recall {:.2} now, stability {stability:.1} days, due {}, {}\n",
+            memory.retrievability,
+            day(&memory.due),
+            match memory.reviews.len() {
+                0 => "no review recorded".to_owned(),
+                n => format!("{n} review(s) recorded"),
+            }
+        ),
+        None => "\nmemory: not reviewed yet\n".to_owned(),
+    };
+    if !versions.is_empty() {
+        out.push_str("earlier versions:\n");
+        for v in versions {
+            let replaced = v.replaced_at.get(..16).unwrap_or(&v.replaced_at).replace('T', " ");
+            out.push_str(&format!(
+                "  {} (replaced {replaced}): {} | {}\n",
+                v.version, v.title, v.summary
+            ));
+        }
+    }
+    out
 }
 
 pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {

@@ -106,6 +106,13 @@ fn a_corrected_title_is_searched_and_its_versions_go_with_the_episode() {
     }
     let shown = epimem(&db, &["show", &id, "--json"]);
     assert_eq!(shown[0]["title"], "Okapiverdigris outing");
+    assert_eq!(shown[0]["versions"][0]["title"], old_title.as_str(), "the old title, kept");
+    assert_eq!(shown[0]["versions"][0]["version"], 1);
+    assert!(shown[0]["memory"]["retrievability"].as_f64().is_some(), "{}", shown[0]);
+    let text = common::epimem(&db, &["show", &id]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("earlier versions:") && text.contains(&old_title), "{text}");
+    assert!(text.contains("memory: "), "{text}");
 
     // The old title, kept as a version, goes with the episode when it is forgotten.
     assert!(old_title.to_lowercase().contains("xylophonequartz"), "{old_title}");
