@@ -92,6 +92,31 @@ fn garden(search: &LocalSearch) {
     add(search, 5, &[("Ben", "taxes are due in April")], 3);
 }
 
+/// A turn query as the engine asks it, with the neighbours two turns out.
+fn turn_query<'a>(scope: &'a Scope, text: &'a str, vector: &'a [f32]) -> TurnQuery<'a> {
+    TurnQuery {
+        scope,
+        text,
+        vector: Some(vector),
+        candidates: 10,
+        episode_context: true,
+        word_match: false,
+        reach: 2,
+        max_gap_ms: 1_800_000,
+    }
+}
+
+/// The garden saved in `dir`: its state file and what it holds.
+fn saved_garden(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    {
+        let search = open(dir, Some("fp"));
+        garden(&search);
+    }
+    let state = tenant_folder(dir).join("state.bin");
+    let good = fs::read(&state).unwrap();
+    (state, good)
+}
+
 /// What the index answers to a few queries, features and all.
 fn answers(search: &LocalSearch) -> Vec<String> {
     let scope = Scope::tenant("t");
@@ -103,17 +128,7 @@ fn answers(search: &LocalSearch) -> Vec<String> {
             let episodes = search
                 .episodes(&EpisodeQuery { scope: &scope, text, vector: Some(&v), candidates: 10 })
                 .unwrap();
-            let query = TurnQuery {
-                scope: &scope,
-                text,
-                vector: Some(&v),
-                candidates: 10,
-                episode_context: true,
-                word_match: false,
-                reach: 2,
-                max_gap_ms: 1_800_000,
-            };
-            let mut turns = search.turns(&query, None).unwrap();
+            let mut turns = search.turns(&turn_query(&scope, text, &v), None).unwrap();
             // Maps print in no fixed order: compare them sorted.
             let mut neighbors: Vec<_> = turns.neighbors.drain().collect();
             neighbors.sort_by_key(|(k, _)| *k);
@@ -237,12 +252,7 @@ fn tenant_folder(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn an_index_that_cannot_be_trusted_starts_again_empty() {
     let dir = TempDir::new().unwrap();
-    {
-        let search = open(dir.path(), Some("fp"));
-        garden(&search);
-    }
-    let state = tenant_folder(dir.path()).join("state.bin");
-    let good = fs::read(&state).unwrap();
+    let (state, good) = saved_garden(dir.path());
 
     fs::write(&state, b"not an index").unwrap();
     let search = open(dir.path(), Some("fp"));
@@ -366,12 +376,7 @@ fn forgotten_words_and_names_leave_every_file() {
 #[test]
 fn a_damaged_state_is_used_or_rebuilt_never_misread_into_a_panic() {
     let dir = TempDir::new().unwrap();
-    {
-        let search = open(dir.path(), Some("fp"));
-        garden(&search);
-    }
-    let state = tenant_folder(dir.path()).join("state.bin");
-    let good = fs::read(&state).unwrap();
+    let (state, good) = saved_garden(dir.path());
     let pristine = dir.path().join("pristine");
     copy_folder(&dir.path().join("search"), &pristine);
     let scope = Scope::tenant("t");
@@ -386,17 +391,7 @@ fn a_damaged_state_is_used_or_rebuilt_never_misread_into_a_panic() {
             let query =
                 EpisodeQuery { scope: &scope, text: "compost", vector: Some(&v), candidates: 10 };
             let _ = search.episodes(&query);
-            let turns = TurnQuery {
-                scope: &scope,
-                text: "what did Ana say of mulch",
-                vector: Some(&v),
-                candidates: 10,
-                episode_context: true,
-                word_match: false,
-                reach: 2,
-                max_gap_ms: 1_800_000,
-            };
-            let _ = search.turns(&turns, None);
+            let _ = search.turns(&turn_query(&scope, "what did Ana say of mulch", &v), None);
             // Whatever was read, the index is started again from the store from here on.
             search.discard("t").unwrap();
         });
