@@ -55,6 +55,11 @@ impl<T: Clone> Ragged<T> {
         }
     }
 
+    /// Slots with a list (up to the last).
+    pub(crate) fn slots(&self) -> usize {
+        self.ends.len()
+    }
+
     /// Every item of every slot.
     pub(crate) fn items(&self) -> &[T] {
         &self.items

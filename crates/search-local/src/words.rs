@@ -57,6 +57,11 @@ impl WordIndex {
         }
     }
 
+    /// Slots with turns (up to the last).
+    pub(crate) fn slots(&self) -> usize {
+        self.slot_ends.len()
+    }
+
     /// The turns of `slot`, as indexes into the turn lists.
     fn turns_of(&self, slot: usize) -> std::ops::Range<usize> {
         let Some(&end) = self.slot_ends.get(slot) else { return 0..0 };

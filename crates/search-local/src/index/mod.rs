@@ -197,6 +197,13 @@ impl TenantIndex {
         parts.table.loaded().map_err(OpenError::Unusable)?;
         parts.words.loaded().map_err(OpenError::Unusable)?;
         parts.lines.check().map_err(OpenError::Unusable)?;
+        let slots = parts.table.slots();
+        if [parts.lines.slots(), parts.words.slots(), parts.vectors.slots()]
+            .iter()
+            .any(|&n| n > slots)
+        {
+            return Err(OpenError::Unusable("parts know of episodes the table does not".into()));
+        }
         parts.vectors.config = config;
         parts.vectors.attach(folder).map_err(|e| OpenError::Unusable(e.to_string()))?;
         // Saved before vectors were grouped at this size (or with fewer rows to group from).
@@ -391,8 +398,13 @@ impl TenantIndex {
         lines_only: bool,
     ) -> Result<Option<Vec<LexicalHit>>, SearchError> {
         let hits = index.search(scope, query, limit, lines_only).map_err(index_error)?;
+        // A slot the table does not have could only come from a damaged state: never used.
+        let slots = self.parts.table.slots();
         Ok(hits.map(|hits| {
-            hits.into_iter().map(|(slot, seq, score)| LexicalHit { slot, seq, score }).collect()
+            hits.into_iter()
+                .filter(|&(slot, _, _)| slot < slots)
+                .map(|(slot, seq, score)| LexicalHit { slot, seq, score })
+                .collect()
         }))
     }
 }

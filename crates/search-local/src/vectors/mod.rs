@@ -109,6 +109,11 @@ impl VectorIndex {
         Self { config, ..Self::default() }
     }
 
+    /// Episode slots it knows of (up to the last with vectors).
+    pub(crate) fn slots(&self) -> usize {
+        self.episodes.len()
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.rows.len()
     }
