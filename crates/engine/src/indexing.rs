@@ -1,10 +1,11 @@
 //! Keeping each tenant's search index current: the index is caught up from the store's change
 //! log with what any process closed or forgot since the last change it applied, before every
 //! recall ([`Freshness::BeforeRecall`]) or by its owner after writes and on a timer
-//! ([`Freshness::Background`]). A new index starts from change 0, so building one and catching
-//! up are one path.
+//! ([`Freshness::Background`]). A new index (at change 0) is built from the episodes live at the
+//! log's last change, found by reading the log's ids alone; a built one is caught up change by
+//! change.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use epimem_core::{EpisodeId, Scope};
 use epimem_search::{IndexedEpisode, IndexedLine, Update};
@@ -87,7 +88,11 @@ impl<S: Store> Engine<S> {
         if from >= target {
             return Ok(());
         }
-        if let Err(e) = self.catch_up(tenant, from, target, &mut |_, _| {}) {
+        let caught_up = match from {
+            0 => self.build(tenant, target, &mut |_, _| {}),
+            _ => self.catch_up(tenant, from, target, &mut |_, _| {}),
+        };
+        if let Err(e) = caught_up {
             self.search.discard(tenant)?;
             return Err(e);
         }
@@ -103,10 +108,62 @@ impl<S: Store> Engine<S> {
     ) -> Result<(), EngineError> {
         self.search.discard(tenant)?;
         let target = self.store.change_generation(tenant)?;
-        if let Err(e) = self.catch_up(tenant, 0, target, progress) {
+        if let Err(e) = self.build(tenant, target, progress) {
             self.search.discard(tenant)?;
             return Err(e);
         }
+        Ok(())
+    }
+
+    /// Builds a new index from the change log read for ids alone: only the episodes live at
+    /// its last change are read from the store and added, in the order they were closed, so a
+    /// tenant that forgot, corrected and reviewed much costs what it holds now, not its
+    /// history. Every episode the log forgot is forgotten first, in case a build cut short left
+    /// one behind. `target` only scales `progress`.
+    fn build(
+        &self,
+        tenant: &str,
+        target: u64,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), EngineError> {
+        // Live episodes in the order they were (last) closed: a forgotten one leaves a hole.
+        let mut order: Vec<Option<EpisodeId>> = Vec::new();
+        let mut at: HashMap<EpisodeId, usize> = HashMap::new();
+        let mut dead: HashSet<EpisodeId> = HashSet::new();
+        let mut from = 0;
+        while from < target {
+            let changes = self.store.episode_changes(tenant, from, CHANGES_PER_READ)?;
+            let Some(last) = changes.last().map(|c| c.seq) else { break };
+            for change in changes.into_iter().filter(|c| !c.restated) {
+                if change.forgotten {
+                    if let Some(i) = at.remove(&change.episode) {
+                        order[i] = None;
+                    }
+                    dead.insert(change.episode);
+                } else if !at.contains_key(&change.episode) {
+                    dead.remove(&change.episode);
+                    at.insert(change.episode.clone(), order.len());
+                    order.push(Some(change.episode));
+                }
+            }
+            from = last;
+        }
+        let live: Vec<EpisodeId> = order.into_iter().flatten().collect();
+        let dead: Vec<EpisodeId> = dead.into_iter().collect();
+        let mut forgotten = dead.as_slice();
+        for (i, ids) in live.chunks(CHANGES_PER_READ).enumerate() {
+            let rows = self.store.indexed_messages_of(tenant, ids, self.fingerprint())?;
+            let added = episodes_of(&rows);
+            let update = Update { forgotten, added: &added, restated: &[], generation: None };
+            self.search.apply(tenant, &update)?;
+            forgotten = &[];
+            let done = (i * CHANGES_PER_READ + ids.len()) as u64;
+            progress(target * done / live.len() as u64, target);
+        }
+        // The generation last, once every live episode is in.
+        let update = Update { forgotten, added: &[], restated: &[], generation: Some(from) };
+        self.search.apply(tenant, &update)?;
+        progress(target, target);
         Ok(())
     }
 

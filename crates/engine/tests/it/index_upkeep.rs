@@ -3,7 +3,7 @@
 //! built from scratch.
 
 use crate::common::{engine_at, remember};
-use epimem_core::Scope;
+use epimem_core::{ConversationKey, Scope};
 use epimem_engine::{Engine, Freshness, RecallQuery};
 use epimem_store_sqlite::SqliteStore;
 
@@ -65,6 +65,36 @@ fn an_index_kept_current_answers_as_one_rebuilt() {
     let kept = answers(&incremental);
     let rebuilt = answers(&engine_at(&db));
     assert_eq!(kept, rebuilt);
+}
+
+/// A new index is built from the episodes live at the log's end: after episodes were
+/// forgotten, corrected and a conversation emptied and filled again, it answers as the index
+/// that saw all of it happen.
+#[test]
+fn an_index_built_after_much_forgetting_answers_as_one_kept_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let kept = engine_at(&db);
+    let scope = Scope::tenant("t");
+    remember(&kept, "t", "trip", 0, &["we took the ferry to the island", "rough sea"]);
+    remember(&kept, "t", "bread", 1, &["my sourdough starter is bubbly", "feed it flour"]);
+    remember(&kept, "t", "work", 2, &["the deploy failed on staging", "rollback the release"]);
+    assert!(!kept.recall(&query("ferry")).unwrap().is_empty(), "loads the index");
+    for round in 0..3 {
+        kept.delete_conversation(&ConversationKey::new("t", "bread")).unwrap();
+        let line = format!("sourdough loaf number {round} rose well");
+        remember(&kept, "t", "bread", 3 + round, &[line.as_str(), "crisp crust"]);
+    }
+    let work = kept.recall(&query("deploy")).unwrap()[0].episode.id.clone();
+    kept.edit_episode(&scope, &work, Some("The deploy that failed".into()), None).unwrap();
+    let trip = kept.recall(&query("ferry")).unwrap()[0].episode.id.clone();
+    kept.delete_episode(&scope, &trip).unwrap();
+    remember(&kept, "t", "trip", 9, &["the island ferry was late again", "we waited an hour"]);
+    let built = engine_at(&db);
+    assert_eq!(answers(&kept), answers(&built));
+    let loaf = built.recall(&query("sourdough loaf")).unwrap();
+    assert_eq!(loaf.len(), 1, "only the last filling is live: {loaf:?}");
+    assert!(loaf[0].episode.summary.contains("number 2"), "{loaf:?}");
 }
 
 /// In the background mode a recall never catches up on the request: what another process
