@@ -166,6 +166,11 @@ impl Bm25 {
         self.shared.clone()
     }
 
+    /// Documents searchable (removed ones not counted).
+    pub(crate) fn documents(&self) -> u64 {
+        self.shared.reader.searcher().num_docs()
+    }
+
     /// The store's change the last commit reflects (0 for a new index; `None` if unreadable).
     pub(crate) fn generation(&self) -> Option<u64> {
         let metas = self.shared.index.load_metas().ok()?;

@@ -295,6 +295,11 @@ impl EpisodeTable {
         (u64::from(k.tenant) << 32) | u64::from(k.conversation)
     }
 
+    /// Whether the episode in `slot` is live (not forgotten).
+    pub(crate) fn is_live(&self, slot: usize) -> bool {
+        self.live.get(slot).copied().unwrap_or(false)
+    }
+
     pub(crate) fn slots(&self) -> usize {
         self.spans.len()
     }

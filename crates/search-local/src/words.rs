@@ -57,6 +57,14 @@ impl WordIndex {
         }
     }
 
+    /// Turns of the slots `live` says are.
+    pub(crate) fn turns_of_live(&self, live: impl Fn(usize) -> bool) -> u64 {
+        (0..self.slot_ends.len())
+            .filter(|&slot| live(slot))
+            .map(|s| self.turns_of(s).len() as u64)
+            .sum()
+    }
+
     /// Slots with turns (up to the last).
     pub(crate) fn slots(&self) -> usize {
         self.slot_ends.len()

@@ -174,7 +174,9 @@ impl TenantIndex {
         };
         let bm25 = (episodes, messages);
         let Some(saved) = state::load(folder)? else {
-            if in_episodes == 0 && in_messages == 0 {
+            // Empty, as a new index is: not one whose first commits came before its state.
+            let empty = bm25.0.documents() == 0 && bm25.1.documents() == 0;
+            if in_episodes == 0 && in_messages == 0 && empty {
                 let parts =
                     Parts { vectors: vectors::VectorIndex::new(config), ..Parts::default() };
                 return Ok(Self::assemble(bm25, parts, 0, Some(folder), tenant, fingerprint));
@@ -203,6 +205,17 @@ impl TenantIndex {
             .any(|&n| n > slots)
         {
             return Err(OpenError::Unusable("parts know of episodes the table does not".into()));
+        }
+        // BM25 commits on every update and the state is saved less often: at one generation
+        // (a build commits its chunks at 0) the two can still hold different episodes.
+        let live = (0..slots).filter(|&slot| parts.table.is_live(slot)).count() as u64;
+        let lines = parts.words.turns_of_live(|slot| parts.table.is_live(slot));
+        let (in_episodes, in_messages) = (bm25.0.documents(), bm25.1.documents());
+        if (in_episodes, in_messages) != (live, lines) {
+            return Err(OpenError::Unusable(format!(
+                "out of step: the state holds {live} episodes of {lines} lines, BM25 \
+                 {in_episodes} and {in_messages}"
+            )));
         }
         parts.vectors.config = config;
         parts.vectors.attach(folder).map_err(|e| OpenError::Unusable(e.to_string()))?;

@@ -413,3 +413,32 @@ fn copy_folder(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A build commits its first episodes at generation 0: BM25 indexes holding documents without
+/// a state are a build cut short, not a new index, and are started again.
+#[test]
+fn documents_committed_before_any_state_are_not_taken_for_a_new_index() {
+    let dir = TempDir::new().unwrap();
+    {
+        let search = open(dir.path(), Some("fp"));
+        let e = episode(1, 1, "the compost goes in first");
+        let vector = unit(1);
+        let lines = vec![IndexedLine {
+            seq: 1,
+            role: Role::User,
+            author: "Ana",
+            content: "the compost goes in first",
+            vector: Some(&vector),
+        }];
+        let added = [IndexedEpisode { episode: &e, lines }];
+        search.apply("t", &Update { added: &added, ..Update::default() }).unwrap();
+        assert_eq!(search.generation("t").unwrap(), 0);
+    }
+    fs::remove_file(tenant_folder(dir.path()).join("state.bin")).unwrap();
+    let search = open(dir.path(), Some("fp"));
+    let why = search.restarted("t").unwrap().expect("started again");
+    assert!(why.contains("without their state"), "{why}");
+    let scope = Scope::tenant("t");
+    let query = EpisodeQuery { scope: &scope, text: "compost", vector: None, candidates: 10 };
+    assert!(search.episodes(&query).unwrap().candidates.is_empty(), "nothing left of it");
+}
