@@ -60,12 +60,30 @@ impl<T: Clone> Ragged<T> {
         self.ends.len()
     }
 
+    /// Appends `item` to the list of `slot`, the newest (a slot between gets an empty list).
+    pub(crate) fn push(&mut self, slot: usize, item: T) {
+        debug_assert!(slot + 1 >= self.ends.len(), "only the newest slot grows");
+        let items = self.items.len() as u64;
+        while self.ends.len() <= slot {
+            self.ends.push(items);
+        }
+        self.items.push(item);
+        self.ends[slot] = self.items.len() as u64;
+    }
+
+    /// Adds `list` as the next slot's.
+    pub(crate) fn push_list(&mut self, list: &[T]) {
+        self.items.extend_from_slice(list);
+        self.ends.push(self.items.len() as u64);
+    }
+
     /// Every item of every slot.
     pub(crate) fn items(&self) -> &[T] {
         &self.items
     }
 
-    fn range(&self, slot: usize) -> std::ops::Range<usize> {
+    /// Where the list of `slot` sits in [`Ragged::items`].
+    pub(crate) fn range(&self, slot: usize) -> std::ops::Range<usize> {
         let Some(&end) = self.ends.get(slot) else { return 0..0 };
         let start = if slot == 0 { 0 } else { self.ends[slot - 1] };
         start as usize..end as usize
@@ -88,5 +106,12 @@ mod tests {
         assert!(lists.get(9).is_empty());
         lists.get_mut(0).fill(1);
         assert_eq!(lists.items(), [1, 1, 5, 0, 6]);
+        lists.push(2, 8);
+        lists.push(4, 9);
+        assert_eq!(lists.get(2), [5, 0, 6, 8]);
+        assert_eq!((lists.get(3), lists.get(4)), (&[][..], &[9][..]));
+        lists.push_list(&[3, 4]);
+        assert_eq!((lists.range(5), lists.get(5)), (7..9, &[3, 4][..]));
+        assert!(lists.check().is_ok());
     }
 }

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use epimem_core::keyword_list;
 use serde::{Deserialize, Serialize};
 
+use crate::ragged::Ragged;
+
 /// A word id standing for a word of a forgotten turn.
 const GONE: u32 = u32::MAX;
 
@@ -21,71 +23,45 @@ pub(crate) struct WordIndex {
     /// Word vectors are the embedder's, asked for again after a load.
     #[serde(skip)]
     vectors: Vec<Option<Vec<f32>>>,
-    /// The content words of each turn, in flat lists (a saved index reads back as a few long
-    /// arrays, not one list per message): where each slot's turns end in `turn_seqs`
-    /// and `turn_ends`, each turn's message, and where its words end in `turn_words`.
-    slot_ends: Vec<u32>,
-    turn_seqs: Vec<u64>,
-    turn_ends: Vec<u64>,
-    turn_words: Vec<u32>,
+    /// Each slot's turns (their messages' seqs) and each turn's content words, turns numbered
+    /// across slots: flat lists, so a saved index reads back as a few long arrays.
+    turns: Ragged<u64>,
+    turn_words: Ragged<u32>,
 }
 
 impl WordIndex {
     /// Adds a turn of `slot`, the newest episode (slots come in order).
     pub(crate) fn add_turn(&mut self, slot: usize, seq: u64, text: &str) {
-        let last = self.slot_ends.len().checked_sub(1);
-        debug_assert!(last.is_none_or(|last| slot >= last), "slots are added in order");
-        let turns = self.turn_seqs.len() as u32;
-        while self.slot_ends.len() <= slot {
-            self.slot_ends.push(turns);
-        }
-        for word in keyword_list(text) {
-            let id = self.id(word);
-            self.turn_words.push(id);
-        }
-        self.turn_seqs.push(seq);
-        self.turn_ends.push(self.turn_words.len() as u64);
-        self.slot_ends[slot] = self.turn_seqs.len() as u32;
+        let ids: Vec<u32> = keyword_list(text).into_iter().map(|w| self.id(w)).collect();
+        self.turn_words.push_list(&ids);
+        self.turns.push(slot, seq);
     }
 
     /// The words of a forgotten episode's turns are gone at once; the room they took is
     /// given back once it is most of the lists ([`WordIndex::compact`]).
     pub(crate) fn remove_episode(&mut self, slot: usize) {
-        for turn in self.turns_of(slot) {
-            let words = self.words_range(turn);
-            self.turn_words[words].fill(GONE);
+        for turn in self.turns.range(slot) {
+            self.turn_words.get_mut(turn).fill(GONE);
         }
     }
 
     /// Turns of the slots `live` says are.
     pub(crate) fn turns_of_live(&self, live: impl Fn(usize) -> bool) -> u64 {
-        (0..self.slot_ends.len())
+        (0..self.turns.slots())
             .filter(|&slot| live(slot))
-            .map(|s| self.turns_of(s).len() as u64)
+            .map(|s| self.turns.get(s).len() as u64)
             .sum()
     }
 
     /// Slots with turns (up to the last).
     pub(crate) fn slots(&self) -> usize {
-        self.slot_ends.len()
-    }
-
-    /// The turns of `slot`, as indexes into the turn lists.
-    fn turns_of(&self, slot: usize) -> std::ops::Range<usize> {
-        let Some(&end) = self.slot_ends.get(slot) else { return 0..0 };
-        let start = if slot == 0 { 0 } else { self.slot_ends[slot - 1] };
-        start as usize..end as usize
-    }
-
-    fn words_range(&self, turn: usize) -> std::ops::Range<usize> {
-        let start = if turn == 0 { 0 } else { self.turn_ends[turn - 1] };
-        start as usize..self.turn_ends[turn] as usize
+        self.turns.slots()
     }
 
     /// The words of turn (slot, seq), if it is known.
     fn turn(&self, (slot, seq): (usize, u64)) -> Option<&[u32]> {
-        let turn = self.turns_of(slot).find(|&t| self.turn_seqs[t] == seq)?;
-        Some(&self.turn_words[self.words_range(turn)])
+        let at = self.turns.get(slot).iter().position(|&s| s == seq)?;
+        Some(self.turn_words.get(self.turns.range(slot).start + at))
     }
 
     /// The content words of a query.
@@ -163,15 +139,11 @@ impl WordIndex {
 
     /// Also checks that the lists hold together (a saved file read back may be damaged).
     pub(crate) fn loaded(&mut self) -> Result<(), String> {
-        let ordered = |v: &[u64]| v.windows(2).all(|w| w[0] <= w[1]);
-        let slots: Vec<u64> = self.slot_ends.iter().map(|&e| u64::from(e)).collect();
+        self.turns.check()?;
+        self.turn_words.check()?;
         let words = self.words.len() as u32;
-        let whole = ordered(&slots)
-            && slots.last().map_or(0, |&e| e as usize) == self.turn_seqs.len()
-            && self.turn_ends.len() == self.turn_seqs.len()
-            && ordered(&self.turn_ends)
-            && self.turn_ends.last().map_or(0, |&e| e as usize) == self.turn_words.len()
-            && self.turn_words.iter().all(|&id| id < words || id == GONE)
+        let whole = self.turn_words.slots() == self.turns.items().len()
+            && self.turn_words.items().iter().all(|&id| id < words || id == GONE)
             && self.ids.values().all(|&id| id < words);
         if !whole {
             return Err("word lists out of step".into());
@@ -185,7 +157,7 @@ impl WordIndex {
     pub(crate) fn compact(&mut self) {
         self.shrink();
         let mut used = vec![false; self.words.len()];
-        for &id in self.turn_words.iter().filter(|&&id| id != GONE) {
+        for &id in self.turn_words.items().iter().filter(|&&id| id != GONE) {
             used[id as usize] = true;
         }
         for (id, used) in used.into_iter().enumerate() {
@@ -199,26 +171,21 @@ impl WordIndex {
 
     /// The lists made again without forgotten turns' words, once those are most of them.
     fn shrink(&mut self) {
-        let gone = self.turn_words.iter().filter(|&&id| id == GONE).count();
-        if gone * 2 <= self.turn_words.len() {
+        let all = self.turn_words.items();
+        if all.iter().filter(|&&id| id == GONE).count() * 2 <= all.len() {
             return;
         }
-        let mut kept = Self { ids: std::mem::take(&mut self.ids), ..Self::default() };
-        kept.words = std::mem::take(&mut self.words);
-        kept.vectors = std::mem::take(&mut self.vectors);
-        for slot in 0..self.slot_ends.len() {
-            for turn in self.turns_of(slot) {
-                let words = &self.turn_words[self.words_range(turn)];
-                if words.first() == Some(&GONE) {
-                    continue;
+        let (mut turns, mut turn_words) = (Ragged::default(), Ragged::default());
+        for slot in 0..self.turns.slots() {
+            for (turn, &seq) in self.turns.range(slot).zip(self.turns.get(slot)) {
+                let words = self.turn_words.get(turn);
+                if words.first() != Some(&GONE) {
+                    turn_words.push_list(words);
+                    turns.push(slot, seq);
                 }
-                kept.turn_words.extend_from_slice(words);
-                kept.turn_seqs.push(self.turn_seqs[turn]);
-                kept.turn_ends.push(kept.turn_words.len() as u64);
             }
-            kept.slot_ends.push(kept.turn_seqs.len() as u32);
         }
-        *self = kept;
+        (self.turns, self.turn_words) = (turns, turn_words);
     }
 
     fn id(&mut self, word: String) -> u32 {
@@ -281,11 +248,11 @@ mod tests {
         index.add_turn(3, 3, "garden compost");
         index.remove_episode(0);
         index.compact();
-        assert_eq!(index.turn_words.len(), 9, "under half forgotten: kept in place");
+        assert_eq!(index.turn_words.items().len(), 9, "under half forgotten: kept in place");
         assert!(!index.ids.contains_key("xylophone"), "its words are gone all the same");
         index.remove_episode(1);
         index.compact();
-        assert_eq!(index.turn_words.len(), 4);
+        assert_eq!(index.turn_words.items().len(), 4);
         assert!(!index.ids.contains_key("marimba"));
         assert_eq!(index.turn((0, 1)), None, "dropped");
         assert_eq!(index.turn((2, 1)), None, "a slot without turns");
