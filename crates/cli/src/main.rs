@@ -214,6 +214,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eval::segmentation::run(&config, embedder, &args)
         }
         Command::Eval(eval::EvalCommand::Recall(args)) => eval::recall::run(&config, &args),
+        Command::Eval(eval::EvalCommand::FitSegmenter(args)) => {
+            let embedder = config.embedder()?.map(std::sync::Arc::from);
+            eval::fit::run(&config, embedder, &args)
+        }
     }
 }
 

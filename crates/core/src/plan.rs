@@ -3,8 +3,7 @@
 use std::ops::Range;
 
 use crate::{
-    BoundaryReason, SegmentMessage, SegmentationPolicy, TriggerKind,
-    segment::{opening_surprise, segment_ranges},
+    BoundaryReason, SegmentMessage, SegmentationPolicy, TriggerKind, segment::segment_ranges,
 };
 
 /// A segment that becomes an episode.
@@ -15,7 +14,7 @@ pub struct ClosedSegment {
     /// Why it ended where it did.
     pub reason: BoundaryReason,
     /// How surprising its opening is after what came before it (the context included), from
-    /// the signal that cuts: see [`opening_surprise`].
+    /// the signal that cuts: see [`SegmentationPolicy::surprises`].
     pub surprise: f64,
 }
 
@@ -53,13 +52,13 @@ pub fn plan_segmentation(
     let pending = &batch[context..];
     let boundaries = policy.boundaries(pending);
     let ranges = segment_ranges(pending.len(), &boundaries);
-    let window = policy.semantic.window;
+    let surprise = policy.surprises(batch);
     let closed = |n: usize, last_reason: BoundaryReason| -> Vec<ClosedSegment> {
         (0..n)
             .map(|i| ClosedSegment {
                 range: ranges[i].clone(),
                 reason: boundaries.get(i).map_or(last_reason, |b| b.reason),
-                surprise: opening_surprise(batch, context + ranges[i].start, window),
+                surprise: surprise.at(context + ranges[i].start),
             })
             .collect()
     };
@@ -196,10 +195,21 @@ mod tests {
         let p = plan_segmentation(&views, 2, TriggerKind::Flush, false, &policy);
         assert_eq!(p.close.len(), 1);
         assert_eq!(p.close[0].range, 0..3, "ranges index the pending messages");
-        assert!(p.close[0].surprise > 0.9, "a new subject after the context");
-        // The same travel messages after travel context are no surprise.
+        let new_subject = p.close[0].surprise;
+        assert!(
+            new_subject >= policy.coherence.threshold,
+            "a new subject after the context: {p:?}"
+        );
+        // The same travel messages after travel context are far less of a surprise.
         let p = plan_segmentation(&views[2..], 1, TriggerKind::Flush, false, &policy);
-        assert!(p.close[0].range == (0..2) && p.close[0].surprise < 1e-9, "{p:?}");
+        assert!(p.close[0].range == (0..2) && p.close[0].surprise < new_subject / 2.0, "{p:?}");
+        // Without the coherence model, the surprise is how unlike the windows are.
+        let mut cosine = policy.clone();
+        cosine.coherence.enabled = false;
+        let p = plan_segmentation(&views, 2, TriggerKind::Flush, false, &cosine);
+        assert!(p.close[0].surprise > 0.9, "{p:?}");
+        let p = plan_segmentation(&views[2..], 1, TriggerKind::Flush, false, &cosine);
+        assert!(p.close[0].surprise < 1e-9, "{p:?}");
         // Nothing before: nothing to be surprised by.
         let p = plan_segmentation(&views[2..], 0, TriggerKind::Flush, false, &policy);
         assert_eq!(p.close[0].surprise, 0.0);

@@ -2,6 +2,7 @@
 
 mod baselines;
 mod data;
+pub(crate) mod fit;
 mod locomo;
 mod metrics;
 mod online;
@@ -32,4 +33,8 @@ pub(crate) enum EvalCommand {
     /// Evidence recall on LoCoMo at k = 1, 5, 10 and at context budgets of 500, 1,000 and
     /// 2,000 tokens, per question category, with turn-level recall and latency percentiles.
     Recall(recall::RecallArgs),
+    /// Fits the coherence segmenter's weights on the tuning sets (TIAGE, SuperDialseg's
+    /// validation split) and prints them as configuration, with each set's Pk fitted and
+    /// two-fold cross-validated.
+    FitSegmenter(fit::FitArgs),
 }

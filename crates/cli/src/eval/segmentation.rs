@@ -13,7 +13,10 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_core::{
     SegmentMessage, SegmentationPolicy, Timestamp, TokenCounter,
-    segment::{cohesion_boundaries, intent_boundaries, semantic_boundaries, time_gap_boundaries},
+    segment::{
+        coherence_boundaries, cohesion_boundaries, intent_boundaries, semantic_boundaries,
+        time_gap_boundaries,
+    },
 };
 use epimem_embed::Embedder;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -35,7 +38,7 @@ pub(crate) struct SegmentationArgs {
     /// The data set file.
     #[arg(long)]
     path: PathBuf,
-    /// Only this epimem segmenter (time_gap, intent, semantic, cohesion, default); the
+    /// Only this epimem segmenter (time_gap, intent, semantic, coherence, cohesion, default); the
     /// baselines always run. `llm`: the language model configured (--llm-url, --llm-model)
     /// cuts, through the ingest path as `--online` replays it; combine with --limit, since a
     /// small local model takes seconds per window.
@@ -65,7 +68,7 @@ pub(crate) struct SegmentationArgs {
 }
 
 const BASELINES: &[&str] = &["none", "random", "even", "texttiling"];
-const EPIMEM: &[&str] = &["time_gap", "intent", "semantic", "cohesion", "default"];
+const EPIMEM: &[&str] = &["time_gap", "intent", "semantic", "coherence", "cohesion", "default"];
 
 #[derive(Debug, Default)]
 struct Score {
@@ -134,11 +137,11 @@ pub(crate) fn run(
         None => EPIMEM.to_vec(),
     };
     let online = args.online || by_model;
-    let needs_vectors =
-        online || ours.iter().any(|s| matches!(*s, "semantic" | "cohesion" | "default"));
+    let needs_vectors = online
+        || ours.iter().any(|s| matches!(*s, "semantic" | "coherence" | "cohesion" | "default"));
     if needs_vectors && embedder.is_none() {
         bail!(
-            "the semantic, cohesion and default segmenters need an embedder: pass --embedder potion|minilm|hash"
+            "the semantic, coherence, cohesion and default segmenters need an embedder: pass --embedder potion|minilm|hash"
         );
     }
     let utterances: usize = dialogues.iter().map(|d| d.utterances.len()).sum();
@@ -261,8 +264,10 @@ pub(crate) fn run(
             let line = ScoreJson {
                 dataset: args.dataset.name(),
                 segmenter: name,
-                embedder: if matches!(*name, "semantic" | "cohesion" | "default" | "online" | "llm")
-                {
+                embedder: if matches!(
+                    *name,
+                    "semantic" | "coherence" | "cohesion" | "default" | "online" | "llm"
+                ) {
                     embedder_name
                 } else {
                     "none"
@@ -341,6 +346,7 @@ fn predict(
         "time_gap" => indices(time_gap_boundaries(&messages(false), &policy.time_gap)),
         "intent" => indices(intent_boundaries(&messages(false), &policy.intent)),
         "semantic" => indices(semantic_boundaries(&messages(true), &policy.semantic)),
+        "coherence" => indices(coherence_boundaries(&messages(true), &policy.coherence)),
         "cohesion" => indices(cohesion_boundaries(&messages(true), &policy.cohesion)),
         _ => indices(policy.boundaries(&messages(true))),
     }

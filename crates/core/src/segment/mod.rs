@@ -2,6 +2,7 @@
 //! begins. Each segmenter proposes boundaries; a [`SegmentationPolicy`] composes them.
 
 mod budget;
+mod coherence;
 mod cohesion;
 mod intent;
 mod overlap;
@@ -17,10 +18,14 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 
 pub use budget::{BudgetConfig, budget_boundaries};
+pub use coherence::{
+    CoherenceConfig, CoherenceWeights, FEATURE_NAMES, FEATURE_SIGNS, GapFeatures,
+    boundary_probabilities, coherence_boundaries, gap_features, gap_probabilities,
+};
 pub use cohesion::{CohesionConfig, cohesion_boundaries};
 pub use intent::{IntentConfig, intent_boundaries};
 pub use overlap::{OverlapConfig, overlap_start};
-pub use policy::SegmentationPolicy;
+pub use policy::{SegmentationPolicy, Surprises};
 pub use semantic::{SemanticConfig, semantic_boundaries};
 pub use surprise::opening_surprise;
 pub use time_gap::{TimeGapConfig, time_gap_boundaries};

@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Boundary, BudgetConfig, CohesionConfig, IntentConfig, OverlapConfig, SegmentMessage,
-    SemanticConfig, Strength, TimeGapConfig, WorkConfig, budget_boundaries, cohesion_boundaries,
-    intent_boundaries, is_agent_work, segment_ranges, semantic_boundaries, time_gap_boundaries,
-    work_boundaries,
+    Boundary, BudgetConfig, CoherenceConfig, CohesionConfig, IntentConfig, OverlapConfig,
+    SegmentMessage, SemanticConfig, Strength, TimeGapConfig, WorkConfig, budget_boundaries,
+    coherence_boundaries, cohesion_boundaries, gap_probabilities, intent_boundaries, is_agent_work,
+    opening_surprise, segment_ranges, semantic_boundaries, time_gap_boundaries, work_boundaries,
 };
 
 /// Which segmenters run and how their proposals are merged.
@@ -26,6 +26,7 @@ pub struct SegmentationPolicy {
     pub time_gap: TimeGapConfig,
     pub intent: IntentConfig,
     pub semantic: SemanticConfig,
+    pub coherence: CoherenceConfig,
     pub cohesion: CohesionConfig,
     pub budget: BudgetConfig,
     pub overlap: OverlapConfig,
@@ -39,6 +40,7 @@ impl Default for SegmentationPolicy {
             time_gap: TimeGapConfig::default(),
             intent: IntentConfig::default(),
             semantic: SemanticConfig::default(),
+            coherence: CoherenceConfig::default(),
             cohesion: CohesionConfig::default(),
             budget: BudgetConfig::default(),
             overlap: OverlapConfig::default(),
@@ -48,6 +50,20 @@ impl Default for SegmentationPolicy {
 }
 
 impl SegmentationPolicy {
+    /// How surprising an episode opening at each of `messages` is, read from the signal that
+    /// cuts: the coherence model's probability of a new episode there when it runs (whoever
+    /// wrote the opener: a time gap may cut before any message), else how unlike the messages
+    /// before it its first ones are. `messages` may begin with closed messages kept as context,
+    /// so that an episode which opens a batch is still measured against what came before it.
+    pub fn surprises<'m, 'a>(&self, messages: &'m [SegmentMessage<'a>]) -> Surprises<'m, 'a> {
+        let probabilities = if self.coherence.enabled {
+            gap_probabilities(messages, &self.coherence.weights)
+        } else {
+            None
+        };
+        Surprises { messages, probabilities, window: self.semantic.window }
+    }
+
     /// Where new episodes begin within `messages`: sorted, distinct, in `1..len`.
     pub fn boundaries(&self, messages: &[SegmentMessage<'_>]) -> Vec<Boundary> {
         if self.work.enabled && is_agent_work(messages) {
@@ -59,12 +75,16 @@ impl SegmentationPolicy {
             proposed.extend(time_gap_boundaries(messages, &self.time_gap));
         }
         let embedded = !messages.is_empty() && messages.iter().all(|m| m.embedding.is_some());
-        let semantic_runs = (self.semantic.enabled || self.cohesion.enabled) && embedded;
+        let semantic_runs =
+            (self.semantic.enabled || self.coherence.enabled || self.cohesion.enabled) && embedded;
         if self.intent.enabled && !(self.intent.only_without_embeddings && semantic_runs) {
             proposed.extend(intent_boundaries(messages, &self.intent));
         }
         if embedded && self.semantic.enabled {
             proposed.extend(semantic_boundaries(messages, &self.semantic));
+        }
+        if embedded && self.coherence.enabled {
+            proposed.extend(coherence_boundaries(messages, &self.coherence));
         }
         if embedded && self.cohesion.enabled {
             proposed.extend(cohesion_boundaries(messages, &self.cohesion));
@@ -82,6 +102,30 @@ impl SegmentationPolicy {
             }
         }
         within_budget(messages, kept, &self.budget)
+    }
+}
+
+/// The surprise of an episode opening at each message of a batch; see
+/// [`SegmentationPolicy::surprises`].
+#[derive(Debug)]
+pub struct Surprises<'m, 'a> {
+    messages: &'m [SegmentMessage<'a>],
+    /// The coherence model's probability at each gap, when it is what cuts.
+    probabilities: Option<Vec<f64>>,
+    window: usize,
+}
+
+impl Surprises<'_, '_> {
+    /// The surprise of an episode that opens at `messages[start]`, in `0.0..=1.0`; nothing
+    /// before it: 0.
+    pub fn at(&self, start: usize) -> f64 {
+        if start == 0 || start >= self.messages.len() {
+            return 0.0;
+        }
+        match &self.probabilities {
+            Some(p) => p[start - 1],
+            None => opening_surprise(self.messages, start, self.window),
+        }
     }
 }
 

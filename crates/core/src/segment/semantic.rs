@@ -41,7 +41,7 @@ pub struct SemanticConfig {
 impl Default for SemanticConfig {
     fn default() -> Self {
         Self {
-            enabled: true,
+            enabled: false,
             window: 2,
             smoothing: 0,
             cutoff_std_devs: -0.25,
