@@ -159,6 +159,7 @@ fn segmentation_harness_scores_every_segmenter_and_dumps_lengths() {
             "time_gap",
             "intent",
             "semantic",
+            "coherence",
             "cohesion",
             "default",
             "online"
