@@ -2,7 +2,7 @@
 //!
 //! A logistic regression of "a new segment begins here" on the features of every gap, by
 //! Newton's method with a small ridge penalty; each data set weighs the same whatever its
-//! size, so that no one kind of dialogue decides alone. Hand-written: eleven weights need no
+//! size, so that no one kind of dialogue decides alone. Hand-written: thirteen weights need no
 //! machine-learning crate, and the fit must read exactly the features the segmenter computes.
 
 use std::{fmt::Write as _, path::PathBuf, process::ExitCode, sync::Arc};
@@ -39,13 +39,17 @@ pub(crate) struct FitArgs {
 
 const DIM: usize = FEATURE_NAMES.len() + 1;
 
-/// One data set's gaps: features (bias first) and whether a reference segment begins there.
+/// A gap's features (a constant 1 first, for the bias) and whether a reference segment begins
+/// there.
+type Row = ([f64; DIM], bool);
+
+/// One data set's gaps.
 struct Gaps {
     name: &'static str,
     dialogues: Vec<Dialogue>,
     vectors: Vec<Vec<Vec<f32>>>,
     /// Per dialogue, per gap.
-    rows: Vec<Vec<([f64; DIM], bool)>>,
+    rows: Vec<Vec<Row>>,
 }
 
 pub(crate) fn run(
@@ -174,13 +178,14 @@ fn fit(sets: &[Gaps], take: impl Fn(usize) -> bool, ridge: f64) -> Result<Cohere
 
 /// Newton's method on the ridge-penalized, set-balanced log loss of the dialogues `take`s,
 /// the weights not `free` held at zero.
+#[allow(clippy::needless_range_loop, reason = "indices read as the algebra they compute")]
 fn newton(
     sets: &[Gaps],
     take: &impl Fn(usize) -> bool,
     ridge: f64,
     free: &[bool; DIM],
 ) -> Result<[f64; DIM]> {
-    let data: Vec<(f64, &[([f64; DIM], bool)])> = sets
+    let data: Vec<(f64, &[Row])> = sets
         .iter()
         .flat_map(|set| {
             let gaps: usize =
@@ -244,6 +249,7 @@ fn newton(
 }
 
 /// `a⁻¹ b` by Gaussian elimination with partial pivoting; `None` when `a` is singular.
+#[allow(clippy::needless_range_loop, reason = "indices read as the algebra they compute")]
 fn solve(mut a: [[f64; DIM]; DIM], mut b: [f64; DIM]) -> Option<[f64; DIM]> {
     for col in 0..DIM {
         let pivot = (col..DIM).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
