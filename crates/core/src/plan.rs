@@ -52,8 +52,9 @@ pub fn plan_segmentation(
     let pending = &batch[context..];
     let boundaries = policy.boundaries(pending);
     let ranges = segment_ranges(pending.len(), &boundaries);
-    let surprise = policy.surprises(batch);
+    // Read only when something closes: a window that stays open needs no surprise.
     let closed = |n: usize, last_reason: BoundaryReason| -> Vec<ClosedSegment> {
+        let surprise = policy.surprises(batch);
         (0..n)
             .map(|i| ClosedSegment {
                 range: ranges[i].clone(),

@@ -3,7 +3,9 @@
 use std::{path::Path, str::FromStr};
 
 use anyhow::{Context, Result, bail};
-use epimem_core::Role;
+use epimem_core::{Role, SegmentMessage, Timestamp};
+
+use super::online::UTTERANCE_SPACING_MS;
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +46,29 @@ pub(crate) struct Dialogue {
     pub(crate) utterances: Vec<(Role, String)>,
     /// Gold segment lengths; they sum to the number of utterances.
     pub(crate) reference: Vec<usize>,
+}
+
+impl Dialogue {
+    /// The utterances as a segmenter reads them: `UTTERANCE_SPACING_MS` apart (the data sets
+    /// carry no times), with their token counts (1 each when `tokens` is `None`, for callers
+    /// whose segmenter does not read them) and embeddings when given.
+    pub(crate) fn messages<'a>(
+        &'a self,
+        vectors: Option<&'a [Vec<f32>]>,
+        tokens: Option<&[u32]>,
+    ) -> Vec<SegmentMessage<'a>> {
+        self.utterances
+            .iter()
+            .enumerate()
+            .map(|(i, (role, text))| SegmentMessage {
+                role: *role,
+                content: text,
+                timestamp: Timestamp(i as i64 * UTTERANCE_SPACING_MS),
+                tokens: tokens.map_or(1, |t| t[i]),
+                embedding: vectors.map(|v| v[i].as_slice()),
+            })
+            .collect()
+    }
 }
 
 #[derive(Deserialize)]

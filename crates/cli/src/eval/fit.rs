@@ -9,18 +9,14 @@ use std::{fmt::Write as _, path::PathBuf, process::ExitCode, sync::Arc};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use epimem_core::{
-    SegmentMessage, Timestamp,
-    segment::{
-        CoherenceConfig, CoherenceWeights, FEATURE_NAMES, FEATURE_SIGNS, coherence_boundaries,
-        gap_features,
-    },
+use epimem_core::segment::{
+    CoherenceConfig, CoherenceWeights, FEATURES, coherence_boundaries, gap_features,
 };
 use epimem_embed::Embedder;
 
 use super::{
     data::{Dialogue, SegDataset, load},
-    metrics, online,
+    metrics,
 };
 use crate::config::AppConfig;
 
@@ -37,7 +33,7 @@ pub(crate) struct FitArgs {
     ridge: f64,
 }
 
-const DIM: usize = FEATURE_NAMES.len() + 1;
+const DIM: usize = FEATURES.len() + 1;
 
 /// A gap's features (a constant 1 first, for the bias) and whether a reference segment begins
 /// there.
@@ -108,26 +104,12 @@ pub(crate) fn run(
     )?;
     writeln!(out, "\n[segmentation.coherence.weights]")?;
     writeln!(out, "bias = {:.3}", weights.bias)?;
-    writeln!(out, "# {}", FEATURE_NAMES.join(", "))?;
+    let names: Vec<&str> = FEATURES.iter().map(|&(name, _)| name).collect();
+    writeln!(out, "# {}", names.join(", "))?;
     let features: Vec<String> = weights.features.iter().map(|w| format!("{w:.3}")).collect();
     writeln!(out, "features = [{}]", features.join(", "))?;
     out!("{out}");
     Ok(ExitCode::SUCCESS)
-}
-
-fn messages<'a>(d: &'a Dialogue, vectors: &'a [Vec<f32>]) -> Vec<SegmentMessage<'a>> {
-    d.utterances
-        .iter()
-        .zip(vectors)
-        .enumerate()
-        .map(|(i, ((role, text), v))| SegmentMessage {
-            role: *role,
-            content: text,
-            timestamp: Timestamp(i as i64 * online::UTTERANCE_SPACING_MS),
-            tokens: 1,
-            embedding: Some(v),
-        })
-        .collect()
 }
 
 fn gaps(embedder: &dyn Embedder, dataset: SegDataset, path: &std::path::Path) -> Result<Gaps> {
@@ -137,7 +119,7 @@ fn gaps(embedder: &dyn Embedder, dataset: SegDataset, path: &std::path::Path) ->
     for d in &dialogues {
         let texts: Vec<&str> = d.utterances.iter().map(|(_, t)| t.as_str()).collect();
         let vectors = embedder.embed(&texts).with_context(|| format!("embedding {}", d.id))?;
-        let features = gap_features(&messages(d, &vectors)).unwrap_or_default();
+        let features = gap_features(&d.messages(Some(&vectors), None)).unwrap_or_default();
         all.push(vectors);
         let starts = metrics::boundaries(&d.reference);
         rows.push(
@@ -156,14 +138,14 @@ fn gaps(embedder: &dyn Embedder, dataset: SegDataset, path: &std::path::Path) ->
 }
 
 /// The weights fitted on the dialogues `take`s, every feature's weight of the sign its
-/// principle allows ([`FEATURE_SIGNS`]): a feature fitted against it is left out (the one most
+/// principle allows ([`FEATURES`]): a feature fitted against it is left out (the one most
 /// against first) and the rest fitted again.
 fn fit(sets: &[Gaps], take: impl Fn(usize) -> bool, ridge: f64) -> Result<CoherenceWeights> {
     let mut free = [true; DIM];
     loop {
         let w = newton(sets, &take, ridge, &free)?;
         let against = (1..DIM)
-            .filter(|&a| free[a] && f64::from(FEATURE_SIGNS[a - 1]) * w[a] < 0.0)
+            .filter(|&a| free[a] && f64::from(FEATURES[a - 1].1) * w[a] < 0.0)
             .max_by(|&a, &b| w[a].abs().total_cmp(&w[b].abs()));
         match against {
             Some(a) => free[a] = false,
@@ -279,10 +261,11 @@ fn pk(set: &Gaps, config: &CoherenceConfig, take: impl Fn(usize) -> bool) -> f64
     let (mut sum, mut n) = (0.0, 0usize);
     for (i, d) in set.dialogues.iter().enumerate().filter(|(i, _)| take(*i)) {
         let Some(k) = metrics::window(&d.reference) else { continue };
-        let cuts: Vec<usize> = coherence_boundaries(&messages(d, &set.vectors[i]), config)
-            .into_iter()
-            .map(|b| b.index)
-            .collect();
+        let cuts: Vec<usize> =
+            coherence_boundaries(&d.messages(Some(&set.vectors[i]), None), config)
+                .into_iter()
+                .map(|b| b.index)
+                .collect();
         sum += metrics::pk(d.utterances.len(), &metrics::boundaries(&d.reference), &cuts, k);
         n += 1;
     }

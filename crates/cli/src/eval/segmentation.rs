@@ -12,7 +12,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_core::{
-    SegmentMessage, SegmentationPolicy, Timestamp, TokenCounter,
+    SegmentationPolicy, TokenCounter,
     segment::{
         coherence_boundaries, cohesion_boundaries, intent_boundaries, semantic_boundaries,
         time_gap_boundaries,
@@ -69,6 +69,8 @@ pub(crate) struct SegmentationArgs {
 
 const BASELINES: &[&str] = &["none", "random", "even", "texttiling"];
 const EPIMEM: &[&str] = &["time_gap", "intent", "semantic", "coherence", "cohesion", "default"];
+/// The segmenters that read embeddings (the online replay and the model's cuts too).
+const EMBEDDED: &[&str] = &["semantic", "coherence", "cohesion", "default", "online", "llm"];
 
 #[derive(Debug, Default)]
 struct Score {
@@ -137,8 +139,7 @@ pub(crate) fn run(
         None => EPIMEM.to_vec(),
     };
     let online = args.online || by_model;
-    let needs_vectors = online
-        || ours.iter().any(|s| matches!(*s, "semantic" | "coherence" | "cohesion" | "default"));
+    let needs_vectors = online || ours.iter().any(|s| EMBEDDED.contains(s));
     if needs_vectors && embedder.is_none() {
         bail!(
             "the semantic, coherence, cohesion and default segmenters need an embedder: pass --embedder potion|minilm|hash"
@@ -264,14 +265,7 @@ pub(crate) fn run(
             let line = ScoreJson {
                 dataset: args.dataset.name(),
                 segmenter: name,
-                embedder: if matches!(
-                    *name,
-                    "semantic" | "coherence" | "cohesion" | "default" | "online" | "llm"
-                ) {
-                    embedder_name
-                } else {
-                    "none"
-                },
+                embedder: if EMBEDDED.contains(name) { embedder_name } else { "none" },
                 pk: s.pk / scored,
                 window_diff: s.window_diff / scored,
                 precision: p,
@@ -324,19 +318,7 @@ fn predict(
 ) -> Vec<usize> {
     let n = d.utterances.len();
     let texts = || d.utterances.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>();
-    let messages = |with_vectors: bool| -> Vec<SegmentMessage<'_>> {
-        d.utterances
-            .iter()
-            .enumerate()
-            .map(|(i, (role, text))| SegmentMessage {
-                role: *role,
-                content: text,
-                timestamp: Timestamp(i as i64 * online::UTTERANCE_SPACING_MS),
-                tokens: tokens[i],
-                embedding: with_vectors.then(|| vectors[i].as_slice()),
-            })
-            .collect()
-    };
+    let messages = |with_vectors: bool| d.messages(with_vectors.then_some(vectors), Some(tokens));
     let indices = |b: Vec<epimem_core::Boundary>| b.into_iter().map(|b| b.index).collect();
     match name {
         "none" => Vec::new(),

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::{Boundary, SegmentMessage, semantic::topic_shifts, tiling};
 use crate::{KeywordBag, Role, keywords::word_count};
 
-/// What the model reads at one gap; `values()` gives them in the order of [`FEATURE_NAMES`].
+/// What the model reads at one gap; `values()` gives them in the order of [`FEATURES`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GapFeatures {
     /// Cosine of the two messages on each side of the gap.
@@ -50,28 +50,27 @@ pub struct GapFeatures {
     pub window3_relative: f64,
 }
 
-pub const FEATURE_NAMES: [&str; 13] = [
-    "adjacent",
-    "window2",
-    "window3",
-    "depth2",
-    "depth3",
-    "new_words",
-    "shared_words",
-    "opener_is_user",
-    "after_question",
-    "opener_words",
-    "previous_words",
-    "window2_relative",
-    "window3_relative",
+/// Each feature's name and the direction in which it may move the probability: the principle
+/// it encodes. Two sides that are alike, or share words, or a reply to a question, argue
+/// against a cut (−1); a dip deeper than its neighbours, new words, a user speaking, a longer
+/// opener argue for one (+1); 0: either way. A fit that would give a weight the other sign
+/// leaves the feature out (it was standing in for another one). In the order of
+/// [`GapFeatures::values`].
+pub const FEATURES: [(&str, i8); 13] = [
+    ("adjacent", -1),
+    ("window2", -1),
+    ("window3", -1),
+    ("depth2", 1),
+    ("depth3", 1),
+    ("new_words", 1),
+    ("shared_words", -1),
+    ("opener_is_user", 1),
+    ("after_question", -1),
+    ("opener_words", 1),
+    ("previous_words", 0),
+    ("window2_relative", -1),
+    ("window3_relative", -1),
 ];
-
-/// The direction in which each feature may move the probability, in the order of
-/// [`FEATURE_NAMES`]: the principle it encodes. Two sides that are alike, or share words, or a
-/// reply to a question, argue against a cut (−1); a dip deeper than its neighbours, new words, a
-/// user speaking, a longer opener argue for one (+1); 0: either way. A fit that would give a
-/// weight the other sign leaves the feature out (it was standing in for another one).
-pub const FEATURE_SIGNS: [i8; 13] = [-1, -1, -1, 1, 1, 1, -1, 1, -1, 1, 0, -1, -1];
 
 impl GapFeatures {
     pub fn values(&self) -> [f64; 13] {
@@ -98,7 +97,7 @@ impl GapFeatures {
 #[serde(deny_unknown_fields)]
 pub struct CoherenceWeights {
     pub bias: f64,
-    /// In the order of [`FEATURE_NAMES`].
+    /// In the order of [`FEATURES`].
     pub features: [f64; 13],
 }
 

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 
 pub use budget::{BudgetConfig, budget_boundaries};
 pub use coherence::{
-    CoherenceConfig, CoherenceWeights, FEATURE_NAMES, FEATURE_SIGNS, GapFeatures,
-    boundary_probabilities, coherence_boundaries, gap_features, gap_probabilities,
+    CoherenceConfig, CoherenceWeights, FEATURES, GapFeatures, boundary_probabilities,
+    coherence_boundaries, gap_features, gap_probabilities,
 };
 pub use cohesion::{CohesionConfig, cohesion_boundaries};
 pub use intent::{IntentConfig, intent_boundaries};

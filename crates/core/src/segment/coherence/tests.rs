@@ -22,11 +22,16 @@ fn texts(n: usize, subject: impl Fn(usize) -> &'static str) -> Vec<String> {
     (0..n).map(|i| format!("a full message about {} number {i} today", subject(i))).collect()
 }
 
+/// Twelve messages, about trains and then, from `shift` on, about gardens.
+fn two_subjects(shift: usize) -> (Vec<Vec<f32>>, Vec<String>) {
+    let vectors =
+        (0..12).map(|i| if i < shift { vec![1.0, 0.1, 0.0] } else { vec![0.0, 0.1, 1.0] });
+    (vectors.collect(), texts(12, |i| if i < shift { "trains" } else { "gardens" }))
+}
+
 #[test]
 fn cuts_where_the_subject_changes_and_only_there() {
-    let mut vs = vec![vec![1.0, 0.1, 0.0]; 6];
-    vs.extend(vec![vec![0.0, 0.1, 1.0]; 6]);
-    let t = texts(12, |i| if i < 6 { "trains" } else { "gardens" });
+    let (vs, t) = two_subjects(6);
     let b = coherence_boundaries(&messages(&vs, &t), &CoherenceConfig::default());
     assert_eq!(b.iter().map(|b| b.index).collect::<Vec<_>>(), [6]);
     let same = vec![vec![1.0f32, 0.1, 0.0]; 12];
@@ -37,15 +42,11 @@ fn cuts_where_the_subject_changes_and_only_there() {
 #[test]
 fn only_user_messages_of_enough_words_open_an_episode() {
     // The shift is at 5, the assistant's turn: it moves to the user's next message or goes.
-    let mut vs = vec![vec![1.0, 0.1, 0.0]; 5];
-    vs.extend(vec![vec![0.0, 0.1, 1.0]; 7]);
-    let t = texts(12, |i| if i < 5 { "trains" } else { "gardens" });
+    let (vs, t) = two_subjects(5);
     let b = coherence_boundaries(&messages(&vs, &t), &CoherenceConfig::default());
     assert!(b.iter().all(|b| b.index % 2 == 0), "{b:?}");
     // A terse opener never opens one.
-    let mut vs = vec![vec![1.0, 0.1, 0.0]; 6];
-    vs.extend(vec![vec![0.0, 0.1, 1.0]; 6]);
-    let mut t = texts(12, |i| if i < 6 { "trains" } else { "gardens" });
+    let (vs, mut t) = two_subjects(6);
     t[6] = "ok then".to_owned();
     let b = coherence_boundaries(&messages(&vs, &t), &CoherenceConfig::default());
     assert!(b.iter().all(|b| b.index != 6), "{b:?}");
