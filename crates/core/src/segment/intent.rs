@@ -28,7 +28,7 @@ pub struct IntentConfig {
     /// their keywords to the episode's bag. Prompts often pick up the reply's words
     /// ("which test fails?" → "test_refund_webhook fails"), not the previous prompt's.
     pub bag_includes_replies: bool,
-    /// Run only when messages carry no embeddings: the semantic segmenter reads the same
+    /// Run only when messages carry no embeddings: the embedding segmenters read the same
     /// signal, better.
     pub only_without_embeddings: bool,
 }

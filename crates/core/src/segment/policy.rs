@@ -11,8 +11,9 @@ use super::{
 
 /// Which segmenters run and how their proposals are merged.
 ///
-/// Time-gap, intent and semantic boundaries (the last only when messages carry embeddings)
-/// are merged first (at one position the stronger wins); a soft
+/// Time-gap boundaries and, when messages carry embeddings, the coherence model's (by default;
+/// the semantic and cohesion segmenters may be turned on beside it), else the intent
+/// segmenter's, are merged first (at one position the stronger wins); a soft
 /// boundary that would leave fewer than `min_segment_messages` messages since the previous
 /// boundary is dropped. Every resulting segment is then cut to the budget.
 ///
