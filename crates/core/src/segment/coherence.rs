@@ -7,7 +7,8 @@
 //! of the two- and three-message similarity curves at the gap (TextTiling's depth score, so a
 //! dip is measured against its neighbours), how many of the opener's keywords are new and how
 //! many the two sides share, whether the opener is a user's message, whether the message before
-//! it asked a question (an answer belongs to its question), and both messages' lengths. The
+//! it asked a question (an answer belongs to its question), and both messages' lengths against
+//! what their speakers usually write. The
 //! weights are fitted by `epimem eval fit-segmenter` on the tuning sets only (TIAGE train and
 //! dev, SuperDialseg validation); DialSeg711 is never used to fit them.
 
@@ -38,10 +39,12 @@ pub struct GapFeatures {
     pub opener_is_user: f64,
     /// 1 when the message before the gap asks a question.
     pub after_question: f64,
-    /// ln(1 + words) of the opener.
-    pub opener_words: f64,
-    /// ln(1 + words) of the message before.
-    pub previous_words: f64,
+    /// ln(1 + words) of the opener, less the median of its speaker's messages in the batch: a
+    /// question longer than its asker usually writes opens something new, a short one follows
+    /// up. Relative, so that a chat of one-line messages and one of pasted code read alike.
+    pub opener_length: f64,
+    /// The same for the message before.
+    pub previous_length: f64,
     /// Cosine of the summed two messages before and after, less its mean over the batch: how
     /// unlike the two sides are, against the whole conversation (a raw similarity would tell
     /// one embedder's or one kind of conversation's general level of similarity).
@@ -66,8 +69,8 @@ pub const FEATURES: [(&str, i8); 13] = [
     ("shared_words", -1),
     ("opener_is_user", 1),
     ("after_question", -1),
-    ("opener_words", 1),
-    ("previous_words", 0),
+    ("opener_length", 1),
+    ("previous_length", 0),
     ("window2_relative", -1),
     ("window3_relative", -1),
 ];
@@ -84,8 +87,8 @@ impl GapFeatures {
             self.shared_words,
             self.opener_is_user,
             self.after_question,
-            self.opener_words,
-            self.previous_words,
+            self.opener_length,
+            self.previous_length,
             self.window2_relative,
             self.window3_relative,
         ]
@@ -105,9 +108,9 @@ impl Default for CoherenceWeights {
     /// Fitted with potion-base-8M embeddings (see `docs/benchmarks.md`).
     fn default() -> Self {
         Self {
-            bias: -5.337,
+            bias: -2.885,
             features: [
-                0.0, 0.0, 0.0, 1.477, 0.584, 0.007, 0.0, 2.069, -1.989, 0.462, 0.499, -1.761, 0.0,
+                0.0, 0.0, 0.0, 1.449, 0.574, 0.0, 0.0, 2.076, -1.959, 0.874, 0.193, -1.766, 0.0,
             ],
         }
     }
@@ -146,7 +149,7 @@ impl Default for CoherenceConfig {
         Self {
             enabled: true,
             weights: CoherenceWeights::default(),
-            threshold: 0.45,
+            threshold: 0.40,
             min_gap: 2,
             min_words: 5,
             user_turns_only: true,
@@ -168,8 +171,7 @@ pub fn gap_features(messages: &[SegmentMessage<'_>]) -> Option<Vec<GapFeatures>>
     let bags: Vec<KeywordBag> = messages.iter().map(|m| KeywordBag::from_text(m.content)).collect();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (mean2, mean3) = (mean(&window2), mean(&window3));
-    let words: Vec<f64> =
-        messages.iter().map(|m| (1.0 + word_count(m.content) as f64).ln()).collect();
+    let lengths = relative_lengths(messages);
     let features = (1..n)
         .map(|j| {
             let mut before = KeywordBag::default();
@@ -198,14 +200,39 @@ pub fn gap_features(messages: &[SegmentMessage<'_>]) -> Option<Vec<GapFeatures>>
                 shared_words: if union == 0 { 0.0 } else { inter as f64 / union as f64 },
                 opener_is_user: f64::from(u8::from(messages[j].role == Role::User)),
                 after_question: f64::from(u8::from(messages[j - 1].content.contains('?'))),
-                opener_words: words[j],
-                previous_words: words[j - 1],
+                opener_length: lengths[j],
+                previous_length: lengths[j - 1],
                 window2_relative: window2[j - 1] - mean2,
                 window3_relative: window3[j - 1] - mean3,
             }
         })
         .collect();
     Some(features)
+}
+
+/// Each message's ln(1 + words) less the median over its speaker's messages (a median, so that
+/// one "ok" among a few questions does not move what counts as usual).
+fn relative_lengths(messages: &[SegmentMessage<'_>]) -> Vec<f64> {
+    let lengths: Vec<f64> =
+        messages.iter().map(|m| (1.0 + word_count(m.content) as f64).ln()).collect();
+    let mut by_role: Vec<(Role, Vec<f64>)> = Vec::new();
+    for (m, &l) in messages.iter().zip(&lengths) {
+        match by_role.iter_mut().find(|(role, _)| *role == m.role) {
+            Some((_, ls)) => ls.push(l),
+            None => by_role.push((m.role, vec![l])),
+        }
+    }
+    let medians: Vec<(Role, f64)> = by_role
+        .into_iter()
+        .map(|(role, mut ls)| {
+            ls.sort_by(f64::total_cmp);
+            let mid = ls.len() / 2;
+            let median = if ls.len() % 2 == 0 { (ls[mid - 1] + ls[mid]) / 2.0 } else { ls[mid] };
+            (role, median)
+        })
+        .collect();
+    let median = |role: Role| medians.iter().find(|(r, _)| *r == role).map_or(0.0, |&(_, m)| m);
+    messages.iter().zip(&lengths).map(|(m, l)| l - median(m.role)).collect()
 }
 
 /// The probability that a new episode begins at each gap (`out[g]`: before `messages[g + 1]`),

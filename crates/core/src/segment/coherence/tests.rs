@@ -66,6 +66,30 @@ fn an_answer_stays_with_its_question() {
 }
 
 #[test]
+fn lengths_count_against_what_each_speaker_usually_writes() {
+    // Answers forty times longer than the questions, as in a technical chat, move no gap: each
+    // speaker is measured against their own usual length.
+    let (vs, t) = two_subjects(6);
+    let mut long = t.clone();
+    for answer in long.iter_mut().skip(1).step_by(2) {
+        answer.push_str(&" with the full stack trace and every line of the fix".repeat(30));
+    }
+    let lengths = |t: &[String]| -> Vec<(f64, f64)> {
+        let features = gap_features(&messages(&vs, t)).unwrap();
+        features.iter().map(|f| (f.opener_length, f.previous_length)).collect()
+    };
+    assert!(lengths(&long).iter().all(|&(o, p)| o.abs() < 1e-9 && p.abs() < 1e-9));
+    assert_eq!(lengths(&t), lengths(&long));
+    // A follow-up shorter than its asker's questions is less likely to open an episode than a
+    // question of the usual length at the same gap.
+    let mut follow_up = t.clone();
+    follow_up[8] = "and the garden one too?".to_owned();
+    let weights = CoherenceWeights::default();
+    let p = |t: &[String]| gap_probabilities(&messages(&vs, t), &weights).unwrap()[7];
+    assert!(p(&follow_up) < p(&t), "{} vs {}", p(&follow_up), p(&t));
+}
+
+#[test]
 fn needs_every_embedding() {
     let vs = vec![vec![1.0f32, 0.0]; 6];
     let t = texts(6, |_| "trains");
