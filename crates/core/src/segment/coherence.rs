@@ -8,9 +8,9 @@
 //! dip is measured against its neighbours), how many of the opener's keywords are new and how
 //! many the two sides share, whether the opener is a user's message, whether the message before
 //! it asked a question (an answer belongs to its question), and both messages' lengths against
-//! what their speakers usually write. The
-//! weights are fitted by `epimem eval fit-segmenter` on the tuning sets only (TIAGE train and
-//! dev, SuperDialseg validation); DialSeg711 is never used to fit them.
+//! what their speakers usually write. The weights are fitted by `epimem eval fit-segmenter` on
+//! the tuning sets only (TIAGE train and dev, SuperDialseg validation); DialSeg711 is never used
+//! to fit them.
 
 use serde::{Deserialize, Serialize};
 
