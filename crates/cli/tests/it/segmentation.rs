@@ -121,6 +121,20 @@ fn a_work_session_with_short_replies_stays_whole() {
     assert_eq!(episodes(&db, &models), [(1, 10), (11, 14)]);
 }
 
+/// A technical chat whose answers run to a hundred words and more, with follow-ups of a line
+/// ("hmm, what if some handler … forgets to release it?"), then a change of subject: two
+/// episodes. Lengths are read against what each speaker usually writes, so long answers do not
+/// make every next question look like a new subject.
+#[test]
+fn a_chat_with_long_answers_is_cut_at_its_change_of_subject_only() {
+    let Some(models) = common::real_models() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let chat = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/chats/long-answers.jsonl");
+    ingest(&db, &models, &chat);
+    assert_eq!(episodes(&db, &models), [(1, 8), (9, 14)]);
+}
+
 /// The sample conversation sent one message at a time, as an agent streams it: the triggers
 /// hand the segmenter windows of 20 with the last segment left open, and the cuts are still
 /// the ones the whole conversation gets.
