@@ -35,14 +35,19 @@ fn ingest(db: &Path, models: &Path, file: &Path) {
     potion(db, models, &["ingest", file.to_str().unwrap(), "--flush", "--json"]);
 }
 
+/// A new database in `dir` holding `file` (a path under the crate), ingested and flushed.
+fn ingested(dir: &Path, models: &Path, file: &str) -> std::path::PathBuf {
+    let db = dir.join("e.db");
+    ingest(&db, models, &Path::new(env!("CARGO_MANIFEST_DIR")).join(file));
+    db
+}
+
 /// Planning, debugging, cooking, planning again and gardening, as `epimem demo` ingests them.
 #[test]
 fn the_sample_conversation_is_cut_between_subjects_only() {
     let Some(models) = common::real_models() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sample-conversation.jsonl");
-    ingest(&db, &models, &sample);
+    let db = ingested(dir.path(), &models, "data/sample-conversation.jsonl");
     let with_surprise = surprises(&db, &models);
     let got: Vec<(u64, u64)> = with_surprise.iter().map(|&(range, _)| range).collect();
     // The Lisbon plan may be one episode or two (where to stay; what to see).
@@ -129,9 +134,7 @@ fn a_work_session_with_short_replies_stays_whole() {
 fn a_chat_with_long_answers_is_cut_at_its_change_of_subject_only() {
     let Some(models) = common::real_models() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let chat = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/chats/long-answers.jsonl");
-    ingest(&db, &models, &chat);
+    let db = ingested(dir.path(), &models, "tests/it/chats/long-answers.jsonl");
     assert_eq!(episodes(&db, &models), [(1, 8), (9, 14)]);
 }
 

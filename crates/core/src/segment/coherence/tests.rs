@@ -29,6 +29,11 @@ fn two_subjects(shift: usize) -> (Vec<Vec<f32>>, Vec<String>) {
     (vectors.collect(), texts(12, |i| if i < shift { "trains" } else { "gardens" }))
 }
 
+/// The default model's probability at gap `gap` (before message `gap + 1`).
+fn probability_at(vectors: &[Vec<f32>], texts: &[String], gap: usize) -> f64 {
+    gap_probabilities(&messages(vectors, texts), &CoherenceWeights::default()).unwrap()[gap]
+}
+
 #[test]
 fn cuts_where_the_subject_changes_and_only_there() {
     let (vs, t) = two_subjects(6);
@@ -60,8 +65,7 @@ fn an_answer_stays_with_its_question() {
     let statement = texts(12, |_| "trains");
     let mut question = statement.clone();
     question[5] = "what about the trains to the coast?".to_owned();
-    let weights = CoherenceWeights::default();
-    let p = |t: &[String]| gap_probabilities(&messages(&vs, t), &weights).unwrap()[5];
+    let p = |t: &[String]| probability_at(&vs, t, 5);
     assert!(p(&question) < p(&statement), "{} vs {}", p(&question), p(&statement));
 }
 
@@ -84,8 +88,7 @@ fn lengths_count_against_what_each_speaker_usually_writes() {
     // question of the usual length at the same gap.
     let mut follow_up = t.clone();
     follow_up[8] = "and the garden one too?".to_owned();
-    let weights = CoherenceWeights::default();
-    let p = |t: &[String]| gap_probabilities(&messages(&vs, t), &weights).unwrap()[7];
+    let p = |t: &[String]| probability_at(&vs, t, 7);
     assert!(p(&follow_up) < p(&t), "{} vs {}", p(&follow_up), p(&t));
 }
 
