@@ -109,16 +109,16 @@ with BM25 over the same rows. PostgreSQL's stemmer and stopwords differ from tan
 nothing was tuned for either.
 """
 LLM_NOTES = """
-This small model rarely cuts: on DialSeg711 it placed 5 of 40 reference boundaries (recall
-0.05), answering most windows with one episode, so the window doubles and the flush closes the
-rest whole; its Pk (0.402) is near placing no boundary at all (0.409) and well behind the
-LLM-free default on the same dialogues (0.257). On LoCoMo's first conversation it made 12
-episodes of 419 turns where the LLM-free path makes 59: episode R@10 falls (0.809 against
-0.897, coarse episodes), while the context block within 1,000 tokens, which quotes single
-turns, is the same within the noise (0.852 against 0.860; one standard error is 0.041 here).
-On DialSeg711 every answer was readable (no call failed or had to be asked again). A model
-this size exercises the path; it does not improve on the LLM-free cuts. The
-layer is built for larger models behind any OpenAI-compatible endpoint, which this machine
+This small model rarely cuts: on DialSeg711 it placed {llm_cuts} of {reference} reference boundaries
+(recall {llm_recall}), answering most windows with one episode, so the window doubles and the flush
+closes the rest whole; its Pk ({llm_pk}) is near placing no boundary at all ({none_pk}) and well
+behind the LLM-free default on the same dialogues ({free_pk}). On LoCoMo's first conversation it
+made {llm_episodes} episodes of 419 turns where the LLM-free path makes {free_episodes}: episode R@10
+falls ({llm_r10} against {free_r10}, coarse episodes), while the context block within 1,000 tokens,
+which quotes single turns, is the same within the noise ({llm_1000} against {free_1000}; one
+standard error is 0.041 here). On DialSeg711 every answer was readable (no call failed or had to
+be asked again). A model this size exercises the path; it does not improve on the LLM-free cuts.
+The layer is built for larger models behind any OpenAI-compatible endpoint, which this machine
 cannot run at a usable speed.
 """
 SERVED_NOTES = """
@@ -408,6 +408,22 @@ if hooked.exists():
     print("```")
     print(hooked.read_text().rstrip())
     print("```")
+def llm_figures(llm_seg, free_seg, llm_locomo, free_locomo):
+    """The figures LLM_NOTES quotes, read from the four runs' tables."""
+    def row(path, name):
+        return next(l.split() for l in path.read_text().splitlines() if l.split()[:1] == [name])
+    def episodes(path):
+        return path.read_text().split(" episodes,")[0].split()[-1]
+    llm = row(llm_seg, "llm")
+    locomo_llm, locomo_free = row(llm_locomo, "all"), row(free_locomo, "all")
+    return {
+        "llm_cuts": llm[6], "reference": llm_seg.read_text().split(" reference boundaries")[0].split()[-1],
+        "llm_recall": llm[4], "llm_pk": llm[1], "none_pk": row(llm_seg, "none")[1],
+        "free_pk": row(free_seg, "online")[1],
+        "llm_episodes": episodes(llm_locomo), "free_episodes": episodes(free_locomo),
+        "llm_r10": locomo_llm[4], "free_r10": locomo_free[4],
+        "llm_1000": locomo_llm[6], "free_1000": locomo_free[6],
+    }
 llm_files = [tmp / f for f in ("llm_dialseg711_10.txt", "llm_free_dialseg711_10.txt", "llm_locomo_1.txt", "llm_free_locomo_1.txt")]
 if all(f.exists() for f in llm_files):
     print("\n## With a language model (a subset)\n")
@@ -433,7 +449,7 @@ if all(f.exists() for f in llm_files):
     print("```")
     print(llm_files[3].read_text().rstrip())
     print("```")
-    print(LLM_NOTES)
+    print(LLM_NOTES.format(**llm_figures(*llm_files)))
 pg_files = [tmp / f for f in ("postgres_bench_ingest.txt", "postgres_bench_recall.txt", "postgres_locomo.json")]
 if all(f.exists() for f in pg_files):
     print("\n## PostgreSQL beside SQLite\n")

@@ -29,6 +29,13 @@ fn two_subjects(shift: usize) -> (Vec<Vec<f32>>, Vec<String>) {
     (vectors.collect(), texts(12, |i| if i < shift { "trains" } else { "gardens" }))
 }
 
+/// `texts` with message `at` replaced by `text`.
+fn replaced(texts: &[String], at: usize, text: &str) -> Vec<String> {
+    let mut out = texts.to_vec();
+    out[at] = text.to_owned();
+    out
+}
+
 /// The default model's probability at gap `gap` (before message `gap + 1`).
 fn probability_at(vectors: &[Vec<f32>], texts: &[String], gap: usize) -> f64 {
     gap_probabilities(&messages(vectors, texts), &CoherenceWeights::default()).unwrap()[gap]
@@ -63,8 +70,7 @@ fn an_answer_stays_with_its_question() {
     let mut vs = vec![vec![1.0, 0.3, 0.0]; 6];
     vs.extend(vec![vec![0.2, 0.3, 1.0]; 6]);
     let statement = texts(12, |_| "trains");
-    let mut question = statement.clone();
-    question[5] = "what about the trains to the coast?".to_owned();
+    let question = replaced(&statement, 5, "what about the trains to the coast?");
     let p = |t: &[String]| probability_at(&vs, t, 5);
     assert!(p(&question) < p(&statement), "{} vs {}", p(&question), p(&statement));
 }
@@ -86,8 +92,7 @@ fn lengths_count_against_what_each_speaker_usually_writes() {
     assert_eq!(lengths(&t), lengths(&long));
     // A follow-up shorter than its asker's questions is less likely to open an episode than a
     // question of the usual length at the same gap.
-    let mut follow_up = t.clone();
-    follow_up[8] = "and the garden one too?".to_owned();
+    let follow_up = replaced(&t, 8, "and the garden one too?");
     let p = |t: &[String]| probability_at(&vs, t, 7);
     assert!(p(&follow_up) < p(&t), "{} vs {}", p(&follow_up), p(&t));
 }
