@@ -56,6 +56,9 @@ pub struct RankingConfig {
     /// Turn-level recall: a turn written by an assistant, a tool or the system keeps this share
     /// of its score (after spreading, so the person's line beside it still borrows from it).
     pub assistant_weight: f64,
+    /// Turn-level recall: a person's line that sets a standing rule ("Always … when I ask
+    /// about …") scores `1 + this` times as much.
+    pub instruction_boost: f64,
     /// Turn-level recall: a turn's score is multiplied by `1 + this · c`, where c (0 to 1) is
     /// how well its episode answers the query.
     pub episode_context_weight: f64,
@@ -127,6 +130,7 @@ impl Default for RankingConfig {
             author_boost: 0.5,
             question_weight: 1.0,
             assistant_weight: 0.5,
+            instruction_boost: 2.0,
             word_match: true,
             episode_context_weight: 4.0,
             context_neighbor_share: 0.8,

@@ -23,6 +23,7 @@ macro_rules! conformance_tests {
             scopes_select_conversation_and_time,
             tenants_do_not_influence_each_other,
             turn_tables_hold_neighbours_and_line_facts,
+            a_rule_told_to_an_assistant_is_a_line_fact,
             names_are_left_out_of_the_embedded_query_but_roles_are_not,
             a_query_without_words_searches_none,
             a_restated_episode_carries_its_new_memory_strength
@@ -284,6 +285,33 @@ pub fn turn_tables_hold_neighbours_and_line_facts(index: &dyn Search) {
     assert_eq!(table.neighbors.get(&(line, 1)), None, "ten hours later");
     assert!(table.context_lexical.iter().any(|&(e, _)| e == weather));
     assert!(table.context_vector.iter().any(|&(e, _)| e == weather));
+}
+
+pub fn a_rule_told_to_an_assistant_is_a_line_fact(index: &dyn Search) {
+    let rule = "Always pin the zebra crate version when I ask about dependencies.";
+    let to_assistant = told(
+        "t",
+        "c",
+        1,
+        0,
+        &[(Role::User, "user", rule, 0), (Role::Assistant, "assistant", "Noted, zebra pinned.", 1)],
+    );
+    let between_people = told(
+        "t",
+        "d",
+        1,
+        0,
+        &[(Role::User, "Ana", rule, 2), (Role::User, "Rui", "Sure, zebra it is.", 3)],
+    );
+    add(index, "t", &[&to_assistant, &between_people], Some(2));
+    let table = turns(index, &Scope::tenant("t"), "zebra crate version", 0);
+    let fact = |id: &str, seq| {
+        let episode = table.episodes.iter().position(|e| e.id.0 == id).unwrap() as u32;
+        table.lines[&TurnKey { episode, seq }]
+    };
+    assert!(fact("t/c/1", 1).instructs, "{table:?}");
+    assert!(!fact("t/c/1", 2).instructs, "the assistant's reply");
+    assert!(!fact("t/d/1", 1).instructs, "said between two people");
 }
 
 pub fn names_are_left_out_of_the_embedded_query_but_roles_are_not(index: &dyn Search) {

@@ -138,3 +138,42 @@ fn forgetting_takes_its_words_out_of_the_statistics() {
     assert_eq!(found.len(), 1);
     assert!(found[0].lexical.unwrap().score > 0.0);
 }
+
+#[test]
+fn an_index_written_before_line_rules_existed_is_refused_until_built_again() {
+    use epimem_search::{IndexedEpisode, IndexedLine, Search, Update};
+    let Some(database) = test_database() else { return };
+    let store = database.store();
+    let ranking = RankingConfig::default();
+    let text = "Always pin exact versions when I ask about dependencies.";
+    let episode = epimem_core::Episode { last_seq: 2, ..one_line("e1", text) };
+    let line =
+        |seq, role, content| IndexedLine { seq, role, author: "user", content, vector: None };
+    let lines = vec![
+        line(1, epimem_core::Role::User, text),
+        line(2, epimem_core::Role::Assistant, "Noted."),
+    ];
+    let added = [IndexedEpisode { episode: &episode, lines }];
+    let update = Update { added: &added, generation: Some(1), ..Update::default() };
+    store.search(&ranking, None).unwrap().apply("t", &update).unwrap();
+    // The tables as the version before wrote them: no rule column, no format.
+    let mut client = postgres::Client::connect(&database.url, postgres::NoTls).unwrap();
+    client
+        .batch_execute(
+            "ALTER TABLE search_lines DROP COLUMN instructs; \
+             ALTER TABLE search_state DROP COLUMN format;",
+        )
+        .unwrap();
+
+    // This version's process adds what is missing, and says the rows must be built again...
+    let search = store.search(&ranking, None).unwrap();
+    let refused = search.generation("t").unwrap_err().to_string();
+    assert!(refused.contains("earlier version") && refused.contains("reindex"), "{refused}");
+    // ...which `reindex` does: discard, then catch up.
+    search.discard("t").unwrap();
+    search.apply("t", &update).unwrap();
+    assert_eq!(search.generation("t").unwrap(), 1);
+    let rules: i64 =
+        client.query_one("SELECT count(*) FROM search_lines WHERE instructs", &[]).unwrap().get(0);
+    assert_eq!(rules, 1);
+}

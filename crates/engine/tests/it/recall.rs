@@ -330,6 +330,38 @@ fn an_assistants_line_yields_to_the_persons_line() {
 }
 
 #[test]
+fn a_rule_the_user_set_comes_back_with_a_later_request_of_its_kind() {
+    let rank_of_rule = |instruction_boost: f64| {
+        let mut config = EngineConfig::default();
+        config.ranking.instruction_boost = instruction_boost;
+        let e = engine_with(config);
+        say(
+            &e,
+            &[
+                (Role::User, None, "Always give exact versions when I ask about dependencies."),
+                (Role::Assistant, None, "Understood."),
+                (Role::User, None, "Our dependencies were a mess."),
+                (Role::Assistant, None, "Untangling old dependencies takes a while."),
+                (Role::User, None, "I always forget our dependencies."),
+                (Role::Assistant, None, "We can list them together."),
+            ],
+        );
+        let query = "which dependencies does the billing service need";
+        let turns = e.recall_messages(&RecallQuery::new(Scope::tenant("t"), query, 6)).unwrap();
+        let rule = turns.iter().find(|t| t.seq == 1).expect("the rule is a candidate");
+        let factor = 1.0 + instruction_boost;
+        assert!((rule.line_factor - factor).abs() < 1e-9, "the rule's line factor: {rule:?}");
+        // "I always forget" is a remark, not a rule.
+        let remark = turns.iter().find(|t| t.seq == 5).expect("the remark is a candidate");
+        assert!((remark.line_factor - 1.0).abs() < 1e-9, "{remark:?}");
+        turns.iter().position(|t| t.seq == 1).unwrap() + 1
+    };
+    let (without, with) = (rank_of_rule(0.0), rank_of_rule(2.0));
+    assert!(without > 1, "shorter lines that share as many words come first without it");
+    assert_eq!(with, 1, "rank {with} with it ({without} without)");
+}
+
+#[test]
 fn each_turn_says_what_its_score_is_made_of() {
     let e = engine();
     say(

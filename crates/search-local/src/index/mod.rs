@@ -33,11 +33,14 @@ pub(crate) struct LineFacts {
     asks: bool,
     /// Whether a person wrote it (a user), rather than an assistant, a tool or the system.
     by_person: bool,
+    /// Whether a person set a standing rule in it (`states_standing_instruction`).
+    instructs: bool,
 }
 
 impl LineFacts {
     /// A message not known (or forgotten): by nobody, asking nothing.
-    pub(crate) const BLANK: Self = Self { author: u32::MAX, asks: false, by_person: true };
+    pub(crate) const BLANK: Self =
+        Self { author: u32::MAX, asks: false, by_person: true, instructs: false };
 }
 
 #[derive(Debug)]
@@ -356,6 +359,11 @@ impl TenantIndex {
     /// assistant, a tool or the system.
     pub(crate) fn by_person(&self, slot: usize, seq: u64) -> bool {
         self.line(slot, seq).is_none_or(|line| line.by_person)
+    }
+
+    /// Whether message `seq` of `slot` is a person's standing rule for later requests.
+    pub(crate) fn instructs(&self, slot: usize, seq: u64) -> bool {
+        self.line(slot, seq).is_some_and(|line| line.instructs)
     }
 
     fn line(&self, slot: usize, seq: u64) -> Option<&LineFacts> {

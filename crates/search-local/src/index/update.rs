@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_core::{Episode, EpisodeId, Role, name_words};
+use epimem_core::{Episode, EpisodeId, Role, name_words, standing_instructions};
 use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
 use tantivy::TantivyDocument;
 
@@ -116,14 +116,15 @@ impl TenantIndex {
         let conversation = self.parts.table.conversation_of(slot);
         let mut body = String::new();
         let mut authors: Vec<String> = Vec::new();
-        for line in lines {
+        let rules = standing_instructions(lines.iter().map(|l| (l.role, l.content)));
+        for (line, instructs) in lines.iter().zip(rules) {
             let id = self.author_id(line.author);
             let said_by = &self.parts.author_names[id as usize];
             // Lines are the episode's own, from its first message on.
             if let Some(at) = line.seq.checked_sub(episode.first_seq) {
                 let asks = line.content.trim_end().ends_with('?');
                 let by_person = line.role == Role::User;
-                let facts = LineFacts { author: id, asks, by_person };
+                let facts = LineFacts { author: id, asks, by_person, instructs };
                 self.parts.lines.set(slot, at as usize, facts, LineFacts::BLANK);
             }
             self.parts.words.add_turn(slot, line.seq, line.content);

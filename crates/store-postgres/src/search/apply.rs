@@ -3,7 +3,7 @@
 //! restated ones take their new memory strength, and the generation only moves forward (two
 //! processes catching up at once apply the same changes).
 
-use epimem_core::{Episode, Role};
+use epimem_core::{Episode, Role, standing_instructions};
 use epimem_search::{IndexedEpisode, Update};
 use postgres::types::Json;
 
@@ -13,13 +13,30 @@ use super::{
 };
 use crate::connection::{Failure, Tx};
 
-/// The tenant's generation and the embedder its vectors came from, if it has an index.
-pub(super) fn state(tx: &mut Tx<'_>, tenant: &str) -> Result<Option<(u64, String)>, Failure> {
+/// The shape of the rows a tenant's index is written in, raised when a row gains something
+/// older rows lack (2: whether a line sets a standing rule).
+pub(super) const FORMAT: i32 = 2;
+
+/// A tenant's index as `search_state` describes it.
+pub(super) struct State {
+    pub(super) generation: u64,
+    /// The embedder its vectors came from.
+    pub(super) fingerprint: String,
+    /// The shape of its rows ([`FORMAT`] when written by this version).
+    pub(super) format: i32,
+}
+
+/// The tenant's index, if it has one.
+pub(super) fn state(tx: &mut Tx<'_>, tenant: &str) -> Result<Option<State>, Failure> {
     let row = tx.query_opt(
-        "SELECT generation, fingerprint FROM search_state WHERE tenant = $1",
+        "SELECT generation, fingerprint, format FROM search_state WHERE tenant = $1",
         &[&tenant],
     )?;
-    Ok(row.map(|r| (r.get::<_, i64>(0).max(0) as u64, r.get(1))))
+    Ok(row.map(|r| State {
+        generation: r.get::<_, i64>(0).max(0) as u64,
+        fingerprint: r.get(1),
+        format: r.get(2),
+    }))
 }
 
 pub(super) fn apply(
@@ -88,11 +105,11 @@ pub(super) fn apply(
     }
     if let Some(generation) = update.generation {
         tx.execute(
-            "INSERT INTO search_state (tenant, generation, fingerprint) VALUES ($1, $2, $3) \
-             ON CONFLICT (tenant) DO UPDATE \
+            "INSERT INTO search_state (tenant, generation, fingerprint, format) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (tenant) DO UPDATE \
              SET generation = GREATEST(search_state.generation, EXCLUDED.generation), \
-             fingerprint = EXCLUDED.fingerprint",
-            &[&tenant, &(generation as i64), &fingerprint],
+             fingerprint = EXCLUDED.fingerprint, format = EXCLUDED.format",
+            &[&tenant, &(generation as i64), &fingerprint, &FORMAT],
         )?;
     }
     Ok(())
@@ -136,6 +153,7 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
     let authors: Vec<String> = lines.iter().map(|l| l.author.to_lowercase()).collect();
     let by_person: Vec<bool> = lines.iter().map(|l| l.role == Role::User).collect();
     let asks: Vec<bool> = lines.iter().map(|l| l.content.trim_end().ends_with('?')).collect();
+    let instructs = standing_instructions(lines.iter().map(|l| (l.role, l.content)));
     let contents: Vec<&str> = lines.iter().map(|l| l.content).collect();
     let vectors: Vec<Option<String>> = lines.iter().map(|l| l.vector.map(vector_text)).collect();
     // $1–$8 of both inserts: the episode's columns every line and vector row carries.
@@ -152,15 +170,16 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
     tx.execute(
         &format!(
             "INSERT INTO search_lines (tenant, conversation, seq, episode, added, user_id, agent, \
-             start_ms, end_ms, author, by_person, asks, content, words, tokens) \
-             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, c, tv, {} \
-             FROM unnest($9::bigint[], $10::text[], $11::bool[], $12::bool[], $13::text[], \
-             $14::text[]) AS t(s, a, p, q, c, w), \
+             start_ms, end_ms, author, by_person, asks, instructs, content, words, tokens) \
+             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, i, c, tv, {} \
+             FROM unnest($9::bigint[], $10::text[], $11::bool[], $12::bool[], $13::bool[], \
+             $14::text[], $15::text[]) AS t(s, a, p, q, i, c, w), \
              LATERAL (SELECT to_tsvector('{CONFIG}', w) AS tv) AS l \
              ON CONFLICT (tenant, conversation, seq) DO NOTHING",
             tokens_of("tv")
         ),
-        &[&episode[..], &[&seqs, &authors, &by_person, &asks, &contents, &body]].concat(),
+        &[&episode[..], &[&seqs, &authors, &by_person, &asks, &instructs, &contents, &body]]
+            .concat(),
     )?;
     tx.execute(
         "INSERT INTO search_vectors (tenant, conversation, seq, episode, added, user_id, agent, \

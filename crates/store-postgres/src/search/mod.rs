@@ -129,19 +129,30 @@ fn search_error(e: StoreError) -> SearchError {
 
 impl Search for PostgresSearch {
     fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
-        match self.run(Access::Read, |tx| apply::state(tx, tenant))? {
-            None => Ok(0),
-            Some((generation, fingerprint)) if fingerprint == self.fingerprint => Ok(generation),
-            // Vectors of another embedder cannot be compared with this one's. The index is
-            // every process's: one started with another embedder must not drop it for all
-            // the others, so it is told, and `reindex` builds it again on purpose.
-            Some((_, fingerprint)) => Err(SearchError::Index(format!(
-                "tenant {tenant}'s search index in the database holds vectors of {fingerprint}, \
-                 and this process embeds with {}: run it with the embedder the servers use, or \
-                 `epimem reindex` to build the index again with this one",
-                self.fingerprint
-            ))),
+        let Some(state) = self.run(Access::Read, |tx| apply::state(tx, tenant))? else {
+            return Ok(0);
+        };
+        // The index is every process's: one that cannot read it as it is must not drop it for
+        // all the others, so it is told, and `reindex` builds it again on purpose.
+        if state.fingerprint != self.fingerprint {
+            // Vectors of another embedder cannot be compared with this one's.
+            return Err(SearchError::Index(format!(
+                "tenant {tenant}'s search index in the database holds vectors of {}, and this \
+                 process embeds with {}: run it with the embedder the servers use, or `epimem \
+                 reindex` to build the index again with this one",
+                state.fingerprint, self.fingerprint
+            )));
         }
+        if state.format < apply::FORMAT {
+            return Err(SearchError::Index(format!(
+                "tenant {tenant}'s search index in the database was written by an earlier \
+                 version of epimem (rows of format {}, this version reads {}): run `epimem \
+                 reindex` once to build it again",
+                state.format,
+                apply::FORMAT
+            )));
+        }
+        Ok(state.generation)
     }
 
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {

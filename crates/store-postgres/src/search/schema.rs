@@ -13,8 +13,11 @@ CREATE TABLE IF NOT EXISTS search_state (
     tenant TEXT PRIMARY KEY,
     generation BIGINT NOT NULL,
     -- The embedder the tenant's message vectors came from ('none' without one).
-    fingerprint TEXT NOT NULL
+    fingerprint TEXT NOT NULL,
+    -- The shape of the tenant's rows (`apply::FORMAT`): older rows lack what this one reads.
+    format INTEGER NOT NULL DEFAULT 1
 );
+ALTER TABLE search_state ADD COLUMN IF NOT EXISTS format INTEGER NOT NULL DEFAULT 1;
 CREATE TABLE IF NOT EXISTS search_episodes (
     tenant TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -48,11 +51,14 @@ CREATE TABLE IF NOT EXISTS search_lines (
     author TEXT NOT NULL,
     by_person BOOLEAN NOT NULL,
     asks BOOLEAN NOT NULL,
+    -- A person's standing rule for later requests (`standing_instructions`).
+    instructs BOOLEAN NOT NULL DEFAULT false,
     content TEXT NOT NULL,
     words TSVECTOR NOT NULL,
     tokens FLOAT8 NOT NULL,
     PRIMARY KEY (tenant, conversation, seq)
 );
+ALTER TABLE search_lines ADD COLUMN IF NOT EXISTS instructs BOOLEAN NOT NULL DEFAULT false;
 -- The lines' vectors, apart: a lexical search scans the lines that hold a word, and a
 -- kilobyte of vector in each row made that scan three times slower.
 CREATE TABLE IF NOT EXISTS search_vectors (
