@@ -59,7 +59,7 @@ pub use ranking::{Candidate, Profile, Ranked, RankingConfig, rank, spread_to_nei
 pub use review::{PendingReview, Rating, ReviewItem, aggregate_reviews, may_review, rate_by_use};
 pub use scope::{ConversationKey, Scope};
 pub use segment::{Boundary, BoundaryReason, SegmentMessage, SegmentationPolicy, Strength};
-pub use standing::{standing_instructions, states_standing_instruction};
+pub use standing::{rule_sentences, standing_instructions, states_standing_instruction};
 pub use summary::{Summary, SummaryConfig, summarize};
 pub use time::{Timestamp, TimestampParseError};
 pub use timeline::{

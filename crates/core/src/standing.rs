@@ -41,8 +41,14 @@ pub fn standing_instructions<'a>(
 /// here", "never tried it"), or that says when the rule applies ("from now on", "whenever I
 /// ask", "when I ask about").
 pub fn states_standing_instruction(text: &str) -> bool {
-    text.split(['.', '!', '?', '\n', ';']).any(|sentence| {
-        let lower = sentence.trim().to_lowercase();
+    rule_sentences(text).next().is_some()
+}
+
+/// The sentences of `text` that set a standing rule ([`states_standing_instruction`]), trimmed,
+/// in order: what a rule is told as, without the request around it.
+pub fn rule_sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['.', '!', '?', '\n', ';']).map(str::trim).filter(|sentence| {
+        let lower = sentence.to_lowercase();
         if STANDING_PHRASES.iter().any(|p| contains_phrase(&lower, p)) {
             return true;
         }
@@ -104,6 +110,16 @@ mod tests {
         ] {
             assert!(!states_standing_instruction(text), "{text}");
         }
+    }
+
+    #[test]
+    fn a_rule_is_told_as_its_own_sentences() {
+        let prompt = "Fix the flaky webhook test. Always run cargo fmt before you commit! Thanks";
+        assert_eq!(
+            rule_sentences(prompt).collect::<Vec<_>>(),
+            ["Always run cargo fmt before you commit"]
+        );
+        assert_eq!(rule_sentences("Fix the webhook test.").count(), 0);
     }
 
     #[test]

@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Episode, EpisodeId, Scope, Timestamp, session_summary,
+    Episode, EpisodeId, Scope, Timestamp, rule_sentences, session_summary, standing_instructions,
     work::{
-        Action, FailurePattern, IntentPattern, SessionLine, SessionWork, Skeleton, StartContext,
-        WorkItem, failure_patterns, prompt_matches, recurring_intents, render_prompt_context,
-        render_start_context, skeleton,
+        Action, FailurePattern, IntentPattern, RuleLine, SessionLine, SessionWork, Skeleton,
+        StartContext, WorkItem, failure_patterns, prompt_matches, recurring_intents,
+        render_prompt_context, render_start_context, skeleton,
     },
 };
 use epimem_store::{EpisodeDetail, Store};
@@ -84,9 +84,10 @@ impl Work {
 }
 
 impl<S: Store> Engine<S> {
-    /// What a new session of `project` is told: its recent episodes whole (with their
-    /// skeletons), the failures that recur across its sessions, and its older sessions'
-    /// summaries, within the configured budget. Empty when the project has no memory yet.
+    /// What a new session of `project` is told: the rules the user set in its sessions, its
+    /// recent episodes whole (with their skeletons), the failures that recur across its
+    /// sessions, and its older sessions' summaries, within the configured budget. Empty when
+    /// the project has no memory yet.
     pub fn start_context(&self, tenant: &str, project: &str) -> Result<String, EngineError> {
         let config = &self.config.work;
         let work = self.project_work(tenant, project, config.start_episodes)?;
@@ -114,6 +115,7 @@ impl<S: Store> Engine<S> {
             .collect();
         let worked = session_work(&sessions);
         let context = StartContext {
+            rules: rules_set(&work),
             recent: recent.iter().map(|w| w.item()).collect(),
             failures: failure_patterns(&worked, config.pattern_min_sessions),
             recurring: recurring_intents(
@@ -211,6 +213,25 @@ pub fn project_scope(tenant: &str, project: &str) -> Scope {
 }
 
 /// Work grouped by session, sessions in the order their newest episode comes.
+/// The standing rules the user set in `work` (newest first), each sentence once, at the
+/// newest time it was said: a rule said again is still one rule.
+fn rules_set(work: &[Work]) -> Vec<RuleLine> {
+    let mut rules: Vec<RuleLine> = Vec::new();
+    for w in work {
+        let messages = &w.detail.messages;
+        let set = standing_instructions(messages.iter().map(|m| (m.role, m.content.as_str())));
+        // Newest first within the episode too.
+        for (message, _) in messages.iter().zip(set).rev().filter(|(_, set)| *set) {
+            for sentence in rule_sentences(&message.content) {
+                if !rules.iter().any(|r| r.text.eq_ignore_ascii_case(sentence)) {
+                    rules.push(RuleLine { at: message.timestamp, text: sentence.to_owned() });
+                }
+            }
+        }
+    }
+    rules
+}
+
 fn by_session(work: &[Work]) -> Vec<(&str, Vec<&Work>)> {
     let mut order: Vec<&str> = Vec::new();
     let mut groups: HashMap<&str, Vec<&Work>> = HashMap::new();

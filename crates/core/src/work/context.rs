@@ -1,6 +1,6 @@
-//! What a coding agent is handed when a session starts (recent work at episode resolution,
-//! older sessions as summaries, known failures) and when a prompt matches earlier work; each
-//! within a token budget, most useful first.
+//! What a coding agent is handed when a session starts (the rules the user set, recent work
+//! at episode resolution, older sessions as summaries, known failures) and when a prompt
+//! matches earlier work; each within a token budget, most useful first.
 
 use super::{FailurePattern, IntentPattern, Skeleton};
 use crate::{Episode, Timestamp, keyword_list};
@@ -19,9 +19,18 @@ pub struct SessionLine {
     pub summary: String,
 }
 
+/// A standing rule the user set in an earlier session ("Always run cargo fmt before you
+/// commit"), as its own sentence (`rule_sentences`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleLine {
+    pub at: Timestamp,
+    pub text: String,
+}
+
 /// Everything a session start may be told, newest first in each list.
 #[derive(Debug, Clone, Default)]
 pub struct StartContext<'a> {
+    pub rules: Vec<RuleLine>,
     pub recent: Vec<WorkItem<'a>>,
     pub failures: Vec<FailurePattern>,
     pub recurring: Vec<IntentPattern>,
@@ -29,9 +38,10 @@ pub struct StartContext<'a> {
 }
 
 /// The session-start block within `budget` tokens (as `tokens` counts them, headings
-/// included): recent episodes first, then known failures, then recurring requests, then older
-/// sessions, each list newest first, each item whole or not at all. Empty when there is nothing
-/// to tell.
+/// included): the rules the user set first (a rule broken costs more than work forgotten, and
+/// each is a line), then recent episodes, known failures, recurring requests and older
+/// sessions, each list newest first, each item whole or not at all. Empty when there is
+/// nothing to tell.
 pub fn render_start_context(
     context: &StartContext<'_>,
     budget: usize,
@@ -50,9 +60,11 @@ pub fn render_start_context(
         )
     });
     let sessions = context.sessions.iter().map(|s| format!("- {}: {}", day(s.start), s.summary));
+    let rules = context.rules.iter().map(|r| format!("- {} (said on {})", r.text, day(r.at)));
     fit(
         "Memory of earlier sessions in this project (epimem):",
         vec![
+            (Some("Rules the user set, newest first:"), rules.collect()),
             (Some("Recent work, newest first:"), context.recent.iter().map(work_line).collect()),
             (Some("Known failures (they failed in several sessions):"), failures.collect()),
             (Some("Asked for in several sessions:"), recurring.collect()),
@@ -233,6 +245,10 @@ mod tests {
             duration_ms: 0,
         };
         let context = StartContext {
+            rules: vec![RuleLine {
+                at: newer.start,
+                text: "Always run cargo fmt before you commit".into(),
+            }],
             recent: vec![
                 WorkItem { episode: &newer, skeleton: Some(&skeleton) },
                 WorkItem { episode: &older, skeleton: None },
@@ -259,10 +275,11 @@ mod tests {
         let all = render_start_context(&context, 1_000, &words);
         insta::assert_snapshot!(all);
         // A tight budget keeps whole items, newest work first, and drops the rest.
-        let tight = render_start_context(&context, 32, &words);
+        let tight = render_start_context(&context, 51, &words);
+        assert!(tight.contains("cargo fmt"), "the rules come first: {tight}");
         assert!(tight.contains("Refund webhook test") && !tight.contains("Dark mode"), "{tight}");
         assert!(!tight.contains("Earlier sessions"));
-        assert!(words(&tight) <= 32);
+        assert!(words(&tight) <= 51);
         assert_eq!(render_start_context(&StartContext::default(), 1_000, &words), "");
     }
 

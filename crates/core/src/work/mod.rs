@@ -12,8 +12,8 @@ mod skeleton;
 use serde::{Deserialize, Serialize};
 
 pub use context::{
-    PromptMatch, SessionLine, StartContext, WorkItem, prompt_matches, render_prompt_context,
-    render_start_context,
+    PromptMatch, RuleLine, SessionLine, StartContext, WorkItem, prompt_matches,
+    render_prompt_context, render_start_context,
 };
 pub use patterns::{
     FailurePattern, IntentPattern, SessionWork, failure_patterns, recurring_intents,

@@ -221,3 +221,26 @@ fn the_next_session_is_told_the_project_memory_and_a_matching_prompt_the_work_it
     assert_eq!(patterns["failures"][0]["sessions"], 2);
     assert_eq!(patterns["sessions"], 2);
 }
+
+#[test]
+fn a_rule_the_user_set_is_handed_to_every_later_session() {
+    let claude = Claude::new("");
+    let mut s1 = claude.session("r1");
+    s1.start();
+    s1.prompt("Fix the typo in the README. Always run cargo fmt before you commit!");
+    s1.edit("README.md");
+    s1.reply("Fixed the typo; I will run cargo fmt before every commit.");
+    s1.prompt("never mind the changelog");
+    s1.reply("Left the changelog as it is.");
+    s1.end();
+    claude.close("r1");
+
+    let context = claude.session("r2").start();
+    let rules = context.find("Rules the user set").expect(&context);
+    let recent = context.find("Recent work").expect(&context);
+    assert!(rules < recent, "the rules come first: {context}");
+    let told = &context[rules..recent];
+    // The rule as its own sentence, without the request around it; a remark is no rule.
+    assert!(told.contains("- Always run cargo fmt before you commit (said on "), "{context}");
+    assert!(!told.contains("README") && !told.contains("changelog"), "{context}");
+}
