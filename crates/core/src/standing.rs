@@ -3,7 +3,7 @@
 //! who says it expects it to be kept on every later request of its kind, so recall must not
 //! lose it among the lines that only share its subject. English phrasing only.
 
-use crate::Role;
+use crate::{Role, summary::split_sentences};
 
 /// Phrases that make a sentence a standing instruction wherever they stand in it.
 const STANDING_PHRASES: &[&str] =
@@ -44,10 +44,10 @@ pub fn states_standing_instruction(text: &str) -> bool {
     rule_sentences(text).next().is_some()
 }
 
-/// The sentences of `text` that set a standing rule ([`states_standing_instruction`]), trimmed,
-/// in order: what a rule is told as, without the request around it.
+/// The sentences of `text` that set a standing rule ([`states_standing_instruction`]), in
+/// order, without their closing mark: what a rule is told as, without the request around it.
 pub fn rule_sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split(['.', '!', '?', '\n', ';']).map(str::trim).filter(|sentence| {
+    split_sentences(text).map(|s| s.trim_end_matches(['.', '!', '?'])).filter(|sentence| {
         let lower = sentence.to_lowercase();
         if STANDING_PHRASES.iter().any(|p| contains_phrase(&lower, p)) {
             return true;
@@ -114,10 +114,14 @@ mod tests {
 
     #[test]
     fn a_rule_is_told_as_its_own_sentences() {
-        let prompt = "Fix the flaky webhook test. Always run cargo fmt before you commit! Thanks";
+        let prompt = "Fix the flaky webhook test. Always run cargo fmt on src/main.rs before you \
+                      commit! Thanks\nNever bump serde past 1.0.200.";
         assert_eq!(
             rule_sentences(prompt).collect::<Vec<_>>(),
-            ["Always run cargo fmt before you commit"]
+            [
+                "Always run cargo fmt on src/main.rs before you commit",
+                "Never bump serde past 1.0.200"
+            ]
         );
         assert_eq!(rule_sentences("Fix the webhook test.").count(), 0);
     }

@@ -158,7 +158,7 @@ fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize
 }
 
 /// Sentences of `text`: split after `.`, `!`, `?` followed by whitespace, and at line breaks.
-fn split_sentences(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn split_sentences(text: &str) -> impl Iterator<Item = &str> {
     let mut out = Vec::new();
     for line in text.lines() {
         let mut start = 0;
