@@ -16,6 +16,16 @@ use crate::{Engine, EngineError};
 /// Changes read from the store at a time while catching up.
 const CHANGES_PER_READ: usize = 10_000;
 
+/// What bringing a tenant's search index up to the store's last change takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexTask {
+    /// Building it from the store: a new index, or a saved one that could not be used (`why`:
+    /// built with another embedder, damaged, out of step).
+    Build { why: Option<String> },
+    /// Applying what was closed or forgotten since it last ran.
+    CatchUp,
+}
+
 /// When recall brings a tenant's search index up to the store's last change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Freshness {
@@ -32,13 +42,21 @@ pub enum Freshness {
 impl<S: Store> Engine<S> {
     /// Catches the tenant's index up before a recall, as the engine's [`Freshness`] says.
     pub(crate) fn index_for_recall(&self, tenant: &str) -> Result<(), EngineError> {
+        self.index_for_recall_with(tenant, &mut |_, _, _| {})
+    }
+
+    fn index_for_recall_with(
+        &self,
+        tenant: &str,
+        progress: &mut dyn FnMut(&IndexTask, u64, u64),
+    ) -> Result<(), EngineError> {
         match self.freshness {
-            Freshness::BeforeRecall => self.sync_index(tenant),
+            Freshness::BeforeRecall => self.sync_index_with(tenant, progress),
             Freshness::Background if self.kept_current(tenant) => Ok(()),
             Freshness::Background => {
                 // Kept before the catch-up: a write finishing meanwhile catches up after it.
                 self.lock_kept().insert(tenant.to_owned());
-                let synced = self.sync_index(tenant);
+                let synced = self.sync_index_with(tenant, progress);
                 if synced.is_err() {
                     self.lock_kept().remove(tenant);
                 }
@@ -83,14 +101,33 @@ impl<S: Store> Engine<S> {
     /// catching up). An update that fails discards the index, to be built again from the store
     /// on the next use.
     pub(crate) fn sync_index(&self, tenant: &str) -> Result<(), EngineError> {
+        self.sync_index_with(tenant, &mut |_, _, _| {})
+    }
+
+    /// [`Engine::sync_index`], telling `progress` what it does as it goes.
+    fn sync_index_with(
+        &self,
+        tenant: &str,
+        progress: &mut dyn FnMut(&IndexTask, u64, u64),
+    ) -> Result<(), EngineError> {
         let target = self.store.change_generation(tenant)?;
         let from = self.search.generation(tenant)?;
         if from >= target {
             return Ok(());
         }
         let caught_up = match from {
-            0 => self.build(tenant, target, &mut |_, _| {}),
-            _ => self.catch_up(tenant, from, target, &mut |_, _| {}),
+            0 => {
+                let task = IndexTask::Build { why: self.search.started_again(tenant)? };
+                progress(&task, 0, target);
+                self.build(tenant, target, &mut |done, total| progress(&task, done, total))
+            }
+            _ => {
+                let task = IndexTask::CatchUp;
+                progress(&task, 0, target - from);
+                self.catch_up(tenant, from, target, &mut |done, total| {
+                    progress(&task, done.saturating_sub(from), total - from)
+                })
+            }
         };
         if let Err(e) = caught_up {
             self.search.discard(tenant)?;
@@ -228,9 +265,15 @@ impl<S: Store> Engine<S> {
     }
 
     /// Brings the tenant's search index up to date now (else its first recall does), so a
-    /// caller can time it.
-    pub fn load_search_index(&self, tenant: &str) -> Result<(), EngineError> {
-        self.index_for_recall(tenant)
+    /// caller can time it or show it, telling `progress` what it does as it goes: the task
+    /// (with why a saved index was started again), then `(done, total)` changes, the first
+    /// time with `done` 0. Nothing is told when the index is current already.
+    pub fn load_search_index(
+        &self,
+        tenant: &str,
+        progress: &mut dyn FnMut(&IndexTask, u64, u64),
+    ) -> Result<(), EngineError> {
+        self.index_for_recall_with(tenant, progress)
     }
 }
 

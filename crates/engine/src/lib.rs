@@ -34,7 +34,7 @@ pub use config::{ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig};
 pub use consolidation::FactHit;
 pub use context::{EpisodeContext, RecalledContext};
 pub use error::EngineError;
-pub use indexing::Freshness;
+pub use indexing::{Freshness, IndexTask};
 pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;
 pub use timeline::RollupReport;

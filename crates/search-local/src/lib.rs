@@ -145,12 +145,6 @@ impl LocalSearch {
         Ok(opened)
     }
 
-    /// Why the tenant's saved index could not be used when this process opened it (missing
-    /// parts, unreadable, out of step with itself), if it was started again empty.
-    pub fn restarted(&self, tenant: &str) -> Result<Option<String>, SearchError> {
-        self.with(tenant, |index| Ok(index.restarted.clone()))
-    }
-
     /// Whether the tenant's index is saved on disk (false when it lives in memory only: an
     /// in-memory index, or a saved one another process holds).
     pub fn on_disk(&self, tenant: &str) -> Result<bool, SearchError> {
@@ -159,6 +153,10 @@ impl LocalSearch {
 }
 
 impl Search for LocalSearch {
+    fn started_again(&self, tenant: &str) -> Result<Option<String>, SearchError> {
+        self.with(tenant, |index| Ok(index.restarted.clone()))
+    }
+
     fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
         // After the update under way, if any: its generation is recorded before its BM25
         // commit, and a caller must not take that for searchable yet.

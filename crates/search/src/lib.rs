@@ -33,6 +33,13 @@ pub trait Search: Send + Sync + fmt::Debug {
     /// store (from generation 0) instead of answering half-updated.
     fn discard(&self, tenant: &str) -> Result<(), SearchError>;
 
+    /// Why the tenant's saved index could not be used and was started again empty when this
+    /// process opened it (built with another embedder, damaged, out of step), so that whoever
+    /// waits for the rebuild can be told. `None` when it was used, is new, or is not saved.
+    fn started_again(&self, _tenant: &str) -> Result<Option<String>, SearchError> {
+        Ok(None)
+    }
+
     /// Candidates of episode recall, with their features.
     fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError>;
 
@@ -60,6 +67,9 @@ impl<T: Search + ?Sized> Search for std::sync::Arc<T> {
     }
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {
         (**self).discard(tenant)
+    }
+    fn started_again(&self, tenant: &str) -> Result<Option<String>, SearchError> {
+        (**self).started_again(tenant)
     }
     fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError> {
         (**self).episodes(query)

@@ -9,6 +9,7 @@ mod facts;
 mod mcp;
 mod messages;
 mod metrics;
+mod readiness;
 mod routes;
 mod timeline;
 mod ui;
@@ -17,10 +18,7 @@ mod worker;
 
 use std::{
     future::Future,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::{Arc, atomic::Ordering},
     time::Duration,
 };
 
@@ -43,6 +41,7 @@ pub use edits::EpisodeVersionOut;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use facts::{FactOut, FactsOut};
 pub use mcp::{MemoryTools, memory_tools, serve_stdio};
+pub use readiness::{IndexEvent, IndexReport};
 pub use timeline::{TimelineNodeOut, TimelineOut};
 pub use worker::{Report, Worker};
 
@@ -91,7 +90,7 @@ pub(crate) struct App<S> {
     /// The tenant without API keys.
     tenant: Arc<str>,
     access: Access,
-    ready: Arc<AtomicBool>,
+    readiness: Arc<readiness::Readiness>,
     metrics: Arc<metrics::Metrics>,
 }
 
@@ -101,7 +100,7 @@ impl<S> Clone for App<S> {
             engine: self.engine.clone(),
             tenant: self.tenant.clone(),
             access: self.access,
-            ready: self.ready.clone(),
+            readiness: self.readiness.clone(),
             metrics: self.metrics.clone(),
         }
     }
@@ -140,13 +139,13 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
 
-/// The API's routes over `engine`, and MCP at `/mcp`. `ready` tells `/readyz` that the search
-/// index is open; cancelling `mcp_sessions` ends the MCP sessions (their streams would
+/// The API's routes over `engine`, and MCP at `/mcp`. `readiness` tells `/readyz` whether the
+/// search index is open; cancelling `mcp_sessions` ends the MCP sessions (their streams would
 /// otherwise hold a graceful shutdown open).
-pub fn router<S: Store + 'static>(
+fn router<S: Store + 'static>(
     engine: Arc<Engine<S>>,
     config: &ServerConfig,
-    ready: Arc<AtomicBool>,
+    readiness: Arc<readiness::Readiness>,
     mcp_sessions: CancellationToken,
 ) -> Router {
     let mcp = {
@@ -166,7 +165,7 @@ pub fn router<S: Store + 'static>(
         engine,
         tenant: Arc::from(config.tenant.as_str()),
         access: config.access,
-        ready,
+        readiness,
         metrics: Arc::default(),
     };
     let document = serde_json::to_value(openapi()).expect("the OpenAPI document serializes");
@@ -218,30 +217,29 @@ pub async fn serve<S: Store + 'static>(
     listener: TcpListener,
     config: ServerConfig,
     report: Report,
+    index_report: IndexReport,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let ready = Arc::new(AtomicBool::new(false));
+    let readiness = Arc::new(readiness::Readiness::default());
     // Open (or build) the tenant's search index before saying ready; requests are served
     // meanwhile, a recall simply waits for it.
-    let warm = {
-        let (engine, ready, tenant) = (engine.clone(), ready.clone(), config.tenant.clone());
-        tokio::task::spawn_blocking(move || {
-            let loaded = engine.load_search_index(&tenant);
-            ready.store(loaded.is_ok(), Ordering::Release);
-            loaded
-        })
-    };
+    let stop_opening = readiness::spawn_open_index(
+        engine.clone(),
+        config.tenant.clone(),
+        readiness.clone(),
+        index_report,
+    );
     let worker = Worker::spawn(engine.clone(), config.tick_every, config.index_refresh, report);
     let mcp_sessions = StreamableHttpServerConfig::default().cancellation_token;
-    let app = router(engine, &config, ready, mcp_sessions.clone());
+    let app = router(engine, &config, readiness, mcp_sessions.clone());
     let shutdown = async move {
         shutdown.await;
         mcp_sessions.cancel();
     };
     let served = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    // An opening under way is left to finish or to be cut short by the process's exit (the
+    // index survives that as it survives a crash); one waiting to try again stops here.
+    stop_opening.store(true, Ordering::Release);
     tokio::task::spawn_blocking(move || worker.stop()).await.ok();
-    if let Ok(Err(e)) = warm.await {
-        return Err(std::io::Error::other(format!("the search index could not be opened: {e}")));
-    }
     served
 }

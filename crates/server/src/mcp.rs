@@ -365,12 +365,11 @@ impl<S: Store + 'static> ServerHandler for MemoryTools<S> {
 
 /// The tools over `engine`, working in `tenant`.
 pub fn memory_tools<S: Store + 'static>(engine: Arc<Engine<S>>, tenant: &str) -> MemoryTools<S> {
-    let ready = Arc::new(std::sync::atomic::AtomicBool::new(true));
     MemoryTools::new(App {
         engine,
         tenant: Arc::from(tenant),
         access: crate::Access::SingleUser,
-        ready,
+        readiness: Arc::new(crate::readiness::Readiness::ready()),
         metrics: Arc::default(),
     })
 }

@@ -1,7 +1,7 @@
 //! The `/v1` handlers. Each reads its request, runs the engine on the blocking pool (SQLite
 //! and the models are synchronous) and answers with a wire type or an [`ApiError`].
 
-use std::{collections::BTreeSet, sync::atomic::Ordering};
+use std::collections::BTreeSet;
 
 use axum::{
     Json,
@@ -358,13 +358,10 @@ pub(crate) async fn healthz() -> &'static str {
 /// The search index is open and caught up with the store: recall answers at full speed.
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses((status = 200, body = String), (status = 503, body = String)))]
-pub(crate) async fn readyz<S: Store + 'static>(
-    State(app): State<App<S>>,
-) -> (StatusCode, &'static str) {
-    if app.ready.load(Ordering::Acquire) {
-        (StatusCode::OK, "ready")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "opening the search index")
+pub(crate) async fn readyz<S: Store + 'static>(State(app): State<App<S>>) -> (StatusCode, String) {
+    match app.readiness.check() {
+        Ok(()) => (StatusCode::OK, "ready".into()),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
     }
 }
 

@@ -79,6 +79,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
         listener,
         ServerConfig::default(),
         worker_report(false),
+        Box::new(|_| {}),
         async move {
             let _ = stopped.await;
         },

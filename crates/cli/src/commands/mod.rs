@@ -8,6 +8,7 @@ pub(crate) mod demo;
 pub(crate) mod edit;
 pub(crate) mod facts;
 pub(crate) mod hook;
+mod index_progress;
 pub(crate) mod ingest;
 pub(crate) mod keys;
 pub(crate) mod mcp;
@@ -133,6 +134,19 @@ pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<
         engine = engine.with_chat_model(chat);
     }
     Ok(Searching { engine, search })
+}
+
+/// Brings the tenant's search index up to date before a command searches it: says on standard
+/// error why when a saved one is built again (or a large one built), with a progress bar on a
+/// terminal meanwhile. What was done, if anything, and how long it took.
+pub(crate) fn load_index(
+    engine: &Engine<AnyStore>,
+    tenant: &str,
+) -> Result<Option<(epimem_engine::IndexTask, std::time::Duration)>> {
+    let mut progress = index_progress::IndexProgress::new(tenant, false);
+    engine
+        .load_search_index(tenant, &mut |task, done, total| progress.update(task, done, total))?;
+    Ok(progress.finish())
 }
 
 /// What the worker says on stderr: its failures, and the episodes it closed when `closes`.

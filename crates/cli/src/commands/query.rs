@@ -183,6 +183,7 @@ fn memory_text(memory: &MemoryOut, versions: &[EpisodeVersionOut]) -> String {
 
 pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let engine = open_with_embedder(config)?;
+    super::load_index(&engine, &config.tenant)?;
     let time = |t: &Option<String>, flag: &str| {
         t.as_deref().map(Timestamp::parse_rfc3339).transpose().with_context(|| format!("--{flag}"))
     };

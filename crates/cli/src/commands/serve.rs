@@ -7,7 +7,7 @@ use clap::Args;
 use epimem_engine::Freshness;
 use epimem_server::{Access, ServerConfig};
 
-use super::{open_searching, worker_report};
+use super::{index_progress::server_report, open_searching, worker_report};
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
@@ -73,7 +73,9 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
             "epimem: database {}, {who}; API under /v1, OpenAPI at /v1/openapi.json, MCP at /mcp",
             db
         );
-        epimem_server::serve(engine, listener, server, worker_report(true), shutdown).await?;
+        let index = server_report(&config.tenant);
+        epimem_server::serve(engine, listener, server, worker_report(true), index, shutdown)
+            .await?;
         eprintln!("epimem: stopped");
         Ok(ExitCode::SUCCESS)
     })

@@ -3,6 +3,7 @@
 //! damaged or killed half-way, and by `reindex` on demand.
 
 use std::{
+    io::{BufRead, BufReader},
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::{Duration, Instant},
@@ -102,7 +103,14 @@ fn a_damaged_index_is_rebuilt_with_the_same_answers() {
     ingest(&db, &chats(3));
     let before = recalled(&db, "piano lessons day 3");
     std::fs::write(state_file(&db), b"damaged").unwrap();
+    // The command says why it builds the index again, not only that it is slow.
+    let out = common::epimem(&db, &["recall", "piano lessons day 3", "--json"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("building the search index of tenant default again"), "{said}");
+    assert!(said.contains("the saved one could not be used ("), "{said}");
     assert_same(&recalled(&db, "piano lessons day 3"), &before, "state damaged");
+    let again = common::epimem(&db, &["recall", "piano lessons day 3", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&again.stderr), "", "opened as saved: nothing to say");
     std::fs::remove_dir_all(db.with_file_name("e.db.search")).unwrap();
     assert_same(&recalled(&db, "piano lessons day 3"), &before, "index removed");
 }
@@ -152,4 +160,67 @@ fn a_build_killed_half_way_is_repaired_by_the_next_recall() {
         assert_same(&recalled(&db, "tax return of chat 77"), &expected, &what);
     }
     assert!(killed > 0, "every reindex finished before it could be killed");
+}
+
+/// The change log's table moved out of the way and back, behind the server's back.
+fn rename_table(db: &Path, from: &str, to: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute_batch(&format!("ALTER TABLE {from} RENAME TO {to}")).unwrap();
+}
+
+#[test]
+fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(3));
+    recalled(&db, "ferry timetable");
+    std::fs::remove_file(state_file(&db)).unwrap();
+    rename_table(&db, "episode_changes", "episode_changes_away");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .arg("--db")
+        .arg(&db)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .env_remove("EPIMEM_LLM_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let base = first.trim().rsplit(' ').next().unwrap().to_owned();
+    let (lines, said) = std::sync::mpsc::channel::<String>();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    std::thread::spawn(move || {
+        stderr.lines().map_while(Result::ok).try_for_each(|l| lines.send(l))
+    });
+    let wait_for = |what: &str| -> String {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            let line = said.recv_timeout(left).unwrap_or_else(|_| panic!("no line with {what:?}"));
+            if line.contains(what) {
+                return line;
+            }
+        }
+    };
+    let readyz = || {
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
+        let mut response = agent.get(&format!("{base}/readyz")).call().unwrap();
+        (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
+    };
+    // Told at once, not when the server stops, and on /readyz for whoever watches it.
+    let failed = wait_for("could not be opened");
+    assert!(failed.contains("no such table: episode_changes") && failed.contains("trying again"));
+    let (status, body) = readyz();
+    assert_eq!(status, 503);
+    assert!(body.contains("could not be opened") && body.contains("no such table"), "{body}");
+    rename_table(&db, "episode_changes_away", "episode_changes");
+    let rebuilding = wait_for("building the search index of tenant default again");
+    assert!(rebuilding.contains("without their state"), "{rebuilding}");
+    wait_for("is ready");
+    assert_eq!(readyz(), (200, "ready".to_owned()));
+    let _ = child.kill();
+    let _ = child.wait();
 }

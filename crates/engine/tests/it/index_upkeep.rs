@@ -4,7 +4,7 @@
 
 use crate::common::{engine_at, remember};
 use epimem_core::{ConversationKey, Scope};
-use epimem_engine::{Engine, Freshness, RecallQuery};
+use epimem_engine::{Engine, Freshness, IndexTask, RecallQuery};
 use epimem_store_sqlite::SqliteStore;
 
 fn query(text: &str) -> RecallQuery {
@@ -145,4 +145,30 @@ fn an_edited_title_is_searched_by_its_new_words_in_every_process() {
     let refused = editor.edit_episode(&scope, &id, Some(" ".into()), None).unwrap_err();
     assert_eq!(refused.kind(), epimem_core::ErrorKind::BadInput, "{refused}");
     assert_eq!(editor.episode_versions(&scope, &id).unwrap().len(), 1);
+}
+
+#[test]
+fn loading_an_index_tells_what_it_takes_and_nothing_when_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let (engine, other) = (engine_at(&db), engine_at(&db));
+    remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    remember(&engine, "t", "b", 1, &["the sourdough starter is alive", "feed it daily"]);
+    let load = |e: &Engine<SqliteStore>| {
+        let mut told = Vec::new();
+        e.load_search_index("t", &mut |task, done, total| told.push((task.clone(), done, total)))
+            .unwrap();
+        told
+    };
+    let built = load(&engine);
+    let (first, last) = (built.first().unwrap(), built.last().unwrap());
+    assert_eq!(first.0, IndexTask::Build { why: None }, "a new index: built, with no excuse");
+    assert_eq!((first.1, last.1), (0, last.2), "from nothing done to all of it: {built:?}");
+    assert!(last.2 >= 2, "at least the two closes: {built:?}");
+    assert!(built.windows(2).all(|w| w[0].1 <= w[1].1), "never backwards: {built:?}");
+
+    // Another process closes one more: the next load catches up with that change alone.
+    remember(&other, "t", "c", 2, &["the deploy failed on a missing key", "rolled back"]);
+    assert_eq!(load(&engine), [(IndexTask::CatchUp, 0, 1), (IndexTask::CatchUp, 1, 1)]);
+    assert_eq!(load(&engine), [], "current: nothing to tell");
 }

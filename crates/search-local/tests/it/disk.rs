@@ -151,7 +151,7 @@ fn a_saved_index_reopens_as_it_was() {
     };
     let search = open(dir.path(), Some("fp"));
     assert_eq!(search.generation("t").unwrap(), 3, "not rebuilt");
-    assert_eq!(search.restarted("t").unwrap(), None);
+    assert_eq!(search.started_again("t").unwrap(), None);
     assert_eq!(answers(&search), before);
     // And it goes on from there, as one that never closed.
     add(&search, 6, &[("Ana", "tomatoes ripen in August")], 4);
@@ -182,7 +182,7 @@ fn vectors_grouped_on_open_are_saved_and_answer_as_the_exact_scan() {
         // that probes every row (there are few) answers as the scan did.
         let search = grouped();
         assert_eq!(answers(&search), exact);
-        assert_eq!(search.restarted("t").unwrap(), None);
+        assert_eq!(search.started_again("t").unwrap(), None);
     }
     assert!(state() > saved_exact, "the groups are saved with the state");
     let search = grouped();
@@ -223,7 +223,7 @@ fn vectors_are_saved_in_one_file_of_their_own_and_checked_on_open() {
     let bytes = fs::read(&path).unwrap();
     fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
     let search = open(dir.path(), Some("fp"));
-    let why = search.restarted("t").unwrap().expect("started again");
+    let why = search.started_again("t").unwrap().expect("started again");
     assert!(why.contains("bytes"), "{why}");
     assert_eq!(search.generation("t").unwrap(), 0);
 }
@@ -257,7 +257,7 @@ fn an_index_that_cannot_be_trusted_starts_again_empty() {
     fs::write(&state, b"not an index").unwrap();
     let search = open(dir.path(), Some("fp"));
     assert_eq!(search.generation("t").unwrap(), 0, "rebuilt from the store, from change 0");
-    assert!(search.restarted("t").unwrap().is_some());
+    assert!(search.started_again("t").unwrap().is_some());
     garden(&search);
     drop(search);
 
@@ -269,7 +269,7 @@ fn an_index_that_cannot_be_trusted_starts_again_empty() {
     };
     fs::write(&state, older).unwrap();
     let search = open(dir.path(), Some("fp"));
-    let why = search.restarted("t").unwrap().expect("out of step");
+    let why = search.started_again("t").unwrap().expect("out of step");
     assert!(why.contains("out of step"), "{why}");
     assert_eq!(search.generation("t").unwrap(), 0);
     drop(search);
@@ -280,7 +280,7 @@ fn an_index_that_cannot_be_trusted_starts_again_empty() {
     drop(search);
     fs::remove_file(&state).unwrap();
     let search = open(dir.path(), Some("fp"));
-    assert!(search.restarted("t").unwrap().is_some());
+    assert!(search.started_again("t").unwrap().is_some());
     assert_eq!(search.generation("t").unwrap(), 0);
 }
 
@@ -328,7 +328,7 @@ fn another_embedder_leaves_an_index_held_by_another_process_alone() {
     drop(owner);
     let again = open(dir.path(), Some("model-a"));
     assert_eq!(again.generation("t").unwrap(), 3);
-    assert_eq!(again.restarted("t").unwrap(), None);
+    assert_eq!(again.started_again("t").unwrap(), None);
 }
 
 /// Whether any file under `dir` holds `needle`.
@@ -370,7 +370,7 @@ fn forgotten_words_and_names_leave_every_file() {
     drop(search);
     let search = open(dir.path(), Some("fp"));
     assert_eq!(search.generation("t").unwrap(), 4);
-    assert_eq!(search.restarted("t").unwrap(), None);
+    assert_eq!(search.started_again("t").unwrap(), None);
 }
 
 #[test]
@@ -436,7 +436,7 @@ fn documents_committed_before_any_state_are_not_taken_for_a_new_index() {
     }
     fs::remove_file(tenant_folder(dir.path()).join("state.bin")).unwrap();
     let search = open(dir.path(), Some("fp"));
-    let why = search.restarted("t").unwrap().expect("started again");
+    let why = search.started_again("t").unwrap().expect("started again");
     assert!(why.contains("without their state"), "{why}");
     let scope = Scope::tenant("t");
     let query = EpisodeQuery { scope: &scope, text: "compost", vector: None, candidates: 10 };

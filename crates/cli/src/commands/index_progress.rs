@@ -1,0 +1,135 @@
+//! What a command says while a tenant's search index is brought up to date: why a saved index is
+//! built again, and how far the work is, so that minutes of rebuilding over a large store never
+//! pass without a word.
+
+use std::time::{Duration, Instant};
+
+use epimem_engine::IndexTask;
+use epimem_server::{IndexEvent, IndexReport};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Builds of fewer changes than this finish before anyone would look: not announced.
+const ANNOUNCE_FROM: u64 = 1_000;
+/// How often a server's log says how far a long opening is.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// One sentence on what bringing `tenant`'s index up to date takes.
+pub(crate) fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
+    match task {
+        IndexTask::Build { why: Some(why) } => format!(
+            "building the search index of tenant {tenant} again from the database ({total} \
+             changes): the saved one could not be used ({why})"
+        ),
+        IndexTask::Build { why: None } => format!(
+            "building the search index of tenant {tenant} from the database ({total} changes)"
+        ),
+        IndexTask::CatchUp => format!(
+            "catching up the search index of tenant {tenant} with {total} change(s) made since \
+             it last ran"
+        ),
+    }
+}
+
+/// What `serve`, `mcp` and `worker` log (on standard error) while they open the tenant's index:
+/// what it takes and why, how far it is every ten seconds, when it is ready, and at once when
+/// it fails.
+pub(crate) fn server_report(tenant: &str) -> IndexReport {
+    let tenant = tenant.to_owned();
+    let mut last_logged: Option<Instant> = None;
+    Box::new(move |event| match event {
+        IndexEvent::Progress { task, done, total } => {
+            if done == 0 {
+                eprintln!("epimem: {}", describe(&tenant, task, total));
+                last_logged = Some(Instant::now());
+            } else if last_logged.is_some_and(|at| at.elapsed() >= LOG_EVERY) && done < total {
+                eprintln!("epimem: indexing tenant {tenant}: {done} of {total} changes");
+                last_logged = Some(Instant::now());
+            }
+        }
+        IndexEvent::Ready(took) => eprintln!(
+            "epimem: the search index of tenant {tenant} is ready ({:.1} s)",
+            took.as_secs_f64()
+        ),
+        IndexEvent::Failed { error, retry_in } => eprintln!(
+            "epimem: the search index of tenant {tenant} could not be opened: {error}; trying \
+             again in {} s",
+            retry_in.as_secs()
+        ),
+    })
+}
+
+/// A command's view of the work: a line on standard error when a saved index is built again or
+/// a large build starts (on a terminal or in a log alike), and a progress bar while it runs
+/// (drawn on a terminal only).
+#[derive(Debug)]
+pub(crate) struct IndexProgress {
+    tenant: String,
+    quiet: bool,
+    bar: ProgressBar,
+    started: Instant,
+    /// The task, once there was one.
+    task: Option<IndexTask>,
+}
+
+impl IndexProgress {
+    /// `quiet`: never a line or a bar (a command whose standard error is read by a machine).
+    pub(crate) fn new(tenant: &str, quiet: bool) -> Self {
+        let target =
+            if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+        let bar = ProgressBar::with_draw_target(Some(0), target);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} indexing [{bar:30}] {pos}/{len} changes ({eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        Self { tenant: tenant.to_owned(), quiet, bar, started: Instant::now(), task: None }
+    }
+
+    /// What [`epimem_engine::Engine::load_search_index`] tells.
+    pub(crate) fn update(&mut self, task: &IndexTask, done: u64, total: u64) {
+        if self.task.is_none() {
+            self.task = Some(task.clone());
+            self.started = Instant::now();
+            let rebuilt = matches!(task, IndexTask::Build { why: Some(_) });
+            if !self.quiet && (rebuilt || total >= ANNOUNCE_FROM) {
+                self.bar.suspend(|| eprintln!("epimem: {}", describe(&self.tenant, task, total)));
+            }
+        }
+        self.bar.set_length(total);
+        self.bar.set_position(done);
+    }
+
+    /// Clears the bar; what was done, if anything, and how long it took.
+    pub(crate) fn finish(self) -> Option<(IndexTask, Duration)> {
+        self.bar.finish_and_clear();
+        self.task.map(|task| (task, self.started.elapsed()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rebuild_says_why_and_a_build_how_large() {
+        let why = IndexTask::Build { why: Some("built with the embedder a, not b".into()) };
+        let line = describe("acme", &why, 1200);
+        assert!(line.contains("tenant acme") && line.contains("again"), "{line}");
+        assert!(line.contains("(built with the embedder a, not b)"), "{line}");
+        assert!(line.contains("1200 changes"), "{line}");
+        let new = describe("acme", &IndexTask::Build { why: None }, 7);
+        assert!(!new.contains("again") && new.contains("7 changes"), "{new}");
+        assert!(describe("acme", &IndexTask::CatchUp, 3).contains("3 change(s)"));
+    }
+
+    #[test]
+    fn it_remembers_the_first_task_and_nothing_when_nothing_ran() {
+        assert_eq!(IndexProgress::new("t", true).finish(), None);
+        let mut progress = IndexProgress::new("t", true);
+        progress.update(&IndexTask::CatchUp, 0, 10);
+        progress.update(&IndexTask::CatchUp, 10, 10);
+        assert_eq!(progress.finish().map(|(task, _)| task), Some(IndexTask::CatchUp));
+    }
+}

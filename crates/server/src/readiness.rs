@@ -1,0 +1,141 @@
+//! Opening the served tenant's search index when the server starts, and what `/readyz` says
+//! meanwhile. Requests are served while it opens (a recall waits for it); a failure (the
+//! database out of reach, say) is told at once and the opening tried again, with a doubling
+//! wait, until it succeeds or the server stops.
+
+use std::{
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use epimem_engine::{Engine, EngineError, IndexTask};
+use epimem_store::Store;
+
+/// The first wait before the opening is tried again; it doubles up to [`MAX_RETRY_WAIT`].
+const FIRST_RETRY_WAIT: Duration = Duration::from_secs(1);
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// How often a wait looks whether the server is stopping.
+const STOP_CHECK: Duration = Duration::from_millis(50);
+
+/// What the server tells its owner about opening the search index.
+#[derive(Debug)]
+pub enum IndexEvent<'a> {
+    /// Work under way: the task, then changes done of all (`done` 0 when it starts).
+    Progress { task: &'a IndexTask, done: u64, total: u64 },
+    /// Open and current, after this long.
+    Ready(Duration),
+    /// It could not be opened; it is tried again after the wait.
+    Failed { error: &'a EngineError, retry_in: Duration },
+}
+
+/// Receives [`IndexEvent`]s (the binary writes them to its log).
+pub type IndexReport = Box<dyn FnMut(IndexEvent<'_>) + Send>;
+
+/// Whether the search index is open, as `/readyz` tells it.
+#[derive(Debug, Default)]
+pub(crate) struct Readiness(Mutex<State>);
+
+#[derive(Debug, Default, Clone, PartialEq)]
+enum State {
+    #[default]
+    Opening,
+    Ready,
+    /// The last attempt's error; another attempt follows.
+    Failed(String),
+}
+
+impl Readiness {
+    /// Ready from the start (`epimem mcp`, whose index opens on first use).
+    pub(crate) fn ready() -> Self {
+        Self(Mutex::new(State::Ready))
+    }
+
+    /// `Ok` when ready; else why not, for `/readyz`.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        match &*self.lock() {
+            State::Ready => Ok(()),
+            State::Opening => Err("opening the search index".into()),
+            State::Failed(e) => {
+                Err(format!("the search index could not be opened ({e}); trying again"))
+            }
+        }
+    }
+
+    fn set(&self, state: State) {
+        *self.lock() = state;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A plain value: one a panicking thread left is still whole.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Opens (builds, catches up) `tenant`'s search index, telling `report` as it goes, and tries
+/// again after a failure until it succeeds or `stop` is set. Blocking: run it on its own thread.
+pub(crate) fn open_index<S: Store>(
+    engine: &Engine<S>,
+    tenant: &str,
+    readiness: &Readiness,
+    report: &mut IndexReport,
+    stop: &AtomicBool,
+) {
+    let mut wait = FIRST_RETRY_WAIT;
+    while !stop.load(Ordering::Acquire) {
+        let started = Instant::now();
+        let opened = engine.load_search_index(tenant, &mut |task, done, total| {
+            report(IndexEvent::Progress { task, done, total });
+        });
+        match opened {
+            Ok(()) => {
+                readiness.set(State::Ready);
+                report(IndexEvent::Ready(started.elapsed()));
+                return;
+            }
+            Err(error) => {
+                readiness.set(State::Failed(error.to_string()));
+                report(IndexEvent::Failed { error: &error, retry_in: wait });
+                let until = Instant::now() + wait;
+                while Instant::now() < until && !stop.load(Ordering::Acquire) {
+                    std::thread::sleep(STOP_CHECK);
+                }
+                wait = (wait * 2).min(MAX_RETRY_WAIT);
+            }
+        }
+    }
+}
+
+/// Runs [`open_index`] on the blocking pool; setting the returned flag stops its retries.
+pub(crate) fn spawn_open_index<S: Store + 'static>(
+    engine: Arc<Engine<S>>,
+    tenant: String,
+    readiness: Arc<Readiness>,
+    mut report: IndexReport,
+) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    tokio::task::spawn_blocking(move || {
+        open_index(&engine, &tenant, &readiness, &mut report, &stopping);
+    });
+    stop
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readyz_says_opening_then_why_it_failed_then_ready() {
+        let readiness = Readiness::default();
+        assert_eq!(readiness.check(), Err("opening the search index".into()));
+        readiness.set(State::Failed("the database is out of reach".into()));
+        let why = readiness.check().unwrap_err();
+        assert!(why.contains("(the database is out of reach)") && why.contains("trying again"));
+        readiness.set(State::Ready);
+        assert_eq!(readiness.check(), Ok(()));
+        assert_eq!(Readiness::ready().check(), Ok(()));
+    }
+}
