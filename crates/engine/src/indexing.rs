@@ -5,7 +5,10 @@
 //! log's last change, found by reading the log's ids alone; a built one is caught up change by
 //! change.
 
-use std::collections::{HashMap, HashSet};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex, PoisonError, TryLockError},
+};
 
 use epimem_core::{EpisodeId, Scope};
 use epimem_search::{IndexedEpisode, IndexedLine, Update};
@@ -24,6 +27,18 @@ pub enum IndexTask {
     Build { why: Option<String> },
     /// Applying what was closed or forgotten since it last ran.
     CatchUp,
+}
+
+/// A lock per tenant, taken while its index is built or caught up.
+#[derive(Debug, Default)]
+pub(crate) struct SyncLocks(Mutex<HashMap<String, Arc<Mutex<()>>>>);
+
+impl SyncLocks {
+    fn of(&self, tenant: &str) -> Arc<Mutex<()>> {
+        // A map of locks: one a panicking thread left is still whole.
+        let mut locks = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        locks.entry(tenant.to_owned()).or_default().clone()
+    }
 }
 
 /// When recall brings a tenant's search index up to the store's last change.
@@ -76,13 +91,22 @@ impl<S: Store> Engine<S> {
 
     /// Catches up every index recalled from so far with what any process wrote since (in the
     /// background mode; for the owner's timer). Returns the first failure, after trying all.
+    /// A tenant whose index another thread is building or catching up is left to it: waiting
+    /// would hold the worker (and its jobs) for as long as a build takes.
     pub fn refresh_indexes(&self) -> Result<(), EngineError> {
         let tenants: Vec<String> = self.lock_kept().iter().cloned().collect();
         let mut first_error = None;
         for tenant in tenants {
-            if let Err(e) = self.sync_index(&tenant) {
+            let lock = self.syncing.of(&tenant);
+            let held = match lock.try_lock() {
+                Ok(held) => held,
+                Err(TryLockError::Poisoned(e)) => e.into_inner(),
+                Err(TryLockError::WouldBlock) => continue,
+            };
+            if let Err(e) = self.sync_locked(&tenant, &mut |_, _, _| {}) {
                 first_error.get_or_insert(e);
             }
+            drop(held);
         }
         first_error.map_or(Ok(()), Err)
     }
@@ -93,7 +117,7 @@ impl<S: Store> Engine<S> {
 
     fn lock_kept(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
         // The set holds names only: one a panicking thread left behind is still right.
-        self.kept_current.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.kept_current.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Brings the tenant's search index up to the store's last change (as it was when asked:
@@ -104,8 +128,20 @@ impl<S: Store> Engine<S> {
         self.sync_index_with(tenant, &mut |_, _, _| {})
     }
 
-    /// [`Engine::sync_index`], telling `progress` what it does as it goes.
+    /// [`Engine::sync_index`], telling `progress` what it does as it goes. One thread at a time
+    /// per tenant: a second would redo the first's work between its updates.
     fn sync_index_with(
+        &self,
+        tenant: &str,
+        progress: &mut dyn FnMut(&IndexTask, u64, u64),
+    ) -> Result<(), EngineError> {
+        let lock = self.syncing.of(tenant);
+        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sync_locked(tenant, progress)
+    }
+
+    /// [`Engine::sync_index_with`] with the tenant's sync lock held.
+    fn sync_locked(
         &self,
         tenant: &str,
         progress: &mut dyn FnMut(&IndexTask, u64, u64),
@@ -143,6 +179,8 @@ impl<S: Store> Engine<S> {
         tenant: &str,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), EngineError> {
+        let lock = self.syncing.of(tenant);
+        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
         self.search.discard(tenant)?;
         let target = self.store.change_generation(tenant)?;
         if let Err(e) = self.build(tenant, target, progress) {

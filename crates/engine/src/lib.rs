@@ -94,6 +94,8 @@ pub struct Engine<S> {
     freshness: Freshness,
     /// The tenants whose index is kept current in the background mode (recalled from once).
     kept_current: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// One lock per tenant, held while its index is built or caught up.
+    syncing: indexing::SyncLocks,
     /// Set when [`Engine::enqueue`] left jobs for the worker.
     jobs_queued: wakeup::Wakeup,
 }
@@ -127,6 +129,7 @@ impl<S: Store> Engine<S> {
             search,
             freshness: Freshness::default(),
             kept_current: Default::default(),
+            syncing: Default::default(),
             jobs_queued: Default::default(),
         }
     }

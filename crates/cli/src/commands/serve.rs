@@ -10,6 +10,9 @@ use epimem_server::{Access, ServerConfig};
 use super::{index_progress::server_report, open_searching, worker_report};
 use crate::config::AppConfig;
 
+/// How long stopping waits for work on the blocking pool (an index build) before it exits.
+const STOP_WAIT: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Args)]
 #[command(after_help = "The API is under /v1 (its OpenAPI document at /v1/openapi.json), with \
 /healthz and /readyz, and MCP at /mcp. Once any API key exists (`epimem keys create`), every \
@@ -55,7 +58,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
@@ -78,7 +81,11 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
             .await?;
         eprintln!("epimem: stopped");
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    // A search index still being built when asked to stop is not waited for: it is cut short
+    // as by a crash, which it survives, and built again on the next start.
+    runtime.shutdown_timeout(STOP_WAIT);
+    served
 }
 
 /// A future that resolves on Ctrl-C or SIGTERM. The handlers are installed now, before the

@@ -172,3 +172,25 @@ fn loading_an_index_tells_what_it_takes_and_nothing_when_current() {
     assert_eq!(load(&engine), [(IndexTask::CatchUp, 0, 1), (IndexTask::CatchUp, 1, 1)]);
     assert_eq!(load(&engine), [], "current: nothing to tell");
 }
+
+#[test]
+fn a_refresh_leaves_an_index_being_built_to_its_builder() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let engine = engine_at(&db).with_freshness(Freshness::Background);
+    remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    let mut seen_by_refresh = None;
+    engine
+        .load_search_index("t", &mut |_, done, _| {
+            if done == 0 {
+                // The worker's timer firing while the server opens the index: it neither
+                // waits for the build nor starts one of its own beside it.
+                engine.refresh_indexes().unwrap();
+                seen_by_refresh = Some(engine.indexed_vectors());
+            }
+        })
+        .unwrap();
+    assert_eq!(seen_by_refresh, Some(0), "the refresh built nothing");
+    assert!(engine.indexed_vectors() > 0, "the builder did");
+    assert!(!engine.recall(&query("ferry island")).unwrap().is_empty());
+}
