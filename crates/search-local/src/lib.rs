@@ -10,6 +10,7 @@
 
 mod candidates;
 mod clusters;
+mod common_words;
 mod index;
 mod lexical;
 mod ragged;

@@ -17,7 +17,7 @@ use epimem_search::SearchError;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    lexical,
+    lexical::{self, Documents},
     ragged::Ragged,
     state, table,
     vectors::{self, VectorConfig, VectorHits},
@@ -157,8 +157,11 @@ impl TenantIndex {
         config: VectorConfig,
     ) -> Result<Self, SearchError> {
         let part = |name: &str| folder.map(|f| f.join(name));
-        let episodes = lexical::Bm25::open(part("episodes").as_deref()).map_err(index_error)?;
-        let messages = lexical::Bm25::open(part("messages").as_deref()).map_err(index_error)?;
+        let open = |name: &str, documents| {
+            lexical::Bm25::open(part(name).as_deref(), documents).map_err(index_error)
+        };
+        let episodes = open("episodes", Documents::Episodes)?;
+        let messages = open("messages", Documents::Messages)?;
         let parts = Parts { vectors: vectors::VectorIndex::new(config), ..Parts::default() };
         Ok(Self::assemble((episodes, messages), parts, 0, folder, tenant, fingerprint))
     }
@@ -169,8 +172,8 @@ impl TenantIndex {
         fingerprint: &str,
         config: VectorConfig,
     ) -> Result<Self, OpenError> {
-        let episodes = lexical::Bm25::open(Some(&folder.join("episodes")))?;
-        let messages = lexical::Bm25::open(Some(&folder.join("messages")))?;
+        let episodes = lexical::Bm25::open(Some(&folder.join("episodes")), Documents::Episodes)?;
+        let messages = lexical::Bm25::open(Some(&folder.join("messages")), Documents::Messages)?;
         let (Some(in_episodes), Some(in_messages)) = (episodes.generation(), messages.generation())
         else {
             return Err(OpenError::Unusable("no generation in a BM25 index".into()));
