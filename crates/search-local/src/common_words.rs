@@ -28,9 +28,10 @@ const CANDIDATES_PER_HIT: usize = 10;
 pub(crate) type Queries = Vec<Box<dyn Query>>;
 
 /// A word searched in one field, with how many documents hold the word (in the field that
-/// most do; 0 for a name, which always finds).
+/// most do), or a name, which always finds.
 pub(crate) struct Clause {
-    pub(crate) word_df: u64,
+    /// `None` for a name.
+    pub(crate) word_df: Option<u64>,
     /// Whether it searches the lines (a title and a summary are drawn from them, so the words
     /// found there are found in the lines too).
     pub(crate) lines: bool,
@@ -40,14 +41,17 @@ pub(crate) struct Clause {
 /// The clauses that find candidates, and those that only add to the scores of what they found
 /// (empty when every clause finds). In an index of `documents`, a word that more than
 /// `COMMON_SHARE` of them hold only adds, unless no word of the query is rarer: then the rarest
-/// finds and the others add. A word finds by the lines that hold it; its title and summary add.
+/// finds and the others add (a name finds too, but it ranks nothing by itself). A word finds
+/// by the lines that hold it; its title and summary add.
 pub(crate) fn split(clauses: Vec<Clause>, documents: u64) -> (Queries, Queries) {
-    let rarest = clauses.iter().map(|c| c.word_df).min().unwrap_or(0);
     if documents < FROM_DOCUMENTS {
         return (clauses.into_iter().map(|c| c.query).collect(), Vec::new());
     }
+    let rarest = clauses.iter().filter_map(|c| c.word_df).min();
     let finds = |c: &Clause| {
-        c.lines && (c.word_df as f64 <= COMMON_SHARE * documents as f64 || c.word_df == rarest)
+        c.lines
+            && c.word_df
+                .is_none_or(|df| df as f64 <= COMMON_SHARE * documents as f64 || Some(df) == rarest)
     };
     let (finders, adders): (Vec<_>, Vec<_>) = clauses.into_iter().partition(finds);
     (finders.into_iter().map(|c| c.query).collect(), adders.into_iter().map(|c| c.query).collect())
@@ -111,10 +115,12 @@ mod tests {
     };
 
     /// An index of `n` documents that all hold "harbour"; every 100th also holds "walrus" (rare:
-    /// 1 % of them) and every 7th "ferry" and "harbour" again (common).
+    /// 1 % of them) and every 7th "ferry" and "harbour" again (common), every 5th of the last
+    /// thousand "lighthouse" (common at 12,000, barely). Ana wrote every other.
     fn index_of(n: usize) -> Bm25 {
         let bm25 = Bm25::open(None, Documents::Episodes).unwrap();
         let e = episode("t", "c", None, 0);
+        let ana = ["ana".to_owned()];
         let documents = (0..n)
             .map(|slot| {
                 let mut body = format!("harbour note {slot}");
@@ -124,7 +130,11 @@ mod tests {
                 if slot % 7 == 0 {
                     body.push_str(" ferry harbour");
                 }
-                let (title, summary, authors) = ("", "", &[]);
+                if slot >= 11_000 && slot % 5 == 0 {
+                    body.push_str(" lighthouse");
+                }
+                let (title, summary) = ("", "");
+                let authors = if slot % 2 == 0 { &ana[..] } else { &[] };
                 bm25.document(&Doc {
                     slot,
                     episode: &e,
@@ -178,6 +188,16 @@ mod tests {
             let union = score_of(&ferry, slot) + score_of(&harbour, slot);
             assert!((score - union).abs() < 1e-4, "{slot}: {score} against {union}");
         }
+    }
+
+    #[test]
+    fn a_name_with_common_words_only_is_found_by_the_rarest_word_too() {
+        let bm25 = index_of(12_000);
+        let hits = search(&bm25, "Ana harbour lighthouse", 50);
+        assert_eq!(hits.len(), 50);
+        // Not the first of Ana's many documents: those that hold "lighthouse", hers first.
+        assert!(hits.iter().all(|h| h.0 >= 11_000 && h.0 % 5 == 0), "{hits:?}");
+        assert!(hits[..20].iter().all(|h| h.0 % 2 == 0), "{hits:?}");
     }
 
     #[test]

@@ -214,7 +214,7 @@ impl Bm25 {
         for name in &names {
             let q = TermQuery::new(Term::from_field_text(f.author, name), IndexRecordOption::Basic);
             let query = Box::new(ConstScoreQuery::new(Box::new(q), NAME_SCORE));
-            clauses.push(Clause { word_df: 0, lines: true, query });
+            clauses.push(Clause { word_df: None, lines: true, query });
         }
         for term in &terms {
             let fields = [(f.title, TITLE_BOOST), (f.summary, SUMMARY_BOOST), (f.body, 1.0)];
@@ -228,7 +228,7 @@ impl Bm25 {
                     found.push((df, term, boost, field == f.body));
                 }
             }
-            let word_df = found.iter().map(|f| f.0).max().unwrap_or(0);
+            let word_df = found.iter().map(|f| f.0).max();
             for (_, term, boost, lines) in found {
                 let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
                 let query = Box::new(BoostQuery::new(Box::new(q), boost));
