@@ -3,7 +3,6 @@
 //! damaged or killed half-way, and by `reindex` on demand.
 
 use std::{
-    io::{BufRead, BufReader},
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::{Duration, Instant},
@@ -11,7 +10,7 @@ use std::{
 
 use serde_json::Value;
 
-use crate::common;
+use crate::{common, serve::Server};
 
 fn epimem(db: &Path, args: &[&str]) -> Vec<Value> {
     common::json_lines(&common::epimem(db, args))
@@ -176,25 +175,7 @@ fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
     recalled(&db, "ferry timetable");
     std::fs::remove_file(state_file(&db)).unwrap();
     rename_table(&db, "episode_changes", "episode_changes_away");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .arg("--db")
-        .arg(&db)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("EPIMEM_EMBEDDER", "hash")
-        .env_remove("EPIMEM_TENANT")
-        .env_remove("EPIMEM_LLM_URL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    let base = first.trim().rsplit(' ').next().unwrap().to_owned();
-    let (lines, said) = std::sync::mpsc::channel::<String>();
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    std::thread::spawn(move || {
-        stderr.lines().map_while(Result::ok).try_for_each(|l| lines.send(l))
-    });
+    let (server, said) = Server::start_logging(&db, "");
     let wait_for = |what: &str| -> String {
         let until = Instant::now() + Duration::from_secs(30);
         loop {
@@ -205,10 +186,9 @@ fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
             }
         }
     };
-    let readyz = || {
-        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
-        let mut response = agent.get(&format!("{base}/readyz")).call().unwrap();
-        (response.status().as_u16(), response.body_mut().read_to_string().unwrap())
+    let readyz = || match server.send("GET", "/readyz", None) {
+        (status, Value::String(text)) => (status, text),
+        other => panic!("{other:?}"),
     };
     // Told at once, not when the server stops, and on /readyz for whoever watches it.
     let failed = wait_for("could not be opened");
@@ -221,6 +201,4 @@ fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
     assert!(rebuilding.contains("without their state"), "{rebuilding}");
     wait_for("is ready");
     assert_eq!(readyz(), (200, "ready".to_owned()));
-    let _ = child.kill();
-    let _ = child.wait();
 }

@@ -4,6 +4,7 @@ use std::{
     io::{BufRead, BufReader},
     path::Path,
     process::{Child, Command, Stdio},
+    sync::mpsc,
     time::{Duration, Instant},
 };
 
@@ -25,6 +26,26 @@ impl Server {
 
     /// [`Server::start`] serving `tenant` (without API keys).
     pub(crate) fn start_as(db: &Path, config: &str, tenant: &str) -> Self {
+        Self::spawn(db, config, tenant, Stdio::null()).0
+    }
+
+    /// [`Server::start`], with what it logs on standard error, a line at a time.
+    pub(crate) fn start_logging(db: &Path, config: &str) -> (Self, mpsc::Receiver<String>) {
+        let (server, stderr) = Self::spawn(db, config, "default", Stdio::piped());
+        let stderr = BufReader::new(stderr.expect("standard error piped"));
+        let (lines, log) = mpsc::channel();
+        std::thread::spawn(move || {
+            stderr.lines().map_while(Result::ok).try_for_each(|line| lines.send(line))
+        });
+        (server, log)
+    }
+
+    fn spawn(
+        db: &Path,
+        config: &str,
+        tenant: &str,
+        stderr: Stdio,
+    ) -> (Self, Option<std::process::ChildStderr>) {
         let file = db.with_extension("toml");
         std::fs::write(&file, config).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
@@ -36,7 +57,7 @@ impl Server {
             .env_remove("EPIMEM_LLM_URL")
             .env_remove("EPIMEM_LLM_MODEL")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -44,7 +65,8 @@ impl Server {
         let base = line.trim().rsplit(' ').next().unwrap().to_owned();
         assert!(base.starts_with("http://127.0.0.1:"), "{line:?}");
         let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
-        Self { child, base, agent }
+        let stderr = child.stderr.take();
+        (Self { child, base, agent }, stderr)
     }
 
     pub(crate) fn send(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
