@@ -20,6 +20,13 @@ pub enum EngineError {
     /// The language model gave no usable answer (after its retries).
     #[error("{0}")]
     Model(String),
+    /// The tenant's search index is still being built from the store (after a recall waited
+    /// a while for it): a recall now would miss much of what is stored.
+    #[error(
+        "the search index of tenant {0} is being built from the database; recall once it is \
+         ready (see /readyz or the server's log)"
+    )]
+    IndexBuilding(String),
 }
 
 impl EngineError {
@@ -31,7 +38,7 @@ impl EngineError {
             Self::Embed(epimem_embed::EmbedError::Inference(_)) => ErrorKind::Internal,
             Self::Embed(_) => ErrorKind::Unavailable,
             Self::Search(e) => e.kind(),
-            Self::Model(_) => ErrorKind::Unavailable,
+            Self::Model(_) | Self::IndexBuilding(_) => ErrorKind::Unavailable,
         }
     }
 }

@@ -8,6 +8,7 @@
 use std::{
     collections::{HashMap, HashSet},
     sync::{Arc, Mutex, PoisonError, TryLockError},
+    time::{Duration, Instant},
 };
 
 use epimem_core::{EpisodeId, Scope};
@@ -18,6 +19,10 @@ use crate::{Engine, EngineError};
 
 /// Changes read from the store at a time while catching up.
 const CHANGES_PER_READ: usize = 10_000;
+/// How long a recall waits for a build of its tenant's index under way before it is refused.
+const BUILD_WAIT: Duration = Duration::from_secs(2);
+/// How often a waiting recall looks whether the build is done.
+const BUILD_POLL: Duration = Duration::from_millis(5);
 
 /// What bringing a tenant's search index up to the store's last change takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,15 +34,40 @@ pub enum IndexTask {
     CatchUp,
 }
 
-/// A lock per tenant, taken while its index is built or caught up.
+/// A lock per tenant, taken while its index is built or caught up, and the tenants whose index
+/// is being built from nothing.
 #[derive(Debug, Default)]
-pub(crate) struct SyncLocks(Mutex<HashMap<String, Arc<Mutex<()>>>>);
+pub(crate) struct SyncLocks {
+    locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    building: Mutex<HashSet<String>>,
+}
 
 impl SyncLocks {
     fn of(&self, tenant: &str) -> Arc<Mutex<()>> {
         // A map of locks: one a panicking thread left is still whole.
-        let mut locks = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
         locks.entry(tenant.to_owned()).or_default().clone()
+    }
+
+    fn building(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        // Names only: a set a panicking thread left is still right.
+        self.building.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Marks a tenant's index as being built while it lives.
+struct Building<'a>(&'a SyncLocks, &'a str);
+
+impl<'a> Building<'a> {
+    fn start(locks: &'a SyncLocks, tenant: &'a str) -> Self {
+        locks.building().insert(tenant.to_owned());
+        Self(locks, tenant)
+    }
+}
+
+impl Drop for Building<'_> {
+    fn drop(&mut self) {
+        self.0.building().remove(self.1);
     }
 }
 
@@ -67,7 +97,7 @@ impl<S: Store> Engine<S> {
     ) -> Result<(), EngineError> {
         match self.freshness {
             Freshness::BeforeRecall => self.sync_index_with(tenant, progress),
-            Freshness::Background if self.kept_current(tenant) => Ok(()),
+            Freshness::Background if self.kept_current(tenant) => self.wait_for_build(tenant),
             Freshness::Background => {
                 // Kept before the catch-up: a write finishing meanwhile catches up after it.
                 self.lock_kept().insert(tenant.to_owned());
@@ -109,6 +139,21 @@ impl<S: Store> Engine<S> {
             drop(held);
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Searching an index still being built would answer from a part of the memory as if it
+    /// were all of it: a recall waits for a build under way (most take moments), and past
+    /// [`BUILD_WAIT`] is refused as unavailable, saying why.
+    fn wait_for_build(&self, tenant: &str) -> Result<(), EngineError> {
+        // Real time, not the engine's clock: this is a wait, not a moment in the data.
+        let until = Instant::now() + BUILD_WAIT;
+        while self.syncing.building().contains(tenant) {
+            if Instant::now() >= until {
+                return Err(EngineError::IndexBuilding(tenant.to_owned()));
+            }
+            std::thread::sleep(BUILD_POLL);
+        }
+        Ok(())
     }
 
     fn kept_current(&self, tenant: &str) -> bool {
@@ -153,6 +198,7 @@ impl<S: Store> Engine<S> {
         }
         let caught_up = match from {
             0 => {
+                let _building = Building::start(&self.syncing, tenant);
                 let task = IndexTask::Build { why: self.search.started_again(tenant)? };
                 progress(&task, 0, target);
                 self.build(tenant, target, &mut |done, total| progress(&task, done, total))

@@ -222,7 +222,7 @@ pub async fn serve<S: Store + 'static>(
 ) -> std::io::Result<()> {
     let readiness = Arc::new(readiness::Readiness::default());
     // Open (or build) the tenant's search index before saying ready; requests are served
-    // meanwhile, a recall simply waits for it.
+    // meanwhile, a recall waits a little for a build and is then refused as unavailable.
     let stop_opening = readiness::spawn_open_index(
         engine.clone(),
         config.tenant.clone(),

@@ -3,7 +3,7 @@
 //! built from scratch.
 
 use crate::common::{engine_at, remember};
-use epimem_core::{ConversationKey, Scope};
+use epimem_core::{ConversationKey, ErrorKind, Scope};
 use epimem_engine::{Engine, Freshness, IndexTask, RecallQuery};
 use epimem_store_sqlite::SqliteStore;
 
@@ -193,4 +193,54 @@ fn a_refresh_leaves_an_index_being_built_to_its_builder() {
     assert_eq!(seen_by_refresh, Some(0), "the refresh built nothing");
     assert!(engine.indexed_vectors() > 0, "the builder did");
     assert!(!engine.recall(&query("ferry island")).unwrap().is_empty());
+}
+
+#[test]
+fn a_recall_waits_for_a_build_under_way_and_past_a_while_is_refused_not_answered_in_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let engine = engine_at(&db).with_freshness(Freshness::Background);
+    remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    let mut during = None;
+    engine
+        .load_search_index("t", &mut |_, done, _| {
+            if done == 0 {
+                // A request arriving while the server opens the index (here the build cannot
+                // go on while it waits, so it waits in vain).
+                let asked = std::time::Instant::now();
+                let answer = engine.recall(&query("ferry island")).map(|hits| hits.len());
+                during = Some((answer, asked.elapsed()));
+            }
+        })
+        .unwrap();
+    let (answer, waited) = during.expect("asked during the build");
+    assert!(waited >= std::time::Duration::from_secs(1), "it waited for the build: {waited:?}");
+    let refused = answer.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Unavailable, "{refused}");
+    assert!(refused.to_string().contains("being built"), "{refused}");
+    assert!(!engine.recall(&query("ferry island")).unwrap().is_empty(), "answered once built");
+}
+
+#[test]
+fn a_recall_during_a_short_build_waits_for_it_and_answers_from_all_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let engine = engine_at(&db).with_freshness(Freshness::Background);
+    remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    let (started, building) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            engine
+                .load_search_index("t", &mut |_, done, _| {
+                    if done == 0 {
+                        started.send(()).unwrap();
+                        std::thread::sleep(std::time::Duration::from_millis(200));
+                    }
+                })
+                .unwrap();
+        });
+        building.recv().unwrap();
+        let hits = engine.recall(&query("ferry island")).unwrap();
+        assert!(!hits.is_empty(), "answered once the build was done, not from half of it");
+    });
 }
