@@ -173,23 +173,37 @@ fn loading_an_index_tells_what_it_takes_and_nothing_when_current() {
     assert_eq!(load(&engine), [], "current: nothing to tell");
 }
 
-#[test]
-fn a_refresh_leaves_an_index_being_built_to_its_builder() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let engine = engine_at(&db).with_freshness(Freshness::Background);
+/// An engine in the background mode, as a server runs one, over a new database holding one
+/// episode about a ferry.
+fn server_engine(dir: &tempfile::TempDir) -> Engine<SqliteStore> {
+    let engine = engine_at(&dir.path().join("e.db")).with_freshness(Freshness::Background);
     remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
-    let mut seen_by_refresh = None;
+    engine
+}
+
+/// Loads tenant "t"'s index, running `during` once its build has started, before anything is
+/// in it.
+fn while_building(engine: &Engine<SqliteStore>, mut during: impl FnMut()) {
     engine
         .load_search_index("t", &mut |_, done, _| {
             if done == 0 {
-                // The worker's timer firing while the server opens the index: it neither
-                // waits for the build nor starts one of its own beside it.
-                engine.refresh_indexes().unwrap();
-                seen_by_refresh = Some(engine.indexed_vectors());
+                during();
             }
         })
         .unwrap();
+}
+
+#[test]
+fn a_refresh_leaves_an_index_being_built_to_its_builder() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = server_engine(&dir);
+    let mut seen_by_refresh = None;
+    while_building(&engine, || {
+        // The worker's timer firing while the server opens the index: it neither waits for the
+        // build nor starts one of its own beside it.
+        engine.refresh_indexes().unwrap();
+        seen_by_refresh = Some(engine.indexed_vectors());
+    });
     assert_eq!(seen_by_refresh, Some(0), "the refresh built nothing");
     assert!(engine.indexed_vectors() > 0, "the builder did");
     assert!(!engine.recall(&query("ferry island")).unwrap().is_empty());
@@ -198,21 +212,15 @@ fn a_refresh_leaves_an_index_being_built_to_its_builder() {
 #[test]
 fn a_recall_waits_for_a_build_under_way_and_past_a_while_is_refused_not_answered_in_part() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let engine = engine_at(&db).with_freshness(Freshness::Background);
-    remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    let engine = server_engine(&dir);
     let mut during = None;
-    engine
-        .load_search_index("t", &mut |_, done, _| {
-            if done == 0 {
-                // A request arriving while the server opens the index (here the build cannot
-                // go on while it waits, so it waits in vain).
-                let asked = std::time::Instant::now();
-                let answer = engine.recall(&query("ferry island")).map(|hits| hits.len());
-                during = Some((answer, asked.elapsed()));
-            }
-        })
-        .unwrap();
+    while_building(&engine, || {
+        // A request arriving while the server opens the index (here the build cannot go on
+        // while it waits, so it waits in vain).
+        let asked = std::time::Instant::now();
+        let answer = engine.recall(&query("ferry island")).map(|hits| hits.len());
+        during = Some((answer, asked.elapsed()));
+    });
     let (answer, waited) = during.expect("asked during the build");
     assert!(waited >= std::time::Duration::from_secs(1), "it waited for the build: {waited:?}");
     let refused = answer.unwrap_err();
@@ -224,20 +232,14 @@ fn a_recall_waits_for_a_build_under_way_and_past_a_while_is_refused_not_answered
 #[test]
 fn a_recall_during_a_short_build_waits_for_it_and_answers_from_all_of_it() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let engine = engine_at(&db).with_freshness(Freshness::Background);
-    remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    let engine = server_engine(&dir);
     let (started, building) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
         s.spawn(|| {
-            engine
-                .load_search_index("t", &mut |_, done, _| {
-                    if done == 0 {
-                        started.send(()).unwrap();
-                        std::thread::sleep(std::time::Duration::from_millis(200));
-                    }
-                })
-                .unwrap();
+            while_building(&engine, || {
+                started.send(()).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            });
         });
         building.recv().unwrap();
         let hits = engine.recall(&query("ferry island")).unwrap();
