@@ -379,12 +379,28 @@ pub fn memory_tools<S: Store + 'static>(engine: Arc<Engine<S>>, tenant: &str) ->
 pub async fn serve_stdio<S: Store + 'static>(
     engine: Arc<Engine<S>>,
     tenant: &str,
+    index_report: crate::IndexReport,
 ) -> std::io::Result<()> {
     use rmcp::ServiceExt as _;
-    let running = memory_tools(engine, tenant)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(std::io::Error::other)?;
-    running.waiting().await.map_err(std::io::Error::other)?;
-    Ok(())
+    // The tenant's search index is opened (built, caught up) while the client starts its
+    // session, so that its first recall does not wait for a build; a recall during one waits a
+    // little, then is refused as unavailable.
+    let readiness = Arc::new(crate::readiness::Readiness::default());
+    let stop_opening = crate::readiness::spawn_open_index(
+        engine.clone(),
+        tenant.to_owned(),
+        readiness,
+        index_report,
+    );
+    let served = async {
+        let running = memory_tools(engine, tenant)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(std::io::Error::other)?;
+        running.waiting().await.map_err(std::io::Error::other)?;
+        Ok(())
+    }
+    .await;
+    stop_opening.store(true, std::sync::atomic::Ordering::Release);
+    served
 }

@@ -30,9 +30,9 @@ pub(crate) fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
     }
 }
 
-/// What `serve`, `mcp` and `worker` log (on standard error) while they open the tenant's index:
-/// what it takes and why, how far it is every ten seconds, when it is ready, and at once when
-/// it fails.
+/// What `serve` and `mcp` log (on standard error) while they open the tenant's index: what it
+/// takes and why, how far it is every ten seconds, when it is ready (if it took any work), and
+/// at once when it fails.
 pub(crate) fn server_report(tenant: &str) -> IndexReport {
     let tenant = tenant.to_owned();
     let mut last_logged: Option<Instant> = None;
@@ -46,10 +46,11 @@ pub(crate) fn server_report(tenant: &str) -> IndexReport {
                 last_logged = Some(Instant::now());
             }
         }
-        IndexEvent::Ready(took) => eprintln!(
+        IndexEvent::Ready(took) if last_logged.is_some() => eprintln!(
             "epimem: the search index of tenant {tenant} is ready ({:.1} s)",
             took.as_secs_f64()
         ),
+        IndexEvent::Ready(_) => {}
         IndexEvent::Failed { error, retry_in } => eprintln!(
             "epimem: the search index of tenant {tenant} could not be opened: {error}; trying \
              again in {} s",

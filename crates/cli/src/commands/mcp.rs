@@ -5,7 +5,7 @@ use std::{process::ExitCode, sync::Arc};
 use anyhow::{Context, Result};
 use epimem_engine::Freshness;
 
-use super::{open_searching, worker_report};
+use super::{index_progress::server_report, open_searching, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
@@ -24,8 +24,11 @@ pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let served = runtime.block_on(epimem_server::serve_stdio(engine, &config.tenant));
+    let index = server_report(&config.tenant);
+    let served = runtime.block_on(epimem_server::serve_stdio(engine, &config.tenant, index));
     worker.stop();
+    // An index build still under way is cut short, as by a crash, and done again next time.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     served.context("the MCP session failed")?;
     Ok(ExitCode::SUCCESS)
 }

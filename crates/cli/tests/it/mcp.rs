@@ -259,3 +259,42 @@ fn over_http_the_tools_work_in_the_keys_tenant() {
         assert!(connect("epm_wrong").await.is_err(), "a bad key cannot open a session");
     });
 }
+
+#[test]
+fn the_stdio_server_opens_the_index_at_start_and_says_why_it_builds_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let lines = r#"{"conversation": "ops", "role": "user", "content": "the nightly backup failed on the bucket", "timestamp": "2026-03-14T09:00:00Z"}"#;
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, lines).unwrap();
+    let ingest = ["ingest", input.to_str().unwrap(), "--flush"];
+    assert!(crate::common::epimem(&db, &ingest).status.success());
+    assert!(crate::common::epimem(&db, &["recall", "backup"]).status.success());
+    std::fs::remove_dir_all(dir.path().join("e.db.search")).unwrap();
+    // No client speaks yet: the index is opened as soon as the process starts.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", db.to_str().unwrap(), "mcp"])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (lines, log) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        std::io::BufRead::lines(stderr).map_while(Result::ok).try_for_each(|l| lines.send(l))
+    });
+    let mut said = Vec::new();
+    while !said.last().is_some_and(|l: &String| l.contains("is ready")) {
+        let line = log.recv_timeout(std::time::Duration::from_secs(30));
+        said.push(line.unwrap_or_else(|_| panic!("the index was not opened at start: {said:?}")));
+    }
+    drop(child.stdin.take()); // the client goes away before it ever spoke
+    child.wait().unwrap();
+    assert!(
+        said.iter().any(|l| l.contains("building the search index of tenant default")),
+        "{said:?}"
+    );
+}
