@@ -87,34 +87,14 @@ pub enum Freshness {
 impl<S: Store> Engine<S> {
     /// Catches the tenant's index up before a recall, as the engine's [`Freshness`] says.
     pub(crate) fn index_for_recall(&self, tenant: &str) -> Result<(), EngineError> {
-        self.index_for_recall_with(tenant, &mut |_, _, _| {})
-    }
-
-    fn index_for_recall_with(
-        &self,
-        tenant: &str,
-        progress: &mut dyn FnMut(&IndexTask, u64, u64),
-    ) -> Result<(), EngineError> {
-        match self.freshness {
-            Freshness::BeforeRecall => self.sync_index_with(tenant, progress),
-            Freshness::Background if self.kept_current(tenant) => self.wait_for_build(tenant),
-            Freshness::Background => {
-                // Kept before the catch-up: a write finishing meanwhile catches up after it.
-                self.lock_kept().insert(tenant.to_owned());
-                let synced = self.sync_index_with(tenant, progress);
-                if synced.is_err() {
-                    self.lock_kept().remove(tenant);
-                }
-                synced
-            }
-        }
+        self.load_search_index(tenant, &mut |_, _, _| {})
     }
 
     /// After this process wrote to the tenant: in the background mode, its index (if one is
     /// kept) is caught up now, so the writer's next recall finds what it wrote.
     pub(crate) fn index_after_write(&self, tenant: &str) -> Result<(), EngineError> {
         if self.freshness == Freshness::Background && self.kept_current(tenant) {
-            self.sync_index(tenant)?;
+            self.sync_index(tenant, &mut |_, _, _| {})?;
         }
         Ok(())
     }
@@ -128,7 +108,7 @@ impl<S: Store> Engine<S> {
         let mut first_error = None;
         for tenant in tenants {
             let lock = self.syncing.of(&tenant);
-            let held = match lock.try_lock() {
+            let _held = match lock.try_lock() {
                 Ok(held) => held,
                 Err(TryLockError::Poisoned(e)) => e.into_inner(),
                 Err(TryLockError::WouldBlock) => continue,
@@ -136,7 +116,6 @@ impl<S: Store> Engine<S> {
             if let Err(e) = self.sync_locked(&tenant, &mut |_, _, _| {}) {
                 first_error.get_or_insert(e);
             }
-            drop(held);
         }
         first_error.map_or(Ok(()), Err)
     }
@@ -167,15 +146,10 @@ impl<S: Store> Engine<S> {
 
     /// Brings the tenant's search index up to the store's last change (as it was when asked:
     /// changes made meanwhile wait for the next call, so writers cannot keep a recall
-    /// catching up). An update that fails discards the index, to be built again from the store
-    /// on the next use.
-    pub(crate) fn sync_index(&self, tenant: &str) -> Result<(), EngineError> {
-        self.sync_index_with(tenant, &mut |_, _, _| {})
-    }
-
-    /// [`Engine::sync_index`], telling `progress` what it does as it goes. One thread at a time
-    /// per tenant: a second would redo the first's work between its updates.
-    fn sync_index_with(
+    /// catching up), telling `progress` what it does as it goes. An update that fails discards
+    /// the index, to be built again from the store on the next use. One thread at a time per
+    /// tenant: a second would redo the first's work between its updates.
+    fn sync_index(
         &self,
         tenant: &str,
         progress: &mut dyn FnMut(&IndexTask, u64, u64),
@@ -185,7 +159,7 @@ impl<S: Store> Engine<S> {
         self.sync_locked(tenant, progress)
     }
 
-    /// [`Engine::sync_index_with`] with the tenant's sync lock held.
+    /// [`Engine::sync_index`] with the tenant's sync lock held.
     fn sync_locked(
         &self,
         tenant: &str,
@@ -357,7 +331,19 @@ impl<S: Store> Engine<S> {
         tenant: &str,
         progress: &mut dyn FnMut(&IndexTask, u64, u64),
     ) -> Result<(), EngineError> {
-        self.index_for_recall_with(tenant, progress)
+        match self.freshness {
+            Freshness::BeforeRecall => self.sync_index(tenant, progress),
+            Freshness::Background if self.kept_current(tenant) => self.wait_for_build(tenant),
+            Freshness::Background => {
+                // Kept before the catch-up: a write finishing meanwhile catches up after it.
+                self.lock_kept().insert(tenant.to_owned());
+                let synced = self.sync_index(tenant, progress);
+                if synced.is_err() {
+                    self.lock_kept().remove(tenant);
+                }
+                synced
+            }
+        }
     }
 }
 

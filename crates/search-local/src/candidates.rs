@@ -22,7 +22,7 @@ impl TenantIndex {
         self.look_in(q.scope);
         // BM25 and the vectors side by side, on two cores: BM25, usually the shorter, on the
         // new thread, which can start a millisecond or more late where idle cores sleep (a
-        // virtual machine's do); over a million episodes that put p99 at 6.9 ms, against 4.9
+        // virtual machine's do); over a million episodes that put p99 at 6.9 ms, against 5-6
         // with the vectors there.
         let (lexical, vector) = std::thread::scope(|s| {
             let this = &*self;

@@ -45,7 +45,7 @@ pub(crate) struct Clause {
 /// by the lines that hold it; its title and summary add.
 pub(crate) fn split(clauses: Vec<Clause>, documents: u64) -> (Queries, Queries) {
     if documents < FROM_DOCUMENTS {
-        return (clauses.into_iter().map(|c| c.query).collect(), Vec::new());
+        return every_word_finds(clauses);
     }
     let rarest = clauses.iter().filter_map(|c| c.word_df).min();
     let finds = |c: &Clause| {
@@ -55,6 +55,11 @@ pub(crate) fn split(clauses: Vec<Clause>, documents: u64) -> (Queries, Queries) 
     };
     let (finders, adders): (Vec<_>, Vec<_>) = clauses.into_iter().partition(finds);
     (finders.into_iter().map(|c| c.query).collect(), adders.into_iter().map(|c| c.query).collect())
+}
+
+/// Every clause finds; none only adds.
+pub(crate) fn every_word_finds(clauses: Vec<Clause>) -> (Queries, Queries) {
+    (clauses.into_iter().map(|c| c.query).collect(), Vec::new())
 }
 
 /// How many documents the rarer words find for a search of `limit`.

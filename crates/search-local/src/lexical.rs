@@ -8,8 +8,6 @@ use std::{
 };
 
 use epimem_core::{Episode, Scope, is_stopword};
-
-use crate::common_words::{self, Clause};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
     collector::TopDocs,
@@ -22,6 +20,8 @@ use tantivy::{
         AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer,
     },
 };
+
+use crate::common_words::{self, Clause};
 
 /// Per-field weights of episode documents, against 1 for the raw lines. Titles and summaries
 /// are extractive, so their words are the lines' words again: weighting them up counts the
@@ -261,7 +261,7 @@ impl Bm25 {
         }
         let (finders, adders) = match self.documents {
             Documents::Episodes => common_words::split(clauses, searcher.num_docs()),
-            Documents::Messages => (clauses.into_iter().map(|c| c.query).collect(), Vec::new()),
+            Documents::Messages => common_words::every_word_finds(clauses),
         };
         let finders = finders.into_iter().map(|q| (Occur::Should, q)).collect();
         let top = if adders.is_empty() {
@@ -380,8 +380,6 @@ impl Committer {
     }
 }
 
-/// The writer, also after a panic elsewhere left its lock poisoned: tantivy's own state stays
-/// consistent, and an unfinished commit is simply not made.
 /// The best `limit` documents of the union of `words` within `filters`, best first.
 fn union_top(
     searcher: &Searcher,
@@ -405,6 +403,8 @@ fn union_top(
     searcher.search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())
 }
 
+/// The writer, also after a panic elsewhere left its lock poisoned: tantivy's own state stays
+/// consistent, and an unfinished commit is simply not made.
 fn lock<T>(writer: &Mutex<T>) -> MutexGuard<'_, T> {
     writer.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -226,7 +226,7 @@ pub async fn serve<S: Store + 'static>(
     let stop_opening = readiness::spawn_open_index(
         engine.clone(),
         config.tenant.clone(),
-        readiness.clone(),
+        Some(readiness.clone()),
         index_report,
     );
     let worker = Worker::spawn(engine.clone(), config.tick_every, config.index_refresh, report);

@@ -385,13 +385,8 @@ pub async fn serve_stdio<S: Store + 'static>(
     // The tenant's search index is opened (built, caught up) while the client starts its
     // session, so that its first recall does not wait for a build; a recall during one waits a
     // little, then is refused as unavailable.
-    let readiness = Arc::new(crate::readiness::Readiness::default());
-    let stop_opening = crate::readiness::spawn_open_index(
-        engine.clone(),
-        tenant.to_owned(),
-        readiness,
-        index_report,
-    );
+    let stop_opening =
+        crate::readiness::spawn_open_index(engine.clone(), tenant.to_owned(), None, index_report);
     let served = async {
         let running = memory_tools(engine, tenant)
             .serve(rmcp::transport::stdio())

@@ -1,7 +1,7 @@
 //! Opening the served tenant's search index when the server starts, and what `/readyz` says
-//! meanwhile. Requests are served while it opens (a recall waits for it); a failure (the
-//! database out of reach, say) is told at once and the opening tried again, with a doubling
-//! wait, until it succeeds or the server stops.
+//! meanwhile. Requests are served while it opens (a recall waits a little for a build, then is
+//! refused as unavailable); a failure (the database out of reach, say) is told at once and the
+//! opening tried again, with a doubling wait, until it succeeds or the server stops.
 
 use std::{
     sync::{
@@ -48,7 +48,7 @@ enum State {
 }
 
 impl Readiness {
-    /// Ready from the start (`epimem mcp`, whose index opens on first use).
+    /// Ready from the start (the MCP tools, which answer no `/readyz`).
     pub(crate) fn ready() -> Self {
         Self(Mutex::new(State::Ready))
     }
@@ -74,12 +74,13 @@ impl Readiness {
     }
 }
 
-/// Opens (builds, catches up) `tenant`'s search index, telling `report` as it goes, and tries
-/// again after a failure until it succeeds or `stop` is set. Blocking: run it on its own thread.
-pub(crate) fn open_index<S: Store>(
+/// Opens (builds, catches up) `tenant`'s search index, telling `report` as it goes (and
+/// `readiness`, for `/readyz`), and tries again after a failure until it succeeds or `stop` is
+/// set. Blocking: run it on its own thread.
+fn open_index<S: Store>(
     engine: &Engine<S>,
     tenant: &str,
-    readiness: &Readiness,
+    readiness: Option<&Readiness>,
     report: &mut IndexReport,
     stop: &AtomicBool,
 ) {
@@ -91,12 +92,12 @@ pub(crate) fn open_index<S: Store>(
         });
         match opened {
             Ok(()) => {
-                readiness.set(State::Ready);
+                readiness.inspect(|r| r.set(State::Ready));
                 report(IndexEvent::Ready(started.elapsed()));
                 return;
             }
             Err(error) => {
-                readiness.set(State::Failed(error.to_string()));
+                readiness.inspect(|r| r.set(State::Failed(error.to_string())));
                 report(IndexEvent::Failed { error: &error, retry_in: wait });
                 let until = Instant::now() + wait;
                 while Instant::now() < until && !stop.load(Ordering::Acquire) {
@@ -112,13 +113,13 @@ pub(crate) fn open_index<S: Store>(
 pub(crate) fn spawn_open_index<S: Store + 'static>(
     engine: Arc<Engine<S>>,
     tenant: String,
-    readiness: Arc<Readiness>,
+    readiness: Option<Arc<Readiness>>,
     mut report: IndexReport,
 ) -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let stopping = stop.clone();
     tokio::task::spawn_blocking(move || {
-        open_index(&engine, &tenant, &readiness, &mut report, &stopping);
+        open_index(&engine, &tenant, readiness.as_deref(), &mut report, &stopping);
     });
     stop
 }

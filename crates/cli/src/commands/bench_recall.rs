@@ -112,7 +112,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         built.as_secs_f64(),
         embedder.fingerprint()
     );
-    let index_did = match index_work.map(|(task, _)| task) {
+    let index_did = match index_work {
         None => "opened as saved".to_owned(),
         Some(IndexTask::Build { why: None }) => "built and saved".to_owned(),
         Some(IndexTask::Build { why: Some(why) }) => format!("built again ({why}) and saved"),
@@ -170,7 +170,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         let built = started.elapsed();
         // A process's index of a PostgreSQL store lives in its memory: filled on first use.
         let index_started = Instant::now();
-        engine.load_search_index("bench", &mut |_, _, _| {})?;
+        super::load_index(&engine, "bench")?;
         let indexed = index_started.elapsed();
         let on_postgres = Timed::run(&engine, &queries)?;
         outln!(

@@ -65,19 +65,14 @@ pub(crate) fn server_report(tenant: &str) -> IndexReport {
 #[derive(Debug)]
 pub(crate) struct IndexProgress {
     tenant: String,
-    quiet: bool,
     bar: ProgressBar,
-    started: Instant,
     /// The task, once there was one.
     task: Option<IndexTask>,
 }
 
 impl IndexProgress {
-    /// `quiet`: never a line or a bar (a command whose standard error is read by a machine).
-    pub(crate) fn new(tenant: &str, quiet: bool) -> Self {
-        let target =
-            if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
-        let bar = ProgressBar::with_draw_target(Some(0), target);
+    pub(crate) fn new(tenant: &str) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template(
                 "{spinner} indexing [{bar:30}] {pos}/{len} changes ({eta})",
@@ -85,16 +80,15 @@ impl IndexProgress {
             .expect("valid template")
             .progress_chars("=> "),
         );
-        Self { tenant: tenant.to_owned(), quiet, bar, started: Instant::now(), task: None }
+        Self { tenant: tenant.to_owned(), bar, task: None }
     }
 
     /// What [`epimem_engine::Engine::load_search_index`] tells.
     pub(crate) fn update(&mut self, task: &IndexTask, done: u64, total: u64) {
         if self.task.is_none() {
             self.task = Some(task.clone());
-            self.started = Instant::now();
             let rebuilt = matches!(task, IndexTask::Build { why: Some(_) });
-            if !self.quiet && (rebuilt || total >= ANNOUNCE_FROM) {
+            if rebuilt || total >= ANNOUNCE_FROM {
                 self.bar.suspend(|| eprintln!("epimem: {}", describe(&self.tenant, task, total)));
             }
         }
@@ -102,10 +96,10 @@ impl IndexProgress {
         self.bar.set_position(done);
     }
 
-    /// Clears the bar; what was done, if anything, and how long it took.
-    pub(crate) fn finish(self) -> Option<(IndexTask, Duration)> {
+    /// Clears the bar; what was done, if anything.
+    pub(crate) fn finish(self) -> Option<IndexTask> {
         self.bar.finish_and_clear();
-        self.task.map(|task| (task, self.started.elapsed()))
+        self.task
     }
 }
 
@@ -127,10 +121,10 @@ mod tests {
 
     #[test]
     fn it_remembers_the_first_task_and_nothing_when_nothing_ran() {
-        assert_eq!(IndexProgress::new("t", true).finish(), None);
-        let mut progress = IndexProgress::new("t", true);
+        assert_eq!(IndexProgress::new("t").finish(), None);
+        let mut progress = IndexProgress::new("t");
         progress.update(&IndexTask::CatchUp, 0, 10);
         progress.update(&IndexTask::CatchUp, 10, 10);
-        assert_eq!(progress.finish().map(|(task, _)| task), Some(IndexTask::CatchUp));
+        assert_eq!(progress.finish(), Some(IndexTask::CatchUp));
     }
 }

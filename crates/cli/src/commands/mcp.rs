@@ -5,7 +5,7 @@ use std::{process::ExitCode, sync::Arc};
 use anyhow::{Context, Result};
 use epimem_engine::Freshness;
 
-use super::{index_progress::server_report, open_searching, worker_report};
+use super::{STOP_WAIT, index_progress::server_report, open_searching, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
@@ -27,8 +27,7 @@ pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
     let index = server_report(&config.tenant);
     let served = runtime.block_on(epimem_server::serve_stdio(engine, &config.tenant, index));
     worker.stop();
-    // An index build still under way is cut short, as by a crash, and done again next time.
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    runtime.shutdown_timeout(STOP_WAIT);
     served.context("the MCP session failed")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -138,16 +138,21 @@ pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<
 
 /// Brings the tenant's search index up to date before a command searches it: says on standard
 /// error why when a saved one is built again (or a large one built), with a progress bar on a
-/// terminal meanwhile. What was done, if anything, and how long it took.
+/// terminal meanwhile. What was done, if anything.
 pub(crate) fn load_index(
     engine: &Engine<AnyStore>,
     tenant: &str,
-) -> Result<Option<(epimem_engine::IndexTask, std::time::Duration)>> {
-    let mut progress = index_progress::IndexProgress::new(tenant, false);
+) -> Result<Option<epimem_engine::IndexTask>> {
+    let mut progress = index_progress::IndexProgress::new(tenant);
     engine
         .load_search_index(tenant, &mut |task, done, total| progress.update(task, done, total))?;
     Ok(progress.finish())
 }
+
+/// How long a server stopping waits for work left on its blocking pool (an index build) before
+/// it exits: a build cut short is cut as by a crash, which the index survives, and is done again
+/// on the next start.
+pub(crate) const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What the worker says on stderr: its failures, and the episodes it closed when `closes`.
 pub(crate) fn worker_report(closes: bool) -> epimem_server::Report {

@@ -7,11 +7,8 @@ use clap::Args;
 use epimem_engine::Freshness;
 use epimem_server::{Access, ServerConfig};
 
-use super::{index_progress::server_report, open_searching, worker_report};
+use super::{STOP_WAIT, index_progress::server_report, open_searching, worker_report};
 use crate::config::AppConfig;
-
-/// How long stopping waits for work on the blocking pool (an index build) before it exits.
-const STOP_WAIT: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Args)]
 #[command(after_help = "The API is under /v1 (its OpenAPI document at /v1/openapi.json), with \
@@ -82,8 +79,6 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         eprintln!("epimem: stopped");
         Ok(ExitCode::SUCCESS)
     });
-    // A search index still being built when asked to stop is not waited for: it is cut short
-    // as by a crash, which it survives, and built again on the next start.
     runtime.shutdown_timeout(STOP_WAIT);
     served
 }

@@ -1,6 +1,12 @@
 //! What the command-line tests share: running the binary on a database, reading its JSON.
 
-use std::{path::Path, process::Command};
+use std::{
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{ChildStderr, Command},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
 
 use serde_json::Value;
 
@@ -46,4 +52,31 @@ pub(crate) fn in_some_file(dir: &Path, word: &str) -> bool {
         let bytes = std::fs::read(&path).unwrap_or_default();
         bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
     })
+}
+
+/// What a process writes on standard error, a line at a time, as it writes it.
+pub(crate) fn lines_of(stderr: ChildStderr) -> mpsc::Receiver<String> {
+    let (lines, log) = mpsc::channel();
+    std::thread::spawn(move || {
+        BufReader::new(stderr).lines().map_while(Result::ok).try_for_each(|line| lines.send(line))
+    });
+    log
+}
+
+/// The next line of `log` that contains `what` (within 30 s), keeping every line read in `said`.
+#[track_caller]
+pub(crate) fn line_with(
+    log: &mpsc::Receiver<String>,
+    what: &str,
+    said: &mut Vec<String>,
+) -> String {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let Ok(line) = log.recv_timeout(left) else { panic!("no line with {what:?}: {said:?}") };
+        said.push(line.clone());
+        if line.contains(what) {
+            return line;
+        }
+    }
 }

@@ -281,16 +281,9 @@ fn the_stdio_server_opens_the_index_at_start_and_says_why_it_builds_it_again() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let (lines, log) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        std::io::BufRead::lines(stderr).map_while(Result::ok).try_for_each(|l| lines.send(l))
-    });
+    let log = crate::common::lines_of(child.stderr.take().unwrap());
     let mut said = Vec::new();
-    while !said.last().is_some_and(|l: &String| l.contains("is ready")) {
-        let line = log.recv_timeout(std::time::Duration::from_secs(30));
-        said.push(line.unwrap_or_else(|_| panic!("the index was not opened at start: {said:?}")));
-    }
+    crate::common::line_with(&log, "is ready", &mut said);
     drop(child.stdin.take()); // the client goes away before it ever spoke
     child.wait().unwrap();
     assert!(

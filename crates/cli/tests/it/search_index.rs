@@ -175,17 +175,9 @@ fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
     recalled(&db, "ferry timetable");
     std::fs::remove_file(state_file(&db)).unwrap();
     rename_table(&db, "episode_changes", "episode_changes_away");
-    let (server, said) = Server::start_logging(&db, "");
-    let wait_for = |what: &str| -> String {
-        let until = Instant::now() + Duration::from_secs(30);
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            let line = said.recv_timeout(left).unwrap_or_else(|_| panic!("no line with {what:?}"));
-            if line.contains(what) {
-                return line;
-            }
-        }
-    };
+    let (server, log) = Server::start_logging(&db, "");
+    let mut said = Vec::new();
+    let mut wait_for = |what: &str| common::line_with(&log, what, &mut said);
     let readyz = || match server.send("GET", "/readyz", None) {
         (status, Value::String(text)) => (status, text),
         other => panic!("{other:?}"),

@@ -32,12 +32,7 @@ impl Server {
     /// [`Server::start`], with what it logs on standard error, a line at a time.
     pub(crate) fn start_logging(db: &Path, config: &str) -> (Self, mpsc::Receiver<String>) {
         let (server, stderr) = Self::spawn(db, config, "default", Stdio::piped());
-        let stderr = BufReader::new(stderr.expect("standard error piped"));
-        let (lines, log) = mpsc::channel();
-        std::thread::spawn(move || {
-            stderr.lines().map_while(Result::ok).try_for_each(|line| lines.send(line))
-        });
-        (server, log)
+        (server, crate::common::lines_of(stderr.expect("standard error piped")))
     }
 
     fn spawn(
