@@ -7,6 +7,12 @@
 //! centroid never stands for far more rows than it was fitted to. Hand-written: the vector
 //! crates on crates.io either build a C++ library (usearch, faiss) or keep f32 rows in memory,
 //! where the rows here are the 8-bit ones the exact scan already holds.
+//!
+//! Groups hold positions in the vector data, not rows: the owner stores the rows group after
+//! group (it is told the order to store them in, [`Packing`]), so that a search reads each
+//! group it probes as one run of memory. Rows scattered over a large file cost a cache and a
+//! TLB miss each; a run is read at memory speed. Rows added since the last packing are
+//! appended at the end and listed with their group (`joined`) until the next one.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +27,9 @@ const ROUNDS: usize = 8;
 const MIN_GROUPS: usize = 64;
 /// Rows from which finding their groups is shared between threads.
 const THREADS_FROM: usize = 1_024;
+/// The rows are packed again once those outside their group's run are more than this share
+/// of those inside (1/8: a probe then reads at most about a ninth of its rows scattered).
+const LOOSE_SHARE: usize = 8;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Clusters {
@@ -29,18 +38,24 @@ pub(crate) struct Clusters {
     centroids: Vec<i8>,
     /// ...and what one unit of it is worth.
     scales: Vec<f32>,
-    /// The rows of each group, ascending.
-    members: Vec<Vec<u32>>,
+    /// Where each group's run of packed positions starts; the last entry ends the last run.
+    starts: Vec<u32>,
+    /// Positions put in each group since the rows were last packed, ascending.
+    joined: Vec<Vec<u32>>,
     /// Rows there were when trained.
     trained_for: usize,
-    /// Rows added since, not in a group yet: they join theirs together (`assign`), on every
-    /// core, instead of one by one as they come.
+    /// Positions added since, not in a group yet: they join theirs together (`assign`), on
+    /// every core, instead of one by one as they come.
     pending: Vec<u32>,
 }
 
+/// The order to store the rows in: new position `i` takes the row at old position `order[i]`.
+pub(crate) type Packing = Vec<u32>;
+
 impl Clusters {
-    /// Groups for the `data.len() / dim` rows of `data` (8-bit, `scales` per row).
-    pub(crate) fn train(data: &[i8], scales: &[f32], dim: usize) -> Self {
+    /// Groups for the `data.len() / dim` rows of `data` (8-bit, `scales` per row), and the
+    /// order to store those rows in so that each group's are one run.
+    pub(crate) fn train(data: &[i8], scales: &[f32], dim: usize) -> (Self, Packing) {
         let rows = scales.len();
         let groups = ((rows as f64).sqrt() as usize).max(MIN_GROUPS).min(rows.max(1));
         let sample_n = (groups * SAMPLE_PER_GROUP).min(rows);
@@ -71,11 +86,13 @@ impl Clusters {
             }
         }
         let all: Vec<usize> = (0..rows).collect();
-        clusters.members = vec![Vec::new(); groups];
-        for (r, g) in clusters.nearest_each(&all, data).into_iter().enumerate() {
-            clusters.members[g as usize].push(r as u32);
+        clusters.joined = vec![Vec::new(); groups];
+        clusters.starts = vec![0; groups + 1];
+        for (p, g) in clusters.nearest_each(&all, data).into_iter().enumerate() {
+            clusters.joined[g as usize].push(p as u32);
         }
-        clusters
+        let packing = clusters.pack();
+        (clusters, packing)
     }
 
     /// Whether the rows have outgrown the groups.
@@ -84,45 +101,80 @@ impl Clusters {
     }
 
     pub(crate) fn groups(&self) -> usize {
-        self.members.len()
+        self.joined.len()
     }
 
-    /// Takes row `r` in (rows come in ascending order); it joins its group at the next
-    /// `assign`, and is searched with every group until then.
-    pub(crate) fn add(&mut self, r: usize) {
-        self.pending.push(r as u32);
+    /// Takes the row at position `p` in (positions come in ascending order); it joins its
+    /// group at the next `assign`, and is searched with every group until then.
+    pub(crate) fn add(&mut self, p: usize) {
+        self.pending.push(p as u32);
     }
 
-    /// Puts the rows added since the last call in the groups nearest them.
+    /// Puts the positions added since the last call in the groups nearest them.
     pub(crate) fn assign(&mut self, data: &[i8]) {
-        let pending: Vec<usize> = self.pending.drain(..).map(|r| r as usize).collect();
-        for (r, g) in pending.iter().zip(self.nearest_each(&pending, data)) {
-            self.members[g as usize].push(*r as u32);
+        let pending: Vec<usize> = self.pending.drain(..).map(|p| p as usize).collect();
+        for (p, g) in pending.iter().zip(self.nearest_each(&pending, data)) {
+            self.joined[g as usize].push(*p as u32);
         }
     }
 
-    /// Rows not in a group yet.
-    /// Whether the groups hold together over `rows` rows of `dim` components (a saved file
-    /// read back may be damaged).
-    pub(crate) fn check(&self, rows: usize, dim: usize) -> bool {
-        let groups = self.members.len();
+    /// Whether so many rows joined their groups since the last packing that it is time for
+    /// another ([`Clusters::pack`]).
+    pub(crate) fn pack_due(&self) -> bool {
+        let loose = self.joined.iter().map(Vec::len).sum::<usize>() + self.pending.len();
+        let packed = self.starts.last().map_or(0, |&end| end as usize);
+        loose > 0 && loose * LOOSE_SHARE > packed
+    }
+
+    /// Makes each group one run again, the rows that joined it last: the order to store the
+    /// rows in (the positions held here are already the new ones). Assigns pending rows first.
+    pub(crate) fn pack(&mut self) -> Packing {
+        debug_assert!(self.pending.is_empty(), "assign before packing");
+        let mut order = Vec::with_capacity(self.starts.last().map_or(0, |&e| e as usize));
+        let mut starts = Vec::with_capacity(self.starts.len());
+        for g in 0..self.groups() {
+            starts.push(order.len() as u32);
+            order.extend(self.starts[g]..self.starts[g + 1]);
+            order.append(&mut self.joined[g]);
+        }
+        starts.push(order.len() as u32);
+        self.starts = starts;
+        order
+    }
+
+    /// Whether the groups hold together over `positions` positions of `dim` components (a
+    /// saved file read back may be damaged).
+    pub(crate) fn check(&self, positions: usize, dim: usize) -> bool {
+        let groups = self.joined.len();
         self.dim == dim
             && self.centroids.len() == groups * dim
             && self.scales.len() == groups
-            && self.members.iter().chain([&self.pending]).flatten().all(|&r| (r as usize) < rows)
+            && self.starts.len() == groups + 1
+            && self.starts.first() == Some(&0)
+            && self.starts.windows(2).all(|w| w[0] <= w[1])
+            && self.starts.last().is_some_and(|&end| end as usize <= positions)
+            && self
+                .joined
+                .iter()
+                .chain([&self.pending])
+                .flatten()
+                .all(|&p| (p as usize) < positions)
     }
 
     pub(crate) fn pending(&self) -> &[u32] {
         &self.pending
     }
 
-    /// Drops rows `start..start + len` and renumbers the rows after them.
-    pub(crate) fn remove_rows(&mut self, start: usize, len: usize) {
-        let (start, end) = (start as u32, (start + len) as u32);
-        for members in self.members.iter_mut().chain([&mut self.pending]) {
-            members.retain(|&r| r < start || r >= end);
-            for r in members.iter_mut().filter(|r| **r >= end) {
-                *r -= end - start;
+    /// Drops the positions `removed` (ascending) and renumbers those after them.
+    pub(crate) fn remove_positions(&mut self, removed: &[u32]) {
+        let before = |p: u32| removed.partition_point(|&r| r < p) as u32;
+        for start in &mut self.starts {
+            *start -= before(*start);
+        }
+        for positions in self.joined.iter_mut().chain([&mut self.pending]) {
+            positions.retain(|p| removed.binary_search(p).is_err());
+            for p in positions.iter_mut() {
+                *p -= before(*p);
             }
         }
     }
@@ -134,8 +186,14 @@ impl Clusters {
         order.into_iter().map(|(_, g)| g).collect()
     }
 
-    pub(crate) fn members(&self, group: usize) -> &[u32] {
-        &self.members[group]
+    /// The run of positions packed in `group`...
+    pub(crate) fn span(&self, group: usize) -> std::ops::Range<usize> {
+        self.starts[group] as usize..self.starts[group + 1] as usize
+    }
+
+    /// ...and those that joined it since.
+    pub(crate) fn joined(&self, group: usize) -> &[u32] {
+        &self.joined[group]
     }
 
     fn set_centroid(&mut self, g: usize, direction: &[f32]) {
@@ -257,36 +315,82 @@ mod tests {
         (data, scales)
     }
 
+    /// The rows of each group, by the number they had before packing.
+    fn groups_of(clusters: &Clusters, packing: &[u32]) -> Vec<Vec<u32>> {
+        (0..clusters.groups())
+            .map(|g| {
+                let mut rows: Vec<u32> = clusters.span(g).map(|p| packing[p]).collect();
+                rows.extend(clusters.joined(g).iter().map(|&p| packing[p as usize]));
+                rows
+            })
+            .collect()
+    }
+
     #[test]
     fn rows_of_one_direction_share_a_group() {
         let (dim, centres) = (32, 8);
         let (data, scales) = rows_around(centres, 600, dim);
-        let clusters = Clusters::train(&data, &scales, dim);
-        // A group never mixes directions (there are more groups than directions).
-        for g in 0..clusters.groups() {
-            let members = clusters.members(g);
+        let (clusters, packing) = Clusters::train(&data, &scales, dim);
+        let mut sorted = packing.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..scales.len() as u32).collect::<Vec<_>>(), "a permutation");
+        // A group never mixes directions (there are more groups than directions), and its
+        // rows are one run.
+        for (g, members) in groups_of(&clusters, &packing).iter().enumerate() {
             assert!(members.iter().all(|&r| r % centres as u32 == members[0] % centres as u32));
+            assert!(clusters.joined(g).is_empty());
         }
-        let total: usize = (0..clusters.groups()).map(|g| clusters.members(g).len()).sum();
-        assert_eq!(total, scales.len(), "every row in exactly one group");
+        assert_eq!(clusters.span(clusters.groups() - 1).end, scales.len());
         // The group nearest a direction holds rows of that direction.
         let mut query = Vec::new();
         let mut axis = vec![0.0; dim];
         axis[3] = 1.0;
         quantize(&axis, &mut query);
         let nearest = clusters.by_nearness(&query)[0];
-        assert!(clusters.members(nearest).iter().all(|&r| r as usize % centres == 3));
+        assert!(clusters.span(nearest).all(|p| packing[p] as usize % centres == 3));
     }
 
     #[test]
-    fn removing_rows_renumbers_the_rest() {
+    fn rows_that_joined_are_packed_into_their_groups_run() {
         let (dim, centres) = (16, 4);
         let (data, scales) = rows_around(centres, 100, dim);
-        let mut clusters = Clusters::train(&data, &scales, dim);
-        clusters.remove_rows(10, 5);
-        let mut all: Vec<u32> = clusters.members.iter().flatten().copied().collect();
+        let first = 300;
+        let (mut clusters, packing) = Clusters::train(&data[..first * dim], &scales[..first], dim);
+        // Stored as told, then the rest appended.
+        let mut stored: Vec<i8> =
+            packing.iter().flat_map(|&r| data[r as usize * dim..][..dim].to_vec()).collect();
+        stored.extend_from_slice(&data[first * dim..]);
+        let mut number: Vec<u32> = packing;
+        for r in first..scales.len() {
+            clusters.add(r);
+            number.push(r as u32);
+        }
+        clusters.assign(&stored);
+        assert!(clusters.pack_due(), "a third of the rows are loose");
+        let before = groups_of(&clusters, &number);
+        let order = clusters.pack();
+        let number: Vec<u32> = order.iter().map(|&p| number[p as usize]).collect();
+        assert!(!clusters.pack_due());
+        let after = groups_of(&clusters, &number);
+        assert_eq!(after, before, "the same rows in each group, now in one run");
+        assert!((0..clusters.groups()).all(|g| clusters.joined(g).is_empty()));
+    }
+
+    #[test]
+    fn removing_positions_renumbers_the_rest() {
+        let (dim, centres) = (16, 4);
+        let (data, scales) = rows_around(centres, 100, dim);
+        let (mut clusters, _) = Clusters::train(&data, &scales, dim);
+        clusters.add(scales.len());
+        let removed: Vec<u32> = vec![3, 10, 11, 12, 13, 14, 250];
+        clusters.remove_positions(&removed);
+        let n = scales.len() + 1 - removed.len();
+        let mut all: Vec<u32> =
+            (0..clusters.groups()).flat_map(|g| clusters.span(g)).map(|p| p as u32).collect();
+        all.extend(clusters.pending());
         all.sort_unstable();
-        assert_eq!(all, (0..scales.len() as u32 - 5).collect::<Vec<_>>());
+        assert_eq!(all, (0..n as u32).collect::<Vec<_>>());
+        assert!(clusters.check(n, dim));
         assert!(!clusters.outgrown(scales.len()));
         assert!(clusters.outgrown(scales.len() * 2));
     }

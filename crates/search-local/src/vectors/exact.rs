@@ -78,15 +78,17 @@ impl VectorIndex {
         // The message waiting for its successor's similarity: (slot, seq, own, borrowed).
         let mut waiting: Option<(usize, u64, f32, f32)> = None;
         let borrow = self.config.borrow;
-        let dim = self.dim;
-        let data = self.data.as_slice()[rows.start * dim..rows.end * dim].chunks_exact(dim);
-        for ((&(e, seq), vector), &scale) in
-            self.rows[rows.clone()].iter().zip(data).zip(&self.scales[rows])
-        {
+        let (dim, data) = (self.dim, self.data.as_slice());
+        for row in rows {
+            let (e, seq) = self.rows[row];
             if !visible.get(e).copied().unwrap_or(false) {
                 continue;
             }
-            let sim = dot_i8(vector, &query.data) as f32 * scale * query.scale;
+            // Where the rows are grouped, a row's components are found through the layout.
+            let at = self.position(row);
+            let sim = dot_i8(&data[at * dim..(at + 1) * dim], &query.data) as f32
+                * self.scales[at]
+                * query.scale;
             run = match run {
                 Some((r, best, at)) if r == e => {
                     Some(if sim > best { (e, sim, seq) } else { (r, best, at) })

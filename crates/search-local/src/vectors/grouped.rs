@@ -27,23 +27,27 @@ impl VectorIndex {
         // A row is offered once for itself and once for what each neighbour lends it.
         let mut message_rows = TopK::new(messages * 3);
         let probe_rows = self.config.probe_rows;
-        // The visible rows not in a group yet, then those of the groups nearest the query.
-        let groups = clusters.by_nearness(&query.data);
-        let sources =
-            std::iter::once(clusters.pending()).chain(groups.iter().map(|&g| clusters.members(g)));
-        let (mut scanned, mut probed) = (0, Vec::with_capacity(probe_rows + 4_096));
-        for members in sources {
+        // The visible rows not in a group yet, then those of the groups nearest the query:
+        // the run each group is stored in, then the rows that joined it since (positions).
+        let visible_at = |&position: &usize| is_visible(self.row_at(position));
+        let pending = clusters.pending().iter().map(|&p| p as usize);
+        let mut probed: Vec<usize> = pending.filter(visible_at).collect();
+        let mut scanned = clusters.pending().len();
+        for g in clusters.by_nearness(&query.data) {
             if probed.len() >= probe_rows {
                 break;
             }
             if scanned >= probe_rows * 4 && probed.len() < probe_rows {
                 return None;
             }
-            scanned += members.len();
-            probed.extend(members.iter().map(|&row| row as usize).filter(|&row| is_visible(row)));
+            let (span, joined) = (clusters.span(g), clusters.joined(g));
+            scanned += span.len() + joined.len();
+            probed.extend(span.filter(visible_at));
+            probed.extend(joined.iter().map(|&p| p as usize).filter(visible_at));
         }
         let lends = self.config.borrow.before.max(self.config.borrow.after);
-        for (&row, sim) in probed.iter().zip(self.similarities(&probed, query)) {
+        for (&position, sim) in probed.iter().zip(self.similarities(&probed, query)) {
+            let row = self.row_at(position);
             best_rows.offer(sim, row);
             message_rows.offer(sim, row);
             // Finding the neighbours (scattered reads) is left out when what they would
@@ -122,15 +126,16 @@ impl VectorIndex {
         (previous, next)
     }
 
-    /// The similarity of each of `rows` to the query, on two threads when there are many,
-    /// compiled for the widest SIMD the CPU has.
-    fn similarities(&self, rows: &[usize], query: &Quantized) -> Vec<f32> {
+    /// The similarity to the query of the rows stored at each of `positions`, on two threads
+    /// when there are many, compiled for the widest SIMD the CPU has.
+    fn similarities(&self, positions: &[usize], query: &Quantized) -> Vec<f32> {
         let arch = pulp::Arch::new();
-        let part = |rows: &[usize]| arch.dispatch(Similarities { index: self, rows, query });
-        if rows.len() < TWO_THREADS_FROM {
-            return part(rows);
+        let part =
+            |positions: &[usize]| arch.dispatch(Similarities { index: self, positions, query });
+        if positions.len() < TWO_THREADS_FROM {
+            return part(positions);
         }
-        let (first, second) = rows.split_at(rows.len() / 2);
+        let (first, second) = positions.split_at(positions.len() / 2);
         std::thread::scope(|s| {
             let other = s.spawn(|| part(second));
             let mut sims = part(first);
@@ -143,7 +148,7 @@ impl VectorIndex {
 /// Similarities of some rows, as pulp dispatches them (see the scan in `exact.rs`).
 struct Similarities<'a> {
     index: &'a VectorIndex,
-    rows: &'a [usize],
+    positions: &'a [usize],
     query: &'a Quantized,
 }
 
@@ -153,9 +158,9 @@ impl pulp::WithSimd for Similarities<'_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<f32> {
         // A plain loop: an iterator chain's `fold` would be compiled outside the SIMD variant.
-        let mut sims = Vec::with_capacity(self.rows.len());
-        for &row in self.rows {
-            sims.push(self.index.similarity(row, self.query));
+        let mut sims = Vec::with_capacity(self.positions.len());
+        for &position in self.positions {
+            sims.push(self.index.similarity_at(position, self.query));
         }
         sims
     }
@@ -255,5 +260,43 @@ mod tests {
         assert!(!grouped.settle(), "a single row does not regroup");
         assert_eq!(grouped.clusters.as_ref().unwrap().pending(), &[] as &[u32]);
         assert_eq!(best(&grouped).1, 9_000, "in its group");
+    }
+
+    #[test]
+    fn rows_stored_anew_and_removed_are_found_as_the_exact_scan_finds_them() {
+        let (mut exact_index, mut grouped) = indexes(10_000);
+        // A fifth more rows: out of their groups' runs, so the next settle stores them anew.
+        for row in 3_000..3_600u32 {
+            let mut v = unit(row, 24);
+            v[row as usize % 7] += 1.0;
+            let slot = row as usize / 2;
+            for index in [&mut exact_index, &mut grouped] {
+                index.add((slot, slot as u64, &episode("t", "c", None, 0)), u64::from(row), &v);
+            }
+        }
+        let layout_before = grouped.layout.as_ref().unwrap().position(3_000);
+        assert!(grouped.settle(), "stored anew");
+        assert_ne!(grouped.layout.as_ref().unwrap().position(3_000), layout_before);
+        // Episodes removed from the start, the middle and the end of the rows.
+        for slot in [0, 700, 1_799] {
+            exact_index.remove(slot);
+            grouped.remove(slot);
+        }
+        let mut visible = vec![true; 1_800];
+        for slot in [0, 700, 1_799] {
+            visible[slot] = false;
+        }
+        for seed in [3, 11, 29] {
+            let q = unit(seed, 24);
+            let (got, want) =
+                (grouped.search(&q, &visible, 10, 10), exact_index.search(&q, &visible, 10, 10));
+            assert_eq!(got.messages, want.messages);
+            assert_eq!(got.episodes, want.episodes);
+            let slots = [1, 700, 1_500];
+            assert_eq!(
+                grouped.best_of_each(&q, &visible, &slots),
+                exact_index.best_of_each(&q, &visible, &slots)
+            );
+        }
     }
 }

@@ -16,12 +16,14 @@ use epimem_core::Episode;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    clusters::Clusters,
+    clusters::{Clusters, Packing},
     vector_file::{self, VectorData},
 };
+use layout::Layout;
 
 mod exact;
 mod grouped;
+mod layout;
 
 use grouped::PROBE_ROWS;
 
@@ -41,9 +43,12 @@ pub(crate) struct VectorIndex {
     /// Configuration, set again after a load.
     #[serde(skip)]
     pub(crate) config: VectorConfig,
-    /// The rows grouped by nearest centroid, once there are `approximate_from` of them.
+    /// The rows grouped by nearest centroid, once there are `approximate_from` of them...
     clusters: Option<Clusters>,
-    /// `dim` quantized components per row, in a file of their own when saved (`vector_file`).
+    /// ...and from then, where each row is stored: before, at its own number.
+    layout: Option<Layout>,
+    /// `dim` quantized components per stored row, in a file of their own when saved
+    /// (`vector_file`).
     #[serde(skip)]
     data: VectorData,
     /// The file the components were last saved to, and its length; `None` before any save.
@@ -51,7 +56,7 @@ pub(crate) struct VectorIndex {
     /// Whether the components changed since they were last saved.
     #[serde(skip)]
     changed: bool,
-    /// What one quantized unit is worth, per row.
+    /// What one quantized unit is worth, per stored row.
     scales: Vec<f32>,
 }
 
@@ -142,27 +147,49 @@ impl VectorIndex {
         }
         self.episodes[slot] = (conversation, episode.start.0, episode.end.0);
         self.rows.push((slot, seq));
+        // Stored after every other row, wherever the layout has put those.
+        let position = self.scales.len();
         self.scales.push(quantize(vector, self.data.to_mut()));
         self.changed = true;
         self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
+        if let Some(layout) = &mut self.layout {
+            layout.push();
+        }
         if let Some(clusters) = &mut self.clusters {
-            clusters.add(row);
+            clusters.add(position);
         }
     }
 
     /// Groups the rows by nearest centroid if there are enough of them and they are not
-    /// grouped yet, or have doubled since they were (whether it did); else puts the rows
-    /// added since in their groups.
+    /// grouped yet, or have doubled since they were; else puts the rows added since in their
+    /// groups, and stores the rows group after group again once many are out of their
+    /// group's run. Whether it grouped or stored the rows anew.
     pub(crate) fn settle(&mut self) -> bool {
         let rows = self.rows.len();
         let due = rows >= self.config.approximate_from
             && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows));
-        if due {
-            self.clusters = Some(Clusters::train(self.data.as_slice(), &self.scales, self.dim));
+        let packing = if due {
+            let (clusters, packing) = Clusters::train(self.data.as_slice(), &self.scales, self.dim);
+            self.clusters = Some(clusters);
+            Some(packing)
         } else if let Some(clusters) = &mut self.clusters {
             clusters.assign(self.data.as_slice());
-        }
-        due
+            clusters.pack_due().then(|| clusters.pack())
+        } else {
+            None
+        };
+        let Some(packing) = packing else { return false };
+        self.store_in(&packing);
+        true
+    }
+
+    /// Stores the rows again in the order `packing` gives.
+    fn store_in(&mut self, packing: &Packing) {
+        let dim = self.dim;
+        self.data = VectorData::Owned(layout::permute(self.data.as_slice(), dim, packing));
+        self.scales = layout::permute(&self.scales, 1, packing);
+        self.layout.get_or_insert_with(|| Layout::identity(self.rows.len())).permute(packing);
+        self.changed = true;
     }
 
     /// The components to write to a file of their own, if they changed since they were last
@@ -210,7 +237,12 @@ impl VectorIndex {
         }
         let rows = self.rows.len();
         let slots = self.episodes.len();
-        let whole = self.scales.len() == rows
+        let laid_out = match &mut self.layout {
+            Some(layout) => layout.restore(rows) && self.clusters.is_some(),
+            None => self.clusters.is_none(),
+        };
+        let whole = laid_out
+            && self.scales.len() == rows
             && self.episode_rows.len() == slots
             && self.episode_rows.iter().all(|&(s, e)| s <= e && e as usize <= rows)
             && self.rows.iter().all(|&(slot, _)| slot < slots)
@@ -228,10 +260,14 @@ impl VectorIndex {
             return;
         };
         let (start, end, dim) = (start as usize, end as usize, self.dim);
+        let positions: Vec<u32> = match &mut self.layout {
+            Some(layout) => layout.remove_rows(start, end),
+            None => (start as u32..end as u32).collect(),
+        };
         self.rows.drain(start..end);
-        self.data.to_mut().drain(start * dim..end * dim);
+        layout::remove_positions(self.data.to_mut(), dim, &positions);
         self.changed = true;
-        self.scales.drain(start..end);
+        layout::remove_positions(&mut self.scales, 1, &positions);
         let len = (end - start) as u32;
         for span in &mut self.episode_rows {
             if span.0 >= end as u32 {
@@ -240,7 +276,7 @@ impl VectorIndex {
         }
         self.episode_rows[slot] = (0, 0);
         if let Some(clusters) = &mut self.clusters {
-            clusters.remove_rows(start, end - start);
+            clusters.remove_positions(&positions);
         }
     }
 
@@ -303,8 +339,26 @@ impl VectorIndex {
 
     #[inline(always)]
     fn similarity(&self, row: usize, query: &Quantized) -> f32 {
-        let data = &self.data.as_slice()[row * self.dim..(row + 1) * self.dim];
-        dot_i8(data, &query.data) as f32 * self.scales[row] * query.scale
+        self.similarity_at(self.position(row), query)
+    }
+
+    /// The similarity of the row stored at `position`.
+    #[inline(always)]
+    fn similarity_at(&self, position: usize, query: &Quantized) -> f32 {
+        let data = &self.data.as_slice()[position * self.dim..(position + 1) * self.dim];
+        dot_i8(data, &query.data) as f32 * self.scales[position] * query.scale
+    }
+
+    /// Where `row` is stored.
+    #[inline(always)]
+    fn position(&self, row: usize) -> usize {
+        self.layout.as_ref().map_or(row, |layout| layout.position(row))
+    }
+
+    /// The row stored at `position`.
+    #[inline(always)]
+    fn row_at(&self, position: usize) -> usize {
+        self.layout.as_ref().map_or(position, |layout| layout.row_at(position))
     }
 }
 
