@@ -1,7 +1,7 @@
 //! The exact search: every visible row scanned, on several threads once there are many, each
 //! share compiled for the widest SIMD the CPU has.
 
-use super::{Quantized, VectorHits, VectorIndex, dot_i8};
+use super::{Quantized, VectorHits, VectorIndex, dot_i8, layout::Layout};
 use crate::top_k::TopK;
 
 /// Rows from which a scan is split over threads.
@@ -35,9 +35,15 @@ impl VectorIndex {
         // The scan is compiled again for the widest SIMD the CPU has (AVX2 on most x86),
         // picked at run time: the baseline build only knows SSE2.
         let arch = pulp::Arch::new();
+        // Rows stored group after group are scored in the order they are stored first: read
+        // in the order they were added, each would be a miss in a file of hundreds of MB.
+        let stored =
+            self.layout.as_ref().map(|l| self.stored_similarities(l, query, visible, threads));
+        let stored = stored.as_deref();
         let scan = |t: usize| {
             let rows = bounds[t]..bounds[t + 1];
-            arch.dispatch(ScanShare { index: self, rows, query, visible, episodes, messages })
+            let share = ScanShare { index: self, rows, query, visible, episodes, messages, stored };
+            arch.dispatch(share)
         };
         let mut parts: Vec<Scan> = if threads == 1 {
             vec![scan(0)]
@@ -59,17 +65,45 @@ impl VectorIndex {
         hits(top_episodes, top_messages)
     }
 
+    /// The similarity of each visible position to the query (what an invisible one holds is
+    /// never read), on `threads` threads.
+    fn stored_similarities(
+        &self,
+        layout: &Layout,
+        query: &Quantized,
+        visible: &[bool],
+        threads: usize,
+    ) -> Vec<f32> {
+        let mut out = vec![0.0f32; self.scales.len()];
+        let share = out.len().div_ceil(threads).max(1);
+        let arch = pulp::Arch::new();
+        let part = |start: usize, out: &mut [f32]| {
+            arch.dispatch(StoredShare { index: self, layout, start, out, query, visible });
+        };
+        if threads == 1 {
+            part(0, &mut out);
+            return out;
+        }
+        std::thread::scope(|s| {
+            for (t, chunk) in out.chunks_mut(share).enumerate() {
+                s.spawn(move || part(t * share, chunk));
+            }
+        });
+        out
+    }
+
     /// Scans `rows`, which hold whole episodes: an episode's rows are contiguous, as each
-    /// episode's vectors are added together. Always inlined, so that it is compiled inside
-    /// each SIMD variant of the dispatch above.
+    /// episode's vectors are added together; their similarities are computed here, or read
+    /// from `stored` by position when the rows are laid out by group. Always inlined, so that
+    /// it is compiled inside each SIMD variant of the dispatch above.
     #[inline(always)]
     fn scan(
         &self,
         rows: std::ops::Range<usize>,
         query: &Quantized,
         visible: &[bool],
-        episodes: usize,
-        messages: usize,
+        (episodes, messages): (usize, usize),
+        stored: Option<&[f32]>,
     ) -> Scan {
         let mut top_episodes = TopK::new(episodes);
         let mut top_messages = TopK::new(messages);
@@ -84,11 +118,14 @@ impl VectorIndex {
             if !visible.get(e).copied().unwrap_or(false) {
                 continue;
             }
-            // Where the rows are grouped, a row's components are found through the layout.
-            let at = self.position(row);
-            let sim = dot_i8(&data[at * dim..(at + 1) * dim], &query.data) as f32
-                * self.scales[at]
-                * query.scale;
+            let sim = match stored {
+                Some(stored) => stored[self.position(row)],
+                None => {
+                    dot_i8(&data[row * dim..(row + 1) * dim], &query.data) as f32
+                        * self.scales[row]
+                        * query.scale
+                }
+            };
             run = match run {
                 Some((r, best, at)) if r == e => {
                     Some(if sim > best { (e, sim, seq) } else { (r, best, at) })
@@ -130,6 +167,7 @@ struct ScanShare<'a> {
     visible: &'a [bool],
     episodes: usize,
     messages: usize,
+    stored: Option<&'a [f32]>,
 }
 
 impl pulp::WithSimd for ScanShare<'_> {
@@ -137,8 +175,35 @@ impl pulp::WithSimd for ScanShare<'_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) -> Scan {
-        let Self { index, rows, query, visible, episodes, messages } = self;
-        index.scan(rows, query, visible, episodes, messages)
+        let Self { index, rows, query, visible, episodes, messages, stored } = self;
+        index.scan(rows, query, visible, (episodes, messages), stored)
+    }
+}
+
+/// One thread's share of the similarities of rows in the order they are stored, from
+/// position `start` on, as pulp dispatches it.
+struct StoredShare<'a> {
+    index: &'a VectorIndex,
+    layout: &'a Layout,
+    start: usize,
+    out: &'a mut [f32],
+    query: &'a Quantized,
+    visible: &'a [bool],
+}
+
+impl pulp::WithSimd for StoredShare<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let Self { index, layout, start, out, query, visible } = self;
+        // A plain loop: an iterator chain's `fold` would be compiled outside the SIMD variant.
+        for (i, sim) in out.iter_mut().enumerate() {
+            let position = start + i;
+            if visible.get(layout.slot_at(position)).copied().unwrap_or(false) {
+                *sim = index.similarity_at(position, query);
+            }
+        }
     }
 }
 
@@ -169,7 +234,7 @@ mod tests {
     use crate::{
         table::tests::episode,
         vectors::{
-            Borrow,
+            Borrow, VectorConfig,
             tests::{exact, unit},
         },
     };
@@ -186,7 +251,7 @@ mod tests {
         let visible = vec![true; 1000];
         let q = unit(7, dim);
         let parallel = index.search(&q, &visible, 20, 20);
-        let one = index.scan(0..index.rows.len(), &Quantized::new(&q), &visible, 20, 20);
+        let one = index.scan(0..index.rows.len(), &Quantized::new(&q), &visible, (20, 20), None);
         let single: Vec<(usize, u64)> =
             one.messages.into_sorted().into_iter().map(|(_, item)| item).collect();
         let found: Vec<(usize, u64)> =
@@ -197,6 +262,16 @@ mod tests {
         let found: Vec<(usize, u64)> =
             parallel.episodes.iter().map(|&(slot, _, seq)| (slot, seq)).collect();
         assert_eq!(found, single);
+        // The same rows stored group after group: scanned on threads, the same found.
+        let mut grouped = VectorIndex::new(VectorConfig { approximate_from: 0, ..index.config });
+        for row in 0..PARALLEL_FROM + 10 {
+            let slot = row * 1000 / (PARALLEL_FROM + 10);
+            grouped.add((slot, 0, &episode("t", "c", None, 0)), row as u64, &unit(row as u32, dim));
+        }
+        assert!(grouped.settle() && grouped.layout.is_some());
+        let by_layout = grouped.scan_all(&Quantized::new(&q), &visible, 20, 20);
+        assert_eq!(by_layout.messages, parallel.messages);
+        assert_eq!(by_layout.episodes, parallel.episodes);
         let best3 = index.best_of(3, &Quantized::new(&q));
         let best_of = index.best_of_each(&q, &visible, &[3, 5000]);
         assert_eq!(best_of, [best3, None], "an unknown slot has none");

@@ -29,7 +29,9 @@ impl VectorIndex {
         let probe_rows = self.config.probe_rows;
         // The visible rows not in a group yet, then those of the groups nearest the query:
         // the run each group is stored in, then the rows that joined it since (positions).
-        let visible_at = |&position: &usize| is_visible(self.row_at(position));
+        let layout = self.layout.as_ref()?;
+        let visible_at =
+            |&position: &usize| visible.get(layout.slot_at(position)).copied().unwrap_or(false);
         let pending = clusters.pending().iter().map(|&p| p as usize);
         let mut probed: Vec<usize> = pending.filter(visible_at).collect();
         let mut scanned = clusters.pending().len();
@@ -292,6 +294,11 @@ mod tests {
                 (grouped.search(&q, &visible, 10, 10), exact_index.search(&q, &visible, 10, 10));
             assert_eq!(got.messages, want.messages);
             assert_eq!(got.episodes, want.episodes);
+            // A narrow scope: the same found.
+            let narrow: Vec<bool> = (0..1_800).map(|slot| slot % 60 == 1).collect();
+            let (got, want) =
+                (grouped.search(&q, &narrow, 10, 10), exact_index.search(&q, &narrow, 10, 10));
+            assert_eq!((got.messages, got.episodes), (want.messages, want.episodes));
             let slots = [1, 700, 1_500];
             assert_eq!(
                 grouped.best_of_each(&q, &visible, &slots),

@@ -153,7 +153,7 @@ impl VectorIndex {
         self.changed = true;
         self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
         if let Some(layout) = &mut self.layout {
-            layout.push();
+            layout.push(slot);
         }
         if let Some(clusters) = &mut self.clusters {
             clusters.add(position);
@@ -188,7 +188,7 @@ impl VectorIndex {
         let dim = self.dim;
         self.data = VectorData::Owned(layout::permute(self.data.as_slice(), dim, packing));
         self.scales = layout::permute(&self.scales, 1, packing);
-        self.layout.get_or_insert_with(|| Layout::identity(self.rows.len())).permute(packing);
+        self.layout.get_or_insert_with(|| Layout::identity(&self.rows)).permute(packing);
         self.changed = true;
     }
 
@@ -238,7 +238,7 @@ impl VectorIndex {
         let rows = self.rows.len();
         let slots = self.episodes.len();
         let laid_out = match &mut self.layout {
-            Some(layout) => layout.restore(rows) && self.clusters.is_some(),
+            Some(layout) => layout.restore(&self.rows) && self.clusters.is_some(),
             None => self.clusters.is_none(),
         };
         let whole = laid_out
