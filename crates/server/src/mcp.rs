@@ -388,10 +388,13 @@ pub async fn serve_stdio<S: Store + 'static>(
     let stop_opening =
         crate::readiness::spawn_open_index(engine.clone(), tenant.to_owned(), None, index_report);
     let served = async {
-        let running = memory_tools(engine, tenant)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(std::io::Error::other)?;
+        let running = match memory_tools(engine, tenant).serve(rmcp::transport::stdio()).await {
+            Ok(running) => running,
+            // The client went away before it started a session: nothing was asked, nothing
+            // failed (a client checking that the command starts does this).
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(std::io::Error::other(e)),
+        };
         running.waiting().await.map_err(std::io::Error::other)?;
         Ok(())
     }

@@ -285,7 +285,8 @@ fn the_stdio_server_opens_the_index_at_start_and_says_why_it_builds_it_again() {
     let mut said = Vec::new();
     crate::common::line_with(&log, "is ready", &mut said);
     drop(child.stdin.take()); // the client goes away before it ever spoke
-    child.wait().unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "a client that leaves before its session is no failure: {status}");
     assert!(
         said.iter().any(|l| l.contains("building the search index of tenant default")),
         "{said:?}"
