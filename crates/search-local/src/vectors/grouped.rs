@@ -295,4 +295,66 @@ mod tests {
             );
         }
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+        /// Whatever episodes come and go, and whenever the rows are grouped, joined and
+        /// stored anew, a grouped search that probes every row finds what the exact scan finds.
+        #[test]
+        fn grouped_rows_are_found_through_additions_removals_and_packings(
+            ops in proptest::collection::vec((0u8..4, 0usize..1_000, 1usize..4), 1..80),
+        ) {
+            let (dim, borrow) = (12, Borrow { before: 0.8, after: 0.6, max_gap_ms: 0 });
+            let mut exact_index = VectorIndex::new(exact(borrow));
+            let mut grouped =
+                VectorIndex::new(VectorConfig { borrow, approximate_from: 60, probe_rows: 1_000_000 });
+            let (mut live, mut next_slot, mut seq) = (Vec::new(), 0usize, 0u64);
+            let mut add = |exact_index: &mut VectorIndex, grouped: &mut VectorIndex, pick: usize, rows: usize| {
+                let slot = next_slot;
+                next_slot += 1;
+                for r in 0..rows {
+                    let mut v = unit((pick * 7 + r) as u32, dim);
+                    v[pick % dim] += 1.5;
+                    seq += 1;
+                    for index in [&mut *exact_index, &mut *grouped] {
+                        index.add((slot, slot as u64, &episode("t", "c", None, 0)), seq, &v);
+                    }
+                }
+                slot
+            };
+            for pick in 0..40 {
+                live.push(add(&mut exact_index, &mut grouped, pick, 2));
+            }
+            proptest::prop_assert!(grouped.settle(), "grouped from the start");
+            for (kind, pick, rows) in ops {
+                match kind {
+                    0 | 1 => live.push(add(&mut exact_index, &mut grouped, pick, rows)),
+                    2 if !live.is_empty() => {
+                        let slot = live.swap_remove(pick % live.len());
+                        exact_index.remove(slot);
+                        grouped.remove(slot);
+                    }
+                    _ => {
+                        exact_index.settle();
+                        grouped.settle();
+                    }
+                }
+            }
+            let mut visible = vec![false; next_slot];
+            for &slot in &live {
+                visible[slot] = true;
+            }
+            for q in [unit(3, dim), unit(500, dim)] {
+                let (got, want) =
+                    (grouped.search(&q, &visible, 8, 8), exact_index.search(&q, &visible, 8, 8));
+                proptest::prop_assert_eq!(got.messages, want.messages);
+                proptest::prop_assert_eq!(got.episodes, want.episodes);
+                proptest::prop_assert_eq!(
+                    grouped.best_of_each(&q, &visible, &live),
+                    exact_index.best_of_each(&q, &visible, &live)
+                );
+            }
+        }
+    }
 }
