@@ -61,6 +61,7 @@ pub(crate) struct ServerSettings {
     pub(crate) request_timeout_seconds: u64,
     pub(crate) tick_seconds: f64,
     pub(crate) index_refresh_seconds: f64,
+    pub(crate) build_wait_seconds: f64,
 }
 
 impl ServerSettings {
@@ -72,6 +73,13 @@ impl ServerSettings {
     /// How often the search indexes catch up with other processes' writes.
     pub(crate) fn index_refresh(&self) -> Result<std::time::Duration> {
         positive_seconds(self.index_refresh_seconds, "server.index_refresh_seconds")
+    }
+
+    /// How long a recall waits for the search index being built (zero: not at all).
+    pub(crate) fn build_wait(&self) -> Result<std::time::Duration> {
+        std::time::Duration::try_from_secs_f64(self.build_wait_seconds)
+            .ok()
+            .context("server.build_wait_seconds must be zero or a positive number of seconds")
     }
 }
 
@@ -90,6 +98,7 @@ impl Default for ServerSettings {
             request_timeout_seconds: 30,
             tick_seconds: 5.0,
             index_refresh_seconds: 1.0,
+            build_wait_seconds: 2.0,
         }
     }
 }
@@ -329,8 +338,22 @@ mod tests {
         assert_eq!(reference.search, SearchConfig::default());
         assert_eq!(reference.llm, LlmConfig::default());
         assert_eq!(reference.hooks, epimem_hooks::HookConfig::default());
+        assert_eq!(reference.server, ServerSettings::default());
         assert!(reference.chat_model().unwrap().is_none(), "LLM-free by default");
         assert_eq!((reference.db, reference.tenant.as_str()), (None, "default"));
+    }
+
+    #[test]
+    fn a_recall_may_be_told_not_to_wait_for_a_build_but_not_to_wait_less_than_nothing() {
+        let wait = |seconds: f64| {
+            ServerSettings { build_wait_seconds: seconds, ..ServerSettings::default() }.build_wait()
+        };
+        assert_eq!(wait(0.0).unwrap(), std::time::Duration::ZERO);
+        assert_eq!(wait(2.5).unwrap(), std::time::Duration::from_millis(2_500));
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            let e = wait(bad).unwrap_err().to_string();
+            assert!(e.contains("server.build_wait_seconds"), "{e}");
+        }
     }
 
     #[test]

@@ -19,8 +19,9 @@ use crate::{Engine, EngineError};
 
 /// Changes read from the store at a time while catching up.
 const CHANGES_PER_READ: usize = 10_000;
-/// How long a recall waits for a build of its tenant's index under way before it is refused.
-const BUILD_WAIT: Duration = Duration::from_secs(2);
+/// How long a recall waits for a build of its tenant's index under way before it is refused,
+/// unless the engine is told otherwise ([`Engine::with_build_wait`]).
+pub(crate) const BUILD_WAIT: Duration = Duration::from_secs(2);
 /// How often a waiting recall looks whether the build is done.
 const BUILD_POLL: Duration = Duration::from_millis(5);
 
@@ -122,10 +123,10 @@ impl<S: Store> Engine<S> {
 
     /// Searching an index still being built would answer from a part of the memory as if it
     /// were all of it: a recall waits for a build under way (most take moments), and past
-    /// [`BUILD_WAIT`] is refused as unavailable, saying why.
+    /// the engine's build wait ([`BUILD_WAIT`] by default) is refused as unavailable, saying why.
     fn wait_for_build(&self, tenant: &str) -> Result<(), EngineError> {
         // Real time, not the engine's clock: this is a wait, not a moment in the data.
-        let until = Instant::now() + BUILD_WAIT;
+        let until = Instant::now() + self.build_wait;
         while self.syncing.building().contains(tenant) {
             if Instant::now() >= until {
                 return Err(EngineError::IndexBuilding(tenant.to_owned()));

@@ -92,6 +92,8 @@ pub struct Engine<S> {
     memory: Memory,
     search: Box<dyn Search>,
     freshness: Freshness,
+    /// How long a recall waits for its tenant's index to be built before it is refused.
+    build_wait: std::time::Duration,
     /// The tenants whose index is kept current in the background mode (recalled from once).
     kept_current: std::sync::Mutex<std::collections::HashSet<String>>,
     /// One lock per tenant, held while its index is built or caught up.
@@ -128,6 +130,7 @@ impl<S: Store> Engine<S> {
             memory,
             search,
             freshness: Freshness::default(),
+            build_wait: indexing::BUILD_WAIT,
             kept_current: Default::default(),
             syncing: Default::default(),
             jobs_queued: Default::default(),
@@ -138,6 +141,14 @@ impl<S: Store> Engine<S> {
     #[must_use]
     pub fn with_freshness(mut self, freshness: Freshness) -> Self {
         self.freshness = freshness;
+        self
+    }
+
+    /// How long a recall waits for a build of its tenant's index under way (2 s by default)
+    /// before it is refused as unavailable; zero refuses at once.
+    #[must_use]
+    pub fn with_build_wait(mut self, wait: std::time::Duration) -> Self {
+        self.build_wait = wait;
         self
     }
 

@@ -66,7 +66,8 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     let engine = Arc::new(
         open_searching(config, &Database::Sqlite(dir.path().join("bench.db")))?
             .engine
-            .with_freshness(Freshness::Background),
+            .with_freshness(Freshness::Background)
+            .with_build_wait(config.server.build_wait()?),
     );
     let fingerprint = engine.embedder_fingerprint().unwrap_or("none").to_owned();
     let served_engine = engine.clone();

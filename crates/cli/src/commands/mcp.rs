@@ -10,7 +10,10 @@ use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
     let engine = Arc::new(
-        open_searching(config, &config.database()?)?.engine.with_freshness(Freshness::Background),
+        open_searching(config, &config.database()?)?
+            .engine
+            .with_freshness(Freshness::Background)
+            .with_build_wait(config.server.build_wait()?),
     );
     // The worker closes conversations that fall silent, as under `serve`; it reports on
     // stderr, since stdout carries the protocol.

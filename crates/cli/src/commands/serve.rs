@@ -28,8 +28,12 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
     let addr: SocketAddr =
         listen.parse().with_context(|| format!("--listen {listen:?} is not an IP:PORT address"))?;
     let db = config.database()?;
-    let engine =
-        Arc::new(open_searching(config, &db)?.engine.with_freshness(Freshness::Background));
+    let engine = Arc::new(
+        open_searching(config, &db)?
+            .engine
+            .with_freshness(Freshness::Background)
+            .with_build_wait(config.server.build_wait()?),
+    );
     let access = if engine.api_keys(None)?.iter().any(|k| k.revoked.is_none()) {
         Access::ApiKeys
     } else {
