@@ -239,6 +239,14 @@ mod tests {
     }
 
     #[test]
+    fn no_rows_are_not_grouped() {
+        let config = VectorConfig { approximate_from: 0, ..exact(Borrow::default()) };
+        let mut index = VectorIndex::new(config);
+        assert!(!index.settle());
+        assert!(index.search(&unit(1, 8), &[], 5, 5).messages.is_empty());
+    }
+
+    #[test]
     fn rows_added_after_grouping_are_found_before_and_after_they_join_a_group() {
         let (_, mut grouped) = indexes(300);
         // Away from every direction earlier rows lean to.

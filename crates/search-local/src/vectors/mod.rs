@@ -166,7 +166,8 @@ impl VectorIndex {
     /// group's run. Whether it grouped or stored the rows anew.
     pub(crate) fn settle(&mut self) -> bool {
         let rows = self.rows.len();
-        let due = rows >= self.config.approximate_from
+        let due = rows > 0
+            && rows >= self.config.approximate_from
             && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows));
         let packing = if due {
             let (clusters, packing) = Clusters::train(self.data.as_slice(), &self.scales, self.dim);
