@@ -62,7 +62,8 @@ impl Clusters {
         let sample: Vec<usize> = (0..sample_n).map(|i| i * rows / sample_n).collect();
         let row = |r: usize| &data[r * dim..(r + 1) * dim];
         let mut clusters = Self { dim, trained_for: rows, ..Self::default() };
-        // Start from sample rows spread over the data, which is in the order it was added.
+        // Start from sample rows spread over the data: in the order it was added, or group after
+        // group when trained again, either way spread over what the rows are about.
         for g in 0..groups {
             let r = sample[g * sample_n / groups];
             clusters.set_centroid(g, &dequantize(row(r), scales[r]));
