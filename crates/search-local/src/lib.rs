@@ -182,6 +182,14 @@ impl Search for LocalSearch {
         for added in update.added.chunks(STAGED_AT_ONCE) {
             tenant.index()?.add(added);
         }
+        // Grouping the vectors again, once they have doubled, takes seconds over a million
+        // episodes (k-means, every row to its nearest centroid): on rows shared with the
+        // index, without its lock, so searches go on meanwhile; no other update runs.
+        let grouping = tenant.index()?.grouping();
+        if let Some(grouping) = grouping {
+            let done = grouping.run();
+            tenant.index()?.grouped(done);
+        }
         let pending = tenant.index()?.pending(update.generation);
         pending.commit(false)?; // searches go on meanwhile
         let save = tenant.index()?.committed()?;

@@ -11,17 +11,19 @@ use std::{
     fs,
     io::Write,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
 
-/// The components, mapped from a saved file or held in memory.
-#[derive(Default)]
+/// The components, mapped from a saved file or held in memory; shared with a grouping that
+/// runs outside the index's lock (`share`), copied only if they change meanwhile.
+#[derive(Default, Clone)]
 pub(crate) enum VectorData {
     Mapped(OwnedBytes),
     #[default]
     Empty,
-    Owned(Vec<i8>),
+    Owned(Arc<Vec<i8>>),
 }
 
 impl std::fmt::Debug for VectorData {
@@ -44,13 +46,14 @@ impl VectorData {
         }
     }
 
-    /// The components to change, copied out of the mapped file first if they are mapped.
+    /// The components to change, copied out of the mapped file first if they are mapped (or
+    /// if a grouping still shares them).
     pub(crate) fn to_mut(&mut self) -> &mut Vec<i8> {
         if !matches!(self, Self::Owned(_)) {
-            *self = Self::Owned(self.as_slice().to_vec());
+            *self = Self::Owned(Arc::new(self.as_slice().to_vec()));
         }
         match self {
-            Self::Owned(data) => data,
+            Self::Owned(data) => Arc::make_mut(data),
             _ => unreachable!("made owned above"),
         }
     }

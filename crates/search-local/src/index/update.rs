@@ -13,7 +13,10 @@ use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
 use tantivy::TantivyDocument;
 
 use super::{LineFacts, TenantIndex, index_error, io_error};
-use crate::{lexical, state, vector_file};
+use crate::{
+    lexical, state, vector_file,
+    vectors::{Grouped, Grouping},
+};
 
 /// The state is saved at most this often (and after a forget, and when the index is dropped).
 /// The BM25 indexes commit every update; a state behind them is found out of step on the next
@@ -192,6 +195,19 @@ impl TenantIndex {
         self.compact_authors();
         self.unsaved = true;
         self.save()
+    }
+
+    /// The message vectors to group (again), when that is due: run outside the index's lock,
+    /// then handed to [`TenantIndex::grouped`].
+    pub(crate) fn grouping(&self) -> Option<Grouping> {
+        self.parts.vectors.grouping()
+    }
+
+    /// Takes in the groups a [`Grouping`] made, unless the vectors changed meanwhile.
+    pub(crate) fn grouped(&mut self, done: Grouped) {
+        if self.parts.vectors.grouped(done) {
+            self.unsaved = true;
+        }
     }
 
     /// Records that the index reflects the store's changes up to `generation`, once what was

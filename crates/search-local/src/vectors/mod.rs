@@ -56,6 +56,10 @@ pub(crate) struct VectorIndex {
     /// Whether the components changed since they were last saved.
     #[serde(skip)]
     changed: bool,
+    /// Counts the changes to the rows, so that a grouping made of them meanwhile is known to
+    /// be of the rows as they are.
+    #[serde(skip)]
+    revision: u64,
     /// What one quantized unit is worth, per stored row.
     scales: Vec<f32>,
 }
@@ -151,6 +155,7 @@ impl VectorIndex {
         let position = self.scales.len();
         self.scales.push(quantize(vector, self.data.to_mut()));
         self.changed = true;
+        self.revision += 1;
         self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
         if let Some(layout) = &mut self.layout {
             layout.push(slot);
@@ -165,11 +170,7 @@ impl VectorIndex {
     /// groups, and stores the rows group after group again once many are out of their
     /// group's run. Whether it grouped or stored the rows anew.
     pub(crate) fn settle(&mut self) -> bool {
-        let rows = self.rows.len();
-        let due = rows > 0
-            && rows >= self.config.approximate_from
-            && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows));
-        let packing = if due {
+        let packing = if self.grouping_due() {
             let (clusters, packing) = Clusters::train(self.data.as_slice(), &self.scales, self.dim);
             self.clusters = Some(clusters);
             Some(packing)
@@ -184,13 +185,51 @@ impl VectorIndex {
         true
     }
 
+    /// Whether the rows are to be grouped (again): there are enough of them and they are not
+    /// grouped yet, or have doubled since they were.
+    fn grouping_due(&self) -> bool {
+        let rows = self.rows.len();
+        rows > 0
+            && rows >= self.config.approximate_from
+            && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows))
+    }
+
+    /// The rows to group, when that is due: grouping them takes seconds over a million
+    /// episodes, so it runs on what this shares ([`Grouping::run`]) while searches go on, and
+    /// [`VectorIndex::grouped`] takes the result in.
+    pub(crate) fn grouping(&self) -> Option<Grouping> {
+        self.grouping_due().then(|| Grouping {
+            data: self.data.clone(),
+            scales: self.scales.clone(),
+            dim: self.dim,
+            revision: self.revision,
+        })
+    }
+
+    /// Takes in a [`Grouping`]'s result if the rows did not change since it was made (else
+    /// the next [`VectorIndex::settle`] groups them); whether it did.
+    pub(crate) fn grouped(&mut self, done: Grouped) -> bool {
+        if done.revision != self.revision {
+            return false;
+        }
+        self.clusters = Some(done.clusters);
+        self.data = VectorData::Owned(std::sync::Arc::new(done.data));
+        self.scales = done.scales;
+        self.layout.get_or_insert_with(|| Layout::identity(&self.rows)).permute(&done.packing);
+        self.changed = true;
+        self.revision += 1;
+        true
+    }
+
     /// Stores the rows again in the order `packing` gives.
     fn store_in(&mut self, packing: &Packing) {
         let dim = self.dim;
-        self.data = VectorData::Owned(layout::permute(self.data.as_slice(), dim, packing));
+        let data = layout::permute(self.data.as_slice(), dim, packing);
+        self.data = VectorData::Owned(std::sync::Arc::new(data));
         self.scales = layout::permute(&self.scales, 1, packing);
         self.layout.get_or_insert_with(|| Layout::identity(&self.rows)).permute(packing);
         self.changed = true;
+        self.revision += 1;
     }
 
     /// The components to write to a file of their own, if they changed since they were last
@@ -268,6 +307,7 @@ impl VectorIndex {
         self.rows.drain(start..end);
         layout::remove_positions(self.data.to_mut(), dim, &positions);
         self.changed = true;
+        self.revision += 1;
         layout::remove_positions(&mut self.scales, 1, &positions);
         let len = (end - start) as u32;
         for span in &mut self.episode_rows {
@@ -360,6 +400,37 @@ impl VectorIndex {
     #[inline(always)]
     fn row_at(&self, position: usize) -> usize {
         self.layout.as_ref().map_or(position, |layout| layout.row_at(position))
+    }
+}
+
+/// The rows of a [`VectorIndex`] to group, shared with it.
+pub(crate) struct Grouping {
+    data: VectorData,
+    scales: Vec<f32>,
+    dim: usize,
+    revision: u64,
+}
+
+/// The groups of a [`Grouping`] and its rows stored group after group.
+pub(crate) struct Grouped {
+    clusters: Clusters,
+    packing: Packing,
+    data: Vec<i8>,
+    scales: Vec<f32>,
+    revision: u64,
+}
+
+impl Grouping {
+    /// Trains the groups and stores the rows in their order (the costly part, on every core).
+    pub(crate) fn run(self) -> Grouped {
+        let (clusters, packing) = Clusters::train(self.data.as_slice(), &self.scales, self.dim);
+        Grouped {
+            data: layout::permute(self.data.as_slice(), self.dim, &packing),
+            scales: layout::permute(&self.scales, 1, &packing),
+            clusters,
+            packing,
+            revision: self.revision,
+        }
     }
 }
 
