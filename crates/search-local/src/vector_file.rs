@@ -16,8 +16,9 @@ use std::{
 
 use tantivy::directory::{Directory, MmapDirectory, OwnedBytes};
 
-/// The components, mapped from a saved file or held in memory; shared with a grouping that
-/// runs outside the index's lock (`share`), copied only if they change meanwhile.
+/// The components, mapped from a saved file or held in memory; a clone shares them (with a
+/// grouping that runs outside the index's lock), and they are copied only if they change
+/// meanwhile.
 #[derive(Default, Clone)]
 pub(crate) enum VectorData {
     Mapped(OwnedBytes),

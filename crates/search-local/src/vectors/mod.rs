@@ -170,18 +170,18 @@ impl VectorIndex {
     /// groups, and stores the rows group after group again once many are out of their
     /// group's run. Whether it grouped or stored the rows anew.
     pub(crate) fn settle(&mut self) -> bool {
-        let packing = if self.grouping_due() {
-            let (clusters, packing) = Clusters::train(self.data.as_slice(), &self.scales, self.dim);
-            self.clusters = Some(clusters);
-            Some(packing)
-        } else if let Some(clusters) = &mut self.clusters {
-            clusters.assign(self.data.as_slice());
-            clusters.pack_due().then(|| clusters.pack())
-        } else {
-            None
-        };
-        let Some(packing) = packing else { return false };
-        self.store_in(&packing);
+        if let Some(grouping) = self.grouping() {
+            return self.grouped(grouping.run());
+        }
+        let Some(clusters) = &mut self.clusters else { return false };
+        clusters.assign(self.data.as_slice());
+        if !clusters.pack_due() {
+            return false;
+        }
+        let packing = clusters.pack();
+        let data = layout::permute(self.data.as_slice(), self.dim, &packing);
+        let scales = layout::permute(&self.scales, 1, &packing);
+        self.store(data, scales, &packing);
         true
     }
 
@@ -213,20 +213,14 @@ impl VectorIndex {
             return false;
         }
         self.clusters = Some(done.clusters);
-        self.data = VectorData::Owned(std::sync::Arc::new(done.data));
-        self.scales = done.scales;
-        self.layout.get_or_insert_with(|| Layout::identity(&self.rows)).permute(&done.packing);
-        self.changed = true;
-        self.revision += 1;
+        self.store(done.data, done.scales, &done.packing);
         true
     }
 
-    /// Stores the rows again in the order `packing` gives.
-    fn store_in(&mut self, packing: &Packing) {
-        let dim = self.dim;
-        let data = layout::permute(self.data.as_slice(), dim, packing);
+    /// Takes the rows' components and scales as stored anew in the order `packing` gave.
+    fn store(&mut self, data: Vec<i8>, scales: Vec<f32>, packing: &Packing) {
         self.data = VectorData::Owned(std::sync::Arc::new(data));
-        self.scales = layout::permute(&self.scales, 1, packing);
+        self.scales = scales;
         self.layout.get_or_insert_with(|| Layout::identity(&self.rows)).permute(packing);
         self.changed = true;
         self.revision += 1;
