@@ -31,7 +31,7 @@ const THREADS_FROM: usize = 1_024;
 /// of those inside (1/8: a probe then reads at most about a ninth of its rows scattered).
 const LOOSE_SHARE: usize = 8;
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub(crate) struct Clusters {
     dim: usize,
     /// One 8-bit unit centroid of `dim` components per group...

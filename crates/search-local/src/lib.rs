@@ -183,7 +183,8 @@ impl Search for LocalSearch {
             tenant.index()?.add(added);
         }
         // Grouping the vectors again, once they have doubled, takes seconds over a million
-        // episodes (k-means, every row to its nearest centroid): on rows shared with the
+        // episodes (k-means, every row to its nearest centroid), and storing them group after
+        // group anew, once an eighth more joined, a third of a second: on rows shared with the
         // index, without its lock, so searches go on meanwhile; no other update runs.
         let grouping = tenant.index()?.grouping();
         if let Some(grouping) = grouping {

@@ -197,9 +197,9 @@ impl TenantIndex {
         self.save()
     }
 
-    /// The message vectors to group (again), when that is due: run outside the index's lock,
-    /// then handed to [`TenantIndex::grouped`].
-    pub(crate) fn grouping(&self) -> Option<Grouping> {
+    /// The message vectors to group (again) or store anew, when that is due: run outside the
+    /// index's lock, then handed to [`TenantIndex::grouped`].
+    pub(crate) fn grouping(&mut self) -> Option<Grouping> {
         self.parts.vectors.grouping()
     }
 

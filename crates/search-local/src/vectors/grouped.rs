@@ -281,6 +281,53 @@ mod tests {
     }
 
     #[test]
+    fn rows_stored_anew_apart_from_the_index_are_taken_in_unless_they_changed_meanwhile() {
+        let (mut exact_index, mut grouped) = indexes(10_000);
+        let more = |index: &mut VectorIndex, rows: std::ops::Range<u32>| {
+            for row in rows {
+                let mut v = unit(row, 24);
+                v[row as usize % 7] += 1.0;
+                let slot = row as usize / 2;
+                index.add((slot, slot as u64, &episode("t", "c", None, 0)), u64::from(row), &v);
+            }
+        };
+        more(&mut exact_index, 3_000..3_600);
+        more(&mut grouped, 3_000..3_600);
+        let before = grouped.layout.as_ref().unwrap().position(3_000);
+        let groups = grouped.clusters.as_ref().unwrap().groups();
+        let storing = grouped.grouping().expect("a fifth more rows are out of their runs");
+        assert!(storing.clusters.is_some(), "stored by the groups it has, not trained again");
+        assert!(grouped.grouped(storing.run()), "nothing changed meanwhile");
+        assert_ne!(grouped.layout.as_ref().unwrap().position(3_000), before);
+        assert_eq!(grouped.clusters.as_ref().unwrap().groups(), groups);
+        assert!(grouped.grouping().is_none() && !grouped.settle(), "stored anew once");
+        let visible = vec![true; 1_800];
+        for seed in [3, 11, 29] {
+            let q = unit(seed, 24);
+            let (got, want) =
+                (grouped.search(&q, &visible, 10, 10), exact_index.search(&q, &visible, 10, 10));
+            assert_eq!((got.messages, got.episodes), (want.messages, want.episodes));
+        }
+        // An episode forgotten while the rows were being stored anew: left out, and the next
+        // settle stores them.
+        more(&mut grouped, 3_600..4_200);
+        let storing = grouped.grouping().expect("due again");
+        grouped.remove(1_850);
+        assert!(!grouped.grouped(storing.run()));
+        assert!(grouped.settle(), "stored anew by the next settle instead");
+        more(&mut exact_index, 3_600..4_200);
+        exact_index.remove(1_850);
+        let mut visible = vec![true; 2_100];
+        visible[1_850] = false;
+        for seed in [3, 11, 29] {
+            let q = unit(seed, 24);
+            let (got, want) =
+                (grouped.search(&q, &visible, 10, 10), exact_index.search(&q, &visible, 10, 10));
+            assert_eq!((got.messages, got.episodes), (want.messages, want.episodes));
+        }
+    }
+
+    #[test]
     fn no_rows_are_not_grouped() {
         let config = VectorConfig { approximate_from: 0, ..exact(Borrow::default()) };
         let mut index = VectorIndex::new(config);

@@ -170,19 +170,10 @@ impl VectorIndex {
     /// groups, and stores the rows group after group again once many are out of their
     /// group's run. Whether it grouped or stored the rows anew.
     pub(crate) fn settle(&mut self) -> bool {
-        if let Some(grouping) = self.grouping() {
-            return self.grouped(grouping.run());
+        match self.grouping() {
+            Some(grouping) => self.grouped(grouping.run()),
+            None => false,
         }
-        let Some(clusters) = &mut self.clusters else { return false };
-        clusters.assign(self.data.as_slice());
-        if !clusters.pack_due() {
-            return false;
-        }
-        let packing = clusters.pack();
-        let data = layout::permute(self.data.as_slice(), self.dim, &packing);
-        let scales = layout::permute(&self.scales, 1, &packing);
-        self.store(data, scales, &packing);
-        true
     }
 
     /// Whether the rows are to be grouped (again): there are enough of them and they are not
@@ -194,15 +185,28 @@ impl VectorIndex {
             && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows))
     }
 
-    /// The rows to group, when that is due: grouping them takes seconds over a million
-    /// episodes, so it runs on what this shares ([`Grouping::run`]) while searches go on, and
+    /// The rows to group, when that is due, or to store group after group again (the rows
+    /// added since the last time put in their groups first): grouping them takes seconds
+    /// over a million episodes, and storing them anew a third of a second, so either runs on
+    /// what this shares ([`Grouping::run`]) while searches go on, and
     /// [`VectorIndex::grouped`] takes the result in.
-    pub(crate) fn grouping(&self) -> Option<Grouping> {
-        self.grouping_due().then(|| Grouping {
+    pub(crate) fn grouping(&mut self) -> Option<Grouping> {
+        let clusters = if self.grouping_due() {
+            None
+        } else {
+            let clusters = self.clusters.as_mut()?;
+            clusters.assign(self.data.as_slice());
+            if !clusters.pack_due() {
+                return None;
+            }
+            Some(clusters.clone())
+        };
+        Some(Grouping {
             data: self.data.clone(),
             scales: self.scales.clone(),
             dim: self.dim,
             revision: self.revision,
+            clusters,
         })
     }
 
@@ -397,12 +401,15 @@ impl VectorIndex {
     }
 }
 
-/// The rows of a [`VectorIndex`] to group, shared with it.
+/// The rows of a [`VectorIndex`] to group, or to store anew by the groups they are in; the
+/// rows shared with the index.
 pub(crate) struct Grouping {
     data: VectorData,
     scales: Vec<f32>,
     dim: usize,
     revision: u64,
+    /// The groups to store the rows by, every row in one; `None` to train them first.
+    clusters: Option<Clusters>,
 }
 
 /// The groups of a [`Grouping`] and its rows stored group after group.
@@ -415,9 +422,16 @@ pub(crate) struct Grouped {
 }
 
 impl Grouping {
-    /// Trains the groups and stores the rows in their order (the costly part, on every core).
+    /// Trains the groups, unless it has them, and stores the rows in their order (the costly
+    /// part; training on every core).
     pub(crate) fn run(self) -> Grouped {
-        let (clusters, packing) = Clusters::train(self.data.as_slice(), &self.scales, self.dim);
+        let (clusters, packing) = match self.clusters {
+            Some(mut clusters) => {
+                let packing = clusters.pack();
+                (clusters, packing)
+            }
+            None => Clusters::train(self.data.as_slice(), &self.scales, self.dim),
+        };
         Grouped {
             data: layout::permute(self.data.as_slice(), self.dim, &packing),
             scales: layout::permute(&self.scales, 1, &packing),
