@@ -11,6 +11,10 @@ use epimem_core::{
 };
 use serde::{Deserialize, Serialize};
 
+use self::slots_by_id::SlotsById;
+
+mod slots_by_id;
+
 /// No user or agent.
 const NONE: u32 = u32::MAX;
 
@@ -35,7 +39,7 @@ pub(crate) struct EpisodeTable {
     /// Live episodes by id, made on the first change after a load: a process that only
     /// searches never needs it.
     #[serde(skip)]
-    by_id: Option<HashMap<EpisodeId, usize>>,
+    by_id: Option<SlotsById>,
     /// Live episodes of each conversation (tenant, conversation) by first message, to step
     /// from a message to its neighbours across episode edges.
     order: HashMap<(u32, u32), Vec<(u64, usize)>>,
@@ -121,7 +125,8 @@ impl Texts {
 impl EpisodeTable {
     /// The slot of `episode`, added if new.
     pub(crate) fn insert(&mut self, episode: &Episode) -> usize {
-        if let Some(&slot) = self.by_id().get(&episode.id) {
+        let (by_id, ids) = self.by_id();
+        if let Some(slot) = by_id.get(&episode.id.0, ids) {
             return slot;
         }
         let keys = Keys {
@@ -150,7 +155,8 @@ impl EpisodeTable {
             self.keywords.push(keyword);
         }
         self.keyword_ends.push(self.keywords.ends.len() as u32);
-        self.by_id().insert(episode.id.clone(), slot);
+        let (by_id, ids) = self.by_id();
+        by_id.insert(slot, ids);
         let order = self.order.entry((keys.tenant, keys.conversation)).or_default();
         // Episodes come in the order of their messages, nearly always.
         let at = order.partition_point(|&(seq, _)| seq < episode.first_seq);
@@ -160,7 +166,8 @@ impl EpisodeTable {
 
     /// Marks an episode dead; its slot, if it was live.
     pub(crate) fn remove(&mut self, id: &EpisodeId) -> Option<usize> {
-        let slot = self.by_id().remove(id)?;
+        let (by_id, ids) = self.by_id();
+        let slot = by_id.remove(&id.0, ids)?;
         self.live[slot] = false;
         // What it said goes now; the slot stays, dead.
         for texts in [&mut self.ids, &mut self.titles, &mut self.summaries] {
@@ -238,13 +245,15 @@ impl EpisodeTable {
 
     /// Takes `episode`'s memory strength, if it is here; whether it was.
     pub(crate) fn restate(&mut self, episode: &Episode) -> bool {
-        let Some(&slot) = self.by_id().get(&episode.id) else { return false };
+        let (by_id, ids) = self.by_id();
+        let Some(slot) = by_id.get(&episode.id.0, ids) else { return false };
         self.spans[slot].fsrs = episode.fsrs;
         true
     }
 
     pub(crate) fn contains(&mut self, id: &EpisodeId) -> bool {
-        self.by_id().contains_key(id)
+        let (by_id, ids) = self.by_id();
+        by_id.get(&id.0, ids).is_some()
     }
 
     /// The episode in `slot`, as it was added (a forgotten one has no texts or keys left).
@@ -336,15 +345,12 @@ impl EpisodeTable {
         self.names.get(number as usize).and_then(Option::as_deref).unwrap_or("")
     }
 
-    /// Live episodes by id, made from the ids column the first time it is needed.
-    fn by_id(&mut self) -> &mut HashMap<EpisodeId, usize> {
+    /// Live episodes by id, made from the ids column the first time it is needed; and that
+    /// column, which it reads.
+    fn by_id(&mut self) -> (&mut SlotsById, &Texts) {
         let (ids, live) = (&self.ids, &self.live);
-        self.by_id.get_or_insert_with(|| {
-            (0..live.len())
-                .filter(|&slot| live[slot])
-                .map(|slot| (EpisodeId(ids.get(slot).to_owned()), slot))
-                .collect()
-        })
+        let by_id = self.by_id.get_or_insert_with(|| SlotsById::of(live, ids));
+        (by_id, ids)
     }
 
     fn intern(&mut self, name: &str) -> u32 {
