@@ -169,6 +169,15 @@ impl Search for LocalSearch {
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
         let tenant = self.tenant(tenant)?;
         let _applying = tenant.applying()?;
+        // The first rows added after a load copy the vectors out of their mapped file (512 MB
+        // at a million episodes): copied here, without the index's lock, searches going on.
+        if !update.added.is_empty() {
+            let mapped = tenant.index()?.mapped_vectors();
+            if let Some((mapped, revision)) = mapped {
+                let copy = mapped.copied();
+                tenant.index()?.take_vector_copy(copy, revision);
+            }
+        }
         if !update.forgotten.is_empty() {
             tenant.index()?.forget(update.forgotten)?;
         }

@@ -47,6 +47,11 @@ impl VectorData {
         }
     }
 
+    /// The components in memory of their own, to change without copying them then.
+    pub(crate) fn copied(&self) -> Self {
+        Self::Owned(Arc::new(self.as_slice().to_vec()))
+    }
+
     /// The components to change, copied out of the mapped file first if they are mapped (or
     /// if a grouping still shares them).
     pub(crate) fn to_mut(&mut self) -> &mut Vec<i8> {

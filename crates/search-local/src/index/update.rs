@@ -15,6 +15,7 @@ use tantivy::TantivyDocument;
 use super::{LineFacts, TenantIndex, index_error, io_error};
 use crate::{
     lexical, state, vector_file,
+    vector_file::VectorData,
     vectors::{Grouped, Grouping},
 };
 
@@ -26,8 +27,10 @@ const SAVE_EVERY: Duration = Duration::from_secs(10);
 /// A tenant's state to write ([`TenantIndex::take_save`]).
 pub(crate) struct StateSave {
     folder: PathBuf,
-    /// The vectors' file, when they changed: written first, since the state names it.
-    vectors: Option<(String, Vec<i8>)>,
+    /// The vectors' file, when they changed: written first, since the state names it. Shared
+    /// with the index: copying 512 MB under its lock at every save (a million episodes) held
+    /// searches up for as long.
+    vectors: Option<(String, VectorData)>,
     /// The vectors' file the state names (every other is deleted once it is written).
     keep: Option<String>,
     state: Vec<u8>,
@@ -37,7 +40,7 @@ impl StateSave {
     pub(crate) fn write(self) -> Result<(), SearchError> {
         let folder = &self.folder;
         if let Some((name, data)) = &self.vectors {
-            vector_file::write(folder, name, data).map_err(|e| io_error(folder, e))?;
+            vector_file::write(folder, name, data.as_slice()).map_err(|e| io_error(folder, e))?;
         }
         state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
         vector_file::remove_others(folder, self.keep.as_deref()).map_err(|e| io_error(folder, e))
@@ -195,6 +198,17 @@ impl TenantIndex {
         self.compact_authors();
         self.unsaved = true;
         self.save()
+    }
+
+    /// The message vectors as mapped from their file, if they are, for
+    /// [`TenantIndex::take_vector_copy`]: see [`VectorIndex::mapped`].
+    pub(crate) fn mapped_vectors(&self) -> Option<(VectorData, u64)> {
+        self.parts.vectors.mapped()
+    }
+
+    /// Takes a copy of the mapped vectors made outside the lock, unless they changed since.
+    pub(crate) fn take_vector_copy(&mut self, copy: VectorData, revision: u64) {
+        self.parts.vectors.take_copy(copy, revision);
     }
 
     /// The message vectors to group (again) or store anew, when that is due: run outside the

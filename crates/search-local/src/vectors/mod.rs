@@ -231,23 +231,43 @@ impl VectorIndex {
     }
 
     /// The components to write to a file of their own, if they changed since they were last
-    /// saved: (file name, a copy); the state saved next names that file (named by
-    /// `generation`). Written by the caller ([`vector_file::write`]), outside any lock;
-    /// if that fails, [`VectorIndex::unsaved`].
-    pub(crate) fn take_save(&mut self, generation: u64) -> Option<(String, Vec<i8>)> {
-        let data = self.data.as_slice();
-        let out = if data.is_empty() {
+    /// saved: (file name, the components, shared, not copied); the state saved next names that
+    /// file (named by `generation`). Written by the caller ([`vector_file::write`]), outside
+    /// any lock; if that fails, [`VectorIndex::unsaved`].
+    pub(crate) fn take_save(&mut self, generation: u64) -> Option<(String, VectorData)> {
+        let out = if self.data.as_slice().is_empty() {
             self.saved = None;
             None
         } else if self.changed || self.saved.is_none() {
             let name = vector_file::file_name(generation);
-            self.saved = Some((name.clone(), data.len() as u64));
-            Some((name, data.to_vec()))
+            self.saved = Some((name.clone(), self.data.as_slice().len() as u64));
+            Some((name, self.data.clone()))
         } else {
             None
         };
         self.changed = false;
         out
+    }
+
+    /// The components as mapped from their file, if they are, and the revision they are of:
+    /// the first change copies them out of it (512 MB at a million episodes), which the caller
+    /// can do without the index's lock ([`VectorData::copied`]) and hand to
+    /// [`VectorIndex::take_copy`].
+    pub(crate) fn mapped(&self) -> Option<(VectorData, u64)> {
+        matches!(self.data, VectorData::Mapped(_)).then(|| (self.data.clone(), self.revision))
+    }
+
+    /// Takes a copy of the mapped components made at `revision`, unless they changed since;
+    /// whether it did.
+    pub(crate) fn take_copy(&mut self, copy: VectorData, revision: u64) -> bool {
+        let same = revision == self.revision
+            && matches!(self.data, VectorData::Mapped(_))
+            && matches!(copy, VectorData::Owned(_))
+            && copy.as_slice().len() == self.data.as_slice().len();
+        if same {
+            self.data = copy;
+        }
+        same
     }
 
     /// The last [`VectorIndex::take_save`] was not written: the next save writes them again.
@@ -493,6 +513,35 @@ pub(super) mod tests {
             (0..dim).map(|i| ((i as f32 + 1.0) * (seed as f32 + 0.37)).sin()).collect();
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn mapped_rows_copied_apart_are_taken_in_unless_they_changed_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let (dim, q) = (16, unit(7, 16));
+        let mut index = VectorIndex::new(exact(Borrow::default()));
+        for slot in 0..30 {
+            index.add((slot, 0, &episode("t", "c", None, 0)), slot as u64, &unit(slot as u32, dim));
+        }
+        let before = index.search(&q, &[true; 31], 5, 5);
+        let mapped = |index: &mut VectorIndex| {
+            index.unsaved();
+            let (name, data) = index.take_save(1).expect("changed");
+            vector_file::write(dir.path(), &name, data.as_slice()).unwrap();
+            index.attach(dir.path()).unwrap();
+            index.mapped().expect("mapped from the file")
+        };
+        let (data, revision) = mapped(&mut index);
+        assert!(index.take_copy(data.copied(), revision));
+        assert!(index.mapped().is_none(), "in memory of its own now");
+        let after = index.search(&q, &[true; 31], 5, 5);
+        assert_eq!((after.messages, after.episodes), (before.messages, before.episodes));
+        // A row added before the copy is taken: the copy lacks it, and is left.
+        let (data, revision) = mapped(&mut index);
+        let new = unit(1_000, dim);
+        index.add((30, 0, &episode("t", "c", None, 0)), 30, &new);
+        assert!(!index.take_copy(data.copied(), revision));
+        assert_eq!(index.search(&new, &[true; 31], 1, 1).messages[0].1, 30);
     }
 
     #[test]
