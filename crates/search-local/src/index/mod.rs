@@ -9,7 +9,7 @@ use update::Staged;
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use epimem_core::{Episode, Scope};
@@ -61,9 +61,11 @@ pub(crate) struct TenantIndex {
     pub(crate) restarted: Option<String>,
     /// BM25 documents of episodes added since the last commit.
     staged: Staged,
-    /// Whether commits were made since the state was last saved, and when that was.
+    /// Whether commits were made since the state was last saved, when that was, and how long
+    /// to wait after it before saving again (`save_interval`).
     unsaved: bool,
     saved_at: Option<Instant>,
+    save_every: Duration,
     /// The slots visible in the scope last searched, until an episode is added or forgotten:
     /// a server asks in one scope again and again, and checking every slot costs a
     /// millisecond at a million episodes.
@@ -253,6 +255,7 @@ impl TenantIndex {
             staged: Staged::default(),
             unsaved: false,
             saved_at: None,
+            save_every: update::SAVE_EVERY,
             visible: None,
         }
     }

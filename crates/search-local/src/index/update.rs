@@ -22,7 +22,17 @@ use crate::{
 /// The state is saved at most this often (and after a forget, and when the index is dropped).
 /// The BM25 indexes commit every update; a state behind them is found out of step on the next
 /// open, and the index rebuilt: a crash costs a rebuild, never a wrong answer.
-const SAVE_EVERY: Duration = Duration::from_secs(10);
+pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
+
+/// Encoding the state holds the index's lock (a million episodes' state, 400-530 MB, took
+/// 0.24-1.2 s), so saves come further apart as that grows: at most this share of the time
+/// goes to it. Saving less often costs nothing a crash would not cost anyway (a rebuild).
+const SAVE_SHARE: u32 = 20;
+
+/// How long after a save to wait before the next, when encoding its state took `encoding`.
+fn save_interval(encoding: Duration) -> Duration {
+    SAVE_EVERY.max(encoding.saturating_mul(SAVE_SHARE))
+}
 
 /// A tenant's state to write ([`TenantIndex::take_save`]).
 pub(crate) struct StateSave {
@@ -244,7 +254,7 @@ impl TenantIndex {
     /// After a [`PendingCommit`] was made: the state to save, when it is due.
     pub(crate) fn committed(&mut self) -> Result<Option<StateSave>, SearchError> {
         self.unsaved = true;
-        if self.saved_at.is_none_or(|at| at.elapsed() >= SAVE_EVERY) {
+        if self.saved_at.is_none_or(|at| at.elapsed() >= self.save_every) {
             return self.take_save();
         }
         Ok(None)
@@ -270,6 +280,7 @@ impl TenantIndex {
         self.saved_at = Some(Instant::now());
         let Some(folder) = &self.folder else { return Ok(None) };
         let vectors = self.parts.vectors.take_save(self.generation);
+        let encoding = Instant::now();
         let state = state::encode(state::SavedRef {
             tenant: &self.tenant,
             fingerprint: &self.fingerprint,
@@ -277,6 +288,7 @@ impl TenantIndex {
             parts: &self.parts,
         })
         .map_err(|e| io_error(folder, e))?;
+        self.save_every = save_interval(encoding.elapsed());
         let keep = self.parts.vectors.saved_file().map(str::to_owned);
         Ok(Some(StateSave { folder: folder.clone(), vectors, keep, state }))
     }
@@ -310,5 +322,19 @@ impl TenantIndex {
             ids.retain(|id| used[*id as usize]);
             !ids.is_empty()
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_come_further_apart_as_encoding_the_state_takes_longer() {
+        assert_eq!(save_interval(Duration::from_millis(20)), SAVE_EVERY, "small states");
+        let slow = Duration::from_millis(1_200);
+        assert_eq!(save_interval(slow), slow * SAVE_SHARE);
+        let share = slow.as_secs_f64() / save_interval(slow).as_secs_f64();
+        assert!(share <= 1.0 / f64::from(SAVE_SHARE) + 1e-9, "the lock held {share} of the time");
     }
 }
