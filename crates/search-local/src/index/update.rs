@@ -24,9 +24,9 @@ use crate::{
 /// open, and the index rebuilt: a crash costs a rebuild, never a wrong answer.
 pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
 
-/// Encoding the state holds the index's lock (a million episodes' state, 400-530 MB, took
-/// 0.24-1.2 s), so saves come further apart as that grows: at most this share of the time
-/// goes to it. Saving less often costs nothing a crash would not cost anyway (a rebuild).
+/// Encoding the state holds the index's lock (states of 200-425 MB, on the way to a million
+/// episodes' 531 MB, took 0.24-1.2 s during a rebuild), so saves come further apart as that
+/// grows: at most this share of the time goes to it. Saving less often costs nothing a crash would not cost anyway (a rebuild).
 const SAVE_SHARE: u32 = 20;
 
 /// How long after a save to wait before the next, when encoding its state took `encoding`.
