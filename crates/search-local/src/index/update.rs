@@ -26,7 +26,8 @@ pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
 
 /// Encoding the state holds the index's lock (states of 200-425 MB, on the way to a million
 /// episodes' 531 MB, took 0.24-1.2 s during a rebuild), so saves come further apart as that
-/// grows: at most this share of the time goes to it. Saving less often costs nothing a crash would not cost anyway (a rebuild).
+/// grows: at most this share of the time goes to it. Saving less often costs nothing a crash
+/// would not cost anyway (a rebuild).
 const SAVE_SHARE: u32 = 20;
 
 /// How long after a save to wait before the next, when encoding its state took `encoding`.

@@ -1,8 +1,8 @@
 //! Live episodes' slots by id, without a copy of any id: the table's ids column holds them, and
 //! this holds slots hashed by them. Hand-written over hashbrown's `HashTable` because a map keyed
 //! by `String` copied every id, and it is made under the index's lock on the first change after a
-//! load, searches waiting: at a million episodes 180-310 ms and about 90 MB, against 12-19 ms
-//! and 6 MB here.
+//! load, searches waiting: for a million ids 180-310 ms and about 90 MB, against 12-19 ms and
+//! 6 MB here (a standalone timing of the two maps).
 
 use hashbrown::HashTable;
 use xxhash_rust::xxh3::xxh3_64;
