@@ -38,6 +38,10 @@ pub(crate) struct RecallBenchArgs {
     /// every vector scanned, and how often the two agree is printed.
     #[arg(long, value_name = "VECTORS")]
     pub(crate) approximate_from: Option<usize>,
+    /// When the vectors are searched by groups, do not time the recalls again with every vector
+    /// scanned (over a million episodes that takes most of a run); the agreement line goes too.
+    #[arg(long)]
+    pub(crate) no_exact: bool,
     /// Time the same recalls on this PostgreSQL database (postgres://…) too, beside SQLite:
     /// its tenant `bench` is forgotten, filled with the same episodes and left there.
     #[arg(long, value_name = "URL")]
@@ -144,7 +148,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         "target"
     );
     timed.print(true)?;
-    if grouped {
+    if grouped && !args.no_exact {
         drop(engine);
         let mut exact_config = config.clone();
         exact_config.search.approximate_from = usize::MAX;

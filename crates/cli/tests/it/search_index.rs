@@ -194,3 +194,30 @@ fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
     wait_for("is ready");
     assert_eq!(readyz(), (200, "ready".to_owned()));
 }
+
+/// `bench recall` with the vectors searched by groups times the recalls again with every
+/// vector scanned, unless told not to.
+#[test]
+fn bench_recall_compares_with_the_exact_scan_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bench.db");
+    let bench = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .args(["bench", "recall", "--episodes", "300", "--queries", "20"])
+            .args(["--approximate-from", "0", "--db"])
+            .arg(&db)
+            .args(extra)
+            .env("EPIMEM_EMBEDDER", "hash")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let compared = bench(&[]);
+    assert!(compared.contains("the same with every vector scanned"), "{compared}");
+    assert!(compared.contains("shared with the exact scan"), "{compared}");
+    let alone = bench(&["--no-exact"]);
+    assert!(alone.contains("vectors searched by groups"), "{alone}");
+    assert!(!alone.contains("every vector scanned:"), "{alone}");
+    assert!(!alone.contains("shared with the exact scan"), "{alone}");
+}
