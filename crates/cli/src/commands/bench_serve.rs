@@ -32,6 +32,11 @@ pub(crate) struct ServeBenchArgs {
     /// Threads recalling while they do.
     #[arg(long, default_value_t = 1)]
     readers: usize,
+    /// Serve this SQLite store as it is, in the tenant of --tenant (a new temporary one
+    /// otherwise): the load then meets a memory of that size, such as the one `bench recall
+    /// --db` built (its tenant is `bench`). What the load adds stays in it.
+    #[arg(long, value_name = "FILE")]
+    db: Option<std::path::PathBuf>,
 }
 
 /// What one kind of request did in a phase.
@@ -63,8 +68,9 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
         eprintln!("epimem: a debug build: build with --release for meaningful numbers");
     }
     let dir = tempfile::tempdir().context("temporary directory")?;
+    let path = args.db.clone().unwrap_or_else(|| dir.path().join("bench.db"));
     let engine = Arc::new(
-        open_searching(config, &Database::Sqlite(dir.path().join("bench.db")))?
+        open_searching(config, &Database::Sqlite(path))?
             .engine
             .with_freshness(Freshness::Background)
             .with_build_wait(config.server.build_wait()?),
@@ -78,7 +84,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     let served = runtime.spawn(epimem_server::serve(
         served_engine,
         listener,
-        ServerConfig::default(),
+        ServerConfig { tenant: config.tenant.clone(), ..ServerConfig::default() },
         worker_report(false),
         Box::new(|_| {}),
         async move {

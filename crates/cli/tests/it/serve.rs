@@ -439,6 +439,33 @@ fn bench_serve_prints_its_table_without_errors() {
     }
 }
 
+/// Given a store, the load goes into it, in the tenant asked for, and stays there.
+#[test]
+fn bench_serve_loads_the_store_and_tenant_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kept.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--tenant", "loaded", "bench", "serve", "--seconds", "2", "--batch", "10", "--db"])
+        .arg(&db)
+        .env("EPIMEM_EMBEDDER", "hash")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let messages = |tenant: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+            .args(["--tenant", tenant, "stats", "--json", "--db"])
+            .arg(&db)
+            .env("EPIMEM_EMBEDDER", "hash")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        stats["messages"].as_u64().unwrap()
+    };
+    assert!(messages("loaded") > 0);
+    assert_eq!(messages("default"), 0);
+}
+
 /// Episodes another process closes on the same database become searchable without a restart,
 /// within the index refresh (a second here), and a recall never waits for that catch-up.
 #[test]
