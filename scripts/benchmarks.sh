@@ -130,6 +130,26 @@ stable (`SQLITE_DBCONFIG_ENABLE_QPSG`, now set on every connection). A recall al
 episodes it quotes eight at a time in one snapshot instead of one read each. Recalls per second
 rose by about a third; two runs after it gave recall p99 17.8 and 18.1 ms in batches.
 
+The same load on a store of a million episodes (`bench serve --db` on a copy of the database
+`bench recall --episodes 1000000` built, `--tenant bench`; 60 s, one run of this version and one
+of the version before the search index stopped copying its vectors under its lock, each on its own
+copy):
+
+```
+phase                         messages/s   add p50   add p99 recalls/s recall p50 recall p99  errors jobs left caught up
+one message per request             1271    0.84ms   10.02ms        31    27.69ms    60.24ms       0       400    181.3s
+batches of 100                     11163   13.35ms   62.65ms        38    23.22ms    55.88ms       0       764    284.9s
+the version before:
+one message per request             1240    0.83ms    9.82ms        36    25.87ms    44.19ms       0       400    205.0s
+batches of 100                     11977   13.12ms   62.81ms        37    23.17ms    52.45ms       0       400    147.9s
+```
+
+Adding keeps its pace, but recall p99 is 44-60 ms (target 20 ms), missed by both versions (their
+difference is within what one run each can tell), and the worker falls far behind: a segmentation
+job took 0.4-0.7 s at this size (catching up on 400 took 148-285 s), against 0.05 s in the empty
+store above. Where that time goes (each job's index update commits BM25 over a million documents,
+and the state is saved at intervals) is not measured yet.
+
 Earlier runs, for comparison. 20 s (10 s a phase), nothing else running, before that change:
 
 ```
