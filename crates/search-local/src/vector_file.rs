@@ -56,7 +56,7 @@ impl VectorData {
     /// if a grouping still shares them).
     pub(crate) fn to_mut(&mut self) -> &mut Vec<i8> {
         if !matches!(self, Self::Owned(_)) {
-            *self = Self::Owned(Arc::new(self.as_slice().to_vec()));
+            *self = self.copied();
         }
         match self {
             Self::Owned(data) => Arc::make_mut(data),

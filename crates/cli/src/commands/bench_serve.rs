@@ -12,10 +12,10 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use epimem_engine::{Freshness, MessageInput};
-use epimem_server::ServerConfig;
+use epimem_engine::MessageInput;
+use epimem_server::Access;
 
-use super::{bench::synthetic, open_searching, worker_report};
+use super::{bench::synthetic, open_serving, serve::server_config, worker_report};
 use crate::config::{AppConfig, Database};
 
 #[derive(Debug, Args)]
@@ -69,12 +69,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     }
     let dir = tempfile::tempdir().context("temporary directory")?;
     let path = args.db.clone().unwrap_or_else(|| dir.path().join("bench.db"));
-    let engine = Arc::new(
-        open_searching(config, &Database::Sqlite(path))?
-            .engine
-            .with_freshness(Freshness::Background)
-            .with_build_wait(config.server.build_wait()?),
-    );
+    let engine = open_serving(config, &Database::Sqlite(path))?;
     let fingerprint = engine.embedder_fingerprint().unwrap_or("none").to_owned();
     let served_engine = engine.clone();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
@@ -84,7 +79,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     let served = runtime.spawn(epimem_server::serve(
         served_engine,
         listener,
-        ServerConfig { tenant: config.tenant.clone(), ..ServerConfig::default() },
+        server_config(config, Access::SingleUser)?,
         worker_report(false),
         Box::new(|_| {}),
         async move {

@@ -1,20 +1,14 @@
 //! `epimem mcp`: the memory tools over stdio, for an MCP client that starts epimem itself.
 
-use std::{process::ExitCode, sync::Arc};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use epimem_engine::Freshness;
 
-use super::{STOP_WAIT, index_progress::server_report, open_searching, worker_report};
+use super::{STOP_WAIT, index_progress::server_report, open_serving, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
-    let engine = Arc::new(
-        open_searching(config, &config.database()?)?
-            .engine
-            .with_freshness(Freshness::Background)
-            .with_build_wait(config.server.build_wait()?),
-    );
+    let engine = open_serving(config, &config.database()?)?;
     // The worker closes conversations that fall silent, as under `serve`; it reports on
     // stderr, since stdout carries the protocol.
     let worker = epimem_server::Worker::spawn(

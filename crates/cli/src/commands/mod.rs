@@ -22,7 +22,7 @@ pub(crate) mod worker;
 use std::{path::Path, sync::Arc};
 
 use anyhow::{Context, Result, bail};
-use epimem_engine::{Engine, SystemClock};
+use epimem_engine::{Engine, Freshness, SystemClock};
 use epimem_search::Search;
 use epimem_search_local::LocalSearch;
 use epimem_store_postgres::{PostgresSearch, PostgresStore};
@@ -86,6 +86,20 @@ pub(crate) fn open_store(database: &Database) -> Result<AnyStore> {
 
 fn connect_postgres(url: &str, database: &Database) -> Result<PostgresStore> {
     PostgresStore::connect(url).with_context(|| format!("cannot open the database ({database})"))
+}
+
+/// The engine a long-running process answers from (`serve`, `mcp`, `bench serve`): its search
+/// index kept current in the background, and a recall during a build refused after
+/// `server.build_wait_seconds`.
+pub(crate) fn open_serving(
+    config: &AppConfig,
+    database: &Database,
+) -> Result<Arc<Engine<AnyStore>>> {
+    let engine = open_searching(config, database)?
+        .engine
+        .with_freshness(Freshness::Background)
+        .with_build_wait(config.server.build_wait()?);
+    Ok(Arc::new(engine))
 }
 
 /// Opens `database` with the configured embedder and its search index: saved beside a SQLite

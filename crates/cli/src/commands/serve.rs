@@ -1,13 +1,12 @@
 //! `epimem serve`: the HTTP API over the configured database, with the worker beside it.
 
-use std::{net::SocketAddr, process::ExitCode, sync::Arc, time::Duration};
+use std::{net::SocketAddr, process::ExitCode, time::Duration};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use epimem_engine::Freshness;
 use epimem_server::{Access, ServerConfig};
 
-use super::{STOP_WAIT, index_progress::server_report, open_searching, worker_report};
+use super::{STOP_WAIT, index_progress::server_report, open_serving, worker_report};
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
@@ -28,12 +27,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
     let addr: SocketAddr =
         listen.parse().with_context(|| format!("--listen {listen:?} is not an IP:PORT address"))?;
     let db = config.database()?;
-    let engine = Arc::new(
-        open_searching(config, &db)?
-            .engine
-            .with_freshness(Freshness::Background)
-            .with_build_wait(config.server.build_wait()?),
-    );
+    let engine = open_serving(config, &db)?;
     let access = if engine.api_keys(None)?.iter().any(|k| k.revoked.is_none()) {
         Access::ApiKeys
     } else {
@@ -46,15 +40,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
              listen on a loopback address (127.0.0.1 or ::1)"
         );
     }
-    let settings = &config.server;
-    let server = ServerConfig {
-        tenant: config.tenant.clone(),
-        access,
-        body_limit: settings.body_limit_bytes,
-        request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
-        tick_every: settings.tick_every()?,
-        index_refresh: settings.index_refresh()?,
-    };
+    let server = server_config(config, access)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -106,5 +92,18 @@ pub(super) fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>>
 pub(super) fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
+    })
+}
+
+/// The server's settings from the configuration, with `access` decided by the caller.
+pub(crate) fn server_config(config: &AppConfig, access: Access) -> Result<ServerConfig> {
+    let settings = &config.server;
+    Ok(ServerConfig {
+        tenant: config.tenant.clone(),
+        access,
+        body_limit: settings.body_limit_bytes,
+        request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
+        tick_every: settings.tick_every()?,
+        index_refresh: settings.index_refresh()?,
     })
 }

@@ -260,10 +260,8 @@ impl VectorIndex {
     /// Takes a copy of the mapped components made at `revision`, unless they changed since;
     /// whether it did.
     pub(crate) fn take_copy(&mut self, copy: VectorData, revision: u64) -> bool {
-        let same = revision == self.revision
-            && matches!(self.data, VectorData::Mapped(_))
-            && matches!(copy, VectorData::Owned(_))
-            && copy.as_slice().len() == self.data.as_slice().len();
+        // Every change to the rows counts in the revision; a mapping is only made on open.
+        let same = revision == self.revision && matches!(self.data, VectorData::Mapped(_));
         if same {
             self.data = copy;
         }
