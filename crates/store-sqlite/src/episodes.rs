@@ -102,33 +102,38 @@ pub(crate) fn detail(
     Ok(Some(EpisodeDetail { episode, context, messages }))
 }
 
+/// The messages of episodes `ids` with their vectors of `fingerprint`. CROSS JOIN fixes the
+/// order: the ids are looked up first, then checked against the tenant; left to the planner
+/// (with `?3 IS NULL OR e.id IN …`), each catch-up read every episode of the tenant, 0.3 s
+/// of every segmentation job at a million episodes.
+fn indexed_messages_sql() -> String {
+    format!(
+        "SELECT {}, m.seq, coalesce(m.speaker, m.role), m.content, mv.vector, m.role
+         FROM json_each(?3) j
+         CROSS JOIN episodes e ON e.id = j.value
+         CROSS JOIN conversations c ON c.id = e.conversation_id
+         JOIN messages m ON m.conversation_id = e.conversation_id
+             AND m.seq BETWEEN e.first_seq AND e.last_seq
+         LEFT JOIN vector_models vm ON vm.fingerprint = ?1
+         LEFT JOIN message_vectors mv ON mv.conversation_id = m.conversation_id
+             AND mv.model_id = vm.id AND mv.seq = m.seq
+         WHERE c.tenant = ?2
+         ORDER BY e.rowid, m.seq",
+        rows::EPISODE_COLUMNS
+    )
+}
+
 pub(crate) fn indexed_messages(
     conn: &Connection,
     tenant: &str,
-    only: Option<&[EpisodeId]>,
+    ids: &[EpisodeId],
     fingerprint: Option<&str>,
 ) -> Result<Vec<IndexedMessage>, StoreError> {
-    let only = only
-        .map(|ids| serde_json::to_string(&ids.iter().map(|i| i.0.as_str()).collect::<Vec<_>>()))
-        .transpose()
+    let ids = serde_json::to_string(&ids.iter().map(|i| i.0.as_str()).collect::<Vec<_>>())
         .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))?;
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            "SELECT {}, m.seq, coalesce(m.speaker, m.role), m.content, mv.vector, m.role
-             FROM episodes e
-             JOIN conversations c ON c.id = e.conversation_id
-             JOIN messages m ON m.conversation_id = e.conversation_id
-                 AND m.seq BETWEEN e.first_seq AND e.last_seq
-             LEFT JOIN vector_models vm ON vm.fingerprint = ?1
-             LEFT JOIN message_vectors mv ON mv.conversation_id = m.conversation_id
-                 AND mv.model_id = vm.id AND mv.seq = m.seq
-             WHERE c.tenant = ?2 AND (?3 IS NULL OR e.id IN (SELECT value FROM json_each(?3)))
-             ORDER BY e.rowid, m.seq",
-            rows::EPISODE_COLUMNS
-        ))
-        .map_err(map_err)?;
+    let mut stmt = conn.prepare_cached(&indexed_messages_sql()).map_err(map_err)?;
     let rows = stmt
-        .query_map(rusqlite::params![fingerprint, tenant, only], |r| {
+        .query_map(rusqlite::params![fingerprint, tenant, ids], |r| {
             let own = rows::EPISODE_COLUMN_COUNT;
             Ok((
                 rows::episode(r)?,
@@ -179,6 +184,32 @@ mod tests {
     use rusqlite::StatementStatus;
 
     use super::*;
+
+    /// Catching a search index up reads the episodes it is told of, whatever the tenant holds:
+    /// every table is looked up by key, only the list of ids is read through.
+    #[test]
+    fn indexed_messages_look_the_episodes_up_by_id() {
+        let store = crate::SqliteStore::open_in_memory().unwrap();
+        let plan = store
+            .with_conn(|conn| {
+                let mut stmt = conn
+                    .prepare(&format!("EXPLAIN QUERY PLAN {}", indexed_messages_sql()))
+                    .map_err(map_err)?;
+                let details = stmt
+                    .query_map(rusqlite::params![None::<String>, "t", "[]"], |r| {
+                        r.get::<_, String>(3)
+                    })
+                    .map_err(map_err)?;
+                details.collect::<Result<Vec<_>, _>>().map_err(map_err)
+            })
+            .unwrap();
+        let scans: Vec<&String> = plan.iter().filter(|d| d.starts_with("SCAN")).collect();
+        assert!(
+            scans.len() == 1 && scans[0].starts_with("SCAN j"),
+            "only the ids are scanned: {plan:?}"
+        );
+        assert!(plan.iter().any(|d| d.contains("SEARCH e") && d.contains("(id=?)")), "{plan:?}");
+    }
 
     /// A scoped query runs with new values each time; planning it anew on each run cost more
     /// than the query.

@@ -321,7 +321,7 @@ impl Store for SqliteStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(|conn| episodes::indexed_messages(conn, tenant, Some(ids), fingerprint))
+        self.read(|conn| episodes::indexed_messages(conn, tenant, ids, fingerprint))
     }
 
     fn change_generation(&self, tenant: &str) -> Result<u64, StoreError> {
