@@ -15,7 +15,7 @@ use tantivy::TantivyDocument;
 use super::{LineFacts, TenantIndex, index_error, io_error};
 use crate::{
     lexical, state, vector_file,
-    vector_file::VectorData,
+    vector_file::{VectorData, VectorSave},
     vectors::{Grouped, Grouping},
 };
 
@@ -41,7 +41,7 @@ pub(crate) struct StateSave {
     /// The vectors' file, when they changed: written first, since the state names it. Shared
     /// with the index: copying 512 MB under its lock at every save (a million episodes) held
     /// searches up for as long.
-    vectors: Option<(String, VectorData)>,
+    vectors: Option<VectorSave>,
     /// The vectors' file the state names (every other is deleted once it is written).
     keep: Option<String>,
     state: Vec<u8>,
@@ -50,8 +50,8 @@ pub(crate) struct StateSave {
 impl StateSave {
     pub(crate) fn write(self) -> Result<(), SearchError> {
         let folder = &self.folder;
-        if let Some((name, data)) = &self.vectors {
-            vector_file::write(folder, name, data.as_slice()).map_err(|e| io_error(folder, e))?;
+        if let Some(vectors) = &self.vectors {
+            vectors.write(folder).map_err(|e| io_error(folder, e))?;
         }
         state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
         vector_file::remove_others(folder, self.keep.as_deref()).map_err(|e| io_error(folder, e))

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     clusters::{Clusters, Packing},
-    vector_file::{self, VectorData},
+    vector_file::{self, VectorData, VectorSave},
 };
 use layout::Layout;
 
@@ -53,9 +53,12 @@ pub(crate) struct VectorIndex {
     data: VectorData,
     /// The file the components were last saved to, and its length; `None` before any save.
     saved: Option<(String, u64)>,
-    /// Whether the components changed since they were last saved.
+    /// Whether the components changed since they were last saved...
     #[serde(skip)]
     changed: bool,
+    /// ...and whether other than by rows added at the end (which a save appends to the file).
+    #[serde(skip)]
+    rewritten: bool,
     /// Counts the changes to the rows, so that a grouping made of them meanwhile is known to
     /// be of the rows as they are.
     #[serde(skip)]
@@ -227,25 +230,36 @@ impl VectorIndex {
         self.scales = scales;
         self.layout.get_or_insert_with(|| Layout::identity(&self.rows)).permute(packing);
         self.changed = true;
+        self.rewritten = true;
         self.revision += 1;
     }
 
-    /// The components to write to a file of their own, if they changed since they were last
-    /// saved: (file name, the components, shared, not copied); the state saved next names that
-    /// file (named by `generation`). Written by the caller ([`vector_file::write`]), outside
-    /// any lock; if that fails, [`VectorIndex::unsaved`].
-    pub(crate) fn take_save(&mut self, generation: u64) -> Option<(String, VectorData)> {
-        let out = if self.data.as_slice().is_empty() {
+    /// The components to write, if they changed since they were last saved: appended to the
+    /// file saved last when rows were only added since, else a new file (named by
+    /// `generation`); shared, not copied. The state saved next names that file. Written by the
+    /// caller ([`VectorSave::write`]), outside any lock; if that fails,
+    /// [`VectorIndex::unsaved`].
+    pub(crate) fn take_save(&mut self, generation: u64) -> Option<VectorSave> {
+        let len = self.data.as_slice().len();
+        let out = if len == 0 {
             self.saved = None;
             None
         } else if self.changed || self.saved.is_none() {
-            let name = vector_file::file_name(generation);
-            self.saved = Some((name.clone(), self.data.as_slice().len() as u64));
-            Some((name, self.data.clone()))
+            let (name, from) = match &self.saved {
+                Some((name, from)) if !self.rewritten && *from as usize <= len => {
+                    (name.clone(), *from as usize)
+                }
+                current => {
+                    (vector_file::file_name(generation, current.as_ref().map(|c| c.0.as_str())), 0)
+                }
+            };
+            self.saved = Some((name.clone(), len as u64));
+            Some(VectorSave { name, from, data: self.data.clone() })
         } else {
             None
         };
         self.changed = false;
+        self.rewritten = false;
         out
     }
 
@@ -268,9 +282,11 @@ impl VectorIndex {
         same
     }
 
-    /// The last [`VectorIndex::take_save`] was not written: the next save writes them again.
+    /// The last [`VectorIndex::take_save`] was not written (maybe in part): the next save
+    /// writes them again, whole, into a new file.
     pub(crate) fn unsaved(&mut self) {
         self.changed = true;
+        self.rewritten = true;
     }
 
     /// The vector file the state names, if any.
@@ -307,6 +323,7 @@ impl VectorIndex {
             return Err(std::io::Error::other("vector rows out of step"));
         }
         self.changed = false;
+        self.rewritten = false;
         Ok(())
     }
 
@@ -323,6 +340,7 @@ impl VectorIndex {
         self.rows.drain(start..end);
         layout::remove_positions(self.data.to_mut(), dim, &positions);
         self.changed = true;
+        self.rewritten = true;
         self.revision += 1;
         layout::remove_positions(&mut self.scales, 1, &positions);
         let len = (end - start) as u32;
@@ -524,8 +542,7 @@ pub(super) mod tests {
         let before = index.search(&q, &[true; 31], 5, 5);
         let mapped = |index: &mut VectorIndex| {
             index.unsaved();
-            let (name, data) = index.take_save(1).expect("changed");
-            vector_file::write(dir.path(), &name, data.as_slice()).unwrap();
+            index.take_save(1).expect("changed").write(dir.path()).unwrap();
             index.attach(dir.path()).unwrap();
             index.mapped().expect("mapped from the file")
         };
@@ -540,6 +557,58 @@ pub(super) mod tests {
         index.add((30, 0, &episode("t", "c", None, 0)), 30, &new);
         assert!(!index.take_copy(data.copied(), revision));
         assert_eq!(index.search(&new, &[true; 31], 1, 1).messages[0].1, 30);
+    }
+
+    #[test]
+    fn rows_added_since_a_save_are_appended_to_its_file_and_any_other_change_writes_a_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (dim, visible) = (16, [true; 40]);
+        let mut index = VectorIndex::new(exact(Borrow::default()));
+        let add = |index: &mut VectorIndex, slots: std::ops::Range<usize>| {
+            for slot in slots {
+                let v = unit(slot as u32, dim);
+                index.add((slot, 0, &episode("t", "c", None, 0)), slot as u64, &v);
+            }
+        };
+        let reloaded = |index: &VectorIndex| {
+            let mut copy: VectorIndex = postcard::from_bytes(&postcard::to_stdvec(index).unwrap())
+                .expect("the state decodes");
+            copy.config = index.config;
+            copy.attach(dir.path()).unwrap();
+            copy
+        };
+        let found = |index: &VectorIndex, seed: u32| {
+            index
+                .search(&unit(seed, dim), &visible, 3, 3)
+                .messages
+                .iter()
+                .map(|m| m.1)
+                .collect::<Vec<_>>()
+        };
+        add(&mut index, 0..20);
+        let first = index.take_save(1).expect("new rows");
+        assert_eq!((first.from, first.name.as_str()), (0, "vectors-1.bin"));
+        first.write(dir.path()).unwrap();
+        assert!(index.take_save(2).is_none(), "nothing changed");
+        add(&mut index, 20..30);
+        let appended = index.take_save(2).expect("new rows");
+        assert_eq!((appended.from, appended.name.as_str()), (20 * dim, "vectors-1.bin"));
+        appended.write(dir.path()).unwrap();
+        let copy = reloaded(&index);
+        for seed in [3, 25, 29] {
+            assert_eq!(found(&copy, seed), found(&index, seed), "seed {seed}");
+        }
+        index.remove(5);
+        let rewritten = index.take_save(2).expect("a row removed");
+        assert_eq!((rewritten.from, rewritten.name.as_str()), (0, "vectors-2.bin"));
+        rewritten.write(dir.path()).unwrap();
+        assert_eq!(found(&reloaded(&index), 25), found(&index, 25));
+        // A save that failed is written whole again, into a file the state does not name.
+        add(&mut index, 30..31);
+        let _lost = index.take_save(2).expect("a row added");
+        index.unsaved();
+        let again = index.take_save(2).expect("written again");
+        assert_eq!((again.from, again.name.as_str()), (0, "vectors-2-1.bin"));
     }
 
     #[test]

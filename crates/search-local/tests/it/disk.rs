@@ -210,11 +210,11 @@ fn vectors_are_saved_in_one_file_of_their_own_and_checked_on_open() {
     {
         let search = open(dir.path(), Some("fp"));
         garden(&search);
-        // Each save that changed the vectors wrote a new file; the older ones are gone.
+        // Rows added after a save are appended to the file it wrote.
         add(&search, 6, &[("Ana", "tomatoes ripen in August")], 4);
     }
     let files = vector_files();
-    assert_eq!(files, ["vectors-4.bin"], "one file, named by the generation it holds");
+    assert_eq!(files, ["vectors-1.bin"], "one file, named by the generation it was begun at");
     // Opened and dropped without a change: the same file, not written again.
     assert!(!answers(&open(dir.path(), Some("fp"))).is_empty());
     assert_eq!(vector_files(), files);
