@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_engine::MessageInput;
 use epimem_server::Access;
+use epimem_store::JobState;
 
 use super::{bench::synthetic, open_serving, serve::server_config, worker_report};
 use crate::config::{AppConfig, Database};
@@ -91,7 +92,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     let mut rows = Vec::new();
     for (phase, batch) in [("one message per request", 1), ("batches", args.batch)] {
         let timings = load(&base, &pool, batch, args, half, phase)?;
-        let backlog = drain(&engine)?;
+        let backlog = drain(&engine, &config.tenant)?;
         rows.push((phase, batch, timings, backlog));
     }
     let _ = stop.send(());
@@ -149,19 +150,28 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     Ok(ExitCode::SUCCESS)
 }
 
-/// Waits until the worker has run every queued segmentation job (at most ten minutes);
-/// returns how many were queued when it began and how long it took.
-fn drain(engine: &epimem_engine::Engine<crate::commands::AnyStore>) -> Result<(u64, Duration)> {
+/// Waits until the worker has run every job of `tenant` but those parked (at most ten
+/// minutes); returns how many were left when it began and how long it took. It asks for the
+/// tenant's jobs, not the store's counts: counting a million episodes ten times a second took
+/// a core from the worker it waits for.
+fn drain(
+    engine: &epimem_engine::Engine<crate::commands::AnyStore>,
+    tenant: &str,
+) -> Result<(u64, Duration)> {
     let started = Instant::now();
-    let left = engine.stats(None)?.queued_jobs;
-    eprintln!("epimem: {left} segmentation job(s) still queued; waiting for the worker…");
-    while engine.stats(None)?.queued_jobs > 0 {
+    let left = || -> Result<u64> {
+        let jobs = engine.jobs(tenant, None, usize::MAX)?;
+        Ok(jobs.iter().filter(|j| j.state != JobState::Parked).count() as u64)
+    };
+    let queued = left()?;
+    eprintln!("epimem: {queued} job(s) still queued; waiting for the worker…");
+    while left()? > 0 {
         if started.elapsed() > Duration::from_secs(600) {
             bail!("the worker did not catch up within ten minutes");
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    Ok((left, started.elapsed()))
+    Ok((queued, started.elapsed()))
 }
 
 /// Runs writers and readers against `base` for `duration`; returns (adds, recalls).
