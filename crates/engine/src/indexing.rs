@@ -101,7 +101,8 @@ impl<S: Store> Engine<S> {
     }
 
     /// Catches up every index recalled from so far with what any process wrote since (in the
-    /// background mode; for the owner's timer). Returns the first failure, after trying all.
+    /// background mode; for the owner's timer), and lets each save what a burst of updates
+    /// left unsaved once it is over. Returns the first failure, after trying all.
     /// A tenant whose index another thread is building or catching up is left to it: waiting
     /// would hold the worker (and its jobs) for as long as a build takes.
     pub fn refresh_indexes(&self) -> Result<(), EngineError> {
@@ -116,6 +117,8 @@ impl<S: Store> Engine<S> {
             };
             if let Err(e) = self.sync_locked(&tenant, &mut |_, _, _| {}) {
                 first_error.get_or_insert(e);
+            } else if let Err(e) = self.search.settle(&tenant) {
+                first_error.get_or_insert(e.into());
             }
         }
         first_error.map_or(Ok(()), Err)

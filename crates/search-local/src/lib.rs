@@ -27,7 +27,7 @@ use std::{
     fs,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use epimem_core::{EpisodeCandidates, RankingConfig, TurnTable};
@@ -203,6 +203,21 @@ impl Search for LocalSearch {
         let pending = tenant.index()?.pending(update.generation);
         pending.commit(false)?; // searches go on meanwhile
         let save = tenant.index()?.committed()?;
+        if let Some(save) = save {
+            // Written outside the index's lock, searches going on.
+            if let Err(e) = save.write() {
+                tenant.index()?.not_saved();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn settle(&self, tenant: &str) -> Result<(), SearchError> {
+        // Only an index open here can hold anything unsaved: none is opened for this.
+        let Some(tenant) = self.lock()?.get(tenant).cloned() else { return Ok(()) };
+        let _applying = tenant.applying()?;
+        let save = tenant.index()?.settled(Instant::now())?;
         if let Some(save) = save {
             // Written outside the index's lock, searches going on.
             if let Err(e) = save.write() {

@@ -40,6 +40,14 @@ pub trait Search: Send + Sync + fmt::Debug {
         Ok(None)
     }
 
+    /// Writes what the tenant's index holds and has not saved, once no update has come for a
+    /// moment: an index that saves only now and then (not during a burst of updates) must not
+    /// be left behind by the last one. The owner calls it on a timer; an index that keeps
+    /// nothing unsaved does nothing.
+    fn settle(&self, _tenant: &str) -> Result<(), SearchError> {
+        Ok(())
+    }
+
     /// Candidates of episode recall, with their features.
     fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError>;
 
@@ -70,6 +78,9 @@ impl<T: Search + ?Sized> Search for std::sync::Arc<T> {
     }
     fn started_again(&self, tenant: &str) -> Result<Option<String>, SearchError> {
         (**self).started_again(tenant)
+    }
+    fn settle(&self, tenant: &str) -> Result<(), SearchError> {
+        (**self).settle(tenant)
     }
     fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError> {
         (**self).episodes(query)

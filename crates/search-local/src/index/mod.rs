@@ -61,11 +61,12 @@ pub(crate) struct TenantIndex {
     pub(crate) restarted: Option<String>,
     /// BM25 documents of episodes added since the last commit.
     staged: Staged,
-    /// Whether commits were made since the state was last saved, when that was, and how long
-    /// to wait after it before saving again (`save_interval`).
+    /// Whether commits were made since the state was last saved, when that was, how long to
+    /// wait after it before saving again (`save_interval`), and when the last commit was.
     unsaved: bool,
     saved_at: Option<Instant>,
     save_every: Duration,
+    committed_at: Option<Instant>,
     /// The slots visible in the scope last searched, until an episode is added or forgotten:
     /// a server asks in one scope again and again, and checking every slot costs a
     /// millisecond at a million episodes.
@@ -256,6 +257,7 @@ impl TenantIndex {
             unsaved: false,
             saved_at: None,
             save_every: update::SAVE_EVERY,
+            committed_at: None,
             visible: None,
         }
     }

@@ -19,20 +19,45 @@ use crate::{
     vectors::{Grouped, Grouping},
 };
 
-/// The state is saved at most this often (and after a forget, and when the index is dropped).
-/// The BM25 indexes commit every update; a state behind them is found out of step on the next
-/// open, and the index rebuilt: a crash costs a rebuild, never a wrong answer.
+/// The state is saved at most this often (and after a forget, once updates have stopped for
+/// [`QUIET`], and when the index is dropped). The BM25 indexes commit every update; a state
+/// behind them is found out of step on the next open, and the index rebuilt: a crash costs a
+/// rebuild, never a wrong answer.
 pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
 
 /// Encoding the state holds the index's lock (states of 200-425 MB, on the way to a million
 /// episodes' 531 MB, took 0.24-1.2 s during a rebuild), so saves come further apart as that
-/// grows: at most this share of the time goes to it. Saving less often costs nothing a crash
-/// would not cost anyway (a rebuild).
+/// grows: at most this share of the time goes to it.
 const SAVE_SHARE: u32 = 20;
+
+/// An update that follows the one before within this long is part of a burst, and its commit
+/// does not save the state: a crash in a burst finds the state behind whenever it was saved,
+/// so saving then only cost time (and held searches up). The state is saved once the burst
+/// is over ([`TenantIndex::settled`]), so a crash while nothing happens costs nothing.
+pub(crate) const QUIET: Duration = Duration::from_secs(1);
 
 /// How long after a save to wait before the next, when encoding its state took `encoding`.
 fn save_interval(encoding: Duration) -> Duration {
     SAVE_EVERY.max(encoding.saturating_mul(SAVE_SHARE))
+}
+
+/// Whether a commit at `now` saves the state: never at generation 0 (a build under way, whose
+/// state an open would start again whenever it was saved); else the first one does, and later
+/// ones once the interval since the last save is over and the commit before was at least
+/// [`QUIET`] ago.
+fn save_due(
+    now: Instant,
+    generation: u64,
+    saved_at: Option<Instant>,
+    save_every: Duration,
+    previous_commit: Option<Instant>,
+) -> bool {
+    if generation == 0 {
+        return false;
+    }
+    let Some(saved_at) = saved_at else { return true };
+    now.saturating_duration_since(saved_at) >= save_every
+        && previous_commit.is_none_or(|at| now.saturating_duration_since(at) >= QUIET)
 }
 
 /// A tenant's state to write ([`TenantIndex::take_save`]).
@@ -252,10 +277,22 @@ impl TenantIndex {
         }
     }
 
-    /// After a [`PendingCommit`] was made: the state to save, when it is due.
+    /// After a [`PendingCommit`] was made: the state to save, when it is due ([`save_due`]).
     pub(crate) fn committed(&mut self) -> Result<Option<StateSave>, SearchError> {
         self.unsaved = true;
-        if self.saved_at.is_none_or(|at| at.elapsed() >= self.save_every) {
+        let now = Instant::now();
+        let previous = self.committed_at.replace(now);
+        if save_due(now, self.generation, self.saved_at, self.save_every, previous) {
+            return self.take_save();
+        }
+        Ok(None)
+    }
+
+    /// The state to save if commits were made since it was last saved and none for
+    /// [`QUIET`] before `now`: what a burst of updates left unsaved.
+    pub(crate) fn settled(&mut self, now: Instant) -> Result<Option<StateSave>, SearchError> {
+        let quiet = self.committed_at.is_some_and(|at| now.saturating_duration_since(at) >= QUIET);
+        if self.unsaved && quiet && self.generation > 0 {
             return self.take_save();
         }
         Ok(None)
@@ -329,6 +366,22 @@ impl TenantIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commit_in_a_burst_or_in_a_build_does_not_save_the_state() {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let due = |now, saved_at, previous| save_due(now, 7, saved_at, SAVE_EVERY, previous);
+        assert!(due(at(0), None, None), "the first commit saves");
+        assert!(!save_due(at(0), 0, None, SAVE_EVERY, None), "a build's commits do not");
+        let every = SAVE_EVERY.as_millis() as u64;
+        // Past the interval, after a quiet spell: saved.
+        assert!(due(at(every), Some(at(0)), Some(at(every - 2_000))));
+        // Past the interval, but the commit before came a moment ago: a burst, not saved.
+        assert!(!due(at(every), Some(at(0)), Some(at(every - 100))));
+        // Within the interval: not saved, however quiet.
+        assert!(!due(at(every - 1), Some(at(0)), Some(at(0))));
+    }
 
     #[test]
     fn saves_come_further_apart_as_encoding_the_state_takes_longer() {

@@ -401,6 +401,30 @@ fn a_damaged_state_is_used_or_rebuilt_never_misread_into_a_panic() {
     }
 }
 
+/// Updates in a burst do not save the state each time; it is saved once they stop, so an
+/// index copied as a crash would leave it opens as it was, without a rebuild.
+#[test]
+fn a_burst_of_updates_is_saved_once_it_is_over() {
+    let dir = TempDir::new().unwrap();
+    let search = open(dir.path(), Some("fp"));
+    let crashed = |name: &str| {
+        let copy = dir.path().join(name);
+        copy_folder(&dir.path().join("search"), &copy.join("search"));
+        let reopened = open(&copy, Some("fp"));
+        (reopened.generation("t").unwrap(), reopened.started_again("t").unwrap())
+    };
+    add(&search, 1, &[("Ana", "the compost goes in first")], 1);
+    add(&search, 2, &[("Ana", "tomatoes ripen in August")], 2);
+    let (generation, why) = crashed("during");
+    assert_eq!(generation, 0, "the state was saved after the first update only");
+    assert!(why.is_some_and(|w| w.contains("step")), "started again");
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    search.settle("t").unwrap();
+    assert_eq!(crashed("after"), (2, None), "saved once the updates stopped");
+    let reopened = open(&dir.path().join("after"), Some("fp"));
+    assert_eq!(answers(&reopened), answers(&search));
+}
+
 fn copy_folder(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for entry in fs::read_dir(from).unwrap() {
