@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Episode, LineSignals};
+use crate::{Episode, EpisodeId, FsrsState, LineSignals, Timestamp};
 
 /// A BM25 candidate: its 1-based rank among the lexical candidates, and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,13 +60,31 @@ pub struct TurnFeatures {
     pub words: Option<f64>,
 }
 
+/// What turn-level recall needs of an episode a [`TurnTable`] refers to: which it is, when it
+/// ran (a query's date) and its memory strength. Not the whole record: a table refers to
+/// hundreds, and copying each one's title, summary and keywords was a fifth of a turn recall's
+/// time over a million episodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnEpisode {
+    pub id: EpisodeId,
+    pub start: Timestamp,
+    pub end: Timestamp,
+    pub fsrs: FsrsState,
+}
+
+impl From<&Episode> for TurnEpisode {
+    fn from(e: &Episode) -> Self {
+        Self { id: e.id.clone(), start: e.start, end: e.end, fsrs: e.fsrs }
+    }
+}
+
 /// Everything turn-level ranking needs, as a search index found it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TurnTable {
     /// Whether the query had any word to search for.
     pub searched_words: bool,
     /// Every episode the table refers to, as indexed.
-    pub episodes: Vec<Episode>,
+    pub episodes: Vec<TurnEpisode>,
     /// Per episode (of those holding a candidate): the episodes just before and after it in
     /// its conversation, unless a silence separates them.
     pub adjacent: Vec<Vec<u32>>,

@@ -44,7 +44,8 @@ pub use facts::{
     SourceEpisode, fact_id, plan_fact_changes, rank_facts,
 };
 pub use features::{
-    EpisodeCandidates, EpisodeFeatures, LexicalMatch, TurnFeatures, TurnKey, TurnTable, VectorMatch,
+    EpisodeCandidates, EpisodeFeatures, LexicalMatch, TurnEpisode, TurnFeatures, TurnKey,
+    TurnTable, VectorMatch,
 };
 pub use fusion::{Fusion, fuse, rrf};
 pub use ids::{episode_id, message_key};

@@ -120,7 +120,7 @@ impl<S: Store> Engine<S> {
             .iter()
             .zip(&retrievability)
             .map(|(c, &r)| EpisodeState {
-                dated: self.date_match(query, &c.episode),
+                dated: self.date_match(query, (c.episode.start, c.episode.end)),
                 strength: self.memory.recall_weight(r),
             })
             .collect();
@@ -217,7 +217,7 @@ impl<S: Store> Engine<S> {
             .episodes
             .iter()
             .map(|e| EpisodeState {
-                dated: self.date_match(query, e),
+                dated: self.date_match(query, (e.start, e.end)),
                 strength: self.memory.recall_weight(self.memory.retrievability(&e.fsrs, moment)),
             })
             .collect();
@@ -252,9 +252,9 @@ impl<S: Store> Engine<S> {
     }
 
     /// Whether `episode` is from a date the query names.
-    fn date_match(&self, query: &RecallQuery, episode: &Episode) -> bool {
+    fn date_match(&self, query: &RecallQuery, (start, end): (Timestamp, Timestamp)) -> bool {
         let after = (self.config.ranking.date_after_days * 24.0 * 3_600_000.0) as i64;
-        query.date.as_ref().is_some_and(|d| d.covers(episode.start, episode.end, after))
+        query.date.as_ref().is_some_and(|d| d.covers(start, end, after))
     }
 
     /// The query's embedding: given, or made now (outside the index lock, which is held only

@@ -158,7 +158,8 @@ impl TenantIndex {
                 }
             }
         }
-        let episodes: Vec<_> = table.items().iter().map(|&s| self.episode(s)).collect();
+        let episodes: Vec<_> =
+            table.items().iter().map(|&s| self.parts.table.turn_episode(s)).collect();
         let adjacent =
             (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
         Ok(TurnTable {

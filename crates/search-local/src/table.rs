@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, Scope, Timestamp,
+    BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, Scope, Timestamp, TurnEpisode,
 };
 use serde::{Deserialize, Serialize};
 
@@ -278,6 +278,17 @@ impl EpisodeTable {
             fsrs: s.fsrs,
             told_by: Default::default(),
             told_note: None,
+        }
+    }
+
+    /// What turn recall needs of the episode in `slot` (its id the only text copied).
+    pub(crate) fn turn_episode(&self, slot: usize) -> TurnEpisode {
+        let s = &self.spans[slot];
+        TurnEpisode {
+            id: EpisodeId(self.ids.get(slot).to_owned()),
+            start: s.start,
+            end: s.end,
+            fsrs: s.fsrs,
         }
     }
 
