@@ -8,9 +8,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::{common, serve::Server};
+use crate::{
+    common,
+    serve::{FAST_WORKER, Server, message},
+};
 
 fn epimem(db: &Path, args: &[&str]) -> Vec<Value> {
     common::json_lines(&common::epimem(db, args))
@@ -193,6 +196,53 @@ fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
     assert!(rebuilding.contains("without their state"), "{rebuilding}");
     wait_for("is ready");
     assert_eq!(readyz(), (200, "ready".to_owned()));
+}
+
+/// A server saves its index once a burst of writes is over, not at each write: killed after a
+/// quiet moment, the next server opens the index as saved instead of building it again.
+#[test]
+fn a_server_killed_after_a_quiet_moment_opens_its_index_as_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(2));
+    recalled(&db, "ferry timetable");
+    let ready = |server: &Server| {
+        let started = Instant::now();
+        while server.send("GET", "/readyz", None).0 != 200 {
+            assert!(started.elapsed() < Duration::from_secs(30), "the index never opened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let (mut server, first_log) = Server::start_logging(&db, FAST_WORKER);
+    ready(&server);
+    // A burst: conversations stored and closed one after another, each a commit of the index.
+    for (i, topic) in ["kayak rental", "violin strings", "roof gutters"].iter().enumerate() {
+        let conversation = format!("burst{i}");
+        let said = format!("we need to sort out the {topic} this week");
+        let messages = json!([message(&conversation, "1", "user", &said, "2026-04-01T10:00:00Z")]);
+        assert_eq!(server.post("/v1/messages", &messages).0, 200);
+        let flushed = server.send("POST", &format!("/v1/conversations/{conversation}/flush"), None);
+        assert_eq!(flushed.0, 200, "{:?}", flushed.1);
+    }
+    // Quiet: the worker's refresh (every second) finds no update for a second, and saves.
+    let burst_over = std::time::SystemTime::now();
+    let saved_since = || {
+        let modified = std::fs::metadata(state_file(&db)).unwrap().modified().unwrap();
+        modified >= burst_over
+    };
+    let started = Instant::now();
+    while !saved_since() {
+        assert!(started.elapsed() < Duration::from_secs(20), "not saved once quiet");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.kill();
+    let first: Vec<String> = first_log.try_iter().collect();
+    let (server, log) = Server::start_logging(&db, FAST_WORKER);
+    ready(&server);
+    let said: Vec<String> = log.try_iter().collect();
+    assert!(!said.iter().any(|l| l.contains("building the search index")), "{said:?} {first:?}");
+    let (_, found) = server.post("/v1/recall", &json!({"query": "roof gutters"}));
+    assert!(found["hits"][0]["title"].as_str().unwrap().contains("gutters"), "{found}");
 }
 
 /// `bench recall` with the vectors searched by groups times the recalls again with every
