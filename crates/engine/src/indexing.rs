@@ -31,6 +31,9 @@ pub enum IndexTask {
     /// Building it from the store: a new index, or a saved one that could not be used (`why`:
     /// built with another embedder, damaged, out of step).
     Build { why: Option<String> },
+    /// Building a copy of its own in memory from the store: another process (a server or a
+    /// worker on the same database) holds the saved index.
+    Copy,
     /// Applying what was closed or forgotten since it last ran.
     CatchUp,
 }
@@ -177,7 +180,10 @@ impl<S: Store> Engine<S> {
         let caught_up = match from {
             0 => {
                 let _building = Building::start(&self.syncing, tenant);
-                let task = IndexTask::Build { why: self.search.started_again(tenant)? };
+                let task = match self.search.held_elsewhere(tenant)? {
+                    true => IndexTask::Copy,
+                    false => IndexTask::Build { why: self.search.started_again(tenant)? },
+                };
                 progress(&task, 0, target);
                 self.build(tenant, target, &mut |done, total| progress(&task, done, total))
             }

@@ -213,6 +213,10 @@ impl Search for LocalSearch {
         Ok(())
     }
 
+    fn held_elsewhere(&self, tenant: &str) -> Result<bool, SearchError> {
+        Ok(self.folder.is_some() && !self.on_disk(tenant)?)
+    }
+
     fn settle(&self, tenant: &str) -> Result<(), SearchError> {
         // Only an index open here can hold anything unsaved: none is opened for this.
         let Some(tenant) = self.lock()?.get(tenant).cloned() else { return Ok(()) };

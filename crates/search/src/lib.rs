@@ -40,6 +40,12 @@ pub trait Search: Send + Sync + fmt::Debug {
         Ok(None)
     }
 
+    /// Whether this process keeps the tenant's index in memory because another process holds
+    /// the saved one (so a build here makes a copy, and leaves the saved index alone).
+    fn held_elsewhere(&self, _tenant: &str) -> Result<bool, SearchError> {
+        Ok(false)
+    }
+
     /// Writes what the tenant's index holds and has not saved, once no update has come for a
     /// moment: an index that saves only now and then (not during a burst of updates) must not
     /// be left behind by the last one. The owner calls it on a timer; an index that keeps
@@ -78,6 +84,9 @@ impl<T: Search + ?Sized> Search for std::sync::Arc<T> {
     }
     fn started_again(&self, tenant: &str) -> Result<Option<String>, SearchError> {
         (**self).started_again(tenant)
+    }
+    fn held_elsewhere(&self, tenant: &str) -> Result<bool, SearchError> {
+        (**self).held_elsewhere(tenant)
     }
     fn settle(&self, tenant: &str) -> Result<(), SearchError> {
         (**self).settle(tenant)

@@ -23,11 +23,22 @@ pub(crate) fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
         IndexTask::Build { why: None } => format!(
             "building the search index of tenant {tenant} from the database ({total} changes)"
         ),
+        IndexTask::Copy => format!(
+            "building a copy of the search index of tenant {tenant} in memory from the database \
+             ({total} changes): another process (a server or worker on this database) holds the \
+             saved one"
+        ),
         IndexTask::CatchUp => format!(
             "catching up the search index of tenant {tenant} with {total} change(s) made since \
              it last ran"
         ),
     }
+}
+
+/// Whether a command says what it does: a rebuild always (something went wrong), anything
+/// else only when it is large enough to take a while (a copy beside a server is routine).
+fn announced(task: &IndexTask, total: u64) -> bool {
+    matches!(task, IndexTask::Build { why: Some(_) }) || total >= ANNOUNCE_FROM
 }
 
 /// What `serve` and `mcp` log (on standard error) while they open the tenant's index: what it
@@ -87,8 +98,7 @@ impl IndexProgress {
     pub(crate) fn update(&mut self, task: &IndexTask, done: u64, total: u64) {
         if self.task.is_none() {
             self.task = Some(task.clone());
-            let rebuilt = matches!(task, IndexTask::Build { why: Some(_) });
-            if rebuilt || total >= ANNOUNCE_FROM {
+            if announced(task, total) {
                 self.bar.suspend(|| eprintln!("epimem: {}", describe(&self.tenant, task, total)));
             }
         }
@@ -117,6 +127,18 @@ mod tests {
         let new = describe("acme", &IndexTask::Build { why: None }, 7);
         assert!(!new.contains("again") && new.contains("7 changes"), "{new}");
         assert!(describe("acme", &IndexTask::CatchUp, 3).contains("3 change(s)"));
+        let copy = describe("acme", &IndexTask::Copy, 5000);
+        assert!(copy.contains("in memory") && copy.contains("another process"), "{copy}");
+    }
+
+    #[test]
+    fn only_a_rebuild_or_a_long_task_is_announced() {
+        let rebuilt = IndexTask::Build { why: Some("damaged".into()) };
+        assert!(announced(&rebuilt, 3));
+        for task in [IndexTask::Build { why: None }, IndexTask::Copy, IndexTask::CatchUp] {
+            assert!(!announced(&task, ANNOUNCE_FROM - 1), "{task:?}");
+            assert!(announced(&task, ANNOUNCE_FROM), "{task:?}");
+        }
     }
 
     #[test]

@@ -173,6 +173,43 @@ fn loading_an_index_tells_what_it_takes_and_nothing_when_current() {
     assert_eq!(load(&engine), [], "current: nothing to tell");
 }
 
+/// A process whose saved index another holds builds a copy of its own in memory, and says
+/// so rather than that it builds the index (which would read as an index lost).
+#[test]
+fn beside_the_process_holding_the_saved_index_a_copy_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let saved = |db: &std::path::Path| {
+        let search = epimem_search_local::LocalSearch::open(
+            &dir.path().join("e.db.search"),
+            &epimem_engine::EngineConfig::default().ranking,
+            None,
+        );
+        let store = epimem_store_sqlite::SqliteStore::open(db).unwrap();
+        Engine::new(
+            store,
+            Box::new(search),
+            Default::default(),
+            Box::new(epimem_engine::SystemClock),
+            "t:1".into(),
+        )
+    };
+    let (owner, second) = (saved(&db), saved(&db));
+    remember(&owner, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    let first_task = |e: &Engine<SqliteStore>| {
+        let mut first = None;
+        e.load_search_index("t", &mut |task, _, _| {
+            first.get_or_insert_with(|| task.clone());
+        })
+        .unwrap();
+        first
+    };
+    assert_eq!(first_task(&owner), Some(IndexTask::Build { why: None }));
+    assert_eq!(first_task(&second), Some(IndexTask::Copy));
+    let hits = second.recall(&query("ferry island")).unwrap();
+    assert_eq!(hits.len(), 1, "the copy answers as the saved index would");
+}
+
 /// An engine in the background mode, as a server runs one, over a new database holding one
 /// episode about a ferry.
 fn server_engine(dir: &tempfile::TempDir) -> Engine<SqliteStore> {

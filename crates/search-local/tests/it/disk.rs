@@ -304,6 +304,7 @@ fn a_second_process_keeps_its_own_copy_in_memory() {
     garden(&owner);
     let second = open(dir.path(), Some("fp"));
     assert!(!second.on_disk("t").unwrap(), "the owner holds the saved index");
+    assert!(second.held_elsewhere("t").unwrap() && !owner.held_elsewhere("t").unwrap());
     assert_eq!(second.generation("t").unwrap(), 0);
     garden(&second);
     same(&answers(&second), &answers(&owner));
