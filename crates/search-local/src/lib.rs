@@ -33,7 +33,7 @@ use std::{
 use epimem_core::{EpisodeCandidates, RankingConfig, TurnTable};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
 
-use index::{TenantIndex, io_error};
+use index::{StateSave, TenantIndex, io_error};
 pub use vectors::APPROXIMATE_FROM;
 use vectors::{Borrow, VectorConfig};
 
@@ -69,6 +69,17 @@ impl Tenant {
 
     fn applying(&self) -> Result<MutexGuard<'_, ()>, SearchError> {
         self.applying.lock().map_err(|_| poisoned())
+    }
+
+    /// Writes a state taken from the index, outside its lock (searches going on); if that
+    /// fails, the next save writes everything again.
+    fn write(&self, save: Option<StateSave>) -> Result<(), SearchError> {
+        let Some(save) = save else { return Ok(()) };
+        let written = save.write();
+        if written.is_err() {
+            self.index()?.not_saved();
+        }
+        written
     }
 }
 
@@ -203,14 +214,7 @@ impl Search for LocalSearch {
         let pending = tenant.index()?.pending(update.generation);
         pending.commit(false)?; // searches go on meanwhile
         let save = tenant.index()?.committed()?;
-        if let Some(save) = save {
-            // Written outside the index's lock, searches going on.
-            if let Err(e) = save.write() {
-                tenant.index()?.not_saved();
-                return Err(e);
-            }
-        }
-        Ok(())
+        tenant.write(save)
     }
 
     fn held_elsewhere(&self, tenant: &str) -> Result<bool, SearchError> {
@@ -222,14 +226,7 @@ impl Search for LocalSearch {
         let Some(tenant) = self.lock()?.get(tenant).cloned() else { return Ok(()) };
         let _applying = tenant.applying()?;
         let save = tenant.index()?.settled(Instant::now())?;
-        if let Some(save) = save {
-            // Written outside the index's lock, searches going on.
-            if let Err(e) = save.write() {
-                tenant.index()?.not_saved();
-                return Err(e);
-            }
-        }
-        Ok(())
+        tenant.write(save)
     }
 
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {

@@ -129,8 +129,7 @@ pub(crate) fn indexed_messages(
     ids: &[EpisodeId],
     fingerprint: Option<&str>,
 ) -> Result<Vec<IndexedMessage>, StoreError> {
-    let ids = serde_json::to_string(&ids.iter().map(|i| i.0.as_str()).collect::<Vec<_>>())
-        .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))?;
+    let ids = ids_json(ids)?;
     let mut stmt = conn.prepare_cached(&indexed_messages_sql()).map_err(map_err)?;
     let rows = stmt
         .query_map(rusqlite::params![fingerprint, tenant, ids], |r| {
@@ -155,6 +154,12 @@ pub(crate) fn indexed_messages(
     Ok(out)
 }
 
+/// Episode ids as a JSON array, for `json_each`.
+fn ids_json(ids: &[EpisodeId]) -> Result<String, StoreError> {
+    serde_json::to_string(&ids.iter().map(|i| i.0.as_str()).collect::<Vec<_>>())
+        .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))
+}
+
 pub(crate) fn by_id(
     conn: &Connection,
     scope: &Scope,
@@ -163,8 +168,7 @@ pub(crate) fn by_id(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let ids = serde_json::to_string(&ids.iter().map(|i| i.0.as_str()).collect::<Vec<_>>())
-        .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))?;
+    let ids = ids_json(ids)?;
     let mut stmt = conn
         .prepare_cached(&format!(
             // CROSS JOIN fixes the order: look the ids up first, then check the scope of each,

@@ -5,6 +5,7 @@
 mod update;
 
 use update::Staged;
+pub(crate) use update::StateSave;
 
 use std::{
     collections::HashMap,

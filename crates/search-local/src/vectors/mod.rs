@@ -53,18 +53,26 @@ pub(crate) struct VectorIndex {
     data: VectorData,
     /// The file the components were last saved to, and its length; `None` before any save.
     saved: Option<(String, u64)>,
-    /// Whether the components changed since they were last saved...
+    /// How the components changed since they were last saved.
     #[serde(skip)]
-    changed: bool,
-    /// ...and whether other than by rows added at the end (which a save appends to the file).
-    #[serde(skip)]
-    rewritten: bool,
+    changed: Changed,
     /// Counts the changes to the rows, so that a grouping made of them meanwhile is known to
     /// be of the rows as they are.
     #[serde(skip)]
     revision: u64,
     /// What one quantized unit is worth, per stored row.
     scales: Vec<f32>,
+}
+
+/// How the components changed since they were last saved, least first.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Changed {
+    #[default]
+    Nothing,
+    /// Rows were added at the end only: a save appends them to the file.
+    RowsAdded,
+    /// Rows were removed or stored in another order (or a save failed): a save writes them all.
+    All,
 }
 
 /// How vectors are searched.
@@ -157,7 +165,7 @@ impl VectorIndex {
         // Stored after every other row, wherever the layout has put those.
         let position = self.scales.len();
         self.scales.push(quantize(vector, self.data.to_mut()));
-        self.changed = true;
+        self.changed = self.changed.max(Changed::RowsAdded);
         self.revision += 1;
         self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
         if let Some(layout) = &mut self.layout {
@@ -229,8 +237,7 @@ impl VectorIndex {
         self.data = VectorData::Owned(std::sync::Arc::new(data));
         self.scales = scales;
         self.layout.get_or_insert_with(|| Layout::identity(&self.rows)).permute(packing);
-        self.changed = true;
-        self.rewritten = true;
+        self.changed = Changed::All;
         self.revision += 1;
     }
 
@@ -244,9 +251,9 @@ impl VectorIndex {
         let out = if len == 0 {
             self.saved = None;
             None
-        } else if self.changed || self.saved.is_none() {
+        } else if self.changed != Changed::Nothing || self.saved.is_none() {
             let (name, from) = match &self.saved {
-                Some((name, from)) if !self.rewritten && *from as usize <= len => {
+                Some((name, from)) if self.changed == Changed::RowsAdded => {
                     (name.clone(), *from as usize)
                 }
                 current => {
@@ -258,8 +265,7 @@ impl VectorIndex {
         } else {
             None
         };
-        self.changed = false;
-        self.rewritten = false;
+        self.changed = Changed::Nothing;
         out
     }
 
@@ -285,8 +291,7 @@ impl VectorIndex {
     /// The last [`VectorIndex::take_save`] was not written (maybe in part): the next save
     /// writes them again, whole, into a new file.
     pub(crate) fn unsaved(&mut self) {
-        self.changed = true;
-        self.rewritten = true;
+        self.changed = Changed::All;
     }
 
     /// The vector file the state names, if any.
@@ -322,8 +327,7 @@ impl VectorIndex {
         if !whole {
             return Err(std::io::Error::other("vector rows out of step"));
         }
-        self.changed = false;
-        self.rewritten = false;
+        self.changed = Changed::Nothing;
         Ok(())
     }
 
@@ -339,8 +343,7 @@ impl VectorIndex {
         };
         self.rows.drain(start..end);
         layout::remove_positions(self.data.to_mut(), dim, &positions);
-        self.changed = true;
-        self.rewritten = true;
+        self.changed = Changed::All;
         self.revision += 1;
         layout::remove_positions(&mut self.scales, 1, &positions);
         let len = (end - start) as u32;
