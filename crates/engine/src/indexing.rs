@@ -32,7 +32,9 @@ pub enum IndexTask {
     /// built with another embedder, damaged, out of step).
     Build { why: Option<String> },
     /// Building a copy of its own in memory from the store: another process (a server or a
-    /// worker on the same database) holds the saved index.
+    /// worker on the same database) holds the saved index, and what it saved is not whole
+    /// (it committed since; it saves once its updates pause). A whole one is read instead, and
+    /// only caught up.
     Copy,
     /// Applying what was closed or forgotten since it last ran.
     CatchUp,

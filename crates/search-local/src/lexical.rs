@@ -23,7 +23,10 @@ use tantivy::{
     },
 };
 
-use crate::common_words::{self, Clause};
+use crate::{
+    common_words::{self, Clause},
+    held_folder::HeldFolder,
+};
 
 /// Per-field weights of episode documents, against 1 for the raw lines. Titles and summaries
 /// are extractive, so their words are the lines' words again: weighting them up counts the
@@ -122,33 +125,39 @@ impl std::fmt::Debug for Bm25 {
 impl Bm25 {
     /// The index in `folder` (made if new), or in memory.
     pub(crate) fn open(folder: Option<&Path>, documents: Documents) -> tantivy::Result<Self> {
-        let mut schema = Schema::builder();
-        let text = TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer(ANALYZER)
-                .set_index_option(IndexRecordOption::WithFreqs),
-        );
-        let fields = Fields {
-            slot: schema.add_u64_field("slot", INDEXED | FAST),
-            seq: schema.add_u64_field("seq", FAST),
-            tenant: schema.add_text_field("tenant", STRING),
-            conversation: schema.add_text_field("conversation", STRING),
-            user: schema.add_text_field("user", STRING),
-            agent: schema.add_text_field("agent", STRING),
-            author: schema.add_text_field("author", STRING),
-            start: schema.add_i64_field("start", INDEXED | FAST),
-            end: schema.add_i64_field("end", INDEXED | FAST),
-            title: schema.add_text_field("title", text.clone()),
-            summary: schema.add_text_field("summary", text.clone()),
-            body: schema.add_text_field("body", text),
-        };
+        let (schema, fields) = schema();
         let index = match folder {
             Some(folder) => {
                 std::fs::create_dir_all(folder)?;
-                Index::open_or_create(MmapDirectory::open(folder)?, schema.build())?
+                Index::open_or_create(MmapDirectory::open(folder)?, schema)?
             }
-            None => Index::create_in_ram(schema.build()),
+            None => Index::create_in_ram(schema),
         };
+        Self::over(index, fields, documents)
+    }
+
+    /// The index saved in `folder` by another process that holds it for writing, as its last
+    /// commit left it; what this process changes stays in its memory ([`HeldFolder`]). The
+    /// caller holds off the holder's deleting of files meanwhile ([`held_folder::hold_files`]);
+    /// an error if the holder committed while it was opened (open it again).
+    pub(crate) fn open_held(folder: &Path, documents: Documents) -> tantivy::Result<Self> {
+        let (schema, fields) = schema();
+        let index = Index::open_or_create(HeldFolder::open(folder)?, schema)?;
+        let commit = |index: &Index| index.load_metas().map(|m| (m.opstamp, m.payload));
+        let before = commit(&index)?;
+        let bm25 = Self::over(index, fields, documents)?;
+        // The writer and the reader each read the commit: they must have read the same one.
+        if commit(&bm25.shared.index)? != before {
+            return Err(tantivy::TantivyError::SystemError(format!(
+                "{} changed while it was opened",
+                folder.display()
+            )));
+        }
+        Ok(bm25)
+    }
+
+    /// Its writer (committing only when told: merges are chosen at commit) and reader.
+    fn over(index: Index, fields: Fields, documents: Documents) -> tantivy::Result<Self> {
         index.tokenizers().register(ANALYZER, analyzer());
         let writer = index.writer_with_num_threads(1, WRITER_BUDGET)?;
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
@@ -416,6 +425,31 @@ fn union_top(
 /// consistent, and an unfinished commit is simply not made.
 fn lock<T>(writer: &Mutex<T>) -> MutexGuard<'_, T> {
     writer.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The documents' fields, the same for every index.
+fn schema() -> (Schema, Fields) {
+    let mut schema = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        slot: schema.add_u64_field("slot", INDEXED | FAST),
+        seq: schema.add_u64_field("seq", FAST),
+        tenant: schema.add_text_field("tenant", STRING),
+        conversation: schema.add_text_field("conversation", STRING),
+        user: schema.add_text_field("user", STRING),
+        agent: schema.add_text_field("agent", STRING),
+        author: schema.add_text_field("author", STRING),
+        start: schema.add_i64_field("start", INDEXED | FAST),
+        end: schema.add_i64_field("end", INDEXED | FAST),
+        title: schema.add_text_field("title", text.clone()),
+        summary: schema.add_text_field("summary", text.clone()),
+        body: schema.add_text_field("body", text),
+    };
+    (schema.build(), fields)
 }
 
 /// Words split on anything not alphanumeric (Chinese and Japanese in pairs of characters),

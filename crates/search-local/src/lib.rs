@@ -6,11 +6,14 @@
 //! Derived state: built from the store's change log, saved with the number of the last change
 //! it applied, and caught up from there when next opened (the engine drives that through
 //! [`Search::generation`] and [`Search::apply`]). A saved index that is missing, unreadable,
-//! out of step or built with another embedder is started again empty and rebuilt.
+//! out of step or built with another embedder is started again empty and rebuilt. A process
+//! beside the one that holds a tenant's saved index reads it as last saved and keeps its own
+//! changes in memory.
 
 mod candidates;
 mod clusters;
 mod common_words;
+mod held_folder;
 mod index;
 mod lexical;
 mod ragged;
@@ -103,8 +106,9 @@ impl LocalSearch {
     /// An index saved in `folder` (made on first use), for vectors of the embedder with this
     /// `fingerprint` (`None`: no embedder). A tenant's saved index built with another embedder,
     /// or by another version of this format, is started again and rebuilt. When another process
-    /// holds a tenant's saved index, this one keeps that tenant's in memory (and never touches
-    /// the folder).
+    /// holds a tenant's saved index, this one reads what the holder last saved and keeps its
+    /// own changes in memory (a copy built in memory when the saved one is not whole); it never
+    /// writes to the folder.
     pub fn open(folder: &Path, config: &RankingConfig, fingerprint: Option<&str>) -> Self {
         Self {
             config: vector_config(config),

@@ -26,7 +26,7 @@ pub(crate) fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
         IndexTask::Copy => format!(
             "building a copy of the search index of tenant {tenant} in memory from the database \
              ({total} changes): another process (a server or worker on this database) holds the \
-             saved one"
+             saved one and has not saved what it last did (it saves a second after it goes idle)"
         ),
         IndexTask::CatchUp => format!(
             "catching up the search index of tenant {tenant} with {total} change(s) made since \

@@ -173,10 +173,12 @@ fn loading_an_index_tells_what_it_takes_and_nothing_when_current() {
     assert_eq!(load(&engine), [], "current: nothing to tell");
 }
 
-/// A process whose saved index another holds builds a copy of its own in memory, and says
-/// so rather than that it builds the index (which would read as an index lost).
+/// A process whose saved index another holds reads what the holder saved and catches up from
+/// there in its own memory; while the holder has not saved what it committed, it builds a copy
+/// of its own in memory instead, and says so rather than that it builds the index (which
+/// would read as an index lost).
 #[test]
-fn beside_the_process_holding_the_saved_index_a_copy_is_built() {
+fn beside_the_process_holding_the_saved_index_it_is_read_or_copied() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
     let saved = |db: &std::path::Path| {
@@ -194,7 +196,9 @@ fn beside_the_process_holding_the_saved_index_a_copy_is_built() {
             "t:1".into(),
         )
     };
-    let (owner, second) = (saved(&db), saved(&db));
+    // The owner as a server runs: it keeps the index current after its own writes.
+    let owner = saved(&db).with_freshness(epimem_engine::Freshness::Background);
+    let second = saved(&db);
     remember(&owner, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
     let first_task = |e: &Engine<SqliteStore>| {
         let mut first = None;
@@ -205,9 +209,24 @@ fn beside_the_process_holding_the_saved_index_a_copy_is_built() {
         first
     };
     assert_eq!(first_task(&owner), Some(IndexTask::Build { why: None }));
-    assert_eq!(first_task(&second), Some(IndexTask::Copy));
-    let hits = second.recall(&query("ferry island")).unwrap();
-    assert_eq!(hits.len(), 1, "the copy answers as the saved index would");
+    assert_eq!(first_task(&second), None, "read as the owner saved it when built: current");
+    assert_eq!(second.recall(&query("ferry island")).unwrap().len(), 1);
+
+    // The owner commits again at once (a burst): its state is saved once updates pause.
+    remember(&owner, "t", "b", 1, &["the sourdough starter is alive", "feed it daily"]);
+    let third = saved(&db);
+    assert_eq!(first_task(&third), Some(IndexTask::Copy), "the saved state is behind BM25");
+    assert_eq!(third.recall(&query("sourdough starter")).unwrap().len(), 1, "the copy answers");
+
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    owner.refresh_indexes().unwrap();
+    let fourth = saved(&db);
+    assert_eq!(first_task(&fourth), None, "read as saved, not copied");
+    remember(&owner, "t", "c", 2, &["the bike chain snapped", "walked it home"]);
+    assert_eq!(first_task(&fourth), Some(IndexTask::CatchUp), "and kept current from there");
+    for words in ["ferry island", "sourdough starter", "bike chain"] {
+        assert_eq!(fourth.recall(&query(words)).unwrap().len(), 1, "{words}");
+    }
 }
 
 /// An engine in the background mode, as a server runs one, over a new database holding one

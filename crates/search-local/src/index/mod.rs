@@ -18,6 +18,7 @@ use epimem_search::SearchError;
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    held_folder,
     lexical::{self, Documents},
     ragged::Ragged,
     state, table,
@@ -92,6 +93,18 @@ pub(crate) struct Parts {
 }
 
 /// Why a saved index could not be opened.
+/// Whether this process opens a saved index as its holder or beside the process that holds it.
+#[derive(Debug, Clone, Copy)]
+enum Access {
+    Mine,
+    Held,
+}
+
+/// Times a saved index another process holds is read before a copy is built instead, and the
+/// wait between two: the holder may commit while it is read.
+const HELD_ATTEMPTS: usize = 3;
+const HELD_RETRY: Duration = Duration::from_millis(20);
+
 enum OpenError {
     /// Another process holds it for writing.
     Busy,
@@ -139,9 +152,9 @@ impl TenantIndex {
         config: VectorConfig,
     ) -> Result<Self, SearchError> {
         let Some(folder) = folder else { return Self::empty(None, tenant, fingerprint, config) };
-        match Self::load(folder, tenant, fingerprint, config) {
+        match Self::load(folder, tenant, fingerprint, config, Access::Mine) {
             Ok(index) => Ok(index),
-            Err(OpenError::Busy) => Self::empty(None, tenant, fingerprint, config),
+            Err(OpenError::Busy) => Self::held(folder, tenant, fingerprint, config),
             Err(OpenError::Unusable(why)) => {
                 if folder.exists() {
                     std::fs::remove_dir_all(folder).map_err(|e| io_error(folder, e))?;
@@ -151,6 +164,28 @@ impl TenantIndex {
                 Ok(index)
             }
         }
+    }
+
+    /// The saved index another process holds, as it last saved it, changed from there in this
+    /// process's memory only (its folder is never written to). An empty one in memory, to be
+    /// built from the store, when the saved one cannot be read whole: the holder is building
+    /// it, committed since it last saved its state (it saves once updates pause), or it was
+    /// built with another embedder.
+    fn held(
+        folder: &Path,
+        tenant: &str,
+        fingerprint: &str,
+        config: VectorConfig,
+    ) -> Result<Self, SearchError> {
+        for attempt in 0..HELD_ATTEMPTS {
+            if attempt > 0 {
+                std::thread::sleep(HELD_RETRY);
+            }
+            if let Ok(index) = Self::load(folder, tenant, fingerprint, config, Access::Held) {
+                return Ok(index);
+            }
+        }
+        Self::empty(None, tenant, fingerprint, config)
     }
 
     /// An empty index, in `folder` or in memory.
@@ -175,9 +210,28 @@ impl TenantIndex {
         tenant: &str,
         fingerprint: &str,
         config: VectorConfig,
+        access: Access,
     ) -> Result<Self, OpenError> {
-        let episodes = lexical::Bm25::open(Some(&folder.join("episodes")), Documents::Episodes)?;
-        let messages = lexical::Bm25::open(Some(&folder.join("messages")), Documents::Messages)?;
+        let (episodes, messages) = (folder.join("episodes"), folder.join("messages"));
+        let (episodes, messages) = match access {
+            Access::Mine => (
+                lexical::Bm25::open(Some(&episodes), Documents::Episodes)?,
+                lexical::Bm25::open(Some(&messages), Documents::Messages)?,
+            ),
+            Access::Held => {
+                // The holder deletes no file while these are held (one index at a time, as
+                // the holder takes them: never both in the opposite order).
+                let _episodes_kept = held_folder::hold_files(&episodes)?;
+                let episodes = lexical::Bm25::open_held(&episodes, Documents::Episodes)?;
+                let _messages_kept = held_folder::hold_files(&messages)?;
+                (episodes, lexical::Bm25::open_held(&messages, Documents::Messages)?)
+            }
+        };
+        // Saved by this process only if it holds the folder.
+        let saved_in = match access {
+            Access::Mine => Some(folder),
+            Access::Held => None,
+        };
         let (Some(in_episodes), Some(in_messages)) = (episodes.generation(), messages.generation())
         else {
             return Err(OpenError::Unusable("no generation in a BM25 index".into()));
@@ -189,7 +243,7 @@ impl TenantIndex {
             if in_episodes == 0 && in_messages == 0 && empty {
                 let parts =
                     Parts { vectors: vectors::VectorIndex::new(config), ..Parts::default() };
-                return Ok(Self::assemble(bm25, parts, 0, Some(folder), tenant, fingerprint));
+                return Ok(Self::assemble(bm25, parts, 0, saved_in, tenant, fingerprint));
             }
             return Err(OpenError::Unusable("BM25 indexes without their state".into()));
         };
@@ -232,7 +286,7 @@ impl TenantIndex {
         // Saved before vectors were grouped at this size (or with fewer rows to group from).
         let grouped = parts.vectors.settle();
         let mut index =
-            Self::assemble(bm25, parts, saved.generation, Some(folder), tenant, fingerprint);
+            Self::assemble(bm25, parts, saved.generation, saved_in, tenant, fingerprint);
         index.unsaved = grouped;
         Ok(index)
     }

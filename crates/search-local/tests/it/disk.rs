@@ -33,11 +33,11 @@ fn on_disk() -> OnDisk {
 
 epimem_search::conformance_tests!(on_disk());
 
-fn open(folder: &Path, fingerprint: Option<&str>) -> LocalSearch {
+pub(crate) fn open(folder: &Path, fingerprint: Option<&str>) -> LocalSearch {
     LocalSearch::open(&folder.join("search"), &RankingConfig::default(), fingerprint)
 }
 
-fn episode(first: u64, lines: usize, title: &str) -> Episode {
+pub(crate) fn episode(first: u64, lines: usize, title: &str) -> Episode {
     Episode {
         id: EpisodeId(format!("t/c/{first}")),
         conversation: ConversationKey::new("t", "c"),
@@ -59,14 +59,14 @@ fn episode(first: u64, lines: usize, title: &str) -> Episode {
     }
 }
 
-fn unit(seed: usize) -> Vec<f32> {
+pub(crate) fn unit(seed: usize) -> Vec<f32> {
     let v: Vec<f32> = (0..8).map(|i| ((i + 1) as f32 * (seed as f32 + 0.37)).sin()).collect();
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     v.into_iter().map(|x| x / n).collect()
 }
 
 /// Adds an episode of `lines` (author, text) starting at message `first`.
-fn add(search: &LocalSearch, first: u64, lines: &[(&str, &str)], generation: u64) {
+pub(crate) fn add(search: &LocalSearch, first: u64, lines: &[(&str, &str)], generation: u64) {
     let e = episode(first, lines.len(), lines[0].1);
     let vectors: Vec<Vec<f32>> = (0..lines.len()).map(|i| unit(first as usize + i)).collect();
     let lines: Vec<IndexedLine<'_>> = lines
@@ -86,7 +86,7 @@ fn add(search: &LocalSearch, first: u64, lines: &[(&str, &str)], generation: u64
     search.apply("t", &update).unwrap();
 }
 
-fn garden(search: &LocalSearch) {
+pub(crate) fn garden(search: &LocalSearch) {
     add(search, 1, &[("Ana", "I planted tomatoes in bed three"), ("assistant", "Water them")], 1);
     add(search, 3, &[("Ana", "the compost goes in first"), ("Ana", "then mulch")], 2);
     add(search, 5, &[("Ben", "taxes are due in April")], 3);
@@ -118,7 +118,7 @@ fn saved_garden(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
 }
 
 /// What the index answers to a few queries, features and all.
-fn answers(search: &LocalSearch) -> Vec<String> {
+pub(crate) fn answers(search: &LocalSearch) -> Vec<String> {
     let scope = Scope::tenant("t");
     ["tomatoes compost", "what did Ana say of mulch", "April"]
         .iter()
@@ -229,7 +229,7 @@ fn vectors_are_saved_in_one_file_of_their_own_and_checked_on_open() {
 }
 
 /// Equal, or where the two first differ.
-fn same(a: &[String], b: &[String]) {
+pub(crate) fn same(a: &[String], b: &[String]) {
     for (x, y) in a.iter().zip(b) {
         if let Some(at) = x.chars().zip(y.chars()).position(|(p, q)| p != q) {
             let from = at.saturating_sub(150);
@@ -297,43 +297,8 @@ fn another_embedder_starts_the_index_again() {
     assert_eq!(open(dir.path(), None).generation("t").unwrap(), 0, "no embedder, no vectors");
 }
 
-#[test]
-fn a_second_process_keeps_its_own_copy_in_memory() {
-    let dir = TempDir::new().unwrap();
-    let owner = open(dir.path(), Some("fp"));
-    garden(&owner);
-    let second = open(dir.path(), Some("fp"));
-    assert!(!second.on_disk("t").unwrap(), "the owner holds the saved index");
-    assert!(second.held_elsewhere("t").unwrap() && !owner.held_elsewhere("t").unwrap());
-    assert_eq!(second.generation("t").unwrap(), 0);
-    garden(&second);
-    same(&answers(&second), &answers(&owner));
-    second.discard("t").unwrap();
-    drop(second);
-    drop(owner);
-    let again = open(dir.path(), Some("fp"));
-    assert_eq!(again.generation("t").unwrap(), 3, "the owner's folder was left alone");
-}
-
-#[test]
-fn another_embedder_leaves_an_index_held_by_another_process_alone() {
-    let dir = TempDir::new().unwrap();
-    let owner = open(dir.path(), Some("model-a"));
-    garden(&owner);
-    let before = answers(&owner);
-    let other = open(dir.path(), Some("model-b"));
-    assert!(!other.on_disk("t").unwrap(), "held: kept in memory, the folder untouched");
-    assert_eq!(other.generation("t").unwrap(), 0);
-    drop(other);
-    assert_eq!(answers(&owner), before);
-    drop(owner);
-    let again = open(dir.path(), Some("model-a"));
-    assert_eq!(again.generation("t").unwrap(), 3);
-    assert_eq!(again.started_again("t").unwrap(), None);
-}
-
 /// Whether any file under `dir` holds `needle`.
-fn in_some_file(dir: &Path, needle: &[u8]) -> Option<std::path::PathBuf> {
+pub(crate) fn in_some_file(dir: &Path, needle: &[u8]) -> Option<std::path::PathBuf> {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {

@@ -1,4 +1,5 @@
-//! The embedded index's tests, in one binary: the conformance suite in memory and on disk.
+//! The embedded index's tests, in one binary: the conformance suite in memory and on disk, and read beside the process that holds it.
 
 mod conformance;
 mod disk;
+mod held;
