@@ -39,6 +39,11 @@ impl HeldFolder {
         })
     }
 
+    /// Makes `data` what this process reads at `path` from now on, whatever the folder holds.
+    pub(crate) fn pin(&self, path: &Path, data: &[u8]) -> io::Result<()> {
+        self.written.atomic_write(path, data)
+    }
+
     fn deleted(&self) -> std::sync::MutexGuard<'_, HashSet<PathBuf>> {
         self.deleted.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -11,7 +11,7 @@ use epimem_core::{Episode, Scope, is_stopword};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
     collector::TopDocs,
-    directory::MmapDirectory,
+    directory::{Directory, MmapDirectory},
     index::SegmentId,
     indexer::{LogMergePolicy, MergePolicy},
     query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery},
@@ -40,6 +40,8 @@ const NAME_SCORE: f32 = 8.0;
 /// Bytes the writer buffers before it flushes a segment (tantivy's minimum is 15 MB).
 const WRITER_BUDGET: usize = 20_000_000;
 const ANALYZER: &str = "epimem";
+/// Tantivy's file naming an index's last commit.
+const META: &str = "meta.json";
 /// Segments a commit merges, chosen by tantivy's log merge policy: segments fall into levels
 /// by size (each level a fourth of the one above; below `MIN_LEVEL_DOCS` documents, one
 /// level), and a level holding `MERGE_FACTOR` of them is merged into one. A document is merged
@@ -142,16 +144,21 @@ impl Bm25 {
     /// an error if the holder committed while it was opened (open it again).
     pub(crate) fn open_held(folder: &Path, documents: Documents) -> tantivy::Result<Self> {
         let (schema, fields) = schema();
-        let index = Index::open_or_create(HeldFolder::open(folder)?, schema)?;
-        let commit = |index: &Index| index.load_metas().map(|m| (m.opstamp, m.payload));
-        let before = commit(&index)?;
+        let directory = HeldFolder::open(folder)?;
+        let commit = || directory.atomic_read(Path::new(META)).ok();
+        let read = commit();
+        let index = Index::open_or_create(directory.clone(), schema)?;
         let bm25 = Self::over(index, fields, documents)?;
-        // The writer and the reader each read the commit: they must have read the same one.
-        if commit(&bm25.shared.index)? != before {
-            return Err(tantivy::TantivyError::SystemError(format!(
-                "{} changed while it was opened",
-                folder.display()
-            )));
+        if let Some(read) = read {
+            // The writer and the reader each read the commit: they must have read this one.
+            if commit().as_ref() != Some(&read) {
+                return Err(tantivy::TantivyError::SystemError(format!(
+                    "{} changed while it was opened",
+                    folder.display()
+                )));
+            }
+            // From here on this process reads the commit it opened, not the holder's next.
+            directory.pin(Path::new(META), &read)?;
         }
         Ok(bm25)
     }
@@ -558,5 +565,32 @@ mod tests {
         assert_eq!(bm25.generation(), Some(2));
         let scope = Scope::tenant("t");
         assert_eq!(bm25.search(&scope, "xylophonist", 5, false).unwrap(), Some(vec![]));
+    }
+
+    /// A process beside the holder reads the commit it opened, whatever the holder commits
+    /// after, and its own commits never reach the holder's folder.
+    #[test]
+    fn an_index_held_elsewhere_is_read_as_opened_and_changed_in_memory_only() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let holder = Bm25::open(Some(dir.path()), Documents::Episodes).unwrap();
+        let first = vec![document(&holder, 0, "the compost goes in first")];
+        holder.committer().commit(first, 1, false).unwrap();
+        assert!(matches!(
+            Bm25::open(Some(dir.path()), Documents::Episodes).map(|_| ()),
+            Err(tantivy::TantivyError::LockFailure(..))
+        ));
+        let beside = Bm25::open_held(dir.path(), Documents::Episodes).unwrap();
+        let more = vec![document(&holder, 1, "tomatoes ripen in August")];
+        holder.committer().commit(more, 2, false).unwrap();
+        assert_eq!((beside.generation(), beside.documents()), (Some(1), 1), "as opened");
+        let mine = vec![document(&beside, 1, "my xylophonist cousin")];
+        beside.committer().commit(mine, 2, false).unwrap();
+        assert!(holds(&beside, "xylophonist") && !holds(&beside, "august"));
+        assert!(!holds(&holder, "xylophonist") && holds(&holder, "august"));
+        assert_eq!(holder.generation(), Some(2));
+        drop((beside, holder));
+        let reopened = Bm25::open(Some(dir.path()), Documents::Episodes).unwrap();
+        assert_eq!(reopened.documents(), 2);
+        assert!(!holds(&reopened, "xylophonist"));
     }
 }

@@ -93,6 +93,28 @@ pub(crate) struct Parts {
 }
 
 /// Why a saved index could not be opened.
+/// Whether a saved state belongs with the BM25 indexes beside it, at `generations`.
+fn check(
+    head: &state::Head,
+    tenant: &str,
+    fingerprint: &str,
+    (in_episodes, in_messages): (u64, u64),
+) -> Result<(), OpenError> {
+    if head.fingerprint != fingerprint {
+        return Err(OpenError::Unusable(format!(
+            "built with the embedder {}, not {fingerprint}",
+            head.fingerprint
+        )));
+    }
+    if head.tenant != tenant || head.generation != in_episodes || in_episodes != in_messages {
+        return Err(OpenError::Unusable(format!(
+            "out of step: state at {}, BM25 at {in_episodes} and {in_messages}",
+            head.generation
+        )));
+    }
+    Ok(())
+}
+
 /// Whether this process opens a saved index as its holder or beside the process that holds it.
 #[derive(Debug, Clone, Copy)]
 enum Access {
@@ -237,6 +259,10 @@ impl TenantIndex {
             return Err(OpenError::Unusable("no generation in a BM25 index".into()));
         };
         let bm25 = (episodes, messages);
+        // Its head first: a state that does not belong with these BM25 indexes is not decoded.
+        if let Some(head) = state::head(folder)? {
+            check(&head, tenant, fingerprint, (in_episodes, in_messages))?;
+        }
         let Some(saved) = state::load(folder)? else {
             // Empty, as a new index is: not one whose first commits came before its state.
             let empty = bm25.0.documents() == 0 && bm25.1.documents() == 0;
@@ -247,18 +273,8 @@ impl TenantIndex {
             }
             return Err(OpenError::Unusable("BM25 indexes without their state".into()));
         };
-        if saved.fingerprint != fingerprint {
-            return Err(OpenError::Unusable(format!(
-                "built with the embedder {}, not {fingerprint}",
-                saved.fingerprint
-            )));
-        }
-        if saved.tenant != tenant || saved.generation != in_episodes || in_episodes != in_messages {
-            return Err(OpenError::Unusable(format!(
-                "out of step: state at {}, BM25 at {in_episodes} and {in_messages}",
-                saved.generation
-            )));
-        }
+        // Again: the holder of the folder may have saved a new state meanwhile.
+        check(&saved.head, tenant, fingerprint, (in_episodes, in_messages))?;
         let mut parts = saved.parts;
         parts.table.loaded().map_err(OpenError::Unusable)?;
         parts.words.loaded().map_err(OpenError::Unusable)?;
@@ -286,7 +302,7 @@ impl TenantIndex {
         // Saved before vectors were grouped at this size (or with fewer rows to group from).
         let grouped = parts.vectors.settle();
         let mut index =
-            Self::assemble(bm25, parts, saved.generation, saved_in, tenant, fingerprint);
+            Self::assemble(bm25, parts, saved.head.generation, saved_in, tenant, fingerprint);
         index.unsaved = grouped;
         Ok(index)
     }
