@@ -94,6 +94,9 @@ pub struct Engine<S> {
     freshness: Freshness,
     /// How long a recall waits for its tenant's index to be built before it is refused.
     build_wait: std::time::Duration,
+    /// Beside the process holding a saved index: how large a copy must be before waiting for
+    /// the holder's save is worth it, and for how long.
+    holder_save: indexing::HolderSave,
     /// The tenants whose index is kept current in the background mode (recalled from once).
     kept_current: std::sync::Mutex<std::collections::HashSet<String>>,
     /// One lock per tenant, held while its index is built or caught up.
@@ -131,6 +134,7 @@ impl<S: Store> Engine<S> {
             search,
             freshness: Freshness::default(),
             build_wait: indexing::BUILD_WAIT,
+            holder_save: indexing::HolderSave::default(),
             kept_current: Default::default(),
             syncing: Default::default(),
             jobs_queued: Default::default(),
@@ -149,6 +153,16 @@ impl<S: Store> Engine<S> {
     #[must_use]
     pub fn with_build_wait(mut self, wait: std::time::Duration) -> Self {
         self.build_wait = wait;
+        self
+    }
+
+    /// Beside a process that holds the saved search index and has not saved what it
+    /// committed, a build of a copy of `from_changes` changes or more first waits up to `wait`
+    /// for the holder to save, and reads what it saved instead (by default from 100,000
+    /// changes, up to 25 s).
+    #[must_use]
+    pub fn with_holder_save_wait(mut self, from_changes: u64, wait: std::time::Duration) -> Self {
+        self.holder_save = indexing::HolderSave { from_changes, wait };
         self
     }
 

@@ -120,6 +120,9 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         None => "opened as saved".to_owned(),
         Some(IndexTask::Build { why: None }) => "built and saved".to_owned(),
         Some(IndexTask::Build { why: Some(why) }) => format!("built again ({why}) and saved"),
+        Some(IndexTask::AwaitSave) => {
+            "read as saved once the process holding it had saved it".to_owned()
+        }
         Some(IndexTask::Copy) => "built in memory (another process holds the saved one)".to_owned(),
         Some(IndexTask::CatchUp) => "caught up and saved".to_owned(),
     };

@@ -23,6 +23,11 @@ pub(crate) fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
         IndexTask::Build { why: None } => format!(
             "building the search index of tenant {tenant} from the database ({total} changes)"
         ),
+        IndexTask::AwaitSave => format!(
+            "waiting for the process holding the search index of tenant {tenant} (a server or \
+             worker on this database) to save what it last did, to read it rather than build a \
+             copy of {total} changes"
+        ),
         IndexTask::Copy => format!(
             "building a copy of the search index of tenant {tenant} in memory from the database \
              ({total} changes): another process (a server or worker on this database) holds the \
@@ -77,7 +82,7 @@ pub(crate) fn server_report(tenant: &str) -> IndexReport {
 pub(crate) struct IndexProgress {
     tenant: String,
     bar: ProgressBar,
-    /// The task, once there was one.
+    /// The last task told, if any.
     task: Option<IndexTask>,
 }
 
@@ -96,7 +101,7 @@ impl IndexProgress {
 
     /// What [`epimem_engine::Engine::load_search_index`] tells.
     pub(crate) fn update(&mut self, task: &IndexTask, done: u64, total: u64) {
-        if self.task.is_none() {
+        if self.task.as_ref() != Some(task) {
             self.task = Some(task.clone());
             if announced(task, total) {
                 self.bar.suspend(|| eprintln!("epimem: {}", describe(&self.tenant, task, total)));
@@ -106,7 +111,7 @@ impl IndexProgress {
         self.bar.set_position(done);
     }
 
-    /// Clears the bar; what was done, if anything.
+    /// Clears the bar; what was done last, if anything.
     pub(crate) fn finish(self) -> Option<IndexTask> {
         self.bar.finish_and_clear();
         self.task
@@ -129,24 +134,32 @@ mod tests {
         assert!(describe("acme", &IndexTask::CatchUp, 3).contains("3 change(s)"));
         let copy = describe("acme", &IndexTask::Copy, 5000);
         assert!(copy.contains("in memory") && copy.contains("another process"), "{copy}");
+        let wait = describe("acme", &IndexTask::AwaitSave, 500_000);
+        assert!(wait.contains("waiting") && wait.contains("500000 changes"), "{wait}");
     }
 
     #[test]
     fn only_a_rebuild_or_a_long_task_is_announced() {
         let rebuilt = IndexTask::Build { why: Some("damaged".into()) };
         assert!(announced(&rebuilt, 3));
-        for task in [IndexTask::Build { why: None }, IndexTask::Copy, IndexTask::CatchUp] {
+        let tasks = [IndexTask::Build { why: None }, IndexTask::Copy, IndexTask::CatchUp];
+        for task in tasks {
             assert!(!announced(&task, ANNOUNCE_FROM - 1), "{task:?}");
             assert!(announced(&task, ANNOUNCE_FROM), "{task:?}");
         }
     }
 
     #[test]
-    fn it_remembers_the_first_task_and_nothing_when_nothing_ran() {
+    fn it_remembers_the_last_task_and_nothing_when_nothing_ran() {
         assert_eq!(IndexProgress::new("t").finish(), None);
         let mut progress = IndexProgress::new("t");
         progress.update(&IndexTask::CatchUp, 0, 10);
         progress.update(&IndexTask::CatchUp, 10, 10);
         assert_eq!(progress.finish(), Some(IndexTask::CatchUp));
+        // A wait for the holder's save that ended in a copy.
+        let mut progress = IndexProgress::new("t");
+        progress.update(&IndexTask::AwaitSave, 0, 200_000);
+        progress.update(&IndexTask::Copy, 0, 200_000);
+        assert_eq!(progress.finish(), Some(IndexTask::Copy));
     }
 }

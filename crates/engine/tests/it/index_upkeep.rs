@@ -181,51 +181,92 @@ fn loading_an_index_tells_what_it_takes_and_nothing_when_current() {
 fn beside_the_process_holding_the_saved_index_it_is_read_or_copied() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
-    let saved = |db: &std::path::Path| {
-        let search = epimem_search_local::LocalSearch::open(
-            &dir.path().join("e.db.search"),
-            &epimem_engine::EngineConfig::default().ranking,
-            None,
-        );
-        let store = epimem_store_sqlite::SqliteStore::open(db).unwrap();
-        Engine::new(
-            store,
-            Box::new(search),
-            Default::default(),
-            Box::new(epimem_engine::SystemClock),
-            "t:1".into(),
-        )
-    };
     // The owner as a server runs: it keeps the index current after its own writes.
-    let owner = saved(&db).with_freshness(epimem_engine::Freshness::Background);
-    let second = saved(&db);
+    let owner = with_saved_index(&db).with_freshness(epimem_engine::Freshness::Background);
+    let second = with_saved_index(&db);
     remember(&owner, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
-    let first_task = |e: &Engine<SqliteStore>| {
-        let mut first = None;
-        e.load_search_index("t", &mut |task, _, _| {
-            first.get_or_insert_with(|| task.clone());
-        })
-        .unwrap();
-        first
-    };
+    let first_task = |e: &Engine<SqliteStore>| tasks(e).first().cloned();
     assert_eq!(first_task(&owner), Some(IndexTask::Build { why: None }));
     assert_eq!(first_task(&second), None, "read as the owner saved it when built: current");
     assert_eq!(second.recall(&query("ferry island")).unwrap().len(), 1);
 
     // The owner commits again at once (a burst): its state is saved once updates pause.
     remember(&owner, "t", "b", 1, &["the sourdough starter is alive", "feed it daily"]);
-    let third = saved(&db);
+    let third = with_saved_index(&db);
     assert_eq!(first_task(&third), Some(IndexTask::Copy), "the saved state is behind BM25");
     assert_eq!(third.recall(&query("sourdough starter")).unwrap().len(), 1, "the copy answers");
 
     std::thread::sleep(std::time::Duration::from_millis(1_100));
     owner.refresh_indexes().unwrap();
-    let fourth = saved(&db);
+    let fourth = with_saved_index(&db);
     assert_eq!(first_task(&fourth), None, "read as saved, not copied");
     remember(&owner, "t", "c", 2, &["the bike chain snapped", "walked it home"]);
     assert_eq!(first_task(&fourth), Some(IndexTask::CatchUp), "and kept current from there");
     for words in ["ferry island", "sourdough starter", "bike chain"] {
         assert_eq!(fourth.recall(&query(words)).unwrap().len(), 1, "{words}");
+    }
+}
+
+/// An engine over the SQLite store at `db`, its search index saved beside it.
+fn with_saved_index(db: &std::path::Path) -> Engine<SqliteStore> {
+    let search = epimem_search_local::LocalSearch::open(
+        &db.with_extension("db.search"),
+        &epimem_engine::EngineConfig::default().ranking,
+        None,
+    );
+    let store = epimem_store_sqlite::SqliteStore::open(db).unwrap();
+    Engine::new(
+        store,
+        Box::new(search),
+        Default::default(),
+        Box::new(epimem_engine::SystemClock),
+        "t:1".into(),
+    )
+}
+
+/// The tasks loading tenant "t"'s index took, in order.
+fn tasks(engine: &Engine<SqliteStore>) -> Vec<IndexTask> {
+    let mut tasks: Vec<IndexTask> = Vec::new();
+    engine
+        .load_search_index("t", &mut |task, _, _| {
+            if tasks.last() != Some(task) {
+                tasks.push(task.clone());
+            }
+        })
+        .unwrap();
+    tasks
+}
+
+/// Beside a holder that has not saved what it committed, a process with a large copy to build
+/// waits for the holder's save and reads what it saved; past the wait it builds the copy.
+#[test]
+fn beside_a_holder_behind_its_save_a_large_copy_waits_for_the_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let owner = with_saved_index(&db).with_freshness(Freshness::Background);
+    remember(&owner, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    assert_eq!(tasks(&owner), [IndexTask::Build { why: None }]);
+    // Committed at once after the build: saved only once updates pause.
+    remember(&owner, "t", "b", 1, &["the sourdough starter is alive", "feed it daily"]);
+    let wait = |wait_ms| {
+        with_saved_index(&db).with_holder_save_wait(1, std::time::Duration::from_millis(wait_ms))
+    };
+    let impatient = wait(300);
+    assert_eq!(tasks(&impatient), [IndexTask::AwaitSave, IndexTask::Copy]);
+    assert_eq!(impatient.recall(&query("sourdough starter")).unwrap().len(), 1);
+
+    let patient = wait(10_000);
+    let started = std::time::Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(1_100));
+            owner.refresh_indexes().unwrap(); // a second without updates: the owner saves
+        });
+        assert_eq!(tasks(&patient), [IndexTask::AwaitSave], "read as saved: nothing to copy");
+    });
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    for words in ["ferry island", "sourdough starter"] {
+        assert_eq!(patient.recall(&query(words)).unwrap().len(), 1, "{words}");
     }
 }
 
