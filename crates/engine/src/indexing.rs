@@ -28,10 +28,11 @@ const BUILD_POLL: Duration = Duration::from_millis(5);
 const HOLDER_SAVE_POLL: Duration = Duration::from_millis(250);
 
 /// When a process beside the holder of a saved index waits for the holder to save what it
-/// committed, rather than build a copy of its own at once. A holder under steady writes saves at
-/// least every 10-20 s (the longer as its state grows) and a second after its writes pause;
-/// a copy takes about 0.07-0.16 ms a change on a 2-core machine (7 s at 100,000 changes,
-/// 160 s at a million), so waiting pays from about 100,000.
+/// committed, rather than build a copy of its own at once. A holder saves a second after its
+/// updates pause (and every 10-20 s while they come more than a second apart; never while they
+/// come closer, as under a steady load); a copy takes about 0.07-0.16 ms a change on a 2-core
+/// machine (7 s at 100,000 changes, 160 s at a million): waiting for a burst of writes to end
+/// pays from about 100,000, and past the wait the copy is built anyway.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HolderSave {
     pub(crate) from_changes: u64,
