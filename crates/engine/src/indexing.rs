@@ -144,13 +144,22 @@ impl<S: Store> Engine<S> {
                 Err(TryLockError::Poisoned(e)) => e.into_inner(),
                 Err(TryLockError::WouldBlock) => continue,
             };
-            if let Err(e) = self.sync_locked(&tenant, &mut |_, _, _| {}) {
+            if let Err(e) = self.refresh_locked(&tenant) {
                 first_error.get_or_insert(e);
-            } else if let Err(e) = self.search.settle(&tenant) {
-                first_error.get_or_insert(e.into());
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// A refresh of one tenant's index, its sync lock held: caught up; taken over if it was
+    /// read beside a process that held the saved one and has stopped (and caught up again from
+    /// what that one saved); saved once updates pause.
+    fn refresh_locked(&self, tenant: &str) -> Result<(), EngineError> {
+        self.sync_locked(tenant, &mut |_, _, _| {})?;
+        if self.search.adopt(tenant)? {
+            self.sync_locked(tenant, &mut |_, _, _| {})?;
+        }
+        Ok(self.search.settle(tenant)?)
     }
 
     /// Searching an index still being built would answer from a part of the memory as if it

@@ -126,6 +126,13 @@ pub(crate) fn hold_files(folder: &Path) -> tantivy::Result<DirectoryLock> {
     Ok(directory.acquire_lock(&tantivy::directory::META_LOCK)?)
 }
 
+/// Whether no process holds the index in `folder` for writing (tantivy's writer lock is
+/// free): taken and let go at once, so that the caller can open it as its own.
+pub(crate) fn free(folder: &Path) -> bool {
+    let Ok(directory) = MmapDirectory::open(folder) else { return !folder.exists() };
+    directory.acquire_lock(&tantivy::directory::INDEX_WRITER_LOCK).is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;

@@ -225,6 +225,24 @@ impl Search for LocalSearch {
         Ok(self.folder.is_some() && !self.on_disk(tenant)?)
     }
 
+    fn adopt(&self, tenant: &str) -> Result<bool, SearchError> {
+        let Some(folder) = self.tenant_folder(tenant) else { return Ok(false) };
+        // Only an index open here, read beside its holder, is adopted: none is opened for this.
+        let Some(current) = self.lock()?.get(tenant).cloned() else { return Ok(false) };
+        let parts = ["episodes", "messages"].map(|part| folder.join(part));
+        if current.index()?.on_disk() || !parts.iter().all(|part| held_folder::free(part)) {
+            return Ok(false);
+        }
+        let index = TenantIndex::open(Some(&folder), tenant, &self.fingerprint, self.config)?;
+        if !index.on_disk() {
+            return Ok(false); // taken by another process meanwhile: this one's stays as it was
+        }
+        // Searches under way finish with the one read beside the holder, which goes with them.
+        let adopted = Arc::new(Tenant { applying: Mutex::new(()), index: Mutex::new(index) });
+        self.lock()?.insert(tenant.to_owned(), adopted);
+        Ok(true)
+    }
+
     fn settle(&self, tenant: &str) -> Result<(), SearchError> {
         // Only an index open here can hold anything unsaved: none is opened for this.
         let Some(tenant) = self.lock()?.get(tenant).cloned() else { return Ok(()) };

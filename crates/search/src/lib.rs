@@ -46,6 +46,14 @@ pub trait Search: Send + Sync + fmt::Debug {
         Ok(false)
     }
 
+    /// Takes over the tenant's saved index once the process that held it has let it go (it
+    /// stopped), so that this process saves it from then on instead of keeping its own in
+    /// memory. True when it did: the index may then be behind the one it replaced (catch it
+    /// up). The owner calls it on a timer; an index that is always its own does nothing.
+    fn adopt(&self, _tenant: &str) -> Result<bool, SearchError> {
+        Ok(false)
+    }
+
     /// Writes what the tenant's index holds and has not saved, once no update has come for a
     /// moment: an index that saves only now and then (not during a burst of updates) must not
     /// be left behind by the last one. The owner calls it on a timer; an index that keeps
@@ -87,6 +95,9 @@ impl<T: Search + ?Sized> Search for std::sync::Arc<T> {
     }
     fn held_elsewhere(&self, tenant: &str) -> Result<bool, SearchError> {
         (**self).held_elsewhere(tenant)
+    }
+    fn adopt(&self, tenant: &str) -> Result<bool, SearchError> {
+        (**self).adopt(tenant)
     }
     fn settle(&self, tenant: &str) -> Result<(), SearchError> {
         (**self).settle(tenant)

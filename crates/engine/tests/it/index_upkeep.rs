@@ -270,6 +270,27 @@ fn beside_a_holder_behind_its_save_a_large_copy_waits_for_the_save() {
     }
 }
 
+/// A server that read its index beside another process takes it over once that one stops, and
+/// saves it from then on.
+#[test]
+fn a_server_beside_a_process_that_stops_takes_its_index_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let owner = with_saved_index(&db);
+    remember(&owner, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    assert_eq!(tasks(&owner), [IndexTask::Build { why: None }]);
+    let server = with_saved_index(&db).with_freshness(Freshness::Background);
+    assert_eq!(tasks(&server), [], "read beside the owner");
+    drop(owner);
+    server.refresh_indexes().unwrap();
+    remember(&server, "t", "b", 1, &["the sourdough starter is alive", "feed it daily"]);
+    assert_eq!(server.recall(&query("sourdough starter")).unwrap().len(), 1);
+    drop(server);
+    let later = with_saved_index(&db);
+    assert_eq!(tasks(&later), [], "saved by the server: current");
+    assert_eq!(later.recall(&query("sourdough starter")).unwrap().len(), 1);
+}
+
 /// An engine in the background mode, as a server runs one, over a new database holding one
 /// episode about a ferry.
 fn server_engine(dir: &tempfile::TempDir) -> Engine<SqliteStore> {

@@ -142,3 +142,26 @@ fn another_embedder_leaves_an_index_held_by_another_process_alone() {
     assert_eq!(again.generation("t").unwrap(), 3);
     assert_eq!(again.started_again("t").unwrap(), None);
 }
+
+/// Once the holder stops, the process that read its index beside it takes the index over and
+/// saves it from then on.
+#[test]
+fn once_the_holder_stops_the_process_beside_it_adopts_the_index() {
+    let dir = TempDir::new().unwrap();
+    let owner = held_garden(dir.path());
+    let second = open(dir.path(), Some("fp"));
+    assert!(!second.adopt("t").unwrap(), "not opened here: nothing to adopt");
+    assert_eq!(second.generation("t").unwrap(), 3);
+    assert!(!second.adopt("t").unwrap(), "still held");
+    assert!(second.held_elsewhere("t").unwrap());
+    drop(owner);
+    assert!(second.adopt("t").unwrap());
+    assert!(second.on_disk("t").unwrap() && !second.held_elsewhere("t").unwrap());
+    assert_eq!(second.generation("t").unwrap(), 3);
+    assert!(!second.adopt("t").unwrap(), "its own now");
+    add(&second, 6, &[("Ana", "tomatoes ripen in August")], 4);
+    drop(second);
+    let again = open(dir.path(), Some("fp"));
+    assert_eq!(again.generation("t").unwrap(), 4, "saved by the process that adopted it");
+    assert_eq!(again.started_again("t").unwrap(), None);
+}
