@@ -251,7 +251,7 @@ impl<S: Store> Engine<S> {
         Err(EngineError::Invalid(format!("query {:?} has no words to search for", query.text)))
     }
 
-    /// Whether `episode` is from a date the query names.
+    /// Whether an episode running from `start` to `end` is from a date the query names.
     fn date_match(&self, query: &RecallQuery, (start, end): (Timestamp, Timestamp)) -> bool {
         let after = (self.config.ranking.date_after_days * 24.0 * 3_600_000.0) as i64;
         query.date.as_ref().is_some_and(|d| d.covers(start, end, after))

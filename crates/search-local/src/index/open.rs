@@ -10,7 +10,6 @@ use super::{
     update::{self, Staged},
 };
 use crate::{
-    held_folder,
     lexical::{self, Documents},
     state, vectors,
     vectors::VectorConfig,
@@ -78,9 +77,9 @@ impl From<std::io::Error> for OpenError {
 
 impl TenantIndex {
     /// The tenant's index saved in `folder` (made empty there if it is missing, unreadable
-    /// or out of step: the engine then fills it from the store), or in memory only when
-    /// `folder` is `None` or another process holds the saved one. `config` says how much a
-    /// message vector borrows from its neighbours'.
+    /// or out of step: the engine then fills it from the store), read beside the process that
+    /// holds it when another does ([`TenantIndex::held`]), or in memory only when `folder` is
+    /// `None`. `config` says how much a message vector borrows from its neighbours'.
     pub(crate) fn open(
         folder: Option<&Path>,
         tenant: &str,
@@ -154,20 +153,13 @@ impl TenantIndex {
                 lexical::Bm25::open(Some(&episodes), Documents::Episodes)?,
                 lexical::Bm25::open(Some(&messages), Documents::Messages)?,
             ),
-            Access::Held => {
-                // The holder deletes no file while these are held (one index at a time, as
-                // the holder takes them: never both in the opposite order).
-                let _episodes_kept = held_folder::hold_files(&episodes)?;
-                let episodes = lexical::Bm25::open_held(&episodes, Documents::Episodes)?;
-                let _messages_kept = held_folder::hold_files(&messages)?;
-                (episodes, lexical::Bm25::open_held(&messages, Documents::Messages)?)
-            }
+            Access::Held => (
+                lexical::Bm25::open_held(&episodes, Documents::Episodes)?,
+                lexical::Bm25::open_held(&messages, Documents::Messages)?,
+            ),
         };
         // Saved by this process only if it holds the folder.
-        let saved_in = match access {
-            Access::Mine => Some(folder),
-            Access::Held => None,
-        };
+        let saved_in = matches!(access, Access::Mine).then_some(folder);
         let (Some(in_episodes), Some(in_messages)) = (episodes.generation(), messages.generation())
         else {
             return Err(OpenError::Unusable("no generation in a BM25 index".into()));

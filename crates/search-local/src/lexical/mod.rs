@@ -25,7 +25,7 @@ use tantivy::{
 
 use crate::{
     common_words::{self, Clause},
-    held_folder::HeldFolder,
+    held_folder::{self, HeldFolder},
 };
 
 /// Per-field weights of episode documents, against 1 for the raw lines. Titles and summaries
@@ -139,10 +139,11 @@ impl Bm25 {
     }
 
     /// The index saved in `folder` by another process that holds it for writing, as its last
-    /// commit left it; what this process changes stays in its memory ([`HeldFolder`]). The
-    /// caller holds off the holder's deleting of files meanwhile ([`held_folder::hold_files`]);
-    /// an error if the holder committed while it was opened (open it again).
+    /// commit left it; what this process changes stays in its memory ([`HeldFolder`]). An
+    /// error if the holder committed while it was opened (open it again).
     pub(crate) fn open_held(folder: &Path, documents: Documents) -> tantivy::Result<Self> {
+        // The holder deletes none of the commit's files while they are opened.
+        let _kept = held_folder::hold_files(folder)?;
         let (schema, fields) = schema();
         let directory = HeldFolder::open(folder)?;
         let commit = || directory.atomic_read(Path::new(META)).ok();

@@ -44,6 +44,13 @@ fn fresh(more: impl FnOnce(&LocalSearch)) -> Vec<String> {
     answers(&search)
 }
 
+/// What a process opening the folder once nobody holds it finds: the generation of tenant
+/// "t"'s index, and why it was started again, if it was.
+fn reopened(dir: &Path, fingerprint: &str) -> (u64, Option<String>) {
+    let search = open(dir, Some(fingerprint));
+    (search.generation("t").unwrap(), search.started_again("t").unwrap())
+}
+
 fn forget(search: &LocalSearch, id: &str) {
     let forgotten = [EpisodeId(id.into())];
     search.apply("t", &Update { forgotten: &forgotten, ..Update::default() }).unwrap();
@@ -73,9 +80,7 @@ fn a_second_process_reads_the_saved_index_and_changes_only_its_memory() {
     assert!(files(dir.path()) == saved, "the holder's folder is as it saved it");
 
     drop(owner);
-    let again = open(dir.path(), Some("fp"));
-    assert_eq!(again.generation("t").unwrap(), 3);
-    assert_eq!(again.started_again("t").unwrap(), None);
+    assert_eq!(reopened(dir.path(), "fp"), (3, None));
 }
 
 /// The holder goes on (its segments merged and their files deleted): what the second process
@@ -122,8 +127,7 @@ fn beside_a_holder_saved_behind_its_commits_a_copy_is_built() {
     second.discard("t").unwrap();
     drop(second);
     drop(owner);
-    let again = open(dir.path(), Some("fp"));
-    assert_eq!(again.generation("t").unwrap(), 3, "the owner's folder was left alone");
+    assert_eq!(reopened(dir.path(), "fp").0, 3, "the owner's folder was left alone");
 }
 
 #[test]
@@ -138,9 +142,7 @@ fn another_embedder_leaves_an_index_held_by_another_process_alone() {
     drop(other);
     assert_eq!(answers(&owner), before);
     drop(owner);
-    let again = open(dir.path(), Some("model-a"));
-    assert_eq!(again.generation("t").unwrap(), 3);
-    assert_eq!(again.started_again("t").unwrap(), None);
+    assert_eq!(reopened(dir.path(), "model-a"), (3, None));
 }
 
 /// Once the holder stops, the process that read its index beside it takes the index over and
@@ -161,7 +163,5 @@ fn once_the_holder_stops_the_process_beside_it_adopts_the_index() {
     assert!(!second.adopt("t").unwrap(), "its own now");
     add(&second, 6, &[("Ana", "tomatoes ripen in August")], 4);
     drop(second);
-    let again = open(dir.path(), Some("fp"));
-    assert_eq!(again.generation("t").unwrap(), 4, "saved by the process that adopted it");
-    assert_eq!(again.started_again("t").unwrap(), None);
+    assert_eq!(reopened(dir.path(), "fp"), (4, None), "saved by the process that adopted it");
 }
