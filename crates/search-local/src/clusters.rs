@@ -16,7 +16,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::vectors::{dot_i8, quantize};
+use crate::{
+    vector_file::Components,
+    vectors::{dot_i8, quantize},
+};
 
 /// Sample rows per centroid when training.
 const SAMPLE_PER_GROUP: usize = 24;
@@ -55,12 +58,12 @@ pub(crate) type Packing = Vec<u32>;
 impl Clusters {
     /// Groups for the `data.len() / dim` rows of `data` (8-bit, `scales` per row), and the
     /// order to store those rows in so that each group's are one run.
-    pub(crate) fn train(data: &[i8], scales: &[f32], dim: usize) -> (Self, Packing) {
+    pub(crate) fn train(data: Components<'_>, scales: &[f32], dim: usize) -> (Self, Packing) {
         let rows = scales.len();
         let groups = ((rows as f64).sqrt() as usize).max(MIN_GROUPS).min(rows.max(1));
         let sample_n = (groups * SAMPLE_PER_GROUP).min(rows);
         let sample: Vec<usize> = (0..sample_n).map(|i| i * rows / sample_n).collect();
-        let row = |r: usize| &data[r * dim..(r + 1) * dim];
+        let row = |r: usize| data.row(r, dim);
         let mut clusters = Self { dim, trained_for: rows, ..Self::default() };
         // Start from sample rows spread over the data: in the order it was added, or group after
         // group when trained again, either way spread over what the rows are about.
@@ -112,7 +115,7 @@ impl Clusters {
     }
 
     /// Puts the positions added since the last call in the groups nearest them.
-    pub(crate) fn assign(&mut self, data: &[i8]) {
+    pub(crate) fn assign(&mut self, data: Components<'_>) {
         let pending: Vec<usize> = self.pending.drain(..).map(|p| p as usize).collect();
         for (p, g) in pending.iter().zip(self.nearest_each(&pending, data)) {
             self.joined[g as usize].push(*p as u32);
@@ -219,7 +222,7 @@ impl Clusters {
 
     /// The nearest group of each of `rows`, on the machine's cores (the costly part of
     /// training: every row against every centroid).
-    fn nearest_each(&self, rows: &[usize], data: &[i8]) -> Vec<u32> {
+    fn nearest_each(&self, rows: &[usize], data: Components<'_>) -> Vec<u32> {
         let arch = pulp::Arch::new();
         // The few rows of one commit are not worth a thread each.
         if rows.len() < THREADS_FROM {
@@ -244,7 +247,7 @@ impl Clusters {
 struct Nearest<'a> {
     clusters: &'a Clusters,
     chunk: &'a [usize],
-    data: &'a [i8],
+    data: Components<'a>,
 }
 
 impl pulp::WithSimd for Nearest<'_> {
@@ -256,7 +259,7 @@ impl pulp::WithSimd for Nearest<'_> {
         // Plain loops: an iterator chain's `fold` would be compiled outside the SIMD variant.
         let mut nearest = Vec::with_capacity(self.chunk.len());
         for &r in self.chunk {
-            let vector = &self.data[r * dim..(r + 1) * dim];
+            let vector = self.data.row(r, dim);
             let mut best = (f32::MIN, 0u32);
             for g in 0..self.clusters.scales.len() {
                 let sim = self.clusters.similarity(g, vector);
@@ -331,7 +334,7 @@ mod tests {
     fn rows_of_one_direction_share_a_group() {
         let (dim, centres) = (32, 8);
         let (data, scales) = rows_around(centres, 600, dim);
-        let (clusters, packing) = Clusters::train(&data, &scales, dim);
+        let (clusters, packing) = Clusters::train(data[..].into(), &scales, dim);
         let mut sorted = packing.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, (0..scales.len() as u32).collect::<Vec<_>>(), "a permutation");
@@ -356,7 +359,8 @@ mod tests {
         let (dim, centres) = (16, 4);
         let (data, scales) = rows_around(centres, 100, dim);
         let first = 300;
-        let (mut clusters, packing) = Clusters::train(&data[..first * dim], &scales[..first], dim);
+        let (mut clusters, packing) =
+            Clusters::train(data[..first * dim].into(), &scales[..first], dim);
         // Stored as told, then the rest appended.
         let mut stored: Vec<i8> =
             packing.iter().flat_map(|&r| data[r as usize * dim..][..dim].to_vec()).collect();
@@ -366,7 +370,7 @@ mod tests {
             clusters.add(r);
             number.push(r as u32);
         }
-        clusters.assign(&stored);
+        clusters.assign(stored[..].into());
         assert!(clusters.pack_due(), "a third of the rows are loose");
         let before = groups_of(&clusters, &number);
         let order = clusters.pack();
@@ -381,7 +385,7 @@ mod tests {
     fn removing_positions_renumbers_the_rest() {
         let (dim, centres) = (16, 4);
         let (data, scales) = rows_around(centres, 100, dim);
-        let (mut clusters, _) = Clusters::train(&data, &scales, dim);
+        let (mut clusters, _) = Clusters::train(data[..].into(), &scales, dim);
         clusters.add(scales.len());
         let removed: Vec<u32> = vec![3, 10, 11, 12, 13, 14, 250];
         clusters.remove_positions(&removed);

@@ -78,11 +78,16 @@ impl Tenant {
     /// fails, the next save writes everything again.
     fn write(&self, save: Option<StateSave>) -> Result<(), SearchError> {
         let Some(save) = save else { return Ok(()) };
-        let written = save.write();
-        if written.is_err() {
-            self.index()?.not_saved();
+        match save.write() {
+            Ok(written) => {
+                self.index()?.written(written);
+                Ok(())
+            }
+            Err(e) => {
+                self.index()?.not_saved();
+                Err(e)
+            }
         }
-        written
     }
 }
 
@@ -184,15 +189,6 @@ impl Search for LocalSearch {
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
         let tenant = self.tenant(tenant)?;
         let _applying = tenant.applying()?;
-        // The first rows added after a load copy the vectors out of their mapped file (512 MB
-        // at a million episodes): copied here, without the index's lock, searches going on.
-        if !update.added.is_empty() {
-            let mapped = tenant.index()?.mapped_vectors();
-            if let Some((mapped, revision)) = mapped {
-                let copy = mapped.copied();
-                tenant.index()?.take_vector_copy(copy, revision);
-            }
-        }
         if !update.forgotten.is_empty() {
             tenant.index()?.forget(update.forgotten)?;
         }

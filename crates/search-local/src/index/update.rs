@@ -15,7 +15,7 @@ use tantivy::TantivyDocument;
 use super::{LineFacts, TenantIndex, index_error, io_error};
 use crate::{
     lexical, state, vector_file,
-    vector_file::{VectorData, VectorSave},
+    vector_file::{VectorSave, Written},
     vectors::{Grouped, Grouping},
 };
 
@@ -73,13 +73,18 @@ pub(crate) struct StateSave {
 }
 
 impl StateSave {
-    pub(crate) fn write(self) -> Result<(), SearchError> {
+    /// Writes the state; the vectors it wrote, to read from their file after
+    /// ([`TenantIndex::written`]).
+    pub(crate) fn write(self) -> Result<Option<Written>, SearchError> {
         let folder = &self.folder;
-        if let Some(vectors) = &self.vectors {
-            vectors.write(folder).map_err(|e| io_error(folder, e))?;
-        }
+        let written = match &self.vectors {
+            Some(vectors) => Some(vectors.write(folder).map_err(|e| io_error(folder, e))?),
+            None => None,
+        };
         state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
-        vector_file::remove_others(folder, self.keep.as_deref()).map_err(|e| io_error(folder, e))
+        vector_file::remove_others(folder, self.keep.as_deref())
+            .map_err(|e| io_error(folder, e))?;
+        Ok(written)
     }
 }
 
@@ -236,17 +241,6 @@ impl TenantIndex {
         self.save()
     }
 
-    /// The message vectors as mapped from their file, if they are, for
-    /// [`TenantIndex::take_vector_copy`]: see [`VectorIndex::mapped`].
-    pub(crate) fn mapped_vectors(&self) -> Option<(VectorData, u64)> {
-        self.parts.vectors.mapped()
-    }
-
-    /// Takes a copy of the mapped vectors made outside the lock, unless they changed since.
-    pub(crate) fn take_vector_copy(&mut self, copy: VectorData, revision: u64) {
-        self.parts.vectors.take_copy(copy, revision);
-    }
-
     /// The message vectors to group (again) or store anew, when that is due: run outside the
     /// index's lock, then handed to [`TenantIndex::grouped`].
     pub(crate) fn grouping(&mut self) -> Option<Grouping> {
@@ -301,11 +295,24 @@ impl TenantIndex {
     /// Writes the state if commits were made since it was last written (on disk only).
     pub(crate) fn save(&mut self) -> Result<(), SearchError> {
         let Some(save) = self.take_save()? else { return Ok(()) };
-        let written = save.write();
-        if written.is_err() {
-            self.not_saved();
+        match save.write() {
+            Ok(written) => {
+                self.written(written);
+                Ok(())
+            }
+            Err(e) => {
+                self.not_saved();
+                Err(e)
+            }
         }
-        written
+    }
+
+    /// A save was written: the vectors it wrote are read from their file from then on (the
+    /// copy in memory that rows added or stored anew made goes).
+    pub(crate) fn written(&mut self, written: Option<Written>) {
+        if let Some(written) = written {
+            self.parts.vectors.written(written);
+        }
     }
 
     /// What [`TenantIndex::save`] would write, copied out so that the caller can write it

@@ -112,7 +112,7 @@ impl VectorIndex {
         // The message waiting for its successor's similarity: (slot, seq, own, borrowed).
         let mut waiting: Option<(usize, u64, f32, f32)> = None;
         let borrow = self.config.borrow;
-        let (dim, data) = (self.dim, self.data.as_slice());
+        let (dim, data) = (self.dim, self.data.components());
         for row in rows {
             let (e, seq) = self.rows[row];
             if !visible.get(e).copied().unwrap_or(false) {
@@ -121,9 +121,7 @@ impl VectorIndex {
             let sim = match stored {
                 Some(stored) => stored[self.position(row)],
                 None => {
-                    dot_i8(&data[row * dim..(row + 1) * dim], &query.data) as f32
-                        * self.scales[row]
-                        * query.scale
+                    dot_i8(data.row(row, dim), &query.data) as f32 * self.scales[row] * query.scale
                 }
             };
             run = match run {

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     clusters::{Clusters, Packing},
-    vector_file::{self, VectorData, VectorSave},
+    vector_file::{self, VectorData, VectorSave, Written},
 };
 use layout::Layout;
 
@@ -60,6 +60,10 @@ pub(crate) struct VectorIndex {
     /// be of the rows as they are.
     #[serde(skip)]
     revision: u64,
+    /// Counts the times the rows were stored anew (removed or grouped), so that a file written
+    /// meanwhile is known to hold the first rows as they are.
+    #[serde(skip)]
+    rewrites: u64,
     /// What one quantized unit is worth, per stored row.
     scales: Vec<f32>,
 }
@@ -164,7 +168,7 @@ impl VectorIndex {
         self.rows.push((slot, seq));
         // Stored after every other row, wherever the layout has put those.
         let position = self.scales.len();
-        self.scales.push(quantize(vector, self.data.to_mut()));
+        self.scales.push(quantize(vector, self.data.added_mut()));
         self.changed = self.changed.max(Changed::RowsAdded);
         self.revision += 1;
         self.episode_rows[slot] = (if start == end { row as u32 } else { start }, row as u32 + 1);
@@ -206,7 +210,7 @@ impl VectorIndex {
             None
         } else {
             let clusters = self.clusters.as_mut()?;
-            clusters.assign(self.data.as_slice());
+            clusters.assign(self.data.components());
             if !clusters.pack_due() {
                 return None;
             }
@@ -234,11 +238,12 @@ impl VectorIndex {
 
     /// Takes the rows' components and scales as stored anew in the order `packing` gave.
     fn store(&mut self, data: Vec<i8>, scales: Vec<f32>, packing: &Packing) {
-        self.data = VectorData::Owned(std::sync::Arc::new(data));
+        self.data = VectorData::owned(data);
         self.scales = scales;
         self.layout.get_or_insert_with(|| Layout::identity(&self.rows)).permute(packing);
         self.changed = Changed::All;
         self.revision += 1;
+        self.rewrites += 1;
     }
 
     /// The components to write, if they changed since they were last saved: appended to the
@@ -247,7 +252,7 @@ impl VectorIndex {
     /// caller ([`VectorSave::write`]), outside any lock; if that fails,
     /// [`VectorIndex::unsaved`].
     pub(crate) fn take_save(&mut self, generation: u64) -> Option<VectorSave> {
-        let len = self.data.as_slice().len();
+        let len = self.data.len();
         let out = if len == 0 {
             self.saved = None;
             None
@@ -261,7 +266,7 @@ impl VectorIndex {
                 }
             };
             self.saved = Some((name.clone(), len as u64));
-            Some(VectorSave { name, from, data: self.data.clone() })
+            Some(VectorSave { name, from, data: self.data.clone(), rewrites: self.rewrites })
         } else {
             None
         };
@@ -269,23 +274,21 @@ impl VectorIndex {
         out
     }
 
-    /// The components as mapped from their file, if they are, and the revision they are of:
-    /// the first change copies them out of it (512 MB at a million episodes), which the caller
-    /// can do without the index's lock ([`VectorData::copied`]) and hand to
-    /// [`VectorIndex::take_copy`].
-    pub(crate) fn mapped(&self) -> Option<(VectorData, u64)> {
-        matches!(self.data, VectorData::Mapped(_)).then(|| (self.data.clone(), self.revision))
-    }
-
-    /// Takes a copy of the mapped components made at `revision`, unless they changed since;
-    /// whether it did.
-    pub(crate) fn take_copy(&mut self, copy: VectorData, revision: u64) -> bool {
-        // Every change to the rows counts in the revision; a mapping is only made on open.
-        let same = revision == self.revision && matches!(self.data, VectorData::Mapped(_));
+    /// A save wrote the components: they are read from its file from then on, and only rows
+    /// added since stay in memory, unless the rows were stored anew meanwhile. Whether they
+    /// are.
+    pub(crate) fn written(&mut self, written: Written) -> bool {
+        let same = written.rewrites == self.rewrites && written.data.len() <= self.data.len();
         if same {
-            self.data = copy;
+            self.data = self.data.rebased(written.data);
         }
         same
+    }
+
+    /// Bytes of components held in memory rather than mapped from a file.
+    #[cfg(test)]
+    pub(crate) fn in_memory(&self) -> usize {
+        self.data.in_memory()
     }
 
     /// The last [`VectorIndex::take_save`] was not written (maybe in part): the next save
@@ -303,13 +306,13 @@ impl VectorIndex {
     pub(crate) fn attach(&mut self, folder: &Path) -> std::io::Result<()> {
         self.data = match &self.saved {
             Some((name, len)) => vector_file::map(folder, name, *len)?,
-            None => VectorData::Empty,
+            None => VectorData::empty(),
         };
         let expected = self.rows.len() * self.dim;
-        if self.data.as_slice().len() != expected {
+        if self.data.len() != expected {
             return Err(std::io::Error::other(format!(
                 "{} vector components for {expected}",
-                self.data.as_slice().len()
+                self.data.len()
             )));
         }
         let rows = self.rows.len();
@@ -345,6 +348,7 @@ impl VectorIndex {
         layout::remove_positions(self.data.to_mut(), dim, &positions);
         self.changed = Changed::All;
         self.revision += 1;
+        self.rewrites += 1;
         layout::remove_positions(&mut self.scales, 1, &positions);
         let len = (end - start) as u32;
         for span in &mut self.episode_rows {
@@ -423,7 +427,7 @@ impl VectorIndex {
     /// The similarity of the row stored at `position`.
     #[inline(always)]
     fn similarity_at(&self, position: usize, query: &Quantized) -> f32 {
-        let data = &self.data.as_slice()[position * self.dim..(position + 1) * self.dim];
+        let data = self.data.components().row(position, self.dim);
         dot_i8(data, &query.data) as f32 * self.scales[position] * query.scale
     }
 
@@ -469,10 +473,10 @@ impl Grouping {
                 let packing = clusters.pack();
                 (clusters, packing)
             }
-            None => Clusters::train(self.data.as_slice(), &self.scales, self.dim),
+            None => Clusters::train(self.data.components(), &self.scales, self.dim),
         };
         Grouped {
-            data: layout::permute(self.data.as_slice(), self.dim, &packing),
+            data: self.data.components().permuted(self.dim, &packing),
             scales: layout::permute(&self.scales, 1, &packing),
             clusters,
             packing,

@@ -1,4 +1,4 @@
-//! The vector index's own tests: saving, copying, quantizing, borrowing.
+//! The vector index's own tests: saving, mapping, quantizing, borrowing.
 
 use super::*;
 use crate::table::tests::episode;
@@ -14,31 +14,47 @@ pub(super) fn unit(seed: u32, dim: usize) -> Vec<f32> {
 }
 
 #[test]
-fn mapped_rows_copied_apart_are_taken_in_unless_they_changed_meanwhile() {
+fn rows_added_stay_in_memory_only_until_a_save_maps_them_unless_the_rows_were_stored_anew() {
     let dir = tempfile::tempdir().unwrap();
-    let (dim, q) = (16, unit(7, 16));
+    let (dim, visible) = (16, [true; 40]);
     let mut index = VectorIndex::new(exact(Borrow::default()));
-    for slot in 0..30 {
-        index.add((slot, 0, &episode("t", "c", None, 0)), slot as u64, &unit(slot as u32, dim));
-    }
-    let before = index.search(&q, &[true; 31], 5, 5);
-    let mapped = |index: &mut VectorIndex| {
-        index.unsaved();
-        index.take_save(1).expect("changed").write(dir.path()).unwrap();
-        index.attach(dir.path()).unwrap();
-        index.mapped().expect("mapped from the file")
+    let mut all = VectorIndex::new(exact(Borrow::default()));
+    let add = |index: &mut VectorIndex, all: &mut VectorIndex, slot: usize| {
+        let at = (slot, 0, &episode("t", "c", None, 0));
+        index.add(at, slot as u64, &unit(slot as u32, dim));
+        all.add(at, slot as u64, &unit(slot as u32, dim));
     };
-    let (data, revision) = mapped(&mut index);
-    assert!(index.take_copy(data.copied(), revision));
-    assert!(index.mapped().is_none(), "in memory of its own now");
-    let after = index.search(&q, &[true; 31], 5, 5);
-    assert_eq!((after.messages, after.episodes), (before.messages, before.episodes));
-    // A row added before the copy is taken: the copy lacks it, and is left.
-    let (data, revision) = mapped(&mut index);
-    let new = unit(1_000, dim);
-    index.add((30, 0, &episode("t", "c", None, 0)), 30, &new);
-    assert!(!index.take_copy(data.copied(), revision));
-    assert_eq!(index.search(&new, &[true; 31], 1, 1).messages[0].1, 30);
+    let same_as_in_memory = |index: &VectorIndex, all: &VectorIndex| {
+        for seed in [3, 29, 30, 31] {
+            let (found, expected) = (
+                index.search(&unit(seed, dim), &visible, 5, 5),
+                all.search(&unit(seed, dim), &visible, 5, 5),
+            );
+            assert_eq!((found.messages, found.episodes), (expected.messages, expected.episodes));
+        }
+    };
+    for slot in 0..30 {
+        add(&mut index, &mut all, slot);
+    }
+    let save = index.take_save(1).expect("new rows").write(dir.path()).unwrap();
+    assert!(index.written(save));
+    assert_eq!(index.in_memory(), 0, "read from the file");
+    same_as_in_memory(&index, &all);
+    add(&mut index, &mut all, 30);
+    assert_eq!(index.in_memory(), dim, "the added row only, not a copy of the file");
+    // A row added while a save is written stays in memory after it.
+    let save = index.take_save(2).expect("a row added");
+    add(&mut index, &mut all, 31);
+    assert!(index.written(save.write(dir.path()).unwrap()));
+    assert_eq!(index.in_memory(), dim);
+    same_as_in_memory(&index, &all);
+    // Rows stored anew while a save is written: the file no longer holds them as they are.
+    let save = index.take_save(2).expect("a row added");
+    index.remove(5);
+    all.remove(5);
+    assert!(!index.written(save.write(dir.path()).unwrap()));
+    assert_eq!(index.in_memory(), 31 * dim);
+    same_as_in_memory(&index, &all);
 }
 
 #[test]
