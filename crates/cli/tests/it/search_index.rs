@@ -245,6 +245,48 @@ fn a_server_killed_after_a_quiet_moment_opens_its_index_as_saved() {
     assert!(found["hits"][0]["title"].as_str().unwrap().contains("gutters"), "{found}");
 }
 
+/// Killed in a burst of writes, before the save that follows it, a server leaves its BM25
+/// indexes ahead of its saved state: the next server takes them back to the state and catches
+/// up with the changes since, instead of building the index again.
+#[test]
+fn a_server_killed_in_a_burst_catches_up_from_its_saved_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(2));
+    recalled(&db, "ferry timetable");
+    let ready = |server: &Server| {
+        let started = Instant::now();
+        while server.send("GET", "/readyz", None).0 != 200 {
+            assert!(started.elapsed() < Duration::from_secs(30), "the index never opened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let (mut server, first_log) = Server::start_logging(&db, FAST_WORKER);
+    ready(&server);
+    // Each flush closes an episode and commits the index; the state is saved after the first
+    // commit only, and then once a second passes without one.
+    for (i, topic) in ["kayak rental", "violin strings", "roof gutters"].iter().enumerate() {
+        let conversation = format!("burst{i}");
+        let said = format!("we need to sort out the {topic} this week");
+        let messages = json!([message(&conversation, "1", "user", &said, "2026-04-01T10:00:00Z")]);
+        assert_eq!(server.post("/v1/messages", &messages).0, 200);
+        let flushed = server.send("POST", &format!("/v1/conversations/{conversation}/flush"), None);
+        assert_eq!(flushed.0, 200, "{:?}", flushed.1);
+    }
+    server.kill();
+    let first: Vec<String> = first_log.try_iter().collect();
+    let (server, log) = Server::start_logging(&db, FAST_WORKER);
+    ready(&server);
+    let said: Vec<String> = log.try_iter().collect();
+    assert!(!said.iter().any(|l| l.contains("building the search index")), "{said:?} {first:?}");
+    for topic in ["kayak rental", "violin strings", "roof gutters"] {
+        let (_, found) = server.post("/v1/recall", &json!({"query": topic}));
+        let title = found["hits"][0]["title"].as_str().unwrap_or_default().to_owned();
+        let last = topic.split(' ').next_back().unwrap();
+        assert!(title.contains(last), "{topic}: {found}");
+    }
+}
+
 /// `bench recall` with the vectors searched by groups times the recalls again with every
 /// vector scanned, unless told not to.
 #[test]

@@ -15,7 +15,11 @@ use crate::{
     vectors::VectorConfig,
 };
 
-/// Whether a saved state belongs with the BM25 indexes beside it, at `generations`.
+/// Whether a saved state belongs with the BM25 indexes beside it, at `generations`: the
+/// same tenant and embedder, and not ahead of either index. Behind them is what a process
+/// stopped between a commit and the next save leaves, or what a process beside the holder
+/// reads while the holder commits faster than it saves: the indexes are then taken back to
+/// the state's generation ([`lexical::Bm25::back_to`]) and caught up from there.
 fn check(
     head: &state::Head,
     tenant: &str,
@@ -28,7 +32,7 @@ fn check(
             head.fingerprint
         )));
     }
-    if head.tenant != tenant || head.generation != in_episodes || in_episodes != in_messages {
+    if head.tenant != tenant || head.generation > in_episodes.min(in_messages) {
         return Err(OpenError::Unusable(format!(
             "out of step: state at {}, BM25 at {in_episodes} and {in_messages}",
             head.generation
@@ -192,8 +196,16 @@ impl TenantIndex {
         {
             return Err(OpenError::Unusable("parts know of episodes the table does not".into()));
         }
+        let generation = saved.head.generation;
+        if (in_episodes, in_messages) != (generation, generation) {
+            for index in [&bm25.0, &bm25.1] {
+                index.back_to(slots, generation).map_err(OpenError::from)?;
+            }
+        }
         // BM25 commits on every update and the state is saved less often: at one generation
-        // (a build commits its chunks at 0) the two can still hold different episodes.
+        // (a build commits its chunks at 0) the two can still hold different episodes. Taken
+        // back to the state's generation they hold the same, since a forget saves the state
+        // at once (between its commit and that save they do not: read again, or rebuilt).
         let live = (0..slots).filter(|&slot| parts.table.is_live(slot)).count() as u64;
         let lines = parts.words.turns_of_live(|slot| parts.table.is_live(slot));
         let (in_episodes, in_messages) = (bm25.0.documents(), bm25.1.documents());
@@ -207,8 +219,7 @@ impl TenantIndex {
         parts.vectors.attach(folder).map_err(|e| OpenError::Unusable(e.to_string()))?;
         // Saved before vectors were grouped at this size (or with fewer rows to group from).
         let grouped = parts.vectors.settle();
-        let mut index =
-            Self::assemble(bm25, parts, saved.head.generation, saved_in, tenant, fingerprint);
+        let mut index = Self::assemble(bm25, parts, generation, saved_in, tenant, fingerprint);
         index.unsaved = grouped;
         Ok(index)
     }

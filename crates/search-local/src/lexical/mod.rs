@@ -205,6 +205,16 @@ impl Bm25 {
         lock(&self.shared.writer).delete_term(Term::from_field_u64(self.fields.slot, slot as u64));
     }
 
+    /// Takes the index back to what it held at `generation`, when its state knew `slots`
+    /// episodes: the documents of episodes added since (slots are never reused, so theirs
+    /// are `slots` and on) are removed, and the commit records `generation`.
+    pub(crate) fn back_to(&self, slots: usize, generation: u64) -> tantivy::Result<()> {
+        let first = Term::from_field_u64(self.fields.slot, slots as u64);
+        let later = RangeQuery::new(Bound::Included(first), Bound::Unbounded);
+        lock(&self.shared.writer).delete_query(Box::new(later))?;
+        self.shared.commit(Vec::new(), generation, false)
+    }
+
     /// What commits this index's staged documents later, from anywhere.
     pub(crate) fn committer(&self) -> Committer {
         self.shared.clone()

@@ -112,3 +112,29 @@ fn an_index_held_elsewhere_is_read_as_opened_and_changed_in_memory_only() {
     assert_eq!(reopened.documents(), 2);
     assert!(!holds(&reopened, "xylophonist"));
 }
+
+#[test]
+fn taken_back_to_a_generation_it_holds_only_the_episodes_it_knew_then() {
+    let bm25 = Bm25::open(None, Documents::Episodes).unwrap();
+    let commit = |slots: std::ops::Range<usize>, generation| {
+        let documents = slots.map(|s| document(&bm25, s, &format!("kayak word{s}"))).collect();
+        bm25.committer().commit(documents, generation, false).unwrap();
+    };
+    commit(0..4, 1);
+    commit(4..6, 2);
+    commit(6..7, 3);
+    bm25.back_to(4, 1).unwrap();
+    assert_eq!((bm25.documents(), bm25.generation()), (4, Some(1)));
+    assert!(!holds_live(&bm25, "word5") && holds_live(&bm25, "word3"));
+    // Caught up again from there.
+    commit(4..5, 2);
+    assert_eq!((bm25.documents(), bm25.generation()), (5, Some(2)));
+}
+
+/// Whether a document not removed holds `word` in its body.
+fn holds_live(bm25: &Bm25, word: &str) -> bool {
+    let searcher = bm25.shared.reader.searcher();
+    let term = Term::from_field_text(bm25.fields.body, word);
+    let query = TermQuery::new(term, IndexRecordOption::Basic);
+    searcher.search(&query, &tantivy::collector::Count).unwrap() > 0
+}
