@@ -54,13 +54,13 @@ pub enum IndexTask {
     /// built with another embedder, damaged, out of step).
     Build { why: Option<String> },
     /// Waiting for another process that holds the saved index (a server or a worker on the
-    /// same database) to save what it committed, so as to read it instead of building a copy
-    /// (only for a large one: [`Engine::with_holder_save_wait`]).
+    /// same database) to save one that can be read (it is building it), so as to read it
+    /// instead of building a copy (only for a large one: [`Engine::with_holder_save_wait`]).
     AwaitSave,
     /// Building a copy of its own in memory from the store: another process (a server or a
-    /// worker on the same database) holds the saved index, and what it saved is not whole
-    /// (it committed since; it saves once its updates pause). A whole one is read instead, and
-    /// only caught up.
+    /// worker on the same database) holds the saved index, and what it saved cannot be read
+    /// (it is building it, or with another embedder). One that can is read instead, and only
+    /// caught up.
     Copy,
     /// Applying what was closed or forgotten since it last ran.
     CatchUp,

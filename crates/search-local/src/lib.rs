@@ -112,7 +112,7 @@ impl LocalSearch {
     /// `fingerprint` (`None`: no embedder). A tenant's saved index built with another embedder,
     /// or by another version of this format, is started again and rebuilt. When another process
     /// holds a tenant's saved index, this one reads what the holder last saved and keeps its
-    /// own changes in memory (a copy built in memory when the saved one is not whole); it never
+    /// own changes in memory (a copy built in memory when the saved one cannot be read); it never
     /// writes to the folder.
     pub fn open(folder: &Path, config: &RankingConfig, fingerprint: Option<&str>) -> Self {
         Self {

@@ -107,9 +107,9 @@ impl TenantIndex {
 
     /// The saved index another process holds, as it last saved it, changed from there in this
     /// process's memory only (its folder is never written to). An empty one in memory, to be
-    /// built from the store, when the saved one cannot be read whole: the holder is building
-    /// it, committed since it last saved its state (it saves once updates pause), or it was
-    /// built with another embedder.
+    /// built from the store, when the saved one cannot be read: the holder is building it, or
+    /// it was built with another embedder. (One the holder committed past since its last save
+    /// is read as saved: its BM25 taken back to the state, in memory.)
     fn held(
         folder: &Path,
         tenant: &str,

@@ -31,8 +31,8 @@ pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
 const SAVE_SHARE: u32 = 20;
 
 /// An update that follows the one before within this long is part of a burst, and its commit
-/// does not save the state: a crash in a burst finds the state behind whenever it was saved,
-/// so saving then only cost time (and held searches up). The state is saved once the burst
+/// does not save the state: a crash in a burst finds the state behind whenever it was saved
+/// (and catches up from it), so saving then only cost time (and held searches up). The state is saved once the burst
 /// is over ([`TenantIndex::settled`]), so a crash while nothing happens costs nothing.
 pub(crate) const QUIET: Duration = Duration::from_secs(1);
 
