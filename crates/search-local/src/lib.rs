@@ -78,16 +78,8 @@ impl Tenant {
     /// fails, the next save writes everything again.
     fn write(&self, save: Option<StateSave>) -> Result<(), SearchError> {
         let Some(save) = save else { return Ok(()) };
-        match save.write() {
-            Ok(written) => {
-                self.index()?.written(written);
-                Ok(())
-            }
-            Err(e) => {
-                self.index()?.not_saved();
-                Err(e)
-            }
-        }
+        let written = save.write();
+        self.index()?.saved(written)
     }
 }
 

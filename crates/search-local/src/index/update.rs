@@ -32,8 +32,9 @@ const SAVE_SHARE: u32 = 20;
 
 /// An update that follows the one before within this long is part of a burst, and its commit
 /// does not save the state: a crash in a burst finds the state behind whenever it was saved
-/// (and catches up from it), so saving then only cost time (and held searches up). The state is saved once the burst
-/// is over ([`TenantIndex::settled`]), so a crash while nothing happens costs nothing.
+/// (and catches up from it), so saving then only cost time (and held searches up). The state
+/// is saved once the burst is over ([`TenantIndex::settled`]), so a crash while nothing
+/// happens costs nothing.
 pub(crate) const QUIET: Duration = Duration::from_secs(1);
 
 /// How long after a save to wait before the next, when encoding its state took `encoding`.
@@ -74,7 +75,7 @@ pub(crate) struct StateSave {
 
 impl StateSave {
     /// Writes the state; the vectors it wrote, to read from their file after
-    /// ([`TenantIndex::written`]).
+    /// ([`TenantIndex::saved`]).
     pub(crate) fn write(self) -> Result<Option<Written>, SearchError> {
         let folder = &self.folder;
         let written = match &self.vectors {
@@ -295,23 +296,28 @@ impl TenantIndex {
     /// Writes the state if commits were made since it was last written (on disk only).
     pub(crate) fn save(&mut self) -> Result<(), SearchError> {
         let Some(save) = self.take_save()? else { return Ok(()) };
-        match save.write() {
+        let written = save.write();
+        self.saved(written)
+    }
+
+    /// How writing a [`StateSave`] went: the vectors it wrote are read from their file from
+    /// then on (the copy in memory that rows added or stored anew made goes); if it failed,
+    /// the next save writes everything again.
+    pub(crate) fn saved(
+        &mut self,
+        written: Result<Option<Written>, SearchError>,
+    ) -> Result<(), SearchError> {
+        match written {
             Ok(written) => {
-                self.written(written);
+                if let Some(written) = written {
+                    self.parts.vectors.written(written);
+                }
                 Ok(())
             }
             Err(e) => {
                 self.not_saved();
                 Err(e)
             }
-        }
-    }
-
-    /// A save was written: the vectors it wrote are read from their file from then on (the
-    /// copy in memory that rows added or stored anew made goes).
-    pub(crate) fn written(&mut self, written: Option<Written>) {
-        if let Some(written) = written {
-            self.parts.vectors.written(written);
         }
     }
 
@@ -339,7 +345,7 @@ impl TenantIndex {
     }
 
     /// A [`StateSave`] failed: the next save writes everything again.
-    pub(crate) fn not_saved(&mut self) {
+    fn not_saved(&mut self) {
         self.unsaved = true;
         self.parts.vectors.unsaved();
     }
