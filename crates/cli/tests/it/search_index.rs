@@ -198,25 +198,22 @@ fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
     assert_eq!(readyz(), (200, "ready".to_owned()));
 }
 
-/// A server saves its index once a burst of writes is over, not at each write: killed after a
-/// quiet moment, the next server opens the index as saved instead of building it again.
-#[test]
-fn a_server_killed_after_a_quiet_moment_opens_its_index_as_saved() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    ingest(&db, &chats(2));
-    recalled(&db, "ferry timetable");
-    let ready = |server: &Server| {
-        let started = Instant::now();
-        while server.send("GET", "/readyz", None).0 != 200 {
-            assert!(started.elapsed() < Duration::from_secs(30), "the index never opened");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    let (mut server, first_log) = Server::start_logging(&db, FAST_WORKER);
-    ready(&server);
-    // A burst: conversations stored and closed one after another, each a commit of the index.
-    for (i, topic) in ["kayak rental", "violin strings", "roof gutters"].iter().enumerate() {
+/// Waits until the server's search index is open.
+fn ready(server: &Server) {
+    let started = Instant::now();
+    while server.send("GET", "/readyz", None).0 != 200 {
+        assert!(started.elapsed() < Duration::from_secs(30), "the index never opened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The topics of [`burst`].
+const BURST: [&str; 3] = ["kayak rental", "violin strings", "roof gutters"];
+
+/// Three conversations stored and closed one after another: each flush closes an episode and
+/// commits the index.
+fn burst(server: &Server) {
+    for (i, topic) in BURST.iter().enumerate() {
         let conversation = format!("burst{i}");
         let said = format!("we need to sort out the {topic} this week");
         let messages = json!([message(&conversation, "1", "user", &said, "2026-04-01T10:00:00Z")]);
@@ -224,6 +221,19 @@ fn a_server_killed_after_a_quiet_moment_opens_its_index_as_saved() {
         let flushed = server.send("POST", &format!("/v1/conversations/{conversation}/flush"), None);
         assert_eq!(flushed.0, 200, "{:?}", flushed.1);
     }
+}
+
+/// A server that took a [`burst`] of writes, killed with SIGKILL right after it (with
+/// `quiet`, once it saved its state after the burst), and the server started next on its
+/// database, ready without building its index again; what that one logged.
+fn killed_after_a_burst(quiet: bool) -> (tempfile::TempDir, Server, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(2));
+    recalled(&db, "ferry timetable");
+    let (mut server, first_log) = Server::start_logging(&db, FAST_WORKER);
+    ready(&server);
+    burst(&server);
     // Quiet: the worker's refresh (every second) finds no update for a second, and saves.
     let burst_over = std::time::SystemTime::now();
     let saved_since = || {
@@ -231,7 +241,7 @@ fn a_server_killed_after_a_quiet_moment_opens_its_index_as_saved() {
         modified >= burst_over
     };
     let started = Instant::now();
-    while !saved_since() {
+    while quiet && !saved_since() {
         assert!(started.elapsed() < Duration::from_secs(20), "not saved once quiet");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -241,45 +251,28 @@ fn a_server_killed_after_a_quiet_moment_opens_its_index_as_saved() {
     ready(&server);
     let said: Vec<String> = log.try_iter().collect();
     assert!(!said.iter().any(|l| l.contains("building the search index")), "{said:?} {first:?}");
+    (dir, server, said)
+}
+
+/// A server saves its index once a burst of writes is over, not at each write: killed after a
+/// quiet moment, the next server opens the index as saved, with nothing to catch up.
+#[test]
+fn a_server_killed_after_a_quiet_moment_opens_its_index_as_saved() {
+    let (_dir, server, said) = killed_after_a_burst(true);
+    assert!(!said.iter().any(|l| l.contains("catching up")), "{said:?}");
     let (_, found) = server.post("/v1/recall", &json!({"query": "roof gutters"}));
     assert!(found["hits"][0]["title"].as_str().unwrap().contains("gutters"), "{found}");
 }
 
-/// Killed in a burst of writes, before the save that follows it, a server leaves its BM25
-/// indexes ahead of its saved state: the next server takes them back to the state and catches
-/// up with the changes since, instead of building the index again.
+/// Killed in a burst of writes, before the save that follows it (the state is saved after the
+/// burst's first commit only), a server leaves its BM25 indexes ahead of its saved state: the
+/// next server takes them back to the state and catches up with the changes since, instead of
+/// building the index again.
 #[test]
 fn a_server_killed_in_a_burst_catches_up_from_its_saved_state() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    ingest(&db, &chats(2));
-    recalled(&db, "ferry timetable");
-    let ready = |server: &Server| {
-        let started = Instant::now();
-        while server.send("GET", "/readyz", None).0 != 200 {
-            assert!(started.elapsed() < Duration::from_secs(30), "the index never opened");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    let (mut server, first_log) = Server::start_logging(&db, FAST_WORKER);
-    ready(&server);
-    // Each flush closes an episode and commits the index; the state is saved after the first
-    // commit only, and then once a second passes without one.
-    for (i, topic) in ["kayak rental", "violin strings", "roof gutters"].iter().enumerate() {
-        let conversation = format!("burst{i}");
-        let said = format!("we need to sort out the {topic} this week");
-        let messages = json!([message(&conversation, "1", "user", &said, "2026-04-01T10:00:00Z")]);
-        assert_eq!(server.post("/v1/messages", &messages).0, 200);
-        let flushed = server.send("POST", &format!("/v1/conversations/{conversation}/flush"), None);
-        assert_eq!(flushed.0, 200, "{:?}", flushed.1);
-    }
-    server.kill();
-    let first: Vec<String> = first_log.try_iter().collect();
-    let (server, log) = Server::start_logging(&db, FAST_WORKER);
-    ready(&server);
-    let said: Vec<String> = log.try_iter().collect();
-    assert!(!said.iter().any(|l| l.contains("building the search index")), "{said:?} {first:?}");
-    for topic in ["kayak rental", "violin strings", "roof gutters"] {
+    let (_dir, server, said) = killed_after_a_burst(false);
+    assert!(said.iter().any(|l| l.contains("catching up")), "{said:?}");
+    for topic in BURST {
         let (_, found) = server.post("/v1/recall", &json!({"query": topic}));
         let title = found["hits"][0]["title"].as_str().unwrap_or_default().to_owned();
         let last = topic.split(' ').next_back().unwrap();
