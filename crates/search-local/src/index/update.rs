@@ -21,8 +21,8 @@ use crate::{
 
 /// The state is saved at most this often (and after a forget, once updates have stopped for
 /// [`QUIET`], and when the index is dropped). The BM25 indexes commit every update; a state
-/// behind them is found out of step on the next open, and the index rebuilt: a crash costs a
-/// rebuild, never a wrong answer.
+/// behind them has them taken back to it on the next open, which catches up from there: a
+/// crash costs the changes since the last save, never a wrong answer.
 pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
 
 /// Encoding the state holds the index's lock (states of 200-425 MB, on the way to a million
@@ -37,6 +37,11 @@ const SAVE_SHARE: u32 = 20;
 /// happens costs nothing.
 pub(crate) const QUIET: Duration = Duration::from_secs(1);
 
+/// A burst that does not stop (a server under steady load) still saves the state once this
+/// many save intervals have passed: what a crash, or every command run beside the server,
+/// catches up from stays a few minutes of changes, not hours.
+const BURST_SAVE_INTERVALS: u32 = 10;
+
 /// How long after a save to wait before the next, when encoding its state took `encoding`.
 fn save_interval(encoding: Duration) -> Duration {
     SAVE_EVERY.max(encoding.saturating_mul(SAVE_SHARE))
@@ -45,7 +50,7 @@ fn save_interval(encoding: Duration) -> Duration {
 /// Whether a commit at `now` saves the state: never at generation 0 (a build under way, whose
 /// state an open would start again whenever it was saved); else the first one does, and later
 /// ones once the interval since the last save is over and the commit before was at least
-/// [`QUIET`] ago.
+/// [`QUIET`] ago, or in a burst once [`BURST_SAVE_INTERVALS`] intervals are.
 fn save_due(
     now: Instant,
     generation: u64,
@@ -57,8 +62,9 @@ fn save_due(
         return false;
     }
     let Some(saved_at) = saved_at else { return true };
-    now.saturating_duration_since(saved_at) >= save_every
-        && previous_commit.is_none_or(|at| now.saturating_duration_since(at) >= QUIET)
+    let since = now.saturating_duration_since(saved_at);
+    let quiet = previous_commit.is_none_or(|at| now.saturating_duration_since(at) >= QUIET);
+    since >= save_every && (quiet || since >= save_every.saturating_mul(BURST_SAVE_INTERVALS))
 }
 
 /// A tenant's state to write ([`TenantIndex::take_save`]).
@@ -390,8 +396,12 @@ mod tests {
         let every = SAVE_EVERY.as_millis() as u64;
         // Past the interval, after a quiet spell: saved.
         assert!(due(at(every), Some(at(0)), Some(at(every - 2_000))));
-        // Past the interval, but the commit before came a moment ago: a burst, not saved.
+        // Past the interval, but the commit before came a moment ago: a burst, not saved...
         assert!(!due(at(every), Some(at(0)), Some(at(every - 100))));
+        // ...until it has gone on for as many intervals as a burst may.
+        let long = every * u64::from(BURST_SAVE_INTERVALS);
+        assert!(!due(at(long - 1), Some(at(0)), Some(at(long - 100))));
+        assert!(due(at(long), Some(at(0)), Some(at(long - 100))));
         // Within the interval: not saved, however quiet.
         assert!(!due(at(every - 1), Some(at(0)), Some(at(0))));
     }
