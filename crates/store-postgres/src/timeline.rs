@@ -77,11 +77,17 @@ pub(crate) fn marked(tx: &mut Tx<'_>, tenant: &str) -> Result<Vec<TocNode>, Fail
 
 pub(crate) fn put(tx: &mut Tx<'_>, tenant: &str, node: &TimelineNode) -> Result<u32, Failure> {
     let id = node.id.to_string();
-    tx.execute("DELETE FROM timeline_marks WHERE tenant = $1 AND node = $2", &[&tenant, &id])?;
     if node.children.is_empty() {
         // Nothing under it (its episodes were forgotten): no node, only the mark cleared.
+        tx.execute("DELETE FROM timeline_marks WHERE tenant = $1 AND node = $2", &[&tenant, &id])?;
         return Ok(0);
     }
+    if !children_present(tx, tenant, node)? {
+        // Told from children gone since they were read (an episode forgotten, the tenant
+        // deleted): written, it would put their words back. Left as marked, if it is.
+        return Ok(0);
+    }
+    tx.execute("DELETE FROM timeline_marks WHERE tenant = $1 AND node = $2", &[&tenant, &id])?;
     let summary = rows::json(&node.summary, "a node")?;
     let children = serde_json::to_value(&node.children)
         .map_err(|e| StoreError::Internal(format!("encoding a node: {e}")))?;
@@ -104,6 +110,22 @@ pub(crate) fn put(tx: &mut Tx<'_>, tenant: &str, node: &TimelineNode) -> Result<
             version
         }
     })
+}
+
+/// Whether every child `node` names is still there: a day's episodes in the tenant's, a
+/// longer period's nodes written.
+fn children_present(tx: &mut Tx<'_>, tenant: &str, node: &TimelineNode) -> Result<bool, Failure> {
+    let sql = match node.id.level() {
+        TocLevel::Day => {
+            "SELECT count(DISTINCT e.id) FROM episodes e
+             JOIN conversations c ON c.id = e.conversation_id AND c.tenant = $1
+             WHERE e.id = ANY($2)"
+        }
+        _ => "SELECT count(DISTINCT node) FROM timeline_nodes WHERE tenant = $1 AND node = ANY($2)",
+    };
+    let present: i64 = tx.query_one(sql, &[&tenant, &node.children])?.get(0);
+    let named: std::collections::HashSet<&String> = node.children.iter().collect();
+    Ok(present as usize == named.len())
 }
 
 pub(crate) fn get(

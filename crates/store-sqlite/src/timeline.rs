@@ -96,8 +96,13 @@ pub(crate) fn put(
         .map_err(map_err)?;
         return Ok(0);
     }
-    let summary = encode(&node.summary)?;
     let children = encode(&node.children)?;
+    if !children_present(tx, tenant, node, &children)? {
+        // Told from children gone since they were read (an episode forgotten, the tenant
+        // deleted): written, it would put their words back. Left as marked, if it is.
+        return Ok(0);
+    }
+    let summary = encode(&node.summary)?;
     let newest: Option<(u32, String, String)> = tx
         .query_row(
             "SELECT version, summary, children FROM timeline_nodes
@@ -123,6 +128,31 @@ pub(crate) fn put(
     tx.execute("DELETE FROM timeline_marks WHERE tenant = ?1 AND node = ?2", params![tenant, id])
         .map_err(map_err)?;
     Ok(version)
+}
+
+/// Whether every child `node` names (`children`, as JSON) is still there: a day's episodes in
+/// the tenant's, a longer period's nodes written.
+fn children_present(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    node: &TimelineNode,
+    children: &str,
+) -> Result<bool, StoreError> {
+    let sql = match node.id.level() {
+        TocLevel::Day => {
+            "SELECT count(DISTINCT e.id) FROM json_each(?2) j
+             JOIN episodes e ON e.id = j.value
+             JOIN conversations c ON c.id = e.conversation_id AND c.tenant = ?1"
+        }
+        _ => {
+            "SELECT count(DISTINCT n.node) FROM json_each(?2) j
+             JOIN timeline_nodes n ON n.tenant = ?1 AND n.node = j.value"
+        }
+    };
+    let present: usize =
+        tx.query_row(sql, params![tenant, children], |r| r.get(0)).map_err(map_err)?;
+    let named: std::collections::HashSet<&String> = node.children.iter().collect();
+    Ok(present == named.len())
 }
 
 pub(crate) fn get(

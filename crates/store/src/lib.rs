@@ -345,8 +345,10 @@ pub trait Store: Send + Sync {
     /// In one transaction: writes `node` as the newest version of its id in `tenant`'s
     /// timeline, unless the newest already says the same (summary and children), and clears
     /// its mark. Returns the newest version (`node.version` is not read). A node without
-    /// children is not written (0). Forgetting an episode removes every version of the
-    /// timeline nodes whose words came from it and marks them to be written again.
+    /// children is not written (0); nor is one that names a child gone since it was read (an
+    /// episode forgotten or its tenant deleted meanwhile, a period's node removed), whose mark
+    /// stays (0): its words would come back. Forgetting an episode removes every version of
+    /// the timeline nodes whose words came from it and marks them to be written again.
     fn put_timeline_node(&self, tenant: &str, node: &TimelineNode) -> Result<u32, StoreError>;
 
     /// A node of `tenant`'s timeline: the newest version, or `version`.

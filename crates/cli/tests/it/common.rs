@@ -41,16 +41,17 @@ pub(crate) fn real_models() -> Option<std::path::PathBuf> {
     epimem_embed::test_support::fetched_models(&[epimem_embed::EmbedderName::Potion])
 }
 
-/// Whether any file under `dir` holds `word` (any case). A file that goes away while the scan
+/// A file under `dir` that holds `word` (any case), if any. A file that goes away while the scan
 /// runs (a server's temporary file) holds nothing.
-pub(crate) fn in_some_file(dir: &Path, word: &str) -> bool {
-    std::fs::read_dir(dir).unwrap().any(|entry| {
+pub(crate) fn in_some_file(dir: &Path, word: &str) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir).unwrap().find_map(|entry| {
         let path = entry.unwrap().path();
         if path.is_dir() {
             return in_some_file(&path, word);
         }
         let bytes = std::fs::read(&path).unwrap_or_default();
-        bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+        let holds = bytes.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word.as_bytes()));
+        holds.then_some(path)
     })
 }
 

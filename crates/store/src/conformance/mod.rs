@@ -72,6 +72,7 @@ macro_rules! conformance_tests {
             forgetting_an_episode_forgets_the_facts_from_it,
             timeline_nodes_are_versioned_and_marks_cleared_with_their_write,
             forgetting_an_episode_takes_its_words_out_of_the_timeline,
+            a_node_told_from_children_gone_since_is_not_written,
             an_exported_conversation_imports_whole,
             compacting_keeps_everything_not_forgotten
         );

@@ -15,7 +15,21 @@ fn node(id: &str, title: &str, children: &[&str]) -> TimelineNode {
     }
 }
 
+/// Two episodes of tenant "t" in a conversation of its own: their ids.
+fn two_episodes(store: &dyn Store, conversation: &str) -> (String, String) {
+    let conv = super::key("t", conversation);
+    super::push_n(store, &conv, 4);
+    let (a, b) = (
+        super::episode(&conv, 1, 2, "Roses", "About roses."),
+        super::episode(&conv, 3, 4, "Soil", "About soil."),
+    );
+    let ids = (a.id.0.clone(), b.id.0.clone());
+    super::segment(store, &conv, 4, vec![a, b]);
+    ids
+}
+
 pub fn timeline_nodes_are_versioned_and_marks_cleared_with_their_write(store: &dyn Store) {
+    let (ep_a, ep_b) = two_episodes(store, "c");
     let day: TocNode = "toc:day:2026-03-01".parse().unwrap();
     let week: TocNode = "toc:week:2026:W09".parse().unwrap();
     assert_eq!(store.timeline_checkpoint("t").unwrap(), 0);
@@ -25,7 +39,7 @@ pub fn timeline_nodes_are_versioned_and_marks_cleared_with_their_write(store: &d
     assert_eq!(store.marked_timeline_nodes("t").unwrap(), [day, week]);
     assert!(store.marked_timeline_nodes("u").unwrap().is_empty(), "per tenant");
 
-    let first = node("toc:day:2026-03-01", "Garden", &["ep_a"]);
+    let first = node("toc:day:2026-03-01", "Garden", &[&ep_a]);
     assert_eq!(store.put_timeline_node("t", &first).unwrap(), 1);
     assert_eq!(store.marked_timeline_nodes("t").unwrap(), [week], "written and unmarked at once");
     assert_eq!(
@@ -33,7 +47,7 @@ pub fn timeline_nodes_are_versioned_and_marks_cleared_with_their_write(store: &d
         1,
         "the same again is no new version"
     );
-    let later = node("toc:day:2026-03-01", "Garden and soil", &["ep_a", "ep_b"]);
+    let later = node("toc:day:2026-03-01", "Garden and soil", &[&ep_a, &ep_b]);
     assert_eq!(store.put_timeline_node("t", &later).unwrap(), 2);
 
     let days = store.timeline_nodes("t", epimem_core::TocLevel::Day).unwrap();
@@ -66,14 +80,9 @@ pub fn timeline_nodes_are_versioned_and_marks_cleared_with_their_write(store: &d
 }
 
 pub fn forgetting_an_episode_takes_its_words_out_of_the_timeline(store: &dyn Store) {
-    let conv = super::key("t", "c");
-    super::push_n(store, &conv, 4);
-    let (a, b) = (
-        super::episode(&conv, 1, 2, "Roses", "About roses."),
-        super::episode(&conv, 3, 4, "Soil", "About soil."),
-    );
-    let (a_id, b_id) = (a.id.clone(), b.id.clone());
-    super::segment(store, &conv, 4, vec![a, b]);
+    let (a, b) = two_episodes(store, "c");
+    let (a_id, b_id) = (epimem_core::EpisodeId(a), epimem_core::EpisodeId(b));
+    let (elsewhere, _) = two_episodes(store, "d");
     // Both episodes on one day: a day, its week, month and year written, two versions of the day.
     let day = node("toc:day:2026-01-01", "Roses and soil", &[&a_id.0, &b_id.0]);
     store.put_timeline_node("t", &node("toc:day:2026-01-01", "Roses", &[&a_id.0])).unwrap();
@@ -81,7 +90,7 @@ pub fn forgetting_an_episode_takes_its_words_out_of_the_timeline(store: &dyn Sto
     for id in ["toc:week:2026:W01", "toc:month:2026:01", "toc:year:2026"] {
         store.put_timeline_node("t", &node(id, "Roses and soil", &["toc:day:2026-01-01"])).unwrap();
     }
-    let other = node("toc:day:2026-02-01", "Elsewhere", &["ep_other"]);
+    let other = node("toc:day:2026-02-01", "Elsewhere", &[&elsewhere]);
     store.put_timeline_node("t", &other).unwrap();
 
     assert!(store.delete_episode(&epimem_core::Scope::tenant("t"), &a_id).unwrap());
@@ -110,4 +119,40 @@ pub fn forgetting_an_episode_takes_its_words_out_of_the_timeline(store: &dyn Sto
         store.timeline_node("t", &"toc:week:2026:W01".parse().unwrap(), None).unwrap(),
         None
     );
+}
+
+/// A rollup reads a period's children, then writes the node: a forget or a tenant's deletion in
+/// between must not be undone by that write.
+pub fn a_node_told_from_children_gone_since_is_not_written(store: &dyn Store) {
+    let (a, b) = two_episodes(store, "c");
+    let day: TocNode = "toc:day:2026-01-01".parse().unwrap();
+    let week: TocNode = "toc:week:2026:W01".parse().unwrap();
+    store.mark_timeline("t", &[day, week], 1).unwrap();
+    assert!(
+        store
+            .delete_episode(&epimem_core::Scope::tenant("t"), &epimem_core::EpisodeId(a.clone()))
+            .unwrap()
+    );
+    let stale = node("toc:day:2026-01-01", "Roses and soil", &[&a, &b]);
+    assert_eq!(store.put_timeline_node("t", &stale).unwrap(), 0, "a forgotten child");
+    assert_eq!(store.timeline_node("t", &day, None).unwrap(), None);
+    assert!(store.marked_timeline_nodes("t").unwrap().contains(&day), "still to be written");
+    let stale_week = node("toc:week:2026:W01", "Roses and soil", &["toc:day:2026-01-01"]);
+    assert_eq!(store.put_timeline_node("t", &stale_week).unwrap(), 0, "its day is not written");
+    assert_eq!(
+        store.put_timeline_node("t", &node("toc:day:2026-01-01", "Soil", &[&b])).unwrap(),
+        1
+    );
+    store.delete_tenant("t").unwrap();
+    assert_eq!(
+        store.put_timeline_node("t", &node("toc:day:2026-01-01", "Soil", &[&b])).unwrap(),
+        0
+    );
+    assert_eq!(store.put_timeline_node("t", &stale_week).unwrap(), 0);
+    assert_eq!(
+        store.timeline_node("t", &day, None).unwrap(),
+        None,
+        "nothing of the tenant is back"
+    );
+    assert_eq!(store.timeline_node("t", &week, None).unwrap(), None);
 }

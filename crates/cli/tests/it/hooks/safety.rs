@@ -84,7 +84,11 @@ fn secrets_a_session_shows_are_in_no_file_of_the_memory() {
         "Hunt3rPassw0rd",
         "AKIAQWERTYUIOPASDFGH",
     ] {
-        assert!(!crate::common::in_some_file(claude.dir.path(), secret), "{secret} was stored");
+        assert_eq!(
+            crate::common::in_some_file(claude.dir.path(), secret),
+            None,
+            "{secret} was stored"
+        );
     }
 }
 
