@@ -80,6 +80,28 @@ pub(crate) fn batch(
     Ok(ConsolidationBatch { episodes: details, facts })
 }
 
+/// A conflict if an episode of `sources` is gone: forgotten since the job read its batch, whose
+/// words a fact told from it would bring back. The job runs again on what remains.
+fn sources_kept(tx: &mut Tx<'_>, tenant: &str, sources: &[EpisodeId]) -> Result<(), Failure> {
+    let ids: Vec<&str> = sources.iter().map(|s| s.0.as_str()).collect();
+    let kept: Vec<String> = tx
+        .query(
+            "SELECT e.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE e.id = ANY($1) AND c.tenant = $2",
+            &[&ids, &tenant],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    match sources.iter().find(|s| !kept.contains(&s.0)) {
+        Some(gone) => Err(StoreError::Conflict(format!(
+            "episode {gone} was forgotten since the consolidation read it"
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<(), Failure> {
     let exists: bool =
         tx.query_one("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)", &[&commit.job.0])?.get(0);
@@ -101,11 +123,13 @@ pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<()
                     ))
                     .into());
                 }
+                sources_kept(tx, &conversation.tenant, &fact.sources)?;
                 let vector = commit.vectors.iter().find(|(f, _)| *f == fact.id);
                 let fingerprint = vector.and(commit.fingerprint.as_deref());
                 insert(tx, id, fact, fingerprint, vector.map(|(_, v)| v.as_slice()))?;
             }
             FactChange::Reinforce { id: fact, sources } => {
+                sources_kept(tx, &conversation.tenant, sources)?;
                 ours(tx, fact, id, conversation)?;
                 tx.execute(
                     "UPDATE facts SET reinforced = reinforced + 1

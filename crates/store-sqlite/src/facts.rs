@@ -111,11 +111,13 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
                         fact.id
                     )));
                 }
+                sources_kept(tx, &conversation.tenant, &fact.sources)?;
                 let vector = commit.vectors.iter().find(|(f, _)| *f == fact.id);
                 let fingerprint = vector.and(commit.fingerprint.as_deref());
                 insert(tx, id, fact, fingerprint, vector.map(|(_, v)| v.as_slice()))?;
             }
             FactChange::Reinforce { id: fact, sources } => {
+                sources_kept(tx, &conversation.tenant, sources)?;
                 if !ours(fact)? {
                     return Err(StoreError::Invalid(format!(
                         "fact {fact} is not of {conversation}"
@@ -149,6 +151,31 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
     .map_err(map_err)?;
     if commit.finished {
         tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
+    }
+    Ok(())
+}
+
+/// A conflict if an episode of `sources` is gone: forgotten since the job read its batch, whose
+/// words a fact told from it would bring back. The job runs again on what remains.
+fn sources_kept(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    sources: &[EpisodeId],
+) -> Result<(), StoreError> {
+    let mut kept = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM episodes e JOIN conversations c
+                 ON c.id = e.conversation_id WHERE e.id = ?1 AND c.tenant = ?2)",
+        )
+        .map_err(map_err)?;
+    for source in sources {
+        let there: bool =
+            kept.query_row(params![source.0, tenant], |r| r.get(0)).map_err(map_err)?;
+        if !there {
+            return Err(StoreError::Conflict(format!(
+                "episode {source} was forgotten since the consolidation read it"
+            )));
+        }
     }
     Ok(())
 }

@@ -229,3 +229,35 @@ pub fn forgetting_an_episode_forgets_the_facts_from_it(store: &dyn Store) {
     store.delete_tenant("t").unwrap();
     assert_eq!(store.facts(&Scope::tenant("t"), true, None, None).unwrap(), []);
 }
+
+/// A consolidation reads its batch, asks a model, then commits: an episode forgotten in between
+/// must not come back as a fact told from it.
+pub fn a_consolidation_that_read_a_forgotten_episode_writes_nothing_of_it(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 6);
+    let (a, b, c) = (
+        close(store, &conv, 1, 2, 0.2),
+        close(store, &conv, 3, 4, 0.2),
+        close(store, &conv, 5, 6, 0.2),
+    );
+    let (job, _) = consolidations(store).pop().unwrap();
+    let partly =
+        |changes| ConsolidationCommit { finished: false, ..commit(job, &conv, changes, 6) };
+    store
+        .commit_consolidation(&partly(vec![FactChange::Insert(fact(&conv, 1, "From c", &[&c]))]))
+        .unwrap();
+    assert!(store.delete_episode(&Scope::tenant("t"), &a).unwrap());
+    let late = vec![
+        FactChange::Insert(fact(&conv, 2, "From c again", &[&c])),
+        FactChange::Insert(fact(&conv, 3, "From a and b, read before", &[&a, &b])),
+    ];
+    let refused = store.commit_consolidation(&partly(late)).unwrap_err();
+    assert!(refused.to_string().contains("forgotten since"), "{refused}");
+    let reinforce = vec![FactChange::Reinforce { id: FactId("fact-1".into()), sources: vec![a] }];
+    let refused = store.commit_consolidation(&partly(reinforce)).unwrap_err();
+    assert!(refused.to_string().contains("forgotten since"), "{refused}");
+    let facts = store.facts(&Scope::tenant("t"), true, None, None).unwrap();
+    let told: Vec<(&str, u32)> =
+        facts.iter().map(|f| (f.fact.text.as_str(), f.fact.reinforced)).collect();
+    assert_eq!(told, [("From c", 0)], "nothing of the refused commits");
+}
