@@ -80,9 +80,9 @@ pub(crate) fn batch(
     Ok(ConsolidationBatch { episodes: details, facts })
 }
 
-/// A conflict if an episode of `sources` is gone: forgotten since the job read its batch, whose
-/// words a fact told from it would bring back. The job runs again on what remains.
-fn sources_kept(tx: &mut Tx<'_>, tenant: &str, sources: &[EpisodeId]) -> Result<(), Failure> {
+/// Whether every episode of `sources` is still there. One forgotten since the job read its
+/// batch leaves out what was told from it: a fact would bring its words back.
+fn sources_kept(tx: &mut Tx<'_>, tenant: &str, sources: &[EpisodeId]) -> Result<bool, Failure> {
     let ids: Vec<&str> = sources.iter().map(|s| s.0.as_str()).collect();
     let kept: Vec<String> = tx
         .query(
@@ -93,13 +93,7 @@ fn sources_kept(tx: &mut Tx<'_>, tenant: &str, sources: &[EpisodeId]) -> Result<
         .iter()
         .map(|r| r.get(0))
         .collect();
-    match sources.iter().find(|s| !kept.contains(&s.0)) {
-        Some(gone) => Err(StoreError::Conflict(format!(
-            "episode {gone} was forgotten since the consolidation read it"
-        ))
-        .into()),
-        None => Ok(()),
-    }
+    Ok(sources.iter().all(|s| kept.contains(&s.0)))
 }
 
 pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<(), Failure> {
@@ -123,13 +117,17 @@ pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<()
                     ))
                     .into());
                 }
-                sources_kept(tx, &conversation.tenant, &fact.sources)?;
+                if !sources_kept(tx, &conversation.tenant, &fact.sources)? {
+                    continue;
+                }
                 let vector = commit.vectors.iter().find(|(f, _)| *f == fact.id);
                 let fingerprint = vector.and(commit.fingerprint.as_deref());
                 insert(tx, id, fact, fingerprint, vector.map(|(_, v)| v.as_slice()))?;
             }
             FactChange::Reinforce { id: fact, sources } => {
-                sources_kept(tx, &conversation.tenant, sources)?;
+                if !sources_kept(tx, &conversation.tenant, sources)? {
+                    continue;
+                }
                 ours(tx, fact, id, conversation)?;
                 tx.execute(
                     "UPDATE facts SET reinforced = reinforced + 1

@@ -111,13 +111,17 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
                         fact.id
                     )));
                 }
-                sources_kept(tx, &conversation.tenant, &fact.sources)?;
+                if !sources_kept(tx, &conversation.tenant, &fact.sources)? {
+                    continue;
+                }
                 let vector = commit.vectors.iter().find(|(f, _)| *f == fact.id);
                 let fingerprint = vector.and(commit.fingerprint.as_deref());
                 insert(tx, id, fact, fingerprint, vector.map(|(_, v)| v.as_slice()))?;
             }
             FactChange::Reinforce { id: fact, sources } => {
-                sources_kept(tx, &conversation.tenant, sources)?;
+                if !sources_kept(tx, &conversation.tenant, sources)? {
+                    continue;
+                }
                 if !ours(fact)? {
                     return Err(StoreError::Invalid(format!(
                         "fact {fact} is not of {conversation}"
@@ -155,13 +159,13 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
     Ok(())
 }
 
-/// A conflict if an episode of `sources` is gone: forgotten since the job read its batch, whose
-/// words a fact told from it would bring back. The job runs again on what remains.
+/// Whether every episode of `sources` is still there. One forgotten since the job read its
+/// batch leaves out what was told from it: a fact would bring its words back.
 fn sources_kept(
     tx: &Transaction<'_>,
     tenant: &str,
     sources: &[EpisodeId],
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let mut kept = tx
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM episodes e JOIN conversations c
@@ -172,12 +176,10 @@ fn sources_kept(
         let there: bool =
             kept.query_row(params![source.0, tenant], |r| r.get(0)).map_err(map_err)?;
         if !there {
-            return Err(StoreError::Conflict(format!(
-                "episode {source} was forgotten since the consolidation read it"
-            )));
+            return Ok(false);
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Stores `fact` (with its sources) unless it is there already.

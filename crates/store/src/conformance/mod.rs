@@ -70,7 +70,7 @@ macro_rules! conformance_tests {
             closing_episodes_queues_consolidation_every_few_or_at_a_flashbulb,
             consolidation_writes_facts_once_and_invalidates_never_deletes,
             forgetting_an_episode_forgets_the_facts_from_it,
-            a_consolidation_that_read_a_forgotten_episode_writes_nothing_of_it,
+            a_consolidation_that_read_a_forgotten_episode_writes_nothing_told_from_it,
             timeline_nodes_are_versioned_and_marks_cleared_with_their_write,
             forgetting_an_episode_takes_its_words_out_of_the_timeline,
             a_node_told_from_children_gone_since_is_not_written,
