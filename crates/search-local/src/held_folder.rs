@@ -67,7 +67,12 @@ impl Directory for HeldFolder {
 
     fn delete(&self, path: &Path) -> Result<(), DeleteError> {
         if self.written.exists(path).unwrap_or(false) {
-            return self.written.delete(path);
+            self.written.delete(path)?;
+            // A file of the holder's that it hid stays hidden.
+            if self.folder.exists(path).unwrap_or(false) {
+                self.deleted().insert(path.to_path_buf());
+            }
+            return Ok(());
         }
         let in_folder = self.folder.exists(path).unwrap_or(false);
         if in_folder && self.deleted().insert(path.to_path_buf()) {
@@ -80,13 +85,11 @@ impl Directory for HeldFolder {
         Ok(self.written.exists(path)? || (self.in_folder(path)? && self.folder.exists(path)?))
     }
 
+    /// A file this process writes hides one of the same name in the folder: the holder may
+    /// have written it since this process read its commit (a deletes file is named by the
+    /// operation number of its commit, and both processes count on from the same commit), and
+    /// this process reads only its own commit's files and its own.
     fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
-        let exists = self
-            .exists(path)
-            .map_err(|e| OpenWriteError::wrap_io_error(io::Error::other(e), path.to_path_buf()))?;
-        if exists {
-            return Err(OpenWriteError::FileAlreadyExists(path.to_path_buf()));
-        }
         self.written.open_write(path)
     }
 
@@ -162,8 +165,15 @@ mod tests {
 
         let held = HeldFolder::open(dir.path()).unwrap();
         assert_eq!(read(&held, "kept").as_deref(), Some(&b"the holder's"[..]));
-        assert!(held.open_write(Path::new("kept")).is_err(), "files are written once");
         write(&held, "new", b"mine");
+        assert!(held.open_write(Path::new("new")).is_err(), "files are written once");
+        // A name the holder wrote after this process read its commit (both number their
+        // commits on from the one read): what this process writes under it is its own.
+        write(&holder, "later.5.del", b"the holder's deletes");
+        write(&held, "later.5.del", b"my deletes");
+        assert_eq!(read(&held, "later.5.del").as_deref(), Some(&b"my deletes"[..]));
+        held.delete(Path::new("later.5.del")).unwrap();
+        assert_eq!(read(&held, "later.5.del"), None, "nor is the holder's seen once mine goes");
         held.delete(Path::new("dropped")).unwrap();
         held.atomic_write(Path::new("meta.json"), b"my meta").unwrap();
 
@@ -176,6 +186,7 @@ mod tests {
         assert_eq!(read(&holder, "dropped").as_deref(), Some(&b"the holder's too"[..]));
         assert_eq!(holder.atomic_read(Path::new("meta.json")).unwrap(), b"holder meta");
         assert!(!dir.path().join("new").exists());
+        assert_eq!(read(&holder, "later.5.del").as_deref(), Some(&b"the holder's deletes"[..]));
     }
 
     #[test]
