@@ -203,15 +203,17 @@ pub fn consolidation_writes_facts_once_and_invalidates_never_deletes(store: &dyn
     assert_eq!(store.facts(&scope, false, None, None).unwrap().len(), 2);
 }
 
-pub fn forgetting_an_episode_forgets_the_facts_from_it(store: &dyn Store) {
+/// Three episodes of conversation "c" of tenant "t" closed, and the consolidation that queued.
+fn three_closed(store: &dyn Store) -> (ConversationKey, [EpisodeId; 3], JobId) {
     let conv = key("t", "c");
     push_n(store, &conv, 6);
-    let (a, b, c) = (
-        close(store, &conv, 1, 2, 0.2),
-        close(store, &conv, 3, 4, 0.2),
-        close(store, &conv, 5, 6, 0.2),
-    );
+    let closed = [1, 3, 5].map(|first| close(store, &conv, first, first + 1, 0.2));
     let (job, _) = consolidations(store).pop().unwrap();
+    (conv, closed, job)
+}
+
+pub fn forgetting_an_episode_forgets_the_facts_from_it(store: &dyn Store) {
+    let (conv, [a, b, c], job) = three_closed(store);
     let changes = vec![
         FactChange::Insert(fact(&conv, 1, "From a", &[&a])),
         FactChange::Insert(fact(&conv, 2, "From a and b", &[&a, &b])),
@@ -235,14 +237,7 @@ pub fn forgetting_an_episode_forgets_the_facts_from_it(store: &dyn Store) {
 pub fn a_consolidation_that_read_a_forgotten_episode_writes_nothing_told_from_it(
     store: &dyn Store,
 ) {
-    let conv = key("t", "c");
-    push_n(store, &conv, 6);
-    let (a, b, c) = (
-        close(store, &conv, 1, 2, 0.2),
-        close(store, &conv, 3, 4, 0.2),
-        close(store, &conv, 5, 6, 0.2),
-    );
-    let (job, _) = consolidations(store).pop().unwrap();
+    let (conv, [a, b, c], job) = three_closed(store);
     let partly =
         |changes| ConsolidationCommit { finished: false, ..commit(job, &conv, changes, 6) };
     store
