@@ -27,14 +27,13 @@ const BUILD_POLL: Duration = Duration::from_millis(5);
 /// How often a process beside the holder of a saved index looks whether the holder saved it.
 const HOLDER_SAVE_POLL: Duration = Duration::from_millis(250);
 
-/// When a process beside the holder of a saved index waits for the holder to save what it
-/// committed, rather than build a copy of its own at once. A holder saves a second after its
-/// updates pause (and every 10-20 s while they come more than a second apart; never while they
-/// come closer, as under a steady load); a copy takes about 0.07-0.16 ms a change on a 2-core
-/// machine (7 s and 1.4 GB at 100,000 changes, 160 s and 3.7 GB at a million), reading the
-/// saved index a second and a third of that memory: from about 100,000 changes a wait costs
-/// about what a copy takes in time and far less memory, and past the wait the copy is built
-/// anyway.
+/// When a process beside the holder of a saved index that cannot be read yet (the holder is
+/// building it, and saves its state once the build is done) waits for the holder's save,
+/// rather than build a copy of its own at once. A copy takes about 0.07-0.16 ms a change on a
+/// 2-core machine (7 s and 1.4 GB at 100,000 changes, 160 s and 3.7 GB at a million), reading
+/// the saved index a second and a third of that memory: from about 100,000 changes a wait
+/// costs about what a copy takes in time and far less memory, and past the wait the copy is
+/// built anyway.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HolderSave {
     pub(crate) from_changes: u64,
@@ -242,8 +241,8 @@ impl<S: Store> Engine<S> {
         Ok(())
     }
 
-    /// The generation of the saved index that another process holds, once it saved what it
-    /// committed (0: it did not within the wait, or the index is this process's own).
+    /// The generation of the saved index that another process holds, once it saved one this
+    /// process can read (0: it did not within the wait, or the index is this process's own).
     fn await_holders_save(
         &self,
         tenant: &str,

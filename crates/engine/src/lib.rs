@@ -156,10 +156,10 @@ impl<S: Store> Engine<S> {
         self
     }
 
-    /// Beside a process that holds the saved search index and has not saved what it
-    /// committed, a build of a copy of `from_changes` changes or more first waits up to `wait`
-    /// for the holder to save, and reads what it saved instead (by default from 100,000
-    /// changes, up to 25 s).
+    /// Beside a process that holds the saved search index but has saved none this process can
+    /// read (it is building it), a build of a copy of `from_changes` changes or more first
+    /// waits up to `wait` for the holder to save, and reads what it saved instead (by default
+    /// from 100,000 changes, up to 25 s).
     #[must_use]
     pub fn with_holder_save_wait(mut self, from_changes: u64, wait: std::time::Duration) -> Self {
         self.holder_save = indexing::HolderSave { from_changes, wait };

@@ -64,10 +64,6 @@ impl std::fmt::Debug for VectorData {
 }
 
 impl VectorData {
-    pub(crate) fn empty() -> Self {
-        Self::default()
-    }
-
     /// Components stored anew in memory.
     pub(crate) fn owned(data: Vec<i8>) -> Self {
         Self { base: Base::Owned(Arc::new(data)), added: Arc::default() }
@@ -98,10 +94,7 @@ impl VectorData {
     /// copied out of its file (512 MB at a million episodes), so this is for rewrites only.
     pub(crate) fn to_mut(&mut self) -> &mut Vec<i8> {
         if !matches!(self.base, Base::Owned(_)) || !self.added.is_empty() {
-            let mut whole = Vec::with_capacity(self.len());
-            whole.extend_from_slice(self.base.as_slice());
-            whole.extend_from_slice(&self.added);
-            *self = Self::owned(whole);
+            *self = Self::owned(self.components().parts_from(0).concat());
         }
         match &mut self.base {
             Base::Owned(data) => Arc::make_mut(data),

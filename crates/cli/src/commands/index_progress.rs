@@ -25,13 +25,14 @@ pub(crate) fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
         ),
         IndexTask::AwaitSave => format!(
             "waiting for the process holding the search index of tenant {tenant} (a server or \
-             worker on this database) to save what it last did, to read it rather than build a \
-             copy of {total} changes"
+             worker on this database) to save the index it is building, to read it rather than \
+             build a copy of {total} changes"
         ),
         IndexTask::Copy => format!(
             "building a copy of the search index of tenant {tenant} in memory from the database \
              ({total} changes): another process (a server or worker on this database) holds the \
-             saved one and has not saved what it last did (it saves a second after it goes idle)"
+             saved one, and what it saved cannot be read here (it is still building it, or built \
+             it with another embedder)"
         ),
         IndexTask::CatchUp => format!(
             "catching up the search index of tenant {tenant} with {total} change(s) made since \

@@ -174,7 +174,7 @@ fn loading_an_index_tells_what_it_takes_and_nothing_when_current() {
 }
 
 /// A process whose saved index another holds reads what the holder saved and catches up from
-/// there in its own memory, also while the holder has not saved what it committed since.
+/// there in its own memory, also while the holder has committed past its last save.
 #[test]
 fn beside_the_process_holding_the_saved_index_it_is_read_or_copied() {
     let dir = tempfile::tempdir().unwrap();

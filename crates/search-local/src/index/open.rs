@@ -197,8 +197,8 @@ impl TenantIndex {
             return Err(OpenError::Unusable("parts know of episodes the table does not".into()));
         }
         let generation = saved.head.generation;
-        if (in_episodes, in_messages) != (generation, generation) {
-            for index in [&bm25.0, &bm25.1] {
+        for (index, at) in [(&bm25.0, in_episodes), (&bm25.1, in_messages)] {
+            if at != generation {
                 index.back_to(slots, generation).map_err(OpenError::from)?;
             }
         }

@@ -306,7 +306,7 @@ impl VectorIndex {
     pub(crate) fn attach(&mut self, folder: &Path) -> std::io::Result<()> {
         self.data = match &self.saved {
             Some((name, len)) => vector_file::map(folder, name, *len)?,
-            None => VectorData::empty(),
+            None => VectorData::default(),
         };
         let expected = self.rows.len() * self.dim;
         if self.data.len() != expected {
