@@ -65,16 +65,25 @@ pub enum IndexTask {
     CatchUp,
 }
 
-/// A lock per tenant, taken while its index is built or caught up, and the tenants whose index
-/// is being built from nothing.
+/// A tenant's locks. `sync` is held while its index is built or caught up. `apply` is held
+/// while a batch of episodes is read from the store and applied to the index, and while this
+/// process forgets episodes from both: a forget in between would take its episodes out of the
+/// index before the batch read before it put them back.
+#[derive(Debug, Default)]
+struct TenantLocks {
+    sync: Mutex<()>,
+    apply: Mutex<()>,
+}
+
+/// The locks of each tenant, and the tenants whose index is being built from nothing.
 #[derive(Debug, Default)]
 pub(crate) struct SyncLocks {
-    locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    locks: Mutex<HashMap<String, Arc<TenantLocks>>>,
     building: Mutex<HashSet<String>>,
 }
 
 impl SyncLocks {
-    fn of(&self, tenant: &str) -> Arc<Mutex<()>> {
+    fn of(&self, tenant: &str) -> Arc<TenantLocks> {
         // A map of locks: one a panicking thread left is still whole.
         let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
         locks.entry(tenant.to_owned()).or_default().clone()
@@ -140,7 +149,7 @@ impl<S: Store> Engine<S> {
         let mut first_error = None;
         for tenant in tenants {
             let lock = self.syncing.of(&tenant);
-            let _held = match lock.try_lock() {
+            let _held = match lock.sync.try_lock() {
                 Ok(held) => held,
                 Err(TryLockError::Poisoned(e)) => e.into_inner(),
                 Err(TryLockError::WouldBlock) => continue,
@@ -198,7 +207,7 @@ impl<S: Store> Engine<S> {
         progress: &mut dyn FnMut(&IndexTask, u64, u64),
     ) -> Result<(), EngineError> {
         let lock = self.syncing.of(tenant);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _held = lock.sync.lock().unwrap_or_else(PoisonError::into_inner);
         self.sync_locked(tenant, progress)
     }
 
@@ -275,7 +284,7 @@ impl<S: Store> Engine<S> {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), EngineError> {
         let lock = self.syncing.of(tenant);
-        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _held = lock.sync.lock().unwrap_or_else(PoisonError::into_inner);
         self.search.discard(tenant)?;
         let target = self.store.change_generation(tenant)?;
         if let Err(e) = self.build(tenant, target, progress) {
@@ -322,10 +331,14 @@ impl<S: Store> Engine<S> {
         let dead: Vec<EpisodeId> = dead.into_iter().collect();
         let mut forgotten = dead.as_slice();
         for (i, ids) in live.chunks(CHANGES_PER_READ).enumerate() {
+            let locks = self.syncing.of(tenant);
+            let _applying = locks.apply.lock().unwrap_or_else(PoisonError::into_inner);
+            let seen = self.store.change_generation(tenant)?;
             let rows = self.store.indexed_messages_of(tenant, ids, self.fingerprint())?;
             let added = episodes_of(&rows);
             let update = Update { forgotten, added: &added, restated: &[], generation: None };
             self.search.apply(tenant, &update)?;
+            self.take_out_forgotten_since(tenant, seen, ids)?;
             forgotten = &[];
             let done = (i * CHANGES_PER_READ + ids.len()) as u64;
             progress(target * done / live.len() as u64, target);
@@ -368,23 +381,67 @@ impl<S: Store> Engine<S> {
             // An episode added here is read as it is now, its strength included.
             let restated: Vec<EpisodeId> =
                 restated.into_iter().filter(|id| !added.contains(id)).collect();
+            let locks = self.syncing.of(tenant);
+            let _applying = locks.apply.lock().unwrap_or_else(PoisonError::into_inner);
+            let seen = self.store.change_generation(tenant)?;
             let restated = match restated.is_empty() {
                 true => Vec::new(),
                 false => self.store.episodes_by_id(&Scope::tenant(tenant), &restated)?,
             };
             let rows = self.store.indexed_messages_of(tenant, &added, self.fingerprint())?;
-            let added = episodes_of(&rows);
+            let read = episodes_of(&rows);
             let update = Update {
                 forgotten: &forgotten,
-                added: &added,
+                added: &read,
                 restated: &restated,
                 generation: Some(last),
             };
             self.search.apply(tenant, &update)?;
+            self.take_out_forgotten_since(tenant, seen, &added)?;
             from = last;
             progress(from.min(target), target);
         }
         Ok(())
+    }
+
+    /// Takes out of the index those of `ids`, just read from the store and applied, that a
+    /// change after `seen` (the store's last change before they were read) forgot: another
+    /// process forgot them meanwhile, and this one hears of that only from the log. Left in,
+    /// their words would stay in the index's files until its next catch-up, and for good in
+    /// an index processes share once one of them has caught up past that forget.
+    fn take_out_forgotten_since(
+        &self,
+        tenant: &str,
+        mut seen: u64,
+        ids: &[EpisodeId],
+    ) -> Result<(), EngineError> {
+        let read: HashSet<&EpisodeId> = ids.iter().collect();
+        let mut gone: Vec<EpisodeId> = Vec::new();
+        loop {
+            let changes = self.store.episode_changes(tenant, seen, CHANGES_PER_READ)?;
+            let Some(last) = changes.last().map(|c| c.seq) else { break };
+            let forgotten =
+                changes.into_iter().filter(|c| c.forgotten && read.contains(&c.episode));
+            gone.extend(forgotten.map(|c| c.episode));
+            seen = last;
+        }
+        if !gone.is_empty() {
+            self.search.apply(tenant, &Update { forgotten: &gone, ..Update::default() })?;
+        }
+        Ok(())
+    }
+
+    /// Runs `forget`, which forgets some of the tenant's episodes in the store and then in the
+    /// index, while no batch of the tenant's episodes is between being read from the store and
+    /// applied to the index (see [`TenantLocks`]).
+    pub(crate) fn forgetting<T>(
+        &self,
+        tenant: &str,
+        forget: impl FnOnce() -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        let locks = self.syncing.of(tenant);
+        let _applying = locks.apply.lock().unwrap_or_else(PoisonError::into_inner);
+        forget()
     }
 
     fn fingerprint(&self) -> Option<&str> {

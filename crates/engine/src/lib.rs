@@ -99,7 +99,8 @@ pub struct Engine<S> {
     holder_save: indexing::HolderSave,
     /// The tenants whose index is kept current in the background mode (recalled from once).
     kept_current: std::sync::Mutex<std::collections::HashSet<String>>,
-    /// One lock per tenant, held while its index is built or caught up.
+    /// Each tenant's locks: one held while its index is built or caught up, one while a batch
+    /// is read from the store and applied to it, or a forget takes episodes out of both.
     syncing: indexing::SyncLocks,
     /// Set when [`Engine::enqueue`] left jobs for the worker.
     jobs_queued: wakeup::Wakeup,
@@ -384,10 +385,12 @@ impl<S: Store> Engine<S> {
 
     /// Forgets an episode: it leaves the store and every search index.
     pub fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<(), EngineError> {
-        if !self.store.delete_episode(scope, id)? {
-            return Err(EngineError::NotFound(format!("episode {id}")));
-        }
-        self.unindex(&scope.tenant, std::slice::from_ref(id))
+        self.forgetting(&scope.tenant, || {
+            if !self.store.delete_episode(scope, id)? {
+                return Err(EngineError::NotFound(format!("episode {id}")));
+            }
+            self.unindex(&scope.tenant, std::slice::from_ref(id))
+        })
     }
 
     /// Gives an episode a new title or summary (or both), keeping the old as a version; the
@@ -441,22 +444,26 @@ impl<S: Store> Engine<S> {
         &self,
         conversation: &ConversationKey,
     ) -> Result<usize, EngineError> {
-        let Some(ids) = self.store.delete_conversation(conversation)? else {
-            return Err(EngineError::NotFound(format!(
-                "conversation {:?} of tenant {:?}",
-                conversation.conversation, conversation.tenant
-            )));
-        };
-        self.unindex(&conversation.tenant, &ids)?;
-        Ok(ids.len())
+        self.forgetting(&conversation.tenant, || {
+            let Some(ids) = self.store.delete_conversation(conversation)? else {
+                return Err(EngineError::NotFound(format!(
+                    "conversation {:?} of tenant {:?}",
+                    conversation.conversation, conversation.tenant
+                )));
+            };
+            self.unindex(&conversation.tenant, &ids)?;
+            Ok(ids.len())
+        })
     }
 
     /// Forgets everything `tenant` remembers: every conversation, from the store and every
     /// search index. Returns how many episodes it had.
     pub fn delete_tenant(&self, tenant: &str) -> Result<usize, EngineError> {
-        let ids = self.store.delete_tenant(tenant)?;
-        self.unindex(tenant, &ids)?;
-        Ok(ids.len())
+        self.forgetting(tenant, || {
+            let ids = self.store.delete_tenant(tenant)?;
+            self.unindex(tenant, &ids)?;
+            Ok(ids.len())
+        })
     }
 
     /// Takes forgotten episodes out of the search index now (the change log would, before its

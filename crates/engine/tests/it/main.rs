@@ -4,6 +4,7 @@ mod common;
 mod decay;
 mod end_to_end;
 mod facts;
+mod forget_races;
 mod index_upkeep;
 mod jobs;
 mod lexical;
