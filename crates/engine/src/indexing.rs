@@ -258,7 +258,9 @@ impl<S: Store> Engine<S> {
         target: u64,
         progress: &mut dyn FnMut(&IndexTask, u64, u64),
     ) -> Result<u64, EngineError> {
-        if !self.search.held_elsewhere(tenant)? {
+        // Not when the holder's saved index could not be used whatever it saves (another
+        // embedder's).
+        if !self.search.held_elsewhere(tenant)? || self.search.started_again(tenant)?.is_some() {
             return Ok(0);
         }
         progress(&IndexTask::AwaitSave, 0, target);

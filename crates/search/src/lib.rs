@@ -36,6 +36,8 @@ pub trait Search: Send + Sync + fmt::Debug {
     /// Why the tenant's saved index could not be used and was started again empty when this
     /// process opened it (built with another embedder, damaged, out of step), so that whoever
     /// waits for the rebuild can be told. `None` when it was used, is new, or is not saved.
+    /// Beside a process that holds the saved index, only what no later save of the holder's
+    /// would change is told (another embedder): a wait for that save cannot help.
     fn started_again(&self, _tenant: &str) -> Result<Option<String>, SearchError> {
         Ok(None)
     }

@@ -207,19 +207,32 @@ fn beside_the_process_holding_the_saved_index_it_is_read_or_copied() {
 
 /// An engine over the SQLite store at `db`, its search index saved beside it.
 fn with_saved_index(db: &std::path::Path) -> Engine<SqliteStore> {
+    with_saved_index_of(db, None)
+}
+
+/// [`with_saved_index`] with `embedder` (none: the words alone).
+fn with_saved_index_of(
+    db: &std::path::Path,
+    embedder: Option<epimem_embed::HashEmbedder>,
+) -> Engine<SqliteStore> {
+    use epimem_embed::Embedder;
     let search = epimem_search_local::LocalSearch::open(
         &db.with_extension("db.search"),
         &epimem_engine::EngineConfig::default().ranking,
-        None,
+        embedder.as_ref().map(|e| e.fingerprint()),
     );
     let store = epimem_store_sqlite::SqliteStore::open(db).unwrap();
-    Engine::new(
+    let engine = Engine::new(
         store,
         Box::new(search),
         Default::default(),
         Box::new(epimem_engine::SystemClock),
         "t:1".into(),
-    )
+    );
+    match embedder {
+        Some(embedder) => engine.with_embedder(Box::new(embedder)),
+        None => engine,
+    }
 }
 
 /// The tasks loading tenant "t"'s index took, in order.
@@ -274,6 +287,24 @@ fn beside_a_holder_without_a_saved_state_a_large_copy_waits_for_the_save() {
     for words in ["ferry island", "sourdough starter"] {
         assert_eq!(patient.recall(&query(words)).unwrap().len(), 1, "{words}");
     }
+}
+
+/// Beside a holder whose saved index was built with another embedder, no save of the holder's
+/// could be read: the copy is built at once, not after the wait for a save.
+#[test]
+fn beside_a_holder_of_another_embedder_the_copy_is_built_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let owner = with_saved_index(&db).with_freshness(Freshness::Background);
+    remember(&owner, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
+    assert_eq!(tasks(&owner), [IndexTask::Build { why: None }]);
+    let embedding = with_saved_index_of(&db, Some(epimem_embed::HashEmbedder::new(64)))
+        .with_holder_save_wait(1, std::time::Duration::from_secs(10));
+    let started = std::time::Instant::now();
+    assert_eq!(tasks(&embedding), [IndexTask::Copy]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_eq!(embedding.recall(&query("ferry island")).unwrap().len(), 1, "the copy answers");
+    assert_eq!(tasks(&owner), [], "the holder's own is left as it was");
 }
 
 /// A server that read its index beside another process takes it over once that one stops, and

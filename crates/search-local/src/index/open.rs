@@ -27,7 +27,7 @@ fn check(
     (in_episodes, in_messages): (u64, u64),
 ) -> Result<(), OpenError> {
     if head.fingerprint != fingerprint {
-        return Err(OpenError::Unusable(format!(
+        return Err(OpenError::OtherEmbedder(format!(
             "built with the embedder {}, not {fingerprint}",
             head.fingerprint
         )));
@@ -59,6 +59,9 @@ enum OpenError {
     Busy,
     /// Missing parts, unreadable or out of step: it is rebuilt from the store.
     Unusable(String),
+    /// Built with another embedder: rebuilt from the store too, and beside its holder no
+    /// save of the holder's will change that.
+    OtherEmbedder(String),
 }
 
 impl From<tantivy::TantivyError> for OpenError {
@@ -94,7 +97,7 @@ impl TenantIndex {
         match Self::load(folder, tenant, fingerprint, config, Access::Mine) {
             Ok(index) => Ok(index),
             Err(OpenError::Busy) => Self::held(folder, tenant, fingerprint, config),
-            Err(OpenError::Unusable(why)) => {
+            Err(OpenError::Unusable(why) | OpenError::OtherEmbedder(why)) => {
                 if folder.exists() {
                     std::fs::remove_dir_all(folder).map_err(|e| io_error(folder, e))?;
                 }
@@ -108,7 +111,8 @@ impl TenantIndex {
     /// The saved index another process holds, as it last saved it, changed from there in this
     /// process's memory only (its folder is never written to). An empty one in memory, to be
     /// built from the store, when the saved one cannot be read: the holder is building it, or
-    /// it was built with another embedder. (One the holder committed past since its last save
+    /// it was built with another embedder (which `restarted` then says, as no later save of
+    /// the holder's can be read either). (One the holder committed past since its last save
     /// is read as saved: its BM25 taken back to the state, in memory.)
     fn held(
         folder: &Path,
@@ -120,8 +124,14 @@ impl TenantIndex {
             if attempt > 0 {
                 std::thread::sleep(HELD_RETRY);
             }
-            if let Ok(index) = Self::load(folder, tenant, fingerprint, config, Access::Held) {
-                return Ok(index);
+            match Self::load(folder, tenant, fingerprint, config, Access::Held) {
+                Ok(index) => return Ok(index),
+                Err(OpenError::OtherEmbedder(why)) => {
+                    let mut index = Self::empty(None, tenant, fingerprint, config)?;
+                    index.restarted = Some(format!("the saved index was {why}"));
+                    return Ok(index);
+                }
+                Err(OpenError::Busy | OpenError::Unusable(_)) => {}
             }
         }
         Self::empty(None, tenant, fingerprint, config)
