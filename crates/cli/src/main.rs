@@ -97,7 +97,9 @@ enum Command {
     /// One JSON object per line: "conversation", "role" (user, assistant, system, tool),
     /// "content", and optionally "speaker", "timestamp" (RFC 3339), "metadata" (an object),
     /// "id" (idempotency key), "user", "agent". Re-ingesting a file adds nothing twice: lines
-    /// without an "id" are keyed by their position and content.
+    /// without an "id" are keyed by their position and content. A message timestamped before
+    /// the newest one of its conversation is stored at that newest time (a conversation's time
+    /// only moves forward), the time it was given kept as "given_timestamp" in its metadata.
     Ingest(commands::ingest::IngestArgs),
     /// Close everything pending into episodes (all conversations, or one).
     Flush(commands::ingest::FlushArgs),

@@ -23,7 +23,9 @@ pub struct MessageIn {
     /// Who spoke, when the role is not enough ("Caroline").
     #[serde(default)]
     pub speaker: Option<String>,
-    /// RFC 3339; the server's clock when absent.
+    /// RFC 3339; the server's clock when absent. One before the newest message of its
+    /// conversation is stored at that newest time (a conversation's time only moves forward),
+    /// the time it was sent with kept as `given_timestamp` in its metadata.
     #[serde(default)]
     pub timestamp: Option<String>,
     /// Any JSON object, kept with the message.
