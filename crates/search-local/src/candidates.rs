@@ -16,19 +16,18 @@ impl TenantIndex {
     /// Lexical candidates first, then the vector candidates no lexical one was; the lexical
     /// ones get their similarity too (the gate reads it).
     pub(crate) fn episode_candidates(
-        &mut self,
+        &self,
         q: &EpisodeQuery<'_>,
     ) -> Result<EpisodeCandidates, SearchError> {
-        self.look_in(q.scope);
+        let visible = self.look_in(q.scope);
         // BM25 and the vectors side by side, on two cores: BM25 on the new thread, which can
         // start a millisecond or more late where idle cores sleep (a virtual machine's do).
         // Over a million episodes the vectors there put p99 at 6.9 ms, against 5-6 here (when
         // the vectors were read row by row); one after the other on this thread, 4.8-5.4 ms
         // against 3.6-3.9 here.
         let (lexical, vector) = std::thread::scope(|s| {
-            let this = &*self;
-            let lexical = s.spawn(move || this.lexical_episodes(q.scope, q.text, q.candidates));
-            let vector = q.vector.map(|v| this.vector(v, q.candidates, 0));
+            let lexical = s.spawn(move || self.lexical_episodes(q.scope, q.text, q.candidates));
+            let vector = q.vector.map(|v| self.vector(v, &visible, q.candidates, 0));
             (lexical.join().expect("lexical search thread"), vector)
         });
         let lexical = lexical?;
@@ -46,7 +45,7 @@ impl TenantIndex {
             })
             .collect();
         if let (Some(v), Some(hits)) = (q.vector, vector) {
-            let also = self.vector_best_of(v, &order);
+            let also = self.vector_best_of(v, &visible, &order);
             for (c, found) in candidates.iter_mut().zip(&also) {
                 if let Some((similarity, seq)) = *found {
                     c.vector = Some(VectorMatch { rank: None, similarity });
@@ -79,18 +78,19 @@ impl TenantIndex {
     /// match), with their neighbours, what is known of each line, the episodes as BM25 and
     /// vectors rank them for the query as a whole, and each episode's adjacent ones.
     pub(crate) fn turn_candidates(
-        &mut self,
+        &self,
         q: &TurnQuery<'_>,
         words: Option<&dyn WordVectors>,
     ) -> Result<TurnTable, SearchError> {
         let n = q.candidates;
-        self.look_in(q.scope);
+        let visible = self.look_in(q.scope);
         // The three retrievers side by side (BM25 over messages, over episodes, the vectors).
         let (lexical, lexical_episodes, vector) = std::thread::scope(|s| {
-            let this = &*self;
-            let context = q.episode_context;
-            let vector =
-                q.vector.map(|v| s.spawn(move || this.vector(v, if context { n } else { 0 }, n)));
+            let this = self;
+            let (context, visible) = (q.episode_context, &visible);
+            let vector = q
+                .vector
+                .map(|v| s.spawn(move || this.vector(v, visible, if context { n } else { 0 }, n)));
             let episodes =
                 context.then(|| s.spawn(move || this.lexical_episode_lines(q.scope, q.text, n)));
             let lexical = this.lexical_messages(q.scope, q.text, n);
@@ -200,7 +200,7 @@ impl TenantIndex {
 
     /// Scores the candidate turns by soft word matching, embedding the words not seen before.
     fn score_words(
-        &mut self,
+        &self,
         text: &str,
         keys: &[(usize, u64)],
         turns: &mut [TurnFeatures],
@@ -210,13 +210,19 @@ impl TenantIndex {
         if query.is_empty() {
             return Ok(());
         }
-        let missing = self.parts.words.missing(keys, &query);
-        if !missing.is_empty() {
-            let texts: Vec<&str> = missing.iter().map(String::as_str).collect();
-            let vectors = embedder.embed_words(&texts)?;
-            self.parts.words.set_vectors(&missing, vectors);
-        }
-        for (t, score) in turns.iter_mut().zip(self.parts.words.scores(&query, keys)) {
+        let missing = self.parts.words().missing(keys, &query);
+        // Embedded without the lock: a search beside this one may embed some of the same
+        // words, and either's vectors do.
+        let vectors = match missing.is_empty() {
+            true => Vec::new(),
+            false => {
+                let texts: Vec<&str> = missing.iter().map(String::as_str).collect();
+                embedder.embed_words(&texts)?
+            }
+        };
+        let mut words = self.parts.words();
+        words.set_vectors(&missing, vectors);
+        for (t, score) in turns.iter_mut().zip(words.scores(&query, keys)) {
             t.words = (score > 0.0).then_some(score);
         }
         Ok(())

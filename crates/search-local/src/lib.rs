@@ -29,7 +29,7 @@ use std::{
     collections::HashMap,
     fs,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard},
     time::{Duration, Instant},
 };
 
@@ -59,26 +59,34 @@ pub struct LocalSearch {
 /// A tenant's index and what orders the work on it.
 #[derive(Debug)]
 struct Tenant {
-    /// Held through a whole update, so updates apply one at a time and in order.
+    /// Held through a whole update (its save included), so updates apply one at a time and in
+    /// order, and nothing changes the index while its state is encoded.
     applying: Mutex<()>,
-    /// Held by a search, and by an update only while it stages (not while BM25 commits).
-    index: Mutex<TenantIndex>,
+    /// Read by searches (side by side) and by a save while it encodes the state; written by
+    /// an update only while it stages (not while BM25 commits).
+    index: RwLock<TenantIndex>,
 }
 
 impl Tenant {
-    fn index(&self) -> Result<MutexGuard<'_, TenantIndex>, SearchError> {
-        self.index.lock().map_err(|_| poisoned())
+    fn index(&self) -> Result<RwLockWriteGuard<'_, TenantIndex>, SearchError> {
+        self.index.write().map_err(|_| poisoned())
+    }
+
+    fn read(&self) -> Result<RwLockReadGuard<'_, TenantIndex>, SearchError> {
+        self.index.read().map_err(|_| poisoned())
     }
 
     fn applying(&self) -> Result<MutexGuard<'_, ()>, SearchError> {
         self.applying.lock().map_err(|_| poisoned())
     }
 
-    /// Writes a state taken from the index, outside its lock (searches going on); if that
-    /// fails, the next save writes everything again.
+    /// Encodes a state taken from the index while searches go on (the caller holds
+    /// `applying`, so no update changes it meanwhile), then writes it outside the lock; if
+    /// that fails, the next save writes everything again.
     fn write(&self, save: Option<StateSave>) -> Result<(), SearchError> {
-        let Some(save) = save else { return Ok(()) };
-        let written = save.write();
+        let Some(mut save) = save else { return Ok(()) };
+        let encoded = save.encode(&*self.read()?);
+        let written = encoded.and_then(|()| save.write());
         self.index()?.saved(written)
     }
 }
@@ -134,15 +142,15 @@ impl LocalSearch {
         self.by_tenant.lock().map_err(|_| poisoned())
     }
 
-    /// Runs `f` on the tenant's index, opened on first use.
+    /// Runs `f` on the tenant's index (opened on first use), beside other readers.
     fn with<T>(
         &self,
         tenant: &str,
-        f: impl FnOnce(&mut TenantIndex) -> Result<T, SearchError>,
+        f: impl FnOnce(&TenantIndex) -> Result<T, SearchError>,
     ) -> Result<T, SearchError> {
         let tenant = self.tenant(tenant)?;
-        let mut index = tenant.index()?;
-        f(&mut index)
+        let index = tenant.read()?;
+        f(&index)
     }
 
     /// The tenant's index, opened if it is not yet.
@@ -153,7 +161,7 @@ impl LocalSearch {
         }
         let folder = self.tenant_folder(tenant);
         let index = TenantIndex::open(folder.as_deref(), tenant, &self.fingerprint, self.config)?;
-        let opened = Arc::new(Tenant { applying: Mutex::new(()), index: Mutex::new(index) });
+        let opened = Arc::new(Tenant { applying: Mutex::new(()), index: RwLock::new(index) });
         loaded.insert(tenant.to_owned(), opened.clone());
         Ok(opened)
     }
@@ -175,7 +183,7 @@ impl Search for LocalSearch {
         // commit, and a caller must not take that for searchable yet.
         let tenant = self.tenant(tenant)?;
         let _applying = tenant.applying()?;
-        Ok(tenant.index()?.generation)
+        Ok(tenant.read()?.generation)
     }
 
     fn apply(&self, tenant: &str, update: &Update<'_>) -> Result<(), SearchError> {
@@ -218,7 +226,7 @@ impl Search for LocalSearch {
         // Only an index open here, read beside its holder, is adopted: none is opened for this.
         let Some(current) = self.lock()?.get(tenant).cloned() else { return Ok(false) };
         let parts = ["episodes", "messages"].map(|part| folder.join(part));
-        if current.index()?.on_disk() || !parts.iter().all(|part| held_folder::free(part)) {
+        if current.read()?.on_disk() || !parts.iter().all(|part| held_folder::free(part)) {
             return Ok(false);
         }
         let index = TenantIndex::open(Some(&folder), tenant, &self.fingerprint, self.config)?;
@@ -226,7 +234,7 @@ impl Search for LocalSearch {
             return Ok(false); // taken by another process meanwhile: this one's stays as it was
         }
         // Searches under way finish with the one read beside the holder, which goes with them.
-        let adopted = Arc::new(Tenant { applying: Mutex::new(()), index: Mutex::new(index) });
+        let adopted = Arc::new(Tenant { applying: Mutex::new(()), index: RwLock::new(index) });
         self.lock()?.insert(tenant.to_owned(), adopted);
         Ok(true)
     }
@@ -284,7 +292,7 @@ impl Search for LocalSearch {
     fn vectors(&self) -> usize {
         let tenants: Vec<Arc<Tenant>> =
             self.lock().map(|g| g.values().cloned().collect()).unwrap_or_default();
-        tenants.iter().filter_map(|t| t.index().ok()).map(|i| i.vectors_len()).sum()
+        tenants.iter().filter_map(|t| t.read().ok()).map(|i| i.vectors_len()).sum()
     }
 }
 
@@ -293,4 +301,75 @@ fn vector_config(config: &RankingConfig) -> VectorConfig {
     let [before, after] = config.vector_neighbor_weights.map(|w| w as f32);
     let max_gap_ms = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
     VectorConfig { borrow: Borrow { before, after, max_gap_ms }, ..VectorConfig::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use epimem_core::{
+        BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, Role, Scope, Timestamp,
+    };
+    use epimem_search::{IndexedEpisode, IndexedLine};
+
+    use super::*;
+
+    /// A saved index holding one episode of tenant "t": "I planted tomatoes".
+    fn with_tomatoes(folder: &Path) -> LocalSearch {
+        let search = LocalSearch::open(folder, &RankingConfig::default(), None);
+        let episode = Episode {
+            id: EpisodeId("t/c/1".into()),
+            conversation: ConversationKey::new("t", "c"),
+            user: None,
+            agent: None,
+            first_seq: 1,
+            last_seq: 1,
+            context_first_seq: None,
+            start: Timestamp(1_767_225_600_000),
+            end: Timestamp(1_767_225_660_000),
+            title: "Tomatoes".into(),
+            summary: String::new(),
+            keywords: Vec::new(),
+            surprise: 0.0,
+            boundary_reason: BoundaryReason::Flush,
+            fsrs: FsrsState::default(),
+            told_by: Default::default(),
+            told_note: None,
+        };
+        let line = IndexedLine {
+            seq: 1,
+            role: Role::User,
+            author: "Ana",
+            content: "I planted tomatoes",
+            vector: None,
+        };
+        let added = [IndexedEpisode { episode: &episode, lines: vec![line] }];
+        let update = Update { added: &added, generation: Some(1), ..Update::default() };
+        search.apply("t", &update).unwrap();
+        search
+    }
+
+    /// A save encodes the state holding the index as searches do, side by side with them:
+    /// searches are not held up for as long as that takes (half a second or more at a million
+    /// episodes).
+    #[test]
+    fn a_search_is_answered_while_a_save_reads_the_index() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let search = with_tomatoes(dir.path());
+        let tenant = search.tenant("t").unwrap();
+        let encoding = tenant.read().unwrap(); // what a save holds while it encodes
+        let (answer, answered) = mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let scope = Scope::tenant("t");
+                let query =
+                    EpisodeQuery { scope: &scope, text: "tomatoes", vector: None, candidates: 5 };
+                let found = search.episodes(&query).map(|c| c.candidates.len());
+                answer.send(found).unwrap();
+            });
+            let found = answered.recv_timeout(Duration::from_secs(10));
+            drop(encoding);
+            assert_eq!(found.expect("answered while the save read").unwrap(), 1);
+        });
+    }
 }

@@ -11,6 +11,7 @@ pub(crate) use update::StateSave;
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
     time::{Duration, Instant},
 };
 
@@ -25,6 +26,9 @@ use crate::{
     vectors::{self, VectorHits},
     words,
 };
+
+/// Which slots a scope sees, by slot.
+pub(crate) type Visible = Arc<Vec<bool>>;
 
 /// What ranking knows of one message besides its words.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -71,8 +75,9 @@ pub(crate) struct TenantIndex {
     committed_at: Option<Instant>,
     /// The slots visible in the scope last searched, until an episode is added or forgotten:
     /// a server asks in one scope again and again, and checking every slot costs a
-    /// millisecond at a million episodes.
-    visible: Option<(Scope, Vec<bool>)>,
+    /// millisecond at a million episodes. Behind a lock of its own, so that searches share the
+    /// index.
+    visible: Mutex<Option<(Scope, Visible)>>,
 }
 
 /// The parts of a tenant's index besides BM25: what is saved in its state file.
@@ -88,8 +93,22 @@ pub(crate) struct Parts {
     pub(crate) names: HashMap<String, Vec<u32>>,
     /// The name words of each author, by id (`name_words`, worked out once per author).
     pub(crate) author_names: Vec<Vec<String>>,
-    /// The content words of each message, for soft word matching.
-    pub(crate) words: words::WordIndex,
+    /// The content words of each message, for soft word matching. Behind a lock of its own:
+    /// a search keeps the vectors of the words it met, beside other searches.
+    pub(crate) words: Mutex<words::WordIndex>,
+}
+
+impl Parts {
+    /// The word lists, to change while the index is held alone.
+    pub(crate) fn words_mut(&mut self) -> &mut words::WordIndex {
+        // Word lists a panicking search left hold what they held: a vector set or not.
+        self.words.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The word lists, for a search.
+    pub(crate) fn words(&self) -> MutexGuard<'_, words::WordIndex> {
+        self.words.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// A lexical (BM25) hit; hits come best first.
@@ -238,25 +257,48 @@ impl TenantIndex {
         }
     }
 
-    /// Makes `scope` the one vector searches look in.
-    pub(crate) fn look_in(&mut self, scope: &Scope) {
-        if self.visible.as_ref().is_none_or(|(seen, _)| seen != scope) {
-            self.visible = Some((scope.clone(), self.parts.table.visible(scope)));
+    /// The slots `scope` may see, for vector searches.
+    pub(crate) fn look_in(&self, scope: &Scope) -> Visible {
+        if let Some((seen, visible)) = self.cached_visible().as_ref()
+            && seen == scope
+        {
+            return visible.clone();
         }
+        // Worked out without the cache's lock: a search in another scope need not wait.
+        let visible: Visible = Arc::new(self.parts.table.visible(scope));
+        *self.cached_visible() = Some((scope.clone(), visible.clone()));
+        visible
     }
 
-    fn visible(&self) -> &[bool] {
-        self.visible.as_ref().map_or(&[], |(_, visible)| visible)
+    fn cached_visible(&self) -> MutexGuard<'_, Option<(Scope, Visible)>> {
+        // A cache: one a panicking thread left is still right, or about to be replaced.
+        self.visible.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Vector candidates in the scope last looked in (`look_in`).
-    pub(crate) fn vector(&self, query: &[f32], episodes: usize, messages: usize) -> VectorHits {
-        self.parts.vectors.search(query, self.visible(), episodes, messages)
+    /// Forgets which slots a scope sees: episodes were added or forgotten.
+    fn scopes_changed(&mut self) {
+        *self.visible.get_mut().unwrap_or_else(PoisonError::into_inner) = None;
     }
 
-    /// The best (similarity, message) of each of `slots` in the scope last looked in.
-    pub(crate) fn vector_best_of(&self, query: &[f32], slots: &[usize]) -> Vec<Option<(f64, u64)>> {
-        self.parts.vectors.best_of_each(query, self.visible(), slots)
+    /// Vector candidates among the `visible` slots ([`TenantIndex::look_in`]).
+    pub(crate) fn vector(
+        &self,
+        query: &[f32],
+        visible: &[bool],
+        episodes: usize,
+        messages: usize,
+    ) -> VectorHits {
+        self.parts.vectors.search(query, visible, episodes, messages)
+    }
+
+    /// The best (similarity, message) of each of `slots` among the `visible` ones.
+    pub(crate) fn vector_best_of(
+        &self,
+        query: &[f32],
+        visible: &[bool],
+        slots: &[usize],
+    ) -> Vec<Option<(f64, u64)>> {
+        self.parts.vectors.best_of_each(query, visible, slots)
     }
 
     fn lexical(

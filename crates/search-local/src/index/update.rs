@@ -1,10 +1,11 @@
 //! How updates reach a tenant's index and how it is saved. Adding stages every part at once
 //! and leaves the BM25 documents to a [`PendingCommit`], which the caller makes without the
-//! index's lock; forgetting commits at once; the state is copied out as a [`StateSave`] and
-//! written outside the lock too.
+//! index's lock; forgetting commits at once; the state is taken out as a [`StateSave`],
+//! encoded while searches share the index and written outside its lock.
 
 use std::{
     path::PathBuf,
+    sync::PoisonError,
     time::{Duration, Instant},
 };
 
@@ -25,15 +26,15 @@ use crate::{
 /// crash costs the changes since the last save, never a wrong answer.
 pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
 
-/// Encoding the state holds the index's lock (states of 200-425 MB, on the way to a million
+/// Encoding the state takes a core for a while (states of 200-425 MB, on the way to a million
 /// episodes' 531 MB, took 0.24-1.2 s during a rebuild), so saves come further apart as that
 /// grows: at most this share of the time goes to it.
 const SAVE_SHARE: u32 = 20;
 
 /// An update that follows the one before within this long is part of a burst, and its commit
 /// does not save the state: a crash in a burst finds the state behind whenever it was saved
-/// (and catches up from it), so saving then only cost time (and held searches up). The state
-/// is saved once the burst is over ([`TenantIndex::settled`]), so a crash while nothing
+/// (and catches up from it), so saving then only cost time (and held the next update up). The
+/// state is saved once the burst is over ([`TenantIndex::settled`]), so a crash while nothing
 /// happens costs nothing.
 pub(crate) const QUIET: Duration = Duration::from_secs(1);
 
@@ -67,7 +68,8 @@ fn save_due(
     since >= save_every && (quiet || since >= save_every.saturating_mul(BURST_SAVE_INTERVALS))
 }
 
-/// A tenant's state to write ([`TenantIndex::take_save`]).
+/// A tenant's state to write ([`TenantIndex::take_save`]), encoded from the index by
+/// [`StateSave::encode`] while nothing updates it.
 pub(crate) struct StateSave {
     folder: PathBuf,
     /// The vectors' file, when they changed: written first, since the state names it. Shared
@@ -76,13 +78,39 @@ pub(crate) struct StateSave {
     vectors: Option<VectorSave>,
     /// The vectors' file the state names (every other is deleted once it is written).
     keep: Option<String>,
+    /// The generation the save was taken at: the state encoded must be of the same.
+    generation: u64,
     state: Vec<u8>,
+    /// How long encoding the state took.
+    encoding: Duration,
 }
 
 impl StateSave {
-    /// Writes the state; the vectors it wrote, to read from their file after
-    /// ([`TenantIndex::saved`]).
-    pub(crate) fn write(self) -> Result<Option<Written>, SearchError> {
+    /// Encodes the state of `index`, which must not have changed since the save was taken.
+    /// Only reads it: searches share the index meanwhile (at a million episodes this takes
+    /// half a second or more, which searches used to wait for).
+    pub(crate) fn encode(&mut self, index: &TenantIndex) -> Result<(), SearchError> {
+        if index.generation != self.generation {
+            return Err(SearchError::Index(format!(
+                "the index moved from generation {} to {} while its state was saved",
+                self.generation, index.generation
+            )));
+        }
+        let started = Instant::now();
+        self.state = state::encode(state::SavedRef {
+            tenant: &index.tenant,
+            fingerprint: &index.fingerprint,
+            generation: index.generation,
+            parts: &index.parts,
+        })
+        .map_err(|e| io_error(&self.folder, e))?;
+        self.encoding = started.elapsed();
+        Ok(())
+    }
+
+    /// Writes the [`encode`](StateSave::encode)d state; the vectors it wrote, to read from
+    /// their file after, and how long encoding took ([`TenantIndex::saved`]).
+    pub(crate) fn write(self) -> Result<(Option<Written>, Duration), SearchError> {
         let folder = &self.folder;
         let written = match &self.vectors {
             Some(vectors) => Some(vectors.write(folder).map_err(|e| io_error(folder, e))?),
@@ -91,7 +119,7 @@ impl StateSave {
         state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
         vector_file::remove_others(folder, self.keep.as_deref())
             .map_err(|e| io_error(folder, e))?;
-        Ok(written)
+        Ok((written, self.encoding))
     }
 }
 
@@ -150,11 +178,11 @@ impl TenantIndex {
         let mut removed = false;
         for id in ids {
             let Some(slot) = self.parts.table.remove(id) else { continue };
-            self.visible = None;
+            self.scopes_changed();
             self.episodes.remove(slot);
             self.messages.remove(slot);
             self.parts.vectors.remove(slot);
-            self.parts.words.remove_episode(slot);
+            self.parts.words_mut().remove_episode(slot);
             self.parts.lines.get_mut(slot).fill(LineFacts::BLANK);
             removed = true;
         }
@@ -166,7 +194,7 @@ impl TenantIndex {
             return; // indexed once, its vectors in one run
         }
         let slot = self.parts.table.insert(episode);
-        self.visible = None;
+        self.scopes_changed();
         let conversation = self.parts.table.conversation_of(slot);
         let mut body = String::new();
         let mut authors: Vec<String> = Vec::new();
@@ -181,7 +209,8 @@ impl TenantIndex {
                 let facts = LineFacts { author: id, asks, by_person, instructs };
                 self.parts.lines.set(slot, at as usize, facts, LineFacts::BLANK);
             }
-            self.parts.words.add_turn(slot, line.seq, line.content);
+            let words = self.parts.words.get_mut().unwrap_or_else(PoisonError::into_inner);
+            words.add_turn(slot, line.seq, line.content);
             for word in said_by {
                 if !authors.contains(word) {
                     authors.push(word.clone());
@@ -242,7 +271,7 @@ impl TenantIndex {
         }
         self.pending(None).commit(true)?;
         self.parts.table.compact();
-        self.parts.words.compact();
+        self.parts.words_mut().compact();
         self.compact_authors();
         self.unsaved = true;
         self.save()
@@ -301,20 +330,22 @@ impl TenantIndex {
 
     /// Writes the state if commits were made since it was last written (on disk only).
     pub(crate) fn save(&mut self) -> Result<(), SearchError> {
-        let Some(save) = self.take_save()? else { return Ok(()) };
-        let written = save.write();
+        let Some(mut save) = self.take_save()? else { return Ok(()) };
+        let written = save.encode(self).and_then(|()| save.write());
         self.saved(written)
     }
 
-    /// How writing a [`StateSave`] went: the vectors it wrote are read from their file from
-    /// then on (the copy in memory that rows added or stored anew made goes); if it failed,
-    /// the next save writes everything again.
+    /// How encoding and writing a [`StateSave`] went: the vectors it wrote are read from their
+    /// file from then on (the copy in memory that rows added or stored anew made goes), and the
+    /// next save waits for longer the longer encoding took; if it failed, the next save writes
+    /// everything again.
     pub(crate) fn saved(
         &mut self,
-        written: Result<Option<Written>, SearchError>,
+        written: Result<(Option<Written>, Duration), SearchError>,
     ) -> Result<(), SearchError> {
         match written {
-            Ok(written) => {
+            Ok((written, encoding)) => {
+                self.save_every = save_interval(encoding);
                 if let Some(written) = written {
                     self.parts.vectors.written(written);
                 }
@@ -327,8 +358,9 @@ impl TenantIndex {
         }
     }
 
-    /// What [`TenantIndex::save`] would write, copied out so that the caller can write it
-    /// after letting go of the index (`None`: nothing to write).
+    /// What [`TenantIndex::save`] would write, taken out so that the caller can encode it
+    /// sharing the index with searches and write it after letting go of it (`None`: nothing
+    /// to write). Nothing may update the index until it is encoded.
     pub(crate) fn take_save(&mut self) -> Result<Option<StateSave>, SearchError> {
         if !self.unsaved {
             return Ok(None);
@@ -337,17 +369,15 @@ impl TenantIndex {
         self.saved_at = Some(Instant::now());
         let Some(folder) = &self.folder else { return Ok(None) };
         let vectors = self.parts.vectors.take_save(self.generation);
-        let encoding = Instant::now();
-        let state = state::encode(state::SavedRef {
-            tenant: &self.tenant,
-            fingerprint: &self.fingerprint,
-            generation: self.generation,
-            parts: &self.parts,
-        })
-        .map_err(|e| io_error(folder, e))?;
-        self.save_every = save_interval(encoding.elapsed());
         let keep = self.parts.vectors.saved_file().map(str::to_owned);
-        Ok(Some(StateSave { folder: folder.clone(), vectors, keep, state }))
+        Ok(Some(StateSave {
+            folder: folder.clone(),
+            vectors,
+            keep,
+            generation: self.generation,
+            state: Vec::new(),
+            encoding: Duration::ZERO,
+        }))
     }
 
     /// A [`StateSave`] failed: the next save writes everything again.
