@@ -210,7 +210,8 @@ impl TenantIndex {
         if query.is_empty() {
             return Ok(());
         }
-        let missing = self.parts.words().missing(keys, &query);
+        let words = &self.parts.words;
+        let missing = words.missing(keys, &query);
         // Embedded without the lock: a search beside this one may embed some of the same
         // words, and either's vectors do.
         let vectors = match missing.is_empty() {
@@ -220,7 +221,6 @@ impl TenantIndex {
                 embedder.embed_words(&texts)?
             }
         };
-        let mut words = self.parts.words();
         words.set_vectors(&missing, vectors);
         for (t, score) in turns.iter_mut().zip(words.scores(&query, keys)) {
             t.words = (score > 0.0).then_some(score);

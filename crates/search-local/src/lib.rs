@@ -364,12 +364,34 @@ mod tests {
                 let scope = Scope::tenant("t");
                 let query =
                     EpisodeQuery { scope: &scope, text: "tomatoes", vector: None, candidates: 5 };
-                let found = search.episodes(&query).map(|c| c.candidates.len());
-                answer.send(found).unwrap();
+                let episodes = search.episodes(&query).map(|c| c.candidates.len());
+                // Turns with soft word matching, which keeps the vectors of the words it met.
+                let query = TurnQuery {
+                    scope: &scope,
+                    text: "tomato seedlings",
+                    vector: None,
+                    candidates: 5,
+                    episode_context: true,
+                    word_match: true,
+                    reach: 1,
+                    max_gap_ms: 0,
+                };
+                let turns = search.turns(&query, Some(&OneAxis)).map(|t| t.turns.len());
+                answer.send((episodes, turns)).unwrap();
             });
             let found = answered.recv_timeout(Duration::from_secs(10));
             drop(encoding);
-            assert_eq!(found.expect("answered while the save read").unwrap(), 1);
+            let (episodes, turns) = found.expect("answered while the save read");
+            assert_eq!((episodes.unwrap(), turns.unwrap()), (1, 1));
         });
+    }
+
+    /// Every word on one axis: any two words alike.
+    struct OneAxis;
+
+    impl WordVectors for OneAxis {
+        fn embed_words(&self, words: &[&str]) -> Result<Vec<Vec<f32>>, SearchError> {
+            Ok(words.iter().map(|_| vec![1.0, 0.0]).collect())
+        }
     }
 }

@@ -4,9 +4,13 @@
 //! cannot, without the blur of averaging a whole line into one vector.
 //!
 //! Word vectors come from the embedder, lazily: the words of the turns being ranked that have
-//! none yet are embedded in one batch and kept.
+//! none yet are embedded in one batch and kept, beside the lists, by the searches that need
+//! them (the lists themselves change only with the episodes).
 
-use std::collections::HashMap;
+use std::{
+    collections::HashMap,
+    sync::{Mutex, MutexGuard, PoisonError},
+};
 
 use epimem_core::keyword_list;
 use serde::{Deserialize, Serialize};
@@ -16,17 +20,36 @@ use crate::ragged::Ragged;
 /// A word id standing for a word of a forgotten turn.
 const GONE: u32 = u32::MAX;
 
+/// Vectors of query words no turn holds kept at most: a server is asked new words forever.
+const QUERY_WORDS_KEPT: usize = 10_000;
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct WordIndex {
     ids: HashMap<String, u32>,
     words: Vec<String>,
-    /// Word vectors are the embedder's, asked for again after a load.
+    /// Word vectors are the embedder's, asked for again after a load. Behind a lock of their
+    /// own: searches add to them side by side, and beside a save reading the lists.
     #[serde(skip)]
-    vectors: Vec<Option<Vec<f32>>>,
+    vectors: Mutex<WordVectors>,
     /// Each slot's turns (their messages' seqs) and each turn's content words, turns numbered
     /// across slots: flat lists, so a saved index reads back as a few long arrays.
     turns: Ragged<u64>,
     turn_words: Ragged<u32>,
+}
+
+/// The word vectors known so far.
+#[derive(Debug, Default)]
+struct WordVectors {
+    /// Of the turns' words, by id.
+    by_id: Vec<Option<Vec<f32>>>,
+    /// Of query words no turn holds.
+    query: HashMap<String, Vec<f32>>,
+}
+
+impl WordVectors {
+    fn of_id(&self, id: u32) -> Option<&[f32]> {
+        self.by_id.get(id as usize)?.as_deref()
+    }
 }
 
 impl WordIndex {
@@ -69,25 +92,53 @@ impl WordIndex {
         keyword_list(text)
     }
 
+    fn vectors(&self) -> MutexGuard<'_, WordVectors> {
+        // A cache: what a panicking search left in it is still right.
+        self.vectors.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Words of `turns` and `query` that have no vector yet, each once.
-    pub(crate) fn missing(&mut self, turns: &[(usize, u64)], query: &[String]) -> Vec<String> {
-        let query_ids: Vec<u32> = query.iter().map(|w| self.id(w.clone())).collect();
+    pub(crate) fn missing(&self, turns: &[(usize, u64)], query: &[String]) -> Vec<String> {
+        let vectors = self.vectors();
         let mut seen = std::collections::HashSet::new();
-        turns
+        let mut missing: Vec<String> = turns
             .iter()
             .filter_map(|&t| self.turn(t))
             .flatten()
-            .chain(&query_ids)
-            .filter(|&&id| id != GONE && self.vectors[id as usize].is_none() && seen.insert(id))
+            .filter(|&&id| id != GONE && vectors.of_id(id).is_none() && seen.insert(id))
             .map(|&id| self.words[id as usize].clone())
-            .collect()
+            .collect();
+        for word in query {
+            let lacks = match self.ids.get(word) {
+                Some(&id) => vectors.of_id(id).is_none() && seen.insert(id),
+                None => !vectors.query.contains_key(word) && !missing.contains(word),
+            };
+            if lacks {
+                missing.push(word.clone());
+            }
+        }
+        missing
     }
 
     /// Keeps the (unit) vectors of `words`.
-    pub(crate) fn set_vectors(&mut self, words: &[String], vectors: Vec<Vec<f32>>) {
+    pub(crate) fn set_vectors(&self, words: &[String], vectors: Vec<Vec<f32>>) {
+        let mut known = self.vectors();
         for (word, vector) in words.iter().zip(vectors) {
-            let id = self.id(word.clone());
-            self.vectors[id as usize] = Some(vector);
+            match self.ids.get(word) {
+                Some(&id) => {
+                    let id = id as usize;
+                    if known.by_id.len() <= id {
+                        known.by_id.resize(id + 1, None);
+                    }
+                    known.by_id[id] = Some(vector);
+                }
+                None => {
+                    if known.query.len() >= QUERY_WORDS_KEPT {
+                        known.query.clear();
+                    }
+                    known.query.insert(word.clone(), vector);
+                }
+            }
         }
     }
 
@@ -101,9 +152,15 @@ impl WordIndex {
     /// [`WordIndex::score`] of each of `turns`, each word's similarities to the query
     /// computed once: a word is in many of the turns ranked together.
     pub(crate) fn scores(&self, query: &[String], turns: &[(usize, u64)]) -> Vec<f64> {
-        let vector = |id: u32| self.vectors.get(id as usize)?.as_deref();
-        let query_vectors: Vec<&[f32]> =
-            query.iter().filter_map(|w| self.ids.get(w)).filter_map(|&id| vector(id)).collect();
+        let known = self.vectors();
+        let vector = |id: u32| known.of_id(id);
+        let query_vectors: Vec<&[f32]> = query
+            .iter()
+            .filter_map(|w| match self.ids.get(w) {
+                Some(&id) => vector(id),
+                None => known.query.get(w).map(Vec::as_slice),
+            })
+            .collect();
         let mut similarities: HashMap<u32, Vec<f32>> = HashMap::new();
         let mut best = vec![f32::MIN; query_vectors.len()];
         turns
@@ -148,23 +205,26 @@ impl WordIndex {
         if !whole {
             return Err("word lists out of step".into());
         }
-        self.vectors = vec![None; self.words.len()];
         Ok(())
     }
 
     /// Forgets the words no turn holds any more, so the words of forgotten episodes (and of
-    /// past queries) are kept nowhere.
+    /// past queries, with their vectors) are kept nowhere.
     pub(crate) fn compact(&mut self) {
         self.shrink();
         let mut used = vec![false; self.words.len()];
         for &id in self.turn_words.items().iter().filter(|&&id| id != GONE) {
             used[id as usize] = true;
         }
+        let known = self.vectors.get_mut().unwrap_or_else(PoisonError::into_inner);
+        known.query.clear();
         for (id, used) in used.into_iter().enumerate() {
             if !used && !self.words[id].is_empty() {
                 self.ids.remove(&self.words[id]);
                 self.words[id] = String::new();
-                self.vectors[id] = None;
+                if let Some(vector) = known.by_id.get_mut(id) {
+                    *vector = None;
+                }
             }
         }
     }
@@ -195,7 +255,6 @@ impl WordIndex {
         let id = u32::try_from(self.words.len()).expect("fewer than 4 billion words");
         self.ids.insert(word.clone(), id);
         self.words.push(word);
-        self.vectors.push(None);
         id
     }
 }
@@ -230,6 +289,7 @@ mod tests {
         let vectors = missing.iter().map(|w| vector_of(w)).collect();
         index.set_vectors(&missing, vectors);
         assert!(index.missing(&turns, &query).is_empty(), "kept");
+        assert!(!index.ids.contains_key("puppy"), "a query's word is not listed, nor saved");
         let dog = index.score(&query, (0, 1));
         assert!(dog > 0.85, "{dog}");
         assert!(index.score(&query, (0, 2)) < 0.1);
@@ -237,6 +297,8 @@ mod tests {
         assert_eq!(index.score(&query, (9, 9)), 0.0, "unknown turn");
         index.remove_episode(0);
         assert_eq!(index.score(&query, (0, 1)), 0.0, "forgotten");
+        index.compact();
+        assert_eq!(index.missing(&[], &query), ["puppy"], "past queries' vectors go too");
     }
 
     #[test]

@@ -93,22 +93,8 @@ pub(crate) struct Parts {
     pub(crate) names: HashMap<String, Vec<u32>>,
     /// The name words of each author, by id (`name_words`, worked out once per author).
     pub(crate) author_names: Vec<Vec<String>>,
-    /// The content words of each message, for soft word matching. Behind a lock of its own:
-    /// a search keeps the vectors of the words it met, beside other searches.
-    pub(crate) words: Mutex<words::WordIndex>,
-}
-
-impl Parts {
-    /// The word lists, to change while the index is held alone.
-    pub(crate) fn words_mut(&mut self) -> &mut words::WordIndex {
-        // Word lists a panicking search left hold what they held: a vector set or not.
-        self.words.get_mut().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The word lists, for a search.
-    pub(crate) fn words(&self) -> MutexGuard<'_, words::WordIndex> {
-        self.words.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+    /// The content words of each message, for soft word matching.
+    pub(crate) words: words::WordIndex,
 }
 
 /// A lexical (BM25) hit; hits come best first.

@@ -197,10 +197,10 @@ impl TenantIndex {
         check(&saved.head, tenant, fingerprint, (in_episodes, in_messages))?;
         let mut parts = saved.parts;
         parts.table.loaded().map_err(OpenError::Unusable)?;
-        parts.words_mut().loaded().map_err(OpenError::Unusable)?;
+        parts.words.loaded().map_err(OpenError::Unusable)?;
         parts.lines.check().map_err(OpenError::Unusable)?;
         let slots = parts.table.slots();
-        if [parts.lines.slots(), parts.words_mut().slots(), parts.vectors.slots()]
+        if [parts.lines.slots(), parts.words.slots(), parts.vectors.slots()]
             .iter()
             .any(|&n| n > slots)
         {
@@ -217,8 +217,7 @@ impl TenantIndex {
         // back to the state's generation they hold the same, since a forget saves the state
         // at once (between its commit and that save they do not: read again, or rebuilt).
         let live = (0..slots).filter(|&slot| parts.table.is_live(slot)).count() as u64;
-        let words = parts.words.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let lines = words.turns_of_live(|slot| parts.table.is_live(slot));
+        let lines = parts.words.turns_of_live(|slot| parts.table.is_live(slot));
         let (in_episodes, in_messages) = (bm25.0.documents(), bm25.1.documents());
         if (in_episodes, in_messages) != (live, lines) {
             return Err(OpenError::Unusable(format!(

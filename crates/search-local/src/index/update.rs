@@ -5,7 +5,6 @@
 
 use std::{
     path::PathBuf,
-    sync::PoisonError,
     time::{Duration, Instant},
 };
 
@@ -182,7 +181,7 @@ impl TenantIndex {
             self.episodes.remove(slot);
             self.messages.remove(slot);
             self.parts.vectors.remove(slot);
-            self.parts.words_mut().remove_episode(slot);
+            self.parts.words.remove_episode(slot);
             self.parts.lines.get_mut(slot).fill(LineFacts::BLANK);
             removed = true;
         }
@@ -209,8 +208,7 @@ impl TenantIndex {
                 let facts = LineFacts { author: id, asks, by_person, instructs };
                 self.parts.lines.set(slot, at as usize, facts, LineFacts::BLANK);
             }
-            let words = self.parts.words.get_mut().unwrap_or_else(PoisonError::into_inner);
-            words.add_turn(slot, line.seq, line.content);
+            self.parts.words.add_turn(slot, line.seq, line.content);
             for word in said_by {
                 if !authors.contains(word) {
                     authors.push(word.clone());
@@ -271,7 +269,7 @@ impl TenantIndex {
         }
         self.pending(None).commit(true)?;
         self.parts.table.compact();
-        self.parts.words_mut().compact();
+        self.parts.words.compact();
         self.compact_authors();
         self.unsaved = true;
         self.save()
