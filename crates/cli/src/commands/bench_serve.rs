@@ -1,5 +1,6 @@
 //! `bench serve`: the server on loopback under a mixed load, as agents would use it: writers
-//! add messages (one per request, then in batches) while readers recall.
+//! add messages (one per request, then in batches, then a few at a time with pauses, each
+//! pause letting the search index save) while readers recall.
 
 use std::{
     process::ExitCode,
@@ -21,8 +22,9 @@ use crate::config::{AppConfig, Database};
 
 #[derive(Debug, Args)]
 pub(crate) struct ServeBenchArgs {
-    /// Seconds of load in all, split between single messages and batches.
-    #[arg(long, default_value_t = 60)]
+    /// Seconds of load in all, split between single messages, batches, and a few messages
+    /// at a time with pauses.
+    #[arg(long, default_value_t = 90)]
     seconds: u64,
     /// Messages per request in the batched half.
     #[arg(long, default_value_t = 100)]
@@ -38,6 +40,51 @@ pub(crate) struct ServeBenchArgs {
     /// --db` built (its tenant is `bench`). What the load adds stays in it.
     #[arg(long, value_name = "FILE")]
     db: Option<std::path::PathBuf>,
+}
+
+/// How writers add messages in a phase.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// One message per request, without pause.
+    Single,
+    /// This many messages per request, without pause.
+    Batches(usize),
+    /// A few messages to a new conversation, which is then flushed, then a pause of
+    /// [`PAUSE`]: a second without updates lets the search index save its state (what agents
+    /// talking now and then cause), while readers go on recalling.
+    Pauses,
+}
+
+/// Messages a writer adds before each pause.
+const BEFORE_PAUSE: usize = 5;
+/// The pause.
+const PAUSE: Duration = Duration::from_secs(2);
+
+impl Phase {
+    fn label(self) -> String {
+        match self {
+            Self::Single => "one message per request".into(),
+            Self::Batches(n) => format!("batches of {n}"),
+            Self::Pauses => format!("{BEFORE_PAUSE} at a time, pauses"),
+        }
+    }
+
+    /// Messages per request.
+    fn batch(self) -> usize {
+        match self {
+            Self::Single => 1,
+            Self::Batches(n) => n,
+            Self::Pauses => BEFORE_PAUSE,
+        }
+    }
+
+    fn tag(self) -> &'static str {
+        match self {
+            Self::Single => "single",
+            Self::Batches(_) => "batch",
+            Self::Pauses => "paused",
+        }
+    }
 }
 
 /// What one kind of request did in a phase.
@@ -62,8 +109,8 @@ impl Timings {
 }
 
 pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode> {
-    if args.seconds < 2 || args.batch == 0 || args.writers == 0 {
-        bail!("--seconds must be at least 2, --batch and --writers at least 1");
+    if args.seconds < 3 || args.batch == 0 || args.writers == 0 {
+        bail!("--seconds must be at least 3, --batch and --writers at least 1");
     }
     if cfg!(debug_assertions) {
         eprintln!("epimem: a debug build: build with --release for meaningful numbers");
@@ -88,12 +135,12 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
         },
     ));
     let pool = Arc::new(synthetic(20_000, 200, 11));
-    let half = Duration::from_secs(args.seconds / 2);
+    let third = Duration::from_secs(args.seconds / 3);
     let mut rows = Vec::new();
-    for (phase, batch) in [("one message per request", 1), ("batches", args.batch)] {
-        let timings = load(&base, &pool, batch, args, half, phase)?;
+    for phase in [Phase::Single, Phase::Batches(args.batch), Phase::Pauses] {
+        let timings = load(&base, &pool, phase, args, third)?;
         let backlog = drain(&engine, &config.tenant)?;
-        rows.push((phase, batch, timings, backlog));
+        rows.push((phase, timings, backlog));
     }
     let _ = stop.send(());
     runtime.block_on(served).context("the server task failed")??;
@@ -105,7 +152,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
         args.readers
     );
     outln!(
-        "{:<28} {:>11} {:>9} {:>9} {:>9} {:>10} {:>10} {:>7} {:>9} {:>9}",
+        "{:<28} {:>11} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>7} {:>9} {:>9}",
         "phase",
         "messages/s",
         "add p50",
@@ -113,35 +160,39 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
         "recalls/s",
         "recall p50",
         "recall p99",
+        "recall max",
         "errors",
         "jobs left",
         "caught up"
     );
-    let secs = half.as_secs_f64();
+    let secs = third.as_secs_f64();
     let mut met = true;
-    for (phase, batch, (mut adds, mut recalls), (jobs_left, caught_up)) in rows {
-        let label = if batch == 1 { phase.to_owned() } else { format!("{phase} of {batch}") };
+    for (phase, (mut adds, mut recalls), (jobs_left, caught_up)) in rows {
         outln!(
-            "{label:<28} {:>11.0} {:>7.2}ms {:>7.2}ms {:>9.0} {:>8.2}ms {:>8.2}ms {:>7} {:>9} {:>8.1}s",
+            "{:<28} {:>11.0} {:>7.2}ms {:>7.2}ms {:>9.0} {:>8.2}ms {:>8.2}ms {:>8.2}ms {:>7} {:>9} {:>8.1}s",
+            phase.label(),
             adds.messages as f64 / secs,
             adds.percentile(0.5),
             adds.percentile(0.99),
             recalls.ms.len() as f64 / secs,
             recalls.percentile(0.5),
             recalls.percentile(0.99),
+            recalls.percentile(1.0),
             adds.errors + recalls.errors,
             jobs_left,
             caught_up.as_secs_f64()
         );
         met &= adds.errors + recalls.errors == 0 && recalls.percentile(0.99) <= 20.0;
-        if batch > 1 {
+        if let Phase::Batches(_) = phase {
             met &= adds.messages as f64 / secs >= 5000.0;
         }
     }
     outln!(
         "messages are stored when a request returns and cut into episodes by the worker: \
          'jobs left' were still queued when the phase ended, 'caught up' is how long the \
-         worker took to run them"
+         worker took to run them; with pauses, each writer adds {BEFORE_PAUSE} messages to a new \
+         conversation, flushes it (its time counts as an add) and waits {} s",
+        PAUSE.as_secs()
     );
     outln!(
         "targets: ≥ 5,000 messages/s in batches, recall p99 ≤ 20 ms while adding, no errors: {}",
@@ -178,18 +229,16 @@ fn drain(
 fn load(
     base: &str,
     pool: &Arc<Vec<MessageInput>>,
-    batch: usize,
+    phase: Phase,
     args: &ServeBenchArgs,
     duration: Duration,
-    phase: &str,
 ) -> Result<(Timings, Timings)> {
     let done = Arc::new(AtomicBool::new(false));
-    let phase_tag = if batch == 1 { "single" } else { "batch" };
     let writers: Vec<_> = (0..args.writers)
         .map(|w| {
             let (base, pool, done) = (base.to_owned(), pool.clone(), done.clone());
-            let tag = format!("{phase_tag}{w}");
-            std::thread::spawn(move || write(&base, &pool, batch, &tag, &done))
+            let tag = format!("{}{w}", phase.tag());
+            std::thread::spawn(move || write(&base, &pool, phase, &tag, &done))
         })
         .collect();
     let readers: Vec<_> = (0..args.readers)
@@ -198,7 +247,7 @@ fn load(
             std::thread::spawn(move || read(&base, &pool, r, &done))
         })
         .collect();
-    eprintln!("epimem: {phase} for {} s…", duration.as_secs());
+    eprintln!("epimem: {} for {} s…", phase.label(), duration.as_secs());
     std::thread::sleep(duration);
     done.store(true, Ordering::Release);
     let (mut adds, mut recalls) = (Timings::default(), Timings::default());
@@ -215,17 +264,23 @@ fn agent() -> ureq::Agent {
     ureq::Agent::config_builder().http_status_as_error(false).build().new_agent()
 }
 
-fn write(base: &str, pool: &[MessageInput], batch: usize, tag: &str, done: &AtomicBool) -> Timings {
+fn write(base: &str, pool: &[MessageInput], phase: Phase, tag: &str, done: &AtomicBool) -> Timings {
     let (agent, url) = (agent(), format!("{base}/v1/messages"));
+    let batch = phase.batch();
     let mut timings = Timings::default();
     let mut next = 0usize;
     while !done.load(Ordering::Acquire) {
+        // With pauses, a conversation of its own each time, closed by the flush.
+        let paused = matches!(phase, Phase::Pauses).then(|| format!("{tag}-{next}"));
         let messages: Vec<serde_json::Value> = (0..batch)
             .map(|_| {
                 let m = &pool[next % pool.len()];
                 next += 1;
+                let conversation = paused
+                    .clone()
+                    .unwrap_or_else(|| format!("{tag}-{}", m.conversation.conversation));
                 serde_json::json!({
-                    "conversation": format!("{tag}-{}", m.conversation.conversation),
+                    "conversation": conversation,
                     "id": format!("{tag}-{next}"),
                     "role": m.role.as_str(),
                     "content": m.content,
@@ -243,6 +298,19 @@ fn write(base: &str, pool: &[MessageInput], batch: usize, tag: &str, done: &Atom
         match sent {
             Ok(r) if r.status().is_success() => timings.messages += batch as u64,
             _ => timings.errors += 1,
+        }
+        if let Some(conversation) = paused {
+            let flush = format!("{base}/v1/conversations/{conversation}/flush");
+            let started = Instant::now();
+            let flushed = agent.post(&flush).send_empty();
+            timings.ms.push(started.elapsed().as_secs_f64() * 1000.0);
+            if !flushed.is_ok_and(|r| r.status().is_success()) {
+                timings.errors += 1;
+            }
+            let until = Instant::now() + PAUSE;
+            while Instant::now() < until && !done.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
     }
     timings
