@@ -36,9 +36,12 @@ pub(crate) struct Saved {
     pub(crate) parts: Parts,
 }
 
-/// The state as its file holds it.
-pub(crate) fn encode(state: SavedRef<'_>) -> std::io::Result<Vec<u8>> {
-    postcard::to_stdvec(&(FORMAT, state)).map_err(std::io::Error::other)
+/// The state as its file holds it, in a buffer made for `expected` bytes: one grown as it fills
+/// copies what it holds at every doubling (at a million episodes, 600 MB took 0.55 s that way
+/// and 0.42 s in a buffer of the right size).
+pub(crate) fn encode(state: SavedRef<'_>, expected: usize) -> std::io::Result<Vec<u8>> {
+    postcard::to_extend(&(FORMAT, state), Vec::with_capacity(expected))
+        .map_err(std::io::Error::other)
 }
 
 /// Writes an [`encode`]d state into `folder`: a temporary file, then renamed over the old one.

@@ -84,6 +84,14 @@ pub(crate) struct StateSave {
     encoding: Duration,
 }
 
+/// What a [`StateSave`] did ([`TenantIndex::saved`]).
+pub(crate) struct SaveDone {
+    /// The vectors it wrote, to read from their file after.
+    vectors: Option<Written>,
+    encoding: Duration,
+    state_bytes: usize,
+}
+
 impl StateSave {
     /// Encodes the state of `index`, which must not have changed since the save was taken.
     /// Only reads it: searches share the index meanwhile (at a million episodes this takes
@@ -96,20 +104,21 @@ impl StateSave {
             )));
         }
         let started = Instant::now();
-        self.state = state::encode(state::SavedRef {
+        let saved = state::SavedRef {
             tenant: &index.tenant,
             fingerprint: &index.fingerprint,
             generation: index.generation,
             parts: &index.parts,
-        })
-        .map_err(|e| io_error(&self.folder, e))?;
+        };
+        // Room to grow by an eighth since the last: a buffer's untouched pages cost nothing.
+        let expected = index.state_bytes + index.state_bytes / 8;
+        self.state = state::encode(saved, expected).map_err(|e| io_error(&self.folder, e))?;
         self.encoding = started.elapsed();
         Ok(())
     }
 
-    /// Writes the [`encode`](StateSave::encode)d state; the vectors it wrote, to read from
-    /// their file after, and how long encoding took ([`TenantIndex::saved`]).
-    pub(crate) fn write(self) -> Result<(Option<Written>, Duration), SearchError> {
+    /// Writes the [`encode`](StateSave::encode)d state.
+    pub(crate) fn write(self) -> Result<SaveDone, SearchError> {
         let folder = &self.folder;
         let written = match &self.vectors {
             Some(vectors) => Some(vectors.write(folder).map_err(|e| io_error(folder, e))?),
@@ -118,7 +127,7 @@ impl StateSave {
         state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
         vector_file::remove_others(folder, self.keep.as_deref())
             .map_err(|e| io_error(folder, e))?;
-        Ok((written, self.encoding))
+        Ok(SaveDone { vectors: written, encoding: self.encoding, state_bytes: self.state.len() })
     }
 }
 
@@ -337,14 +346,12 @@ impl TenantIndex {
     /// file from then on (the copy in memory that rows added or stored anew made goes), and the
     /// next save waits for longer the longer encoding took; if it failed, the next save writes
     /// everything again.
-    pub(crate) fn saved(
-        &mut self,
-        written: Result<(Option<Written>, Duration), SearchError>,
-    ) -> Result<(), SearchError> {
-        match written {
-            Ok((written, encoding)) => {
-                self.save_every = save_interval(encoding);
-                if let Some(written) = written {
+    pub(crate) fn saved(&mut self, done: Result<SaveDone, SearchError>) -> Result<(), SearchError> {
+        match done {
+            Ok(done) => {
+                self.save_every = save_interval(done.encoding);
+                self.state_bytes = done.state_bytes;
+                if let Some(written) = done.vectors {
                     self.parts.vectors.written(written);
                 }
                 Ok(())
