@@ -73,9 +73,6 @@ pub(crate) struct TenantIndex {
     saved_at: Option<Instant>,
     save_every: Duration,
     committed_at: Option<Instant>,
-    /// The size of the state as last saved (or read), to encode the next into a buffer of
-    /// about its size.
-    state_bytes: usize,
     /// The slots visible in the scope last searched, until an episode is added or forgotten:
     /// a server asks in one scope again and again, and checking every slot costs a
     /// millisecond at a million episodes. Behind a lock of its own, so that searches share the

@@ -231,8 +231,6 @@ impl TenantIndex {
         let grouped = parts.vectors.settle();
         let mut index = Self::assemble(bm25, parts, generation, saved_in, tenant, fingerprint);
         index.unsaved = grouped;
-        index.state_bytes =
-            std::fs::metadata(folder.join(state::STATE)).map_or(0, |m| m.len() as usize);
         Ok(index)
     }
 
@@ -258,7 +256,6 @@ impl TenantIndex {
             saved_at: None,
             save_every: update::SAVE_EVERY,
             committed_at: None,
-            state_bytes: 0,
             visible: std::sync::Mutex::default(),
         }
     }

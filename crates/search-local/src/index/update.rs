@@ -79,7 +79,6 @@ pub(crate) struct StateSave {
     keep: Option<String>,
     /// The generation the save was taken at: the state encoded must be of the same.
     generation: u64,
-    state: Vec<u8>,
     /// How long encoding the state took.
     encoding: Duration,
 }
@@ -89,13 +88,13 @@ pub(crate) struct SaveDone {
     /// The vectors it wrote, to read from their file after.
     vectors: Option<Written>,
     encoding: Duration,
-    state_bytes: usize,
 }
 
 impl StateSave {
-    /// Encodes the state of `index`, which must not have changed since the save was taken.
-    /// Only reads it: searches share the index meanwhile (at a million episodes this takes
-    /// half a second or more, which searches used to wait for).
+    /// Encodes the state of `index`, which must not have changed since the save was taken,
+    /// into a file beside the one saved before. Only reads it: searches share the index
+    /// meanwhile (at a million episodes this takes half a second or more, which searches used
+    /// to wait for).
     pub(crate) fn encode(&mut self, index: &TenantIndex) -> Result<(), SearchError> {
         if index.generation != self.generation {
             return Err(SearchError::Index(format!(
@@ -110,24 +109,23 @@ impl StateSave {
             generation: index.generation,
             parts: &index.parts,
         };
-        // Room to grow by an eighth since the last: a buffer's untouched pages cost nothing.
-        let expected = index.state_bytes + index.state_bytes / 8;
-        self.state = state::encode(saved, expected).map_err(|e| io_error(&self.folder, e))?;
+        state::write_temporary(&self.folder, saved).map_err(|e| io_error(&self.folder, e))?;
         self.encoding = started.elapsed();
         Ok(())
     }
 
-    /// Writes the [`encode`](StateSave::encode)d state.
+    /// Writes the vectors, then puts the [`encode`](StateSave::encode)d state, which names
+    /// them, in place.
     pub(crate) fn write(self) -> Result<SaveDone, SearchError> {
         let folder = &self.folder;
         let written = match &self.vectors {
             Some(vectors) => Some(vectors.write(folder).map_err(|e| io_error(folder, e))?),
             None => None,
         };
-        state::write(folder, &self.state).map_err(|e| io_error(folder, e))?;
+        state::put_in_place(folder).map_err(|e| io_error(folder, e))?;
         vector_file::remove_others(folder, self.keep.as_deref())
             .map_err(|e| io_error(folder, e))?;
-        Ok(SaveDone { vectors: written, encoding: self.encoding, state_bytes: self.state.len() })
+        Ok(SaveDone { vectors: written, encoding: self.encoding })
     }
 }
 
@@ -350,7 +348,6 @@ impl TenantIndex {
         match done {
             Ok(done) => {
                 self.save_every = save_interval(done.encoding);
-                self.state_bytes = done.state_bytes;
                 if let Some(written) = done.vectors {
                     self.parts.vectors.written(written);
                 }
@@ -380,7 +377,6 @@ impl TenantIndex {
             vectors,
             keep,
             generation: self.generation,
-            state: Vec::new(),
             encoding: Duration::ZERO,
         }))
     }
