@@ -27,7 +27,7 @@ impl TenantIndex {
         // against 3.6-3.9 here.
         let (lexical, vector) = std::thread::scope(|s| {
             let lexical = s.spawn(move || self.lexical_episodes(q.scope, q.text, q.candidates));
-            let vector = q.vector.map(|v| self.vector(v, &visible, q.candidates, 0));
+            let vector = q.vector.map(|v| self.parts.vectors.search(v, &visible, q.candidates, 0));
             (lexical.join().expect("lexical search thread"), vector)
         });
         let lexical = lexical?;
@@ -45,7 +45,7 @@ impl TenantIndex {
             })
             .collect();
         if let (Some(v), Some(hits)) = (q.vector, vector) {
-            let also = self.vector_best_of(v, &visible, &order);
+            let also = self.parts.vectors.best_of_each(v, &visible, &order);
             for (c, found) in candidates.iter_mut().zip(&also) {
                 if let Some((similarity, seq)) = *found {
                     c.vector = Some(VectorMatch { rank: None, similarity });
@@ -86,14 +86,15 @@ impl TenantIndex {
         let visible = self.look_in(q.scope);
         // The three retrievers side by side (BM25 over messages, over episodes, the vectors).
         let (lexical, lexical_episodes, vector) = std::thread::scope(|s| {
-            let this = self;
             let (context, visible) = (q.episode_context, &visible);
-            let vector = q
-                .vector
-                .map(|v| s.spawn(move || this.vector(v, visible, if context { n } else { 0 }, n)));
+            let vector = q.vector.map(|v| {
+                s.spawn(move || {
+                    self.parts.vectors.search(v, visible, if context { n } else { 0 }, n)
+                })
+            });
             let episodes =
-                context.then(|| s.spawn(move || this.lexical_episode_lines(q.scope, q.text, n)));
-            let lexical = this.lexical_messages(q.scope, q.text, n);
+                context.then(|| s.spawn(move || self.lexical_episode_lines(q.scope, q.text, n)));
+            let lexical = self.lexical_messages(q.scope, q.text, n);
             let episodes = episodes.map(|h| h.join().expect("episode search thread"));
             (lexical, episodes, vector.map(|h| h.join().expect("vector search thread")))
         });

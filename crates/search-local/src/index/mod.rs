@@ -19,13 +19,7 @@ use epimem_core::{Episode, Scope};
 use epimem_search::SearchError;
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    lexical,
-    ragged::Ragged,
-    table,
-    vectors::{self, VectorHits},
-    words,
-};
+use crate::{lexical, ragged::Ragged, table, vectors, words};
 
 /// Which slots a scope sees, by slot.
 pub(crate) type Visible = Arc<Vec<bool>>;
@@ -264,27 +258,6 @@ impl TenantIndex {
     /// Forgets which slots a scope sees: episodes were added or forgotten.
     fn scopes_changed(&mut self) {
         *self.visible.get_mut().unwrap_or_else(PoisonError::into_inner) = None;
-    }
-
-    /// Vector candidates among the `visible` slots ([`TenantIndex::look_in`]).
-    pub(crate) fn vector(
-        &self,
-        query: &[f32],
-        visible: &[bool],
-        episodes: usize,
-        messages: usize,
-    ) -> VectorHits {
-        self.parts.vectors.search(query, visible, episodes, messages)
-    }
-
-    /// The best (similarity, message) of each of `slots` among the `visible` ones.
-    pub(crate) fn vector_best_of(
-        &self,
-        query: &[f32],
-        visible: &[bool],
-        slots: &[usize],
-    ) -> Vec<Option<(f64, u64)>> {
-        self.parts.vectors.best_of_each(query, visible, slots)
     }
 
     fn lexical(

@@ -79,8 +79,8 @@ pub(crate) struct StateSave {
     keep: Option<String>,
     /// The generation the save was taken at: the state encoded must be of the same.
     generation: u64,
-    /// How long encoding the state took.
-    encoding: Duration,
+    /// How long encoding the state took, once it is encoded.
+    encoding: Option<Duration>,
 }
 
 /// What a [`StateSave`] did ([`TenantIndex::saved`]).
@@ -110,7 +110,7 @@ impl StateSave {
             parts: &index.parts,
         };
         state::write_temporary(&self.folder, saved).map_err(|e| io_error(&self.folder, e))?;
-        self.encoding = started.elapsed();
+        self.encoding = Some(started.elapsed());
         Ok(())
     }
 
@@ -118,6 +118,10 @@ impl StateSave {
     /// them, in place.
     pub(crate) fn write(self) -> Result<SaveDone, SearchError> {
         let folder = &self.folder;
+        // Never a temporary file some other save left.
+        let Some(encoding) = self.encoding else {
+            return Err(SearchError::Index("a state saved before it was encoded".into()));
+        };
         let written = match &self.vectors {
             Some(vectors) => Some(vectors.write(folder).map_err(|e| io_error(folder, e))?),
             None => None,
@@ -125,7 +129,7 @@ impl StateSave {
         state::put_in_place(folder).map_err(|e| io_error(folder, e))?;
         vector_file::remove_others(folder, self.keep.as_deref())
             .map_err(|e| io_error(folder, e))?;
-        Ok(SaveDone { vectors: written, encoding: self.encoding })
+        Ok(SaveDone { vectors: written, encoding })
     }
 }
 
@@ -377,7 +381,7 @@ impl TenantIndex {
             vectors,
             keep,
             generation: self.generation,
-            encoding: Duration::ZERO,
+            encoding: None,
         }))
     }
 
