@@ -333,14 +333,7 @@ impl<S: Store> Engine<S> {
         let dead: Vec<EpisodeId> = dead.into_iter().collect();
         let mut forgotten = dead.as_slice();
         for (i, ids) in live.chunks(CHANGES_PER_READ).enumerate() {
-            let locks = self.syncing.of(tenant);
-            let _applying = locks.apply.lock().unwrap_or_else(PoisonError::into_inner);
-            let seen = self.store.change_generation(tenant)?;
-            let rows = self.store.indexed_messages_of(tenant, ids, self.fingerprint())?;
-            let added = episodes_of(&rows);
-            let update = Update { forgotten, added: &added, restated: &[], generation: None };
-            self.search.apply(tenant, &update)?;
-            self.take_out_forgotten_since(tenant, seen, ids)?;
+            self.apply_read(tenant, ids, Update { forgotten, ..Update::default() })?;
             forgotten = &[];
             let done = (i * CHANGES_PER_READ + ids.len()) as u64;
             progress(target * done / live.len() as u64, target);
@@ -383,27 +376,39 @@ impl<S: Store> Engine<S> {
             // An episode added here is read as it is now, its strength included.
             let restated: Vec<EpisodeId> =
                 restated.into_iter().filter(|id| !added.contains(id)).collect();
-            let locks = self.syncing.of(tenant);
-            let _applying = locks.apply.lock().unwrap_or_else(PoisonError::into_inner);
-            let seen = self.store.change_generation(tenant)?;
             let restated = match restated.is_empty() {
                 true => Vec::new(),
                 false => self.store.episodes_by_id(&Scope::tenant(tenant), &restated)?,
             };
-            let rows = self.store.indexed_messages_of(tenant, &added, self.fingerprint())?;
-            let read = episodes_of(&rows);
             let update = Update {
                 forgotten: &forgotten,
-                added: &read,
                 restated: &restated,
                 generation: Some(last),
+                ..Update::default()
             };
-            self.search.apply(tenant, &update)?;
-            self.take_out_forgotten_since(tenant, seen, &added)?;
+            self.apply_read(tenant, &added, update)?;
             from = last;
             progress(from.min(target), target);
         }
         Ok(())
+    }
+
+    /// Applies `update` with the episodes `ids` read from the store as they are now, holding
+    /// the tenant's apply lock (see [`TenantLocks`]), then takes out again those a change
+    /// committed since they were read forgot.
+    fn apply_read(
+        &self,
+        tenant: &str,
+        ids: &[EpisodeId],
+        update: Update<'_>,
+    ) -> Result<(), EngineError> {
+        let locks = self.syncing.of(tenant);
+        let _applying = locks.apply.lock().unwrap_or_else(PoisonError::into_inner);
+        let seen = self.store.change_generation(tenant)?;
+        let rows = self.store.indexed_messages_of(tenant, ids, self.fingerprint())?;
+        let added = episodes_of(&rows);
+        self.search.apply(tenant, &Update { added: &added, ..update })?;
+        self.take_out_forgotten_since(tenant, seen, ids)
     }
 
     /// Takes out of the index those of `ids`, just read from the store and applied, that a

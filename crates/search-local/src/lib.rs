@@ -80,9 +80,10 @@ impl Tenant {
         self.applying.lock().map_err(|_| poisoned())
     }
 
-    /// Encodes a state taken from the index while searches go on (the caller holds
-    /// `applying`, so no update changes it meanwhile), then writes it outside the lock; if
-    /// that fails, the next save writes everything again.
+    /// Encodes a state taken from the index into its file while searches go on (the caller
+    /// holds `applying`, so no update changes it meanwhile), then writes the vectors and puts
+    /// the state in place without the lock; if that fails, the next save writes everything
+    /// again.
     fn write(&self, save: Option<StateSave>) -> Result<(), SearchError> {
         let Some(mut save) = save else { return Ok(()) };
         let encoded = save.encode(&*self.read()?);
@@ -307,35 +308,17 @@ fn vector_config(config: &RankingConfig) -> VectorConfig {
 mod tests {
     use std::sync::mpsc;
 
-    use epimem_core::{
-        BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, Role, Scope, Timestamp,
-    };
-    use epimem_search::{IndexedEpisode, IndexedLine};
+    use epimem_core::{ConversationKey, Role, Scope};
+    use epimem_search::{IndexedEpisode, IndexedLine, conformance};
 
     use super::*;
 
     /// A saved index holding one episode of tenant "t": "I planted tomatoes".
     fn with_tomatoes(folder: &Path) -> LocalSearch {
         let search = LocalSearch::open(folder, &RankingConfig::default(), None);
-        let episode = Episode {
-            id: EpisodeId("t/c/1".into()),
-            conversation: ConversationKey::new("t", "c"),
-            user: None,
-            agent: None,
-            first_seq: 1,
-            last_seq: 1,
-            context_first_seq: None,
-            start: Timestamp(1_767_225_600_000),
-            end: Timestamp(1_767_225_660_000),
-            title: "Tomatoes".into(),
-            summary: String::new(),
-            keywords: Vec::new(),
-            surprise: 0.0,
-            boundary_reason: BoundaryReason::Flush,
-            fsrs: FsrsState::default(),
-            told_by: Default::default(),
-            told_note: None,
-        };
+        let at = 1_767_225_600_000;
+        let conversation = ConversationKey::new("t", "c");
+        let episode = conformance::episode(conversation, (1, 1), (at, at + 60_000), "Tomatoes");
         let line = IndexedLine {
             seq: 1,
             role: Role::User,

@@ -63,29 +63,43 @@ struct Told {
     vectors: Vec<Vec<f32>>,
 }
 
+/// A closed episode of `conversation` holding messages `first..=last`, from `start` to `end`
+/// (milliseconds), titled `title`, its id `tenant/conversation/first`: what the tests of every
+/// index add.
+pub fn episode(
+    conversation: ConversationKey,
+    (first, last): (u64, u64),
+    (start, end): (i64, i64),
+    title: &str,
+) -> Episode {
+    Episode {
+        id: EpisodeId(format!("{}/{}/{first}", conversation.tenant, conversation.conversation)),
+        conversation,
+        user: None,
+        agent: None,
+        first_seq: first,
+        last_seq: last,
+        context_first_seq: None,
+        start: Timestamp(start),
+        end: Timestamp(end),
+        title: title.to_owned(),
+        summary: String::new(),
+        keywords: Vec::new(),
+        surprise: 0.0,
+        boundary_reason: BoundaryReason::Flush,
+        fsrs: FsrsState::default(),
+        told_by: Default::default(),
+        told_note: None,
+    }
+}
+
 fn told(tenant: &str, conversation: &str, first: u64, minute: i64, lines: &[Line]) -> Told {
     let last = first + lines.len() as u64 - 1;
     let start = T0 + minute * MIN;
+    let end = start + (lines.len() as i64 - 1) * MIN;
+    let conversation = ConversationKey::new(tenant, conversation);
     Told {
-        episode: Episode {
-            id: EpisodeId(format!("{tenant}/{conversation}/{first}")),
-            conversation: ConversationKey::new(tenant, conversation),
-            user: None,
-            agent: None,
-            first_seq: first,
-            last_seq: last,
-            context_first_seq: None,
-            start: Timestamp(start),
-            end: Timestamp(start + (lines.len() as i64 - 1) * MIN),
-            title: lines[0].2.to_owned(),
-            summary: String::new(),
-            keywords: Vec::new(),
-            surprise: 0.0,
-            boundary_reason: BoundaryReason::Flush,
-            fsrs: FsrsState::default(),
-            told_by: Default::default(),
-            told_note: None,
-        },
+        episode: episode(conversation, (first, last), (start, end), lines[0].2),
         lines: lines.to_vec(),
         vectors: lines.iter().map(|l| axis(l.3)).collect(),
     }

@@ -33,26 +33,10 @@ epimem_search::conformance_tests!(match fixture() {
 
 /// An episode of one line.
 fn one_line(id: &str, text: &str) -> epimem_core::Episode {
-    use epimem_core::*;
-    Episode {
-        id: EpisodeId(id.into()),
-        conversation: ConversationKey::new("t", "c"),
-        user: None,
-        agent: None,
-        first_seq: 1,
-        last_seq: 1,
-        context_first_seq: None,
-        start: Timestamp(1_767_225_600_000),
-        end: Timestamp(1_767_225_600_000),
-        title: text.into(),
-        summary: String::new(),
-        keywords: Vec::new(),
-        surprise: 0.0,
-        boundary_reason: BoundaryReason::Flush,
-        fsrs: FsrsState::default(),
-        told_by: Default::default(),
-        told_note: None,
-    }
+    let conversation = epimem_core::ConversationKey::new("t", "c");
+    let at = 1_767_225_600_000;
+    let episode = epimem_search::conformance::episode(conversation, (1, 1), (at, at), text);
+    epimem_core::Episode { id: epimem_core::EpisodeId(id.into()), ..episode }
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! How updates reach a tenant's index and how it is saved. Adding stages every part at once
 //! and leaves the BM25 documents to a [`PendingCommit`], which the caller makes without the
 //! index's lock; forgetting commits at once; the state is taken out as a [`StateSave`],
-//! encoded while searches share the index and written outside its lock.
+//! encoded into its file while searches share the index, and its vectors written and the
+//! state put in place without the lock.
 
 use std::{
     path::PathBuf,

@@ -4,11 +4,10 @@
 
 use std::{fs, ops::Deref, path::Path};
 
-use epimem_core::{
-    BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, RankingConfig, Role, Scope,
-    Timestamp,
+use epimem_core::{ConversationKey, Episode, EpisodeId, RankingConfig, Role, Scope};
+use epimem_search::{
+    EpisodeQuery, IndexedEpisode, IndexedLine, Search, TurnQuery, Update, conformance,
 };
-use epimem_search::{EpisodeQuery, IndexedEpisode, IndexedLine, Search, TurnQuery, Update};
 use epimem_search_local::LocalSearch;
 use tempfile::TempDir;
 
@@ -38,25 +37,14 @@ pub(crate) fn open(folder: &Path, fingerprint: Option<&str>) -> LocalSearch {
 }
 
 pub(crate) fn episode(first: u64, lines: usize, title: &str) -> Episode {
-    Episode {
-        id: EpisodeId(format!("t/c/{first}")),
-        conversation: ConversationKey::new("t", "c"),
-        user: None,
-        agent: None,
-        first_seq: first,
-        last_seq: first + lines as u64 - 1,
-        context_first_seq: None,
-        start: Timestamp(1_767_225_600_000 + first as i64 * 60_000),
-        end: Timestamp(1_767_225_600_000 + (first as i64 + lines as i64) * 60_000),
-        title: title.into(),
-        summary: String::new(),
-        keywords: Vec::new(),
-        surprise: 0.0,
-        boundary_reason: BoundaryReason::Flush,
-        fsrs: FsrsState::default(),
-        told_by: Default::default(),
-        told_note: None,
-    }
+    let start = 1_767_225_600_000 + first as i64 * 60_000;
+    let end = start + lines as i64 * 60_000;
+    conformance::episode(
+        ConversationKey::new("t", "c"),
+        (first, first + lines as u64 - 1),
+        (start, end),
+        title,
+    )
 }
 
 pub(crate) fn unit(seed: usize) -> Vec<f32> {
