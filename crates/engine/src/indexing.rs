@@ -140,8 +140,8 @@ impl<S: Store> Engine<S> {
     }
 
     /// Catches up every index recalled from so far with what any process wrote since (in the
-    /// background mode; for the owner's timer), and lets each save what a burst of updates
-    /// left unsaved once it is over. Returns the first failure, after trying all.
+    /// background mode; for the owner's timer), and lets each save what updates left unsaved
+    /// once they pause. Returns the first failure, after trying all.
     /// A tenant whose index another thread is building or catching up is left to it: waiting
     /// would hold the worker (and its jobs) for as long as a build takes.
     pub fn refresh_indexes(&self) -> Result<(), EngineError> {
@@ -149,12 +149,17 @@ impl<S: Store> Engine<S> {
         let mut first_error = None;
         for tenant in tenants {
             let lock = self.syncing.of(&tenant);
-            let _held = match lock.sync.try_lock() {
+            let held = match lock.sync.try_lock() {
                 Ok(held) => held,
                 Err(TryLockError::Poisoned(e)) => e.into_inner(),
                 Err(TryLockError::WouldBlock) => continue,
             };
-            if let Err(e) = self.refresh_locked(&tenant) {
+            let refreshed = self.refresh_locked(&tenant);
+            // Saved without the sync lock, so that a writer's flush catching the index up
+            // meanwhile is not held up: the index stops the save for it, and saves at the
+            // next pause.
+            drop(held);
+            if let Err(e) = refreshed.and_then(|()| Ok(self.search.settle(&tenant)?)) {
                 first_error.get_or_insert(e);
             }
         }
@@ -163,13 +168,13 @@ impl<S: Store> Engine<S> {
 
     /// A refresh of one tenant's index, its sync lock held: caught up; taken over if it was
     /// read beside a process that held the saved one and has stopped (and caught up again from
-    /// what that one saved); saved once updates pause.
+    /// what that one saved).
     fn refresh_locked(&self, tenant: &str) -> Result<(), EngineError> {
         self.sync_locked(tenant, &mut |_, _, _| {})?;
         if self.search.adopt(tenant)? {
             self.sync_locked(tenant, &mut |_, _, _| {})?;
         }
-        Ok(self.search.settle(tenant)?)
+        Ok(())
     }
 
     /// Searching an index still being built would answer from a part of the memory as if it

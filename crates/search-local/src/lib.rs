@@ -29,7 +29,10 @@ use std::{
     collections::HashMap,
     fs,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    sync::{
+        Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -62,12 +65,18 @@ struct Tenant {
     /// Held through a whole update (its save included), so updates apply one at a time and in
     /// order, and nothing changes the index while its state is encoded.
     applying: Mutex<()>,
+    /// How many threads wait for `applying`: a save made in a pause stops for them.
+    waiting: AtomicUsize,
     /// Read by searches (side by side) and by a save while it encodes the state; written by
     /// an update only while it stages (not while BM25 commits).
     index: RwLock<TenantIndex>,
 }
 
 impl Tenant {
+    fn new(index: TenantIndex) -> Self {
+        Self { applying: Mutex::new(()), waiting: AtomicUsize::new(0), index: RwLock::new(index) }
+    }
+
     fn index(&self) -> Result<RwLockWriteGuard<'_, TenantIndex>, SearchError> {
         self.index.write().map_err(|_| poisoned())
     }
@@ -76,18 +85,29 @@ impl Tenant {
         self.index.read().map_err(|_| poisoned())
     }
 
+    /// Takes `applying`, counted among those waiting for it meanwhile.
     fn applying(&self) -> Result<MutexGuard<'_, ()>, SearchError> {
-        self.applying.lock().map_err(|_| poisoned())
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+        let held = self.applying.lock();
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        held.map_err(|_| poisoned())
     }
 
     /// Encodes a state taken from the index into its file while searches go on (the caller
     /// holds `applying`, so no update changes it meanwhile), then writes the vectors and puts
-    /// the state in place without the lock; if that fails, the next save writes everything
-    /// again.
-    fn write(&self, save: Option<StateSave>) -> Result<(), SearchError> {
+    /// the state in place without the index's lock; if that fails, the next save writes
+    /// everything again. With `give_way`, the save stops while it encodes as soon as anyone
+    /// waits for `applying` (an update, or a catch-up asking the generation): encoding takes
+    /// a second or two at a million episodes, which a writer's flush would otherwise wait for.
+    fn write(&self, save: Option<StateSave>, give_way: bool) -> Result<(), SearchError> {
         let Some(mut save) = save else { return Ok(()) };
-        let encoded = save.encode(&*self.read()?);
-        let written = encoded.and_then(|()| save.write());
+        let waited_for = || give_way && self.waiting.load(Ordering::Acquire) > 0;
+        let encoded = save.encode(&*self.read()?, &waited_for);
+        if matches!(encoded, Ok(false)) || (encoded.is_ok() && waited_for()) {
+            self.index()?.gave_way(save);
+            return Ok(());
+        }
+        let written = encoded.and_then(|_| save.write());
         self.index()?.saved(written)
     }
 }
@@ -162,7 +182,7 @@ impl LocalSearch {
         }
         let folder = self.tenant_folder(tenant);
         let index = TenantIndex::open(folder.as_deref(), tenant, &self.fingerprint, self.config)?;
-        let opened = Arc::new(Tenant { applying: Mutex::new(()), index: RwLock::new(index) });
+        let opened = Arc::new(Tenant::new(index));
         loaded.insert(tenant.to_owned(), opened.clone());
         Ok(opened)
     }
@@ -215,7 +235,7 @@ impl Search for LocalSearch {
         let pending = tenant.index()?.pending(update.generation);
         pending.commit(false)?; // searches go on meanwhile
         let save = tenant.index()?.committed()?;
-        tenant.write(save)
+        tenant.write(save, false)
     }
 
     fn held_elsewhere(&self, tenant: &str) -> Result<bool, SearchError> {
@@ -235,7 +255,7 @@ impl Search for LocalSearch {
             return Ok(false); // taken by another process meanwhile: this one's stays as it was
         }
         // Searches under way finish with the one read beside the holder, which goes with them.
-        let adopted = Arc::new(Tenant { applying: Mutex::new(()), index: RwLock::new(index) });
+        let adopted = Arc::new(Tenant::new(index));
         self.lock()?.insert(tenant.to_owned(), adopted);
         Ok(true)
     }
@@ -245,7 +265,7 @@ impl Search for LocalSearch {
         let Some(tenant) = self.lock()?.get(tenant).cloned() else { return Ok(()) };
         let _applying = tenant.applying()?;
         let save = tenant.index()?.settled(Instant::now())?;
-        tenant.write(save)
+        tenant.write(save, true)
     }
 
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {
@@ -316,20 +336,53 @@ mod tests {
     /// A saved index holding one episode of tenant "t": "I planted tomatoes".
     fn with_tomatoes(folder: &Path) -> LocalSearch {
         let search = LocalSearch::open(folder, &RankingConfig::default(), None);
-        let at = 1_767_225_600_000;
-        let conversation = ConversationKey::new("t", "c");
-        let episode = conformance::episode(conversation, (1, 1), (at, at + 60_000), "Tomatoes");
-        let line = IndexedLine {
-            seq: 1,
-            role: Role::User,
-            author: "Ana",
-            content: "I planted tomatoes",
-            vector: None,
-        };
-        let added = [IndexedEpisode { episode: &episode, lines: vec![line] }];
-        let update = Update { added: &added, generation: Some(1), ..Update::default() };
-        search.apply("t", &update).unwrap();
+        add_episode(&search, 1, "I planted tomatoes", None);
         search
+    }
+
+    /// Adds to tenant "t", as change `generation`, an episode of one line, `content`, with
+    /// `vector`.
+    fn add_episode(search: &LocalSearch, generation: u64, content: &str, vector: Option<&[f32]>) {
+        let at = 1_767_225_600_000 + generation as i64 * 3_600_000;
+        let conversation = ConversationKey::new("t", format!("c{generation}"));
+        let episode = conformance::episode(conversation, (1, 1), (at, at + 60_000), content);
+        let line = IndexedLine { seq: 1, role: Role::User, author: "Ana", content, vector };
+        let added = [IndexedEpisode { episode: &episode, lines: vec![line] }];
+        let update = Update { added: &added, generation: Some(generation), ..Update::default() };
+        search.apply("t", &update).unwrap();
+    }
+
+    /// A save made in a pause stops for an update waiting meanwhile: the state saved before
+    /// stays, and the index is as if the save had not been taken, so the next pause saves all
+    /// of it (its vectors too: had the save left them marked as written, the next would skip
+    /// them and the state would name rows its file does not hold).
+    #[test]
+    fn a_save_in_a_pause_gives_way_to_an_update_and_the_next_pause_saves_it_all() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let search = LocalSearch::open(dir.path(), &RankingConfig::default(), None);
+        add_episode(&search, 1, "I planted tomatoes", Some(&[1.0, 0.0])); // saved: a build's
+        add_episode(&search, 2, "the walrus sleeps on the ice", Some(&[0.0, 1.0])); // left
+        let folder = search.tenant_folder("t").unwrap();
+        let saved = || state::head(&folder).unwrap().unwrap().generation;
+        assert_eq!(saved(), 1);
+        let tenant = search.tenant("t").unwrap();
+        let pause = Instant::now() + Duration::from_secs(5);
+
+        let save = tenant.index().unwrap().settled(pause).unwrap();
+        assert!(save.is_some(), "a commit unsaved, and quiet since");
+        tenant.waiting.store(1, Ordering::Release); // an update waits
+        tenant.write(save, true).unwrap();
+        tenant.waiting.store(0, Ordering::Release);
+        assert_eq!(saved(), 1, "the state saved before stays");
+        assert!(!folder.join(format!("{}.tmp", state::STATE)).exists(), "no temporary file left");
+
+        let save = tenant.index().unwrap().settled(pause).unwrap();
+        tenant.write(save, true).unwrap();
+        assert_eq!(saved(), 2, "saved at the next pause");
+        drop((tenant, search));
+        let reopened = LocalSearch::open(dir.path(), &RankingConfig::default(), None);
+        assert_eq!(reopened.started_again("t").unwrap(), None, "read as saved");
+        assert_eq!((reopened.generation("t").unwrap(), reopened.vectors()), (2, 2));
     }
 
     /// A save encodes the state holding the index as searches do, side by side with them:

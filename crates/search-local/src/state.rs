@@ -3,6 +3,7 @@
 //! and renamed into place, so a crash leaves the old file or the new one, never half of one.
 
 use std::{
+    cell::Cell,
     fs,
     io::{BufWriter, Write},
     path::Path,
@@ -39,11 +40,51 @@ pub(crate) struct Saved {
 /// Writes the state into a temporary file in `folder`, encoding it as it goes, so no copy of
 /// it is held in memory (600 MB at a million episodes, which a save used to add to the
 /// process's memory while it lasted); [`put_in_place`] then renames it over the old one.
-pub(crate) fn write_temporary(folder: &Path, state: SavedRef<'_>) -> std::io::Result<()> {
-    let file = fs::File::create(temporary(folder))?;
+/// Looks at `give_way` before each megabyte it writes, and stops when it says so: false then
+/// (the part written is left for [`remove_temporary`]).
+pub(crate) fn write_temporary(
+    folder: &Path,
+    state: SavedRef<'_>,
+    give_way: &dyn Fn() -> bool,
+) -> std::io::Result<bool> {
+    let gave_way = Cell::new(false);
+    let file =
+        GivingWay { out: fs::File::create(temporary(folder))?, give_way, gave_way: &gave_way };
     let out = BufWriter::with_capacity(1 << 20, file);
-    let mut out = postcard::to_io(&(FORMAT, state), out).map_err(std::io::Error::other)?;
-    out.flush()
+    match postcard::to_io(&(FORMAT, state), out) {
+        Ok(mut out) => out.flush().map(|()| !gave_way.get()),
+        Err(_) if gave_way.get() => Ok(false),
+        Err(e) => Err(std::io::Error::other(e)),
+    }
+}
+
+/// A file that fails every write once `give_way` says so, noting that it did.
+struct GivingWay<'a> {
+    out: fs::File,
+    give_way: &'a dyn Fn() -> bool,
+    gave_way: &'a Cell<bool>,
+}
+
+impl Write for GivingWay<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if (self.give_way)() {
+            self.gave_way.set(true);
+            return Err(std::io::Error::other("the save gave way"));
+        }
+        self.out.write(bytes)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Deletes what [`write_temporary`] left of a state not put in place.
+pub(crate) fn remove_temporary(folder: &Path) -> std::io::Result<()> {
+    match fs::remove_file(temporary(folder)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Puts the state [`write_temporary`] wrote in place of the one saved before.

@@ -59,7 +59,8 @@ pub trait Search: Send + Sync + fmt::Debug {
     /// Writes what the tenant's index holds and has not saved, once no update has come for a
     /// moment: an index that saves only now and then (not during a burst of updates) must not
     /// be left behind by the last one. The owner calls it on a timer; an index that keeps
-    /// nothing unsaved does nothing.
+    /// nothing unsaved does nothing. A save that takes long may stop for an update that comes
+    /// meanwhile, and be made by a later call.
     fn settle(&self, _tenant: &str) -> Result<(), SearchError> {
         Ok(())
     }

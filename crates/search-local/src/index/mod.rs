@@ -61,10 +61,12 @@ pub(crate) struct TenantIndex {
     pub(crate) restarted: Option<String>,
     /// BM25 documents of episodes added since the last commit.
     staged: Staged,
-    /// Whether commits were made since the state was last saved, when that was, how long to
-    /// wait after it before saving again (`save_interval`), and when the last commit was.
+    /// Whether commits were made since the state was last saved, when that was (or when the
+    /// saved state was read), how long encoding it took, how long a burst waits after it
+    /// before saving again (`save_interval`), and when the last commit was.
     unsaved: bool,
     saved_at: Option<Instant>,
+    encoding: Duration,
     save_every: Duration,
     committed_at: Option<Instant>,
     /// The slots visible in the scope last searched, until an episode is added or forgotten:

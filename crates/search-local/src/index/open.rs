@@ -231,6 +231,8 @@ impl TenantIndex {
         let grouped = parts.vectors.settle();
         let mut index = Self::assemble(bm25, parts, generation, saved_in, tenant, fingerprint);
         index.unsaved = grouped;
+        // As good as saved now: a burst's commits wait their intervals from here.
+        index.saved_at = Some(std::time::Instant::now());
         Ok(index)
     }
 
@@ -254,6 +256,7 @@ impl TenantIndex {
             staged: Staged::default(),
             unsaved: false,
             saved_at: None,
+            encoding: Duration::ZERO,
             save_every: update::SAVE_EVERY,
             committed_at: None,
             visible: std::sync::Mutex::default(),

@@ -2,7 +2,8 @@
 //! and leaves the BM25 documents to a [`PendingCommit`], which the caller makes without the
 //! index's lock; forgetting commits at once; the state is taken out as a [`StateSave`],
 //! encoded into its file while searches share the index, and its vectors written and the
-//! state put in place without the lock.
+//! state put in place without the lock. A save made once updates pause gives way to the next
+//! update: it stops, and is made again at the next pause.
 
 use std::{
     path::PathBuf,
@@ -17,55 +18,69 @@ use super::{LineFacts, TenantIndex, index_error, io_error};
 use crate::{
     lexical, state, vector_file,
     vector_file::{VectorSave, Written},
-    vectors::{Grouped, Grouping},
+    vectors::{Grouped, Grouping, SaveMark},
 };
 
-/// The state is saved at most this often (and after a forget, once updates have stopped for
-/// [`QUIET`], and when the index is dropped). The BM25 indexes commit every update; a state
-/// behind them has them taken back to it on the next open, which catches up from there: a
-/// crash costs the changes since the last save, never a wrong answer.
+/// The state is saved once updates pause for [`QUIET`] ([`TenantIndex::settled`]), after a
+/// forget, when the index is dropped, and in a burst of updates that goes on, at most this
+/// often. The BM25 indexes commit every update; a state behind them has them taken back to it
+/// on the next open, which catches up from there: a crash costs the changes since the last
+/// save, never a wrong answer.
 pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
 
-/// Encoding the state takes a core for a while (states of 200-425 MB, on the way to a million
-/// episodes' 531 MB, took 0.24-1.2 s during a rebuild), so saves come further apart as that
-/// grows: at most this share of the time goes to it.
+/// Encoding the state takes a core for a while (1.5-2 s for a million episodes' 600 MB beside
+/// a server's load), so saves come further apart as that grows: at most this share of the
+/// time goes to it.
 const SAVE_SHARE: u32 = 20;
 
-/// An update that follows the one before within this long is part of a burst, and its commit
-/// does not save the state: a crash in a burst finds the state behind whenever it was saved
-/// (and catches up from it), so saving then only cost time (and held the next update up). The
-/// state is saved once the burst is over ([`TenantIndex::settled`]), so a crash while nothing
-/// happens costs nothing.
+/// Updates that come within this long of each other are a burst, and their commits do not
+/// save the state: a crash in a burst finds the state behind whenever it was saved (and
+/// catches up from it), so saving then only costs time. The state is saved once the burst is
+/// over ([`TenantIndex::settled`]), so a crash while nothing happens costs nothing.
 pub(crate) const QUIET: Duration = Duration::from_secs(1);
 
 /// A burst that does not stop (a server under steady load) still saves the state once this
-/// many save intervals have passed: what a crash, or every command run beside the server,
-/// catches up from stays a few minutes of changes, not hours.
+/// many of [`save_interval`] have passed since the last save, in the update's own time: what
+/// a crash, or every command run beside the server, catches up from stays a few minutes of
+/// changes, not hours.
 const BURST_SAVE_INTERVALS: u32 = 10;
 
-/// How long after a save to wait before the next, when encoding its state took `encoding`.
+/// How long after a save a burst's commit may save again ([`BURST_SAVE_INTERVALS`] of it),
+/// when encoding the state took `encoding`.
 fn save_interval(encoding: Duration) -> Duration {
     SAVE_EVERY.max(encoding.saturating_mul(SAVE_SHARE))
 }
 
-/// Whether a commit at `now` saves the state: never at generation 0 (a build under way, whose
-/// state an open would start again whenever it was saved); else the first one does, and later
-/// ones once the interval since the last save is over and the commit before was at least
-/// [`QUIET`] ago, or in a burst once [`BURST_SAVE_INTERVALS`] intervals are.
+/// Whether a pause at `now` saves what commits left unsaved: the last commit was at least
+/// [`QUIET`] ago, and the last save began at least [`SAVE_SHARE`] times what `encoding` it
+/// took ago.
+fn pause_save_due(
+    now: Instant,
+    committed_at: Option<Instant>,
+    saved_at: Option<Instant>,
+    encoding: Duration,
+) -> bool {
+    let since = |at: Instant| now.saturating_duration_since(at);
+    committed_at.is_some_and(|at| since(at) >= QUIET)
+        && saved_at.is_none_or(|at| since(at) >= encoding.saturating_mul(SAVE_SHARE))
+}
+
+/// Whether a commit at `now` saves the state, in the update's own time: never at generation 0
+/// (a build under way, whose state an open would start again whenever it was saved); the first
+/// one of an index never saved does (a build just done: other processes then read it rather
+/// than build a copy); later ones only in a burst that has gone on for [`BURST_SAVE_INTERVALS`]
+/// intervals since the last save. Otherwise the state waits for a pause.
 fn save_due(
     now: Instant,
     generation: u64,
     saved_at: Option<Instant>,
     save_every: Duration,
-    previous_commit: Option<Instant>,
 ) -> bool {
     if generation == 0 {
         return false;
     }
     let Some(saved_at) = saved_at else { return true };
-    let since = now.saturating_duration_since(saved_at);
-    let quiet = previous_commit.is_none_or(|at| now.saturating_duration_since(at) >= QUIET);
-    since >= save_every && (quiet || since >= save_every.saturating_mul(BURST_SAVE_INTERVALS))
+    now.saturating_duration_since(saved_at) >= save_every.saturating_mul(BURST_SAVE_INTERVALS)
 }
 
 /// A tenant's state to write ([`TenantIndex::take_save`]), encoded from the index by
@@ -82,6 +97,14 @@ pub(crate) struct StateSave {
     generation: u64,
     /// How long encoding the state took, once it is encoded.
     encoding: Option<Duration>,
+    /// What taking the save changed in the index, put back if it gives way.
+    taken_from: TakenFrom,
+}
+
+/// What [`TenantIndex::take_save`] changes in the index.
+struct TakenFrom {
+    saved_at: Option<Instant>,
+    vectors: SaveMark,
 }
 
 /// What a [`StateSave`] did ([`TenantIndex::saved`]).
@@ -94,9 +117,13 @@ pub(crate) struct SaveDone {
 impl StateSave {
     /// Encodes the state of `index`, which must not have changed since the save was taken,
     /// into a file beside the one saved before. Only reads it: searches share the index
-    /// meanwhile (at a million episodes this takes half a second or more, which searches used
-    /// to wait for).
-    pub(crate) fn encode(&mut self, index: &TenantIndex) -> Result<(), SearchError> {
+    /// meanwhile (at a million episodes this takes a second or more, which searches used to
+    /// wait for). Stops as soon as `give_way` says so: false then, and the file is gone.
+    pub(crate) fn encode(
+        &mut self,
+        index: &TenantIndex,
+        give_way: &dyn Fn() -> bool,
+    ) -> Result<bool, SearchError> {
         if index.generation != self.generation {
             return Err(SearchError::Index(format!(
                 "the index moved from generation {} to {} while its state was saved",
@@ -110,9 +137,12 @@ impl StateSave {
             generation: index.generation,
             parts: &index.parts,
         };
-        state::write_temporary(&self.folder, saved).map_err(|e| io_error(&self.folder, e))?;
-        self.encoding = Some(started.elapsed());
-        Ok(())
+        let written = state::write_temporary(&self.folder, saved, give_way)
+            .map_err(|e| io_error(&self.folder, e))?;
+        if written {
+            self.encoding = Some(started.elapsed());
+        }
+        Ok(written)
     }
 
     /// Writes the vectors, then puts the [`encode`](StateSave::encode)d state, which names
@@ -321,18 +351,20 @@ impl TenantIndex {
     pub(crate) fn committed(&mut self) -> Result<Option<StateSave>, SearchError> {
         self.unsaved = true;
         let now = Instant::now();
-        let previous = self.committed_at.replace(now);
-        if save_due(now, self.generation, self.saved_at, self.save_every, previous) {
+        self.committed_at = Some(now);
+        if save_due(now, self.generation, self.saved_at, self.save_every) {
             return self.take_save();
         }
         Ok(None)
     }
 
     /// The state to save if commits were made since it was last saved and none for
-    /// [`QUIET`] before `now`: what a burst of updates left unsaved.
+    /// [`QUIET`] before `now`, unless the last save began less than [`SAVE_SHARE`] times what
+    /// encoding it took ago: what updates left unsaved, once they pause. Such a save gives
+    /// way to the next update ([`TenantIndex::gave_way`]).
     pub(crate) fn settled(&mut self, now: Instant) -> Result<Option<StateSave>, SearchError> {
-        let quiet = self.committed_at.is_some_and(|at| now.saturating_duration_since(at) >= QUIET);
-        if self.unsaved && quiet && self.generation > 0 {
+        let due = pause_save_due(now, self.committed_at, self.saved_at, self.encoding);
+        if self.unsaved && due && self.generation > 0 {
             return self.take_save();
         }
         Ok(None)
@@ -341,7 +373,7 @@ impl TenantIndex {
     /// Writes the state if commits were made since it was last written (on disk only).
     pub(crate) fn save(&mut self) -> Result<(), SearchError> {
         let Some(mut save) = self.take_save()? else { return Ok(()) };
-        let written = save.encode(self).and_then(|()| save.write());
+        let written = save.encode(self, &|| false).and_then(|_| save.write());
         self.saved(written)
     }
 
@@ -352,6 +384,7 @@ impl TenantIndex {
     pub(crate) fn saved(&mut self, done: Result<SaveDone, SearchError>) -> Result<(), SearchError> {
         match done {
             Ok(done) => {
+                self.encoding = done.encoding;
                 self.save_every = save_interval(done.encoding);
                 if let Some(written) = done.vectors {
                     self.parts.vectors.written(written);
@@ -372,6 +405,8 @@ impl TenantIndex {
         if !self.unsaved {
             return Ok(None);
         }
+        let taken_from =
+            TakenFrom { saved_at: self.saved_at, vectors: self.parts.vectors.save_mark() };
         self.unsaved = false;
         self.saved_at = Some(Instant::now());
         let Some(folder) = &self.folder else { return Ok(None) };
@@ -383,7 +418,18 @@ impl TenantIndex {
             keep,
             generation: self.generation,
             encoding: None,
+            taken_from,
         }))
+    }
+
+    /// `save` gave way before writing anything but a temporary file (an update came): the
+    /// index is as if it had not been taken, and the next pause saves it.
+    pub(crate) fn gave_way(&mut self, save: StateSave) {
+        // Else the next save writes over it: nothing reads a temporary file.
+        let _ = state::remove_temporary(&save.folder);
+        self.unsaved = true;
+        self.saved_at = save.taken_from.saved_at;
+        self.parts.vectors.restore(save.taken_from.vectors);
     }
 
     /// A [`StateSave`] failed: the next save writes everything again.
@@ -423,23 +469,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_commit_in_a_burst_or_in_a_build_does_not_save_the_state() {
+    fn a_commit_saves_the_state_only_after_a_build_or_in_a_long_burst() {
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
-        let due = |now, saved_at, previous| save_due(now, 7, saved_at, SAVE_EVERY, previous);
-        assert!(due(at(0), None, None), "the first commit saves");
-        assert!(!save_due(at(0), 0, None, SAVE_EVERY, None), "a build's commits do not");
+        let due = |now, saved_at| save_due(now, 7, saved_at, SAVE_EVERY);
+        assert!(due(at(0), None), "the first commit of an index never saved (a build) saves");
+        assert!(!save_due(at(0), 0, None, SAVE_EVERY), "a build's commits do not");
+        // Past an interval: left to the next pause...
         let every = SAVE_EVERY.as_millis() as u64;
-        // Past the interval, after a quiet spell: saved.
-        assert!(due(at(every), Some(at(0)), Some(at(every - 2_000))));
-        // Past the interval, but the commit before came a moment ago: a burst, not saved...
-        assert!(!due(at(every), Some(at(0)), Some(at(every - 100))));
-        // ...until it has gone on for as many intervals as a burst may.
+        assert!(!due(at(every), Some(at(0))));
+        // ...unless commits have gone on for as many intervals as a burst may.
         let long = every * u64::from(BURST_SAVE_INTERVALS);
-        assert!(!due(at(long - 1), Some(at(0)), Some(at(long - 100))));
-        assert!(due(at(long), Some(at(0)), Some(at(long - 100))));
-        // Within the interval: not saved, however quiet.
-        assert!(!due(at(every - 1), Some(at(0)), Some(at(0))));
+        assert!(!due(at(long - 1), Some(at(0))));
+        assert!(due(at(long), Some(at(0))));
+    }
+
+    #[test]
+    fn a_pause_saves_the_state_once_quiet_and_as_often_as_its_share_of_time_allows() {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let quiet = QUIET.as_millis() as u64;
+        let fast = Duration::from_millis(5);
+        assert!(pause_save_due(at(quiet), Some(at(0)), None, fast), "quiet, never saved");
+        assert!(!pause_save_due(at(quiet - 1), Some(at(0)), None, fast), "not quiet yet");
+        assert!(!pause_save_due(at(quiet), None, None, fast), "nothing committed");
+        // A save that took 2 s is made again 40 s after it began at the earliest.
+        let slow = Duration::from_secs(2);
+        let share = 2_000 * u64::from(SAVE_SHARE);
+        assert!(!pause_save_due(at(share - 1), Some(at(0)), Some(at(0)), slow));
+        assert!(pause_save_due(at(share), Some(at(0)), Some(at(0)), slow));
+        assert!(pause_save_due(at(quiet + 100), Some(at(0)), Some(at(0)), fast), "small states");
     }
 
     #[test]

@@ -68,6 +68,13 @@ pub(crate) struct VectorIndex {
     scales: Vec<f32>,
 }
 
+/// What a save of the components is taken from ([`VectorIndex::save_mark`]).
+#[derive(Debug)]
+pub(crate) struct SaveMark {
+    saved: Option<(String, u64)>,
+    changed: Changed,
+}
+
 /// How the components changed since they were last saved, least first.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Changed {
@@ -272,6 +279,19 @@ impl VectorIndex {
         };
         self.changed = Changed::Nothing;
         out
+    }
+
+    /// What [`VectorIndex::take_save`] changes, to put back with [`VectorIndex::restore`]
+    /// when the save it was taken for gave way before writing anything.
+    pub(crate) fn save_mark(&self) -> SaveMark {
+        SaveMark { saved: self.saved.clone(), changed: self.changed }
+    }
+
+    /// Back to before the [`VectorIndex::take_save`] `mark` was made for: nothing changed the
+    /// rows meanwhile, and nothing was written.
+    pub(crate) fn restore(&mut self, mark: SaveMark) {
+        self.saved = mark.saved;
+        self.changed = mark.changed;
     }
 
     /// A save wrote the components: they are read from its file from then on, and only rows
