@@ -25,7 +25,7 @@ use epimem_embed::Embedder;
 use epimem_llm::ChatModel;
 use epimem_search::{Search, Update};
 use epimem_store::{
-    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, JobStatus, PushOutcome,
+    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, JobStatus, JobsOf, PushOutcome,
     PushedMessage, Stats, Store,
 };
 
@@ -286,6 +286,9 @@ impl<S: Store> Engine<S> {
     /// of a session or an import.
     pub fn flush(&self, scope: &Scope) -> Result<RunReport, EngineError> {
         let mut report = RunReport::default();
+        // Only the jobs of what it closes: others' (a backlog after a burst, another tenant's)
+        // are the workers', and would hold the caller up for as long as they take.
+        let own = jobs_of(scope);
         // A job queued before the flush (a full window) holds the fence and is pinned to
         // where it was queued: once it is done, what came after is still pending, so the
         // flush opens again (a few times at most: each round waits for other workers).
@@ -293,7 +296,7 @@ impl<S: Store> Engine<S> {
             if self.queue_flush(scope)? == 0 {
                 break;
             }
-            report.add(self.run_jobs()?);
+            report.add(self.run_jobs_of(own)?);
             report.add(self.wait_for_others(scope)?);
         }
         self.index_after_write(&scope.tenant)?;
@@ -340,7 +343,7 @@ impl<S: Store> Engine<S> {
                 return Ok(report);
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
-            report.add(self.run_jobs()?);
+            report.add(self.run_jobs_of(jobs_of(scope))?);
         }
     }
 
@@ -500,4 +503,9 @@ impl<S: Store> Engine<S> {
     ) -> Result<Vec<(epimem_core::LlmStage, epimem_core::LlmUsage)>, EngineError> {
         Ok(self.store.llm_usage(tenant)?)
     }
+}
+
+/// The jobs of what `scope` holds: its tenant's, of its conversation if it names one.
+fn jobs_of(scope: &Scope) -> JobsOf<'_> {
+    JobsOf::Tenant { tenant: &scope.tenant, conversation: scope.conversation.as_deref() }
 }

@@ -9,7 +9,7 @@ use epimem_core::{
     summarize,
     work::work_story,
 };
-use epimem_store::{SegmentationBatch, SegmentationCommit, Store, StoreError};
+use epimem_store::{JobsOf, SegmentationBatch, SegmentationCommit, Store, StoreError};
 
 use crate::{Engine, EngineError};
 
@@ -55,9 +55,14 @@ impl<S: Store> Engine<S> {
 
     /// Claims and runs queued jobs until none is runnable.
     pub fn run_jobs(&self) -> Result<RunReport, EngineError> {
+        self.run_jobs_of(JobsOf::Everyone)
+    }
+
+    /// Claims and runs the queued jobs `of` says until none is runnable.
+    pub(crate) fn run_jobs_of(&self, of: JobsOf<'_>) -> Result<RunReport, EngineError> {
         let mut report = RunReport::default();
         let lease = self.config.jobs.lease_seconds * 1000;
-        while let Some(job) = self.store.claim_job(&self.worker, self.clock.now(), lease)? {
+        while let Some(job) = self.store.claim_job_of(&self.worker, self.clock.now(), lease, of)? {
             let done = self.run_job(&job)?;
             // What this process closed is searchable once its job is done, not at the next
             // refresh (a client that sees the episode listed may recall it at once).

@@ -3,7 +3,7 @@
 //! does the work.
 
 use epimem_core::{ConversationKey, Job, JobId, JobKind, Timestamp};
-use epimem_store::{JobState, JobStatus};
+use epimem_store::{JobState, JobStatus, JobsOf};
 
 use crate::{Failure, Tx, rows::uint};
 
@@ -12,13 +12,17 @@ pub(crate) fn claim(
     worker: &str,
     now: Timestamp,
     lease_ms: i64,
+    of: JobsOf<'_>,
 ) -> Result<Option<Job>, Failure> {
+    let (tenant, conversation) = of.filter();
     loop {
         let Some(row) = tx.query_opt(
             "SELECT id, payload, attempts FROM jobs
              WHERE state = 'queued' AND (lease_until IS NULL OR lease_until <= $1)
+               AND ($2::text IS NULL OR payload -> 'conversation' ->> 'tenant' = $2)
+               AND ($3::text IS NULL OR payload -> 'conversation' ->> 'conversation' = $3)
              ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
-            &[&now.millis()],
+            &[&now.millis(), &tenant, &conversation],
         )?
         else {
             return Ok(None);

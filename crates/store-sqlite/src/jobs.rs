@@ -1,7 +1,7 @@
 //! The durable job table: claimed with leases, retired in the transaction that does the work.
 
 use epimem_core::{ConversationKey, Job, JobId, JobKind, Timestamp};
-use epimem_store::{JobState, JobStatus, StoreError};
+use epimem_store::{JobState, JobStatus, JobsOf, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::map_err;
@@ -11,16 +11,24 @@ pub(crate) fn claim(
     worker: &str,
     now: Timestamp,
     lease_ms: i64,
+    of: JobsOf<'_>,
 ) -> Result<Option<Job>, StoreError> {
+    let (tenant, conversation) = of.filter();
     loop {
         let next: Option<(i64, String, u32)> = tx
             .prepare_cached(
                 "SELECT id, payload, attempts FROM jobs
                  WHERE state = 'queued' AND (lease_until IS NULL OR lease_until <= ?1)
+                   AND (?2 IS NULL OR json_extract(payload, '$.conversation.tenant') = ?2)
+                   AND (?3 IS NULL
+                        OR json_extract(payload, '$.conversation.conversation') = ?3)
                  ORDER BY id LIMIT 1",
             )
             .and_then(|mut s| {
-                s.query_row([now.millis()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()
+                s.query_row(params![now.millis(), tenant, conversation], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()
             })
             .map_err(map_err)?;
         let Some((id, payload, attempts)) = next else { return Ok(None) };

@@ -31,7 +31,7 @@ use epimem_core::{
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
-    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, IndexedMessage, JobStatus,
+    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, IndexedMessage, JobStatus, JobsOf,
     PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats,
     Store, StoreError, StoredFact,
 };
@@ -258,13 +258,14 @@ impl Store for SqliteStore {
         self.read(|conn| jobs::list(conn, tenant, conversation, now, limit))
     }
 
-    fn claim_job(
+    fn claim_job_of(
         &self,
         worker: &str,
         now: Timestamp,
         lease_ms: i64,
+        of: JobsOf<'_>,
     ) -> Result<Option<Job>, StoreError> {
-        self.write(|tx| jobs::claim(tx, worker, now, lease_ms))
+        self.write(|tx| jobs::claim(tx, worker, now, lease_ms, of))
     }
 
     fn episodes(

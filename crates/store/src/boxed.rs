@@ -8,7 +8,7 @@ use epimem_core::{
 
 use crate::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
-    EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, PendingReview, PushOutcome,
+    EpisodeCursor, EpisodeDetail, IndexedMessage, JobStatus, JobsOf, PendingReview, PushOutcome,
     ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, Store, StoreError, StoredFact,
 };
 
@@ -75,13 +75,14 @@ impl<S: Store + ?Sized> Store for Box<S> {
         (**self).jobs(tenant, conversation, now, limit)
     }
 
-    fn claim_job(
+    fn claim_job_of(
         &self,
         worker: &str,
         now: Timestamp,
         lease_ms: i64,
+        of: JobsOf<'_>,
     ) -> Result<Option<Job>, StoreError> {
-        (**self).claim_job(worker, now, lease_ms)
+        (**self).claim_job_of(worker, now, lease_ms, of)
     }
 
     fn episodes(

@@ -30,6 +30,26 @@ use epimem_core::{
     QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 
+/// Whose jobs a claim takes ([`Store::claim_job_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobsOf<'a> {
+    /// Anyone's: a worker's.
+    Everyone,
+    /// One tenant's, of one conversation if given: a flush's, which runs what it closes and
+    /// leaves everyone else's work to the workers.
+    Tenant { tenant: &'a str, conversation: Option<&'a str> },
+}
+
+impl<'a> JobsOf<'a> {
+    /// The tenant and conversation to match, `None` for any.
+    pub fn filter(self) -> (Option<&'a str>, Option<&'a str>) {
+        match self {
+            Self::Everyone => (None, None),
+            Self::Tenant { tenant, conversation } => (Some(tenant), conversation),
+        }
+    }
+}
+
 /// Durable state of epimem. Methods are synchronous and safe to call from many threads and
 /// processes at once; each is atomic.
 ///
@@ -113,6 +133,17 @@ pub trait Store: Send + Sync {
         worker: &str,
         now: Timestamp,
         lease_ms: i64,
+    ) -> Result<Option<Job>, StoreError> {
+        self.claim_job_of(worker, now, lease_ms, JobsOf::Everyone)
+    }
+
+    /// [`Store::claim_job`] among the jobs `of` says only.
+    fn claim_job_of(
+        &self,
+        worker: &str,
+        now: Timestamp,
+        lease_ms: i64,
+        of: JobsOf<'_>,
     ) -> Result<Option<Job>, StoreError>;
 
     /// Episodes visible in `scope`, newest first (by start, then id); those after `after`

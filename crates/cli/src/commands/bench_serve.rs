@@ -136,9 +136,14 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
     ));
     let pool = Arc::new(synthetic(20_000, 200, 11));
     let third = Duration::from_secs(args.seconds / 3);
+    // Ids and conversations of this run's own: on a store a run before filled (`--db`), the
+    // same ones would be taken as already stored and add nothing.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
     let mut rows = Vec::new();
     for phase in [Phase::Single, Phase::Batches(args.batch), Phase::Pauses] {
-        let timings = load(&base, &pool, phase, args, third)?;
+        let timings = load(&base, &pool, phase, args, third, &format!("r{run:x}"))?;
         let backlog = drain(&engine, &config.tenant)?;
         rows.push((phase, timings, backlog));
     }
@@ -225,19 +230,21 @@ fn drain(
     Ok((queued, started.elapsed()))
 }
 
-/// Runs writers and readers against `base` for `duration`; returns (adds, recalls).
+/// Runs writers and readers against `base` for `duration`, their ids and conversations
+/// marked with `run`; returns (adds, recalls).
 fn load(
     base: &str,
     pool: &Arc<Vec<MessageInput>>,
     phase: Phase,
     args: &ServeBenchArgs,
     duration: Duration,
+    run: &str,
 ) -> Result<(Timings, Timings)> {
     let done = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..args.writers)
         .map(|w| {
             let (base, pool, done) = (base.to_owned(), pool.clone(), done.clone());
-            let tag = format!("{}{w}", phase.tag());
+            let tag = format!("{run}-{}{w}", phase.tag());
             std::thread::spawn(move || write(&base, &pool, phase, &tag, &done))
         })
         .collect();

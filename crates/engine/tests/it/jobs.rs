@@ -87,3 +87,42 @@ fn a_job_slower_than_its_lease_is_not_taken_over_while_it_runs() {
     assert_eq!(report.episodes_closed, 1, "the slow worker finished its own job");
     assert_eq!(other.episodes(&Scope::tenant("t"), None).unwrap().len(), 1);
 }
+
+/// A flush runs the jobs of what it closes only: another conversation's or another tenant's
+/// (a backlog after a burst) are left to the workers, not run in the flushing caller's time.
+#[test]
+fn a_flush_runs_only_the_jobs_of_what_it_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = worker(&dir.path().join("e.db"), "w", Box::new(HashEmbedder::new(64)));
+    let lines = |tenant: &str, conversation: &str| -> Vec<MessageInput> {
+        (0..4)
+            .map(|i| MessageInput {
+                conversation: ConversationKey::new(tenant, conversation),
+                user: None,
+                agent: None,
+                key: format!("{conversation}{i}"),
+                role: Role::User,
+                speaker: None,
+                content: format!("a line about the {conversation} garden, number {i}"),
+                timestamp: Some(Timestamp(1_767_225_600_000 + i * 60_000)),
+                metadata: serde_json::Value::Null,
+            })
+            .collect()
+    };
+    let scope = |t: &str, c: &str| Scope::tenant(t).with_conversation(Some(c.to_owned()));
+    // Queued and not run: what a worker would run next.
+    for (t, c) in [("t", "a"), ("u", "b")] {
+        engine.enqueue(lines(t, c)).unwrap();
+        assert_eq!(engine.queue_flush(&scope(t, c)).unwrap(), 1);
+    }
+    engine.enqueue(lines("t", "c")).unwrap();
+    assert_eq!(engine.flush(&scope("t", "c")).unwrap().episodes_closed, 1);
+    for (t, c) in [("t", "a"), ("u", "b")] {
+        let jobs = engine.jobs(t, Some(c), 10).unwrap();
+        assert_eq!(jobs.iter().map(|j| j.state).collect::<Vec<_>>(), [JobState::Queued], "{c}");
+    }
+    // A flush of the whole tenant runs its own and leaves the other tenant's.
+    assert_eq!(engine.flush(&Scope::tenant("t")).unwrap().episodes_closed, 1);
+    assert!(engine.jobs("t", None, 10).unwrap().is_empty());
+    assert_eq!(engine.jobs("u", None, 10).unwrap().len(), 1);
+}

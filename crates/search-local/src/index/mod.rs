@@ -62,10 +62,12 @@ pub(crate) struct TenantIndex {
     /// BM25 documents of episodes added since the last commit.
     staged: Staged,
     /// Whether commits were made since the state was last saved, when that was (or when the
-    /// saved state was read), how long encoding it took, how long a burst waits after it
-    /// before saving again (`save_interval`), and when the last commit was.
+    /// saved state was read) and when the last save that gave way to an update began, how
+    /// long encoding it took, how long a burst waits after it before saving again
+    /// (`save_interval`), and when the last commit was.
     unsaved: bool,
     saved_at: Option<Instant>,
+    gave_way_at: Option<Instant>,
     encoding: Duration,
     save_every: Duration,
     committed_at: Option<Instant>,

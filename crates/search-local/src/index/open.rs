@@ -256,6 +256,7 @@ impl TenantIndex {
             staged: Staged::default(),
             unsaved: false,
             saved_at: None,
+            gave_way_at: None,
             encoding: Duration::ZERO,
             save_every: update::SAVE_EVERY,
             committed_at: None,

@@ -52,17 +52,17 @@ fn save_interval(encoding: Duration) -> Duration {
 }
 
 /// Whether a pause at `now` saves what commits left unsaved: the last commit was at least
-/// [`QUIET`] ago, and the last save began at least [`SAVE_SHARE`] times what `encoding` it
-/// took ago.
+/// [`QUIET`] ago, and the last save (or the last that gave way) began at least [`SAVE_SHARE`]
+/// times what `encoding` the state took ago.
 fn pause_save_due(
     now: Instant,
     committed_at: Option<Instant>,
-    saved_at: Option<Instant>,
+    last_save: Option<Instant>,
     encoding: Duration,
 ) -> bool {
     let since = |at: Instant| now.saturating_duration_since(at);
     committed_at.is_some_and(|at| since(at) >= QUIET)
-        && saved_at.is_none_or(|at| since(at) >= encoding.saturating_mul(SAVE_SHARE))
+        && last_save.is_none_or(|at| since(at) >= encoding.saturating_mul(SAVE_SHARE))
 }
 
 /// Whether a commit at `now` saves the state, in the update's own time: never at generation 0
@@ -361,9 +361,11 @@ impl TenantIndex {
     /// The state to save if commits were made since it was last saved and none for
     /// [`QUIET`] before `now`, unless the last save began less than [`SAVE_SHARE`] times what
     /// encoding it took ago: what updates left unsaved, once they pause. Such a save gives
-    /// way to the next update ([`TenantIndex::gave_way`]).
+    /// way to the next update ([`TenantIndex::gave_way`]), and the next is tried as long after
+    /// it, so that pauses too short for a save do not keep a core encoding.
     pub(crate) fn settled(&mut self, now: Instant) -> Result<Option<StateSave>, SearchError> {
-        let due = pause_save_due(now, self.committed_at, self.saved_at, self.encoding);
+        let last_save = self.saved_at.max(self.gave_way_at);
+        let due = pause_save_due(now, self.committed_at, last_save, self.encoding);
         if self.unsaved && due && self.generation > 0 {
             return self.take_save();
         }
@@ -428,6 +430,7 @@ impl TenantIndex {
         // Else the next save writes over it: nothing reads a temporary file.
         let _ = state::remove_temporary(&save.folder);
         self.unsaved = true;
+        self.gave_way_at = self.saved_at;
         self.saved_at = save.taken_from.saved_at;
         self.parts.vectors.restore(save.taken_from.vectors);
     }

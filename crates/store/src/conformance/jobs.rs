@@ -166,6 +166,24 @@ pub fn leases_expire(store: &dyn Store) {
     assert_eq!((second.id, second.attempts), (job, 2));
 }
 
+pub fn a_claim_of_one_tenant_or_conversation_takes_its_jobs_only(store: &dyn Store) {
+    let (a, b, other) = (key("t", "a"), key("t", "b"), key("u", "a"));
+    for conv in [&a, &b, &other] {
+        push_n(store, conv, 6);
+        fence(store, conv, 6);
+    }
+    let claim = |of| {
+        let job = store.claim_job_of("w", Timestamp(T0), 30_000, of).unwrap();
+        job.map(|j| j.kind.conversation().clone())
+    };
+    let of = |tenant, conversation| JobsOf::Tenant { tenant, conversation };
+    assert_eq!(claim(of("t", Some("b"))), Some(b), "b's, though a's is older");
+    assert_eq!(claim(of("t", Some("b"))), None, "b has no other");
+    assert_eq!(claim(of("u", None)), Some(other), "of the tenant, whatever the conversation");
+    assert_eq!(claim(of("t", None)), Some(a));
+    assert_eq!(claim(JobsOf::Everyone), None, "every job taken");
+}
+
 pub fn leases_renew_only_for_their_worker(store: &dyn Store) {
     let conv = key("t", "c");
     push_n(store, &conv, 6);

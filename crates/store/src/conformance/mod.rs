@@ -10,7 +10,7 @@ use epimem_core::{
 };
 use serde_json::json;
 
-use crate::{JobState, PendingReview, SegmentationCommit, Store, StoreError};
+use crate::{JobState, JobsOf, PendingReview, SegmentationCommit, Store, StoreError};
 
 mod changes;
 mod edits;
@@ -46,6 +46,7 @@ macro_rules! conformance_tests {
             doubling_the_window_is_remembered,
             abandoned_jobs_retry_or_release_their_fence,
             leases_expire,
+            a_claim_of_one_tenant_or_conversation_takes_its_jobs_only,
             leases_renew_only_for_their_worker,
             jobs_are_listed_with_where_they_stand,
             batches_carry_context,
