@@ -103,7 +103,8 @@ impl Tenant {
         let Some(mut save) = save else { return Ok(()) };
         let waited_for = || give_way && self.waiting.load(Ordering::Acquire) > 0;
         let encoded = save.encode(&*self.read()?, &waited_for);
-        if matches!(encoded, Ok(false)) || (encoded.is_ok() && waited_for()) {
+        // Stopped, or encoded with someone waiting by then: writing the vectors would not stop.
+        if encoded.as_ref().is_ok_and(|&whole| !whole || waited_for()) {
             self.index()?.gave_way(save);
             return Ok(());
         }

@@ -47,7 +47,12 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-function show(title, ...nodes) {
+// Counts the pages asked for; a page still loading when another was asked for shows nothing
+// (else one slow to load would replace the page asked for after it).
+let renders = 0;
+
+function show(token, title, ...nodes) {
+  if (token !== renders) return;
   document.title = `${title} · epimem`;
   main.replaceChildren(el('h1', {}, title), ...nodes.flat(Infinity).filter(Boolean));
   main.focus();
@@ -58,7 +63,7 @@ function when(rfc3339) {
   return Number.isNaN(d.getTime()) ? rfc3339 : d.toISOString().slice(0, 16).replace('T', ' ');
 }
 
-function askForKey(retry) {
+function askForKey(retry, token) {
   const input = el('input', { id: 'api-key', type: 'password', autocomplete: 'off', required: true });
   const form = el('form', {
     onsubmit: (event) => {
@@ -70,22 +75,23 @@ function askForKey(retry) {
   },
   el('p', {}, 'This server needs an API key (epimem keys create). It is kept in this browser only.'),
   el('label', { for: 'api-key' }, 'API key'), input, ' ', el('button', { type: 'submit' }, 'Use this key'));
-  show('API key', form);
+  show(token, 'API key', form);
   input.focus();
 }
 
 async function render() {
+  const token = ++renders;
   const hash = location.hash || '#/timeline';
   const [, view, ...rest] = hash.split('/');
   const arg = rest.length ? decodeURIComponent(rest.join('/')) : null;
   try {
-    if (view === 'episode' && arg) await episodePage(arg);
-    else if (view === 'search') await searchPage(arg);
-    else if (view === 'health') await healthPage();
-    else await timelinePage(arg);
+    if (view === 'episode' && arg) await episodePage(arg, token);
+    else if (view === 'search') await searchPage(arg, token);
+    else if (view === 'health') await healthPage(token);
+    else await timelinePage(arg, token);
   } catch (e) {
-    if (e instanceof NeedKey) askForKey(render);
-    else show('Something went wrong', el('p', { class: 'error', role: 'alert' }, e.message));
+    if (e instanceof NeedKey) askForKey(render, token);
+    else show(token, 'Something went wrong', el('p', { class: 'error', role: 'alert' }, e.message));
   }
 }
 
@@ -125,7 +131,7 @@ function episodeTable(episodes) {
       el('td', {}, e.surprise.toFixed(2))))));
 }
 
-async function timelinePage(nodeId) {
+async function timelinePage(nodeId, token) {
   if (!nodeId) {
     const [top, recent] = await Promise.all([api('GET', '/v1/timeline'), api('GET', '/v1/episodes?limit=200')]);
     const eps = recent.episodes;
@@ -136,7 +142,7 @@ async function timelinePage(nodeId) {
     parts.push(el('h2', {}, 'Latest episodes'));
     if (eps.length) parts.push(axis(eps, eps[eps.length - 1].start, eps[0].end));
     parts.push(episodeTable(eps));
-    show('Timeline', ...parts);
+    show(token, 'Timeline', ...parts);
     return;
   }
   const node = await api('GET', `/v1/timeline/${encodeURIComponent(nodeId)}`);
@@ -155,7 +161,7 @@ async function timelinePage(nodeId) {
   } else {
     parts.push(el('h2', {}, 'Episodes'), episodeTable(inside.slice().reverse()));
   }
-  show(`Timeline: ${nodeId.replace(/^toc:/, '')}`, el('p', {}, el('a', { href: '#/timeline' }, '← the top of the timeline')), ...parts);
+  show(token, `Timeline: ${nodeId.replace(/^toc:/, '')}`, el('p', {}, el('a', { href: '#/timeline' }, '← the top of the timeline')), ...parts);
 }
 
 function nodeList(nodes) {
@@ -217,7 +223,7 @@ function stabilityChart(reviews) {
   return svg;
 }
 
-async function episodePage(id) {
+async function episodePage(id, token) {
   const path = `/v1/episodes/${encodeURIComponent(id)}`;
   const [e, history] = await Promise.all([api('GET', path), api('GET', `${path}/versions`)]);
   const drawn = (await api('GET', `/v1/facts?conversation=${encodeURIComponent(e.conversation)}&all=true&limit=1000`))
@@ -234,7 +240,7 @@ async function episodePage(id) {
       if (!Object.keys(change).length) { status.textContent = 'Nothing changed.'; return; }
       try {
         await api('PATCH', path, change);
-        await episodePage(id);
+        await episodePage(id, ++renders);
         main.querySelector('[role=status]').textContent = 'Saved; the old text is kept as a version.';
       } catch (err) {
         status.className = 'error';
@@ -275,7 +281,7 @@ async function episodePage(id) {
     if (s.hot_files.length) facts.push(['Files', s.hot_files.join(', ')]);
     if (s.commits.length) facts.push(['Commits', s.commits.join(', ')]);
   }
-  show(e.title || '(untitled)',
+  show(token, e.title || '(untitled)',
     el('p', {}, e.summary),
     el('dl', { class: 'facts' }, facts.filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
     e.memory ? [
@@ -311,7 +317,7 @@ async function episodePage(id) {
       m.content))));
 }
 
-async function searchPage(arg) {
+async function searchPage(arg, token) {
   const [q, b] = (arg || '').split('\u0000');
   const query = el('input', { id: 'query', type: 'search', value: q || '', required: true, size: 50 });
   const budget = el('select', { id: 'budget' }, ['500', '1000', '2000', '4000'].map((n) => el('option', { value: n, selected: n === (b || '1000') }, `${n} tokens`)));
@@ -322,7 +328,7 @@ async function searchPage(arg) {
       location.hash = `#/search/${encodeURIComponent(`${query.value}\u0000${budget.value}`)}`;
     },
   }, el('label', { for: 'query' }, 'Query'), query, ' ', el('label', { for: 'budget' }, 'Context budget'), budget, ' ', el('button', { type: 'submit' }, 'Recall'));
-  if (!q) { show('Search', form); query.focus(); return; }
+  if (!q) { show(token, 'Search', form); query.focus(); return; }
   const [hits, context] = await Promise.all([
     api('POST', '/v1/recall', { query: q, limit: 10 }),
     api('POST', '/v1/recall', { query: q, budget: Number(b || 1000) }),
@@ -334,7 +340,7 @@ async function searchPage(arg) {
     h.retrievability !== undefined && h.retrievability !== null ? `retrievability ${h.retrievability.toFixed(2)}` : null,
     h.date_match ? 'date matches' : null,
   ].filter(Boolean).join(', ');
-  show('Search', form,
+  show(token, 'Search', form,
     el('h2', {}, 'Episodes'),
     hits.hits.length ? el('table', {},
       el('thead', {}, el('tr', {}, ['Score', 'Episode', 'Why', 'Began'].map((h) => el('th', { scope: 'col' }, h)))),
@@ -348,14 +354,14 @@ async function searchPage(arg) {
     el('pre', { class: 'context', 'aria-label': 'Context block' }, context.context || '(empty)'));
 }
 
-async function healthPage() {
+async function healthPage(token) {
   const [jobs, metrics] = await Promise.all([
     api('GET', '/v1/jobs?limit=200'),
     fetch('/metrics').then((r) => r.text()),
   ]);
   const ready = await fetch('/readyz').then((r) => r.ok, () => false);
   const lines = metrics.split('\n').filter((l) => l.startsWith('epimem_'));
-  show('Health',
+  show(token, 'Health',
     el('p', {}, ready ? 'Ready: the search index is open.' : 'Not ready yet: the search index is still opening.'),
     el('h2', {}, 'Jobs'),
     jobs.jobs.length ? el('table', {},
