@@ -41,6 +41,23 @@ fn worker(path: &std::path::Path, name: &str, embedder: Box<dyn Embedder>) -> En
     Engine::new(store, search, config, Box::new(SystemClock), name.into()).with_embedder(embedder)
 }
 
+/// Four lines of a user's about a garden, a minute apart, in `tenant`'s `conversation`.
+fn garden_lines(tenant: &str, conversation: &str) -> Vec<MessageInput> {
+    (0..4)
+        .map(|i| MessageInput {
+            conversation: ConversationKey::new(tenant, conversation),
+            user: None,
+            agent: None,
+            key: format!("{conversation}{i}"),
+            role: Role::User,
+            speaker: None,
+            content: format!("a line about the {conversation} garden, number {i}"),
+            timestamp: Some(Timestamp(1_767_225_600_000 + i * 60_000)),
+            metadata: serde_json::Value::Null,
+        })
+        .collect()
+}
+
 #[test]
 fn a_job_slower_than_its_lease_is_not_taken_over_while_it_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -49,20 +66,7 @@ fn a_job_slower_than_its_lease_is_not_taken_over_while_it_runs() {
     let slow =
         worker(&path, "slow", Box::new(SlowEmbedder { inner: HashEmbedder::new(64), delay }));
     let other = worker(&path, "other", Box::new(HashEmbedder::new(64)));
-    let messages: Vec<MessageInput> = (0..4)
-        .map(|i| MessageInput {
-            conversation: ConversationKey::new("t", "c"),
-            user: None,
-            agent: None,
-            key: format!("{i}"),
-            role: Role::User,
-            speaker: None,
-            content: format!("a line about the garden, number {i}"),
-            timestamp: Some(Timestamp(1_767_225_600_000 + i * 60_000)),
-            metadata: serde_json::Value::Null,
-        })
-        .collect();
-    slow.enqueue(messages).unwrap();
+    slow.enqueue(garden_lines("t", "c")).unwrap();
     let slow = Arc::new(slow);
     let flushing = {
         let slow = slow.clone();
@@ -94,28 +98,13 @@ fn a_job_slower_than_its_lease_is_not_taken_over_while_it_runs() {
 fn a_flush_runs_only_the_jobs_of_what_it_closes() {
     let dir = tempfile::tempdir().unwrap();
     let engine = worker(&dir.path().join("e.db"), "w", Box::new(HashEmbedder::new(64)));
-    let lines = |tenant: &str, conversation: &str| -> Vec<MessageInput> {
-        (0..4)
-            .map(|i| MessageInput {
-                conversation: ConversationKey::new(tenant, conversation),
-                user: None,
-                agent: None,
-                key: format!("{conversation}{i}"),
-                role: Role::User,
-                speaker: None,
-                content: format!("a line about the {conversation} garden, number {i}"),
-                timestamp: Some(Timestamp(1_767_225_600_000 + i * 60_000)),
-                metadata: serde_json::Value::Null,
-            })
-            .collect()
-    };
     let scope = |t: &str, c: &str| Scope::tenant(t).with_conversation(Some(c.to_owned()));
     // Queued and not run: what a worker would run next.
     for (t, c) in [("t", "a"), ("u", "b")] {
-        engine.enqueue(lines(t, c)).unwrap();
+        engine.enqueue(garden_lines(t, c)).unwrap();
         assert_eq!(engine.queue_flush(&scope(t, c)).unwrap(), 1);
     }
-    engine.enqueue(lines("t", "c")).unwrap();
+    engine.enqueue(garden_lines("t", "c")).unwrap();
     assert_eq!(engine.flush(&scope("t", "c")).unwrap().episodes_closed, 1);
     for (t, c) in [("t", "a"), ("u", "b")] {
         let jobs = engine.jobs(t, Some(c), 10).unwrap();
