@@ -1,6 +1,7 @@
 //! What a tenant's index keeps beside its two tantivy indexes (the episode table, line facts,
-//! authors, word lists, message vectors and the generation), saved as one file written whole
-//! and renamed into place, so a crash leaves the old file or the new one, never half of one.
+//! authors, word lists, message vectors and the generation), saved as one file written whole,
+//! synced to disk and renamed into place, so a crash leaves the old file or the new one, never
+//! half of one.
 
 use std::{
     cell::Cell,
@@ -37,32 +38,44 @@ pub(crate) struct Saved {
     pub(crate) parts: Parts,
 }
 
+/// Bytes of the state written between syncs of its file to disk: the sync before it is
+/// renamed into place is then short, and an update the save gives way to waits for one of
+/// these at most.
+const SYNC_EVERY: u64 = 64 << 20;
+
 /// Writes the state into a temporary file in `folder`, encoding it as it goes, so no copy of
 /// it is held in memory (600 MB at a million episodes, which a save used to add to the
-/// process's memory while it lasted); [`put_in_place`] then renames it over the old one.
-/// Looks at `give_way` before each megabyte it writes, and stops when it says so: false then
-/// (the part written is left for [`remove_temporary`]).
+/// process's memory while it lasted), and syncs it to disk, so that once [`put_in_place`] has
+/// renamed it over the old one, a power cut leaves one or the other whole. Looks at `give_way`
+/// before each megabyte it writes, and stops when it says so: false then (the part written is
+/// left for [`remove_temporary`]).
 pub(crate) fn write_temporary(
     folder: &Path,
     state: SavedRef<'_>,
     give_way: &dyn Fn() -> bool,
 ) -> std::io::Result<bool> {
     let gave_way = Cell::new(false);
-    let file =
-        GivingWay { out: fs::File::create(temporary(folder))?, give_way, gave_way: &gave_way };
-    let out = BufWriter::with_capacity(1 << 20, file);
-    match postcard::to_io(&(FORMAT, state), out) {
-        Ok(mut out) => out.flush().map(|()| !gave_way.get()),
-        Err(_) if gave_way.get() => Ok(false),
+    let file = fs::File::create(temporary(folder))?;
+    let file = GivingWay { out: file, give_way, gave_way: &gave_way, unsynced: 0 };
+    let encoded = postcard::to_io(&(FORMAT, state), BufWriter::with_capacity(1 << 20, file));
+    let written = match encoded {
+        Ok(out) => out.into_inner().map_err(std::io::IntoInnerError::into_error),
         Err(e) => Err(std::io::Error::other(e)),
+    };
+    match written {
+        _ if gave_way.get() => Ok(false),
+        Ok(file) => file.out.sync_data().map(|()| true),
+        Err(e) => Err(e),
     }
 }
 
-/// A file that fails every write once `give_way` says so, noting that it did.
+/// A file that fails every write once `give_way` says so, noting that it did, and is synced
+/// to disk every [`SYNC_EVERY`] bytes.
 struct GivingWay<'a> {
     out: fs::File,
     give_way: &'a dyn Fn() -> bool,
     gave_way: &'a Cell<bool>,
+    unsynced: u64,
 }
 
 impl Write for GivingWay<'_> {
@@ -71,7 +84,13 @@ impl Write for GivingWay<'_> {
             self.gave_way.set(true);
             return Err(std::io::Error::other("the save gave way"));
         }
-        self.out.write(bytes)
+        let written = self.out.write(bytes)?;
+        self.unsynced += written as u64;
+        if self.unsynced >= SYNC_EVERY {
+            self.out.sync_data()?;
+            self.unsynced = 0;
+        }
+        Ok(written)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
