@@ -68,6 +68,8 @@ pub(crate) struct TenantIndex {
     unsaved: bool,
     saved_at: Option<Instant>,
     gave_way_at: Option<Instant>,
+    /// The generation the state was last saved (or read) at.
+    saved_generation: u64,
     encoding: Duration,
     save_every: Duration,
     committed_at: Option<Instant>,

@@ -233,6 +233,7 @@ impl TenantIndex {
         index.unsaved = grouped;
         // As good as saved now: a burst's commits wait their intervals from here.
         index.saved_at = Some(std::time::Instant::now());
+        index.saved_generation = generation;
         Ok(index)
     }
 
@@ -257,6 +258,7 @@ impl TenantIndex {
             unsaved: false,
             saved_at: None,
             gave_way_at: None,
+            saved_generation: 0,
             encoding: Duration::ZERO,
             save_every: update::SAVE_EVERY,
             committed_at: None,
