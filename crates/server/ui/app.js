@@ -238,10 +238,12 @@ async function episodePage(id, token) {
       if (title.value !== e.title) change.title = title.value;
       if (summary.value !== e.summary) change.summary = summary.value;
       if (!Object.keys(change).length) { status.textContent = 'Nothing changed.'; return; }
+      // This page again, unless another is asked for meanwhile.
+      const again = ++renders;
       try {
         await api('PATCH', path, change);
-        await episodePage(id, ++renders);
-        main.querySelector('[role=status]').textContent = 'Saved; the old text is kept as a version.';
+        await episodePage(id, again);
+        if (again === renders) main.querySelector('[role=status]').textContent = 'Saved; the old text is kept as a version.';
       } catch (err) {
         status.className = 'error';
         status.textContent = `Not saved: ${err.message}`;
