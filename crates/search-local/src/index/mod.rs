@@ -63,15 +63,14 @@ pub(crate) struct TenantIndex {
     staged: Staged,
     /// Whether commits were made since the state was last saved, when that was (or when the
     /// saved state was read) and when the last save that gave way to an update began, how
-    /// long encoding it took, how long a burst waits after it before saving again
-    /// (`save_interval`), and when the last commit was.
+    /// long encoding it took (which spaces saves: `save_interval`), and when the last commit
+    /// was.
     unsaved: bool,
     saved_at: Option<Instant>,
     gave_way_at: Option<Instant>,
     /// The generation the state was last saved (or read) at.
     saved_generation: u64,
     encoding: Duration,
-    save_every: Duration,
     committed_at: Option<Instant>,
     /// The slots visible in the scope last searched, until an episode is added or forgotten:
     /// a server asks in one scope again and again, and checking every slot costs a

@@ -5,10 +5,7 @@ use std::{path::Path, time::Duration};
 
 use epimem_search::SearchError;
 
-use super::{
-    Parts, TenantIndex, index_error, io_error,
-    update::{self, Staged},
-};
+use super::{Parts, TenantIndex, index_error, io_error, update::Staged};
 use crate::{
     lexical::{self, Documents},
     state, vectors,
@@ -260,7 +257,6 @@ impl TenantIndex {
             gave_way_at: None,
             saved_generation: 0,
             encoding: Duration::ZERO,
-            save_every: update::SAVE_EVERY,
             committed_at: None,
             visible: std::sync::Mutex::default(),
         }

@@ -26,7 +26,7 @@ use crate::{
 /// often. The BM25 indexes commit every update; a state behind them has them taken back to it
 /// on the next open, which catches up from there: a crash costs the changes since the last
 /// save, never a wrong answer.
-pub(super) const SAVE_EVERY: Duration = Duration::from_secs(10);
+const SAVE_EVERY: Duration = Duration::from_secs(10);
 
 /// Encoding the state takes a core for a while (1.5-2 s for a million episodes' 600 MB beside
 /// a server's load), so saves come further apart as that grows: at most this share of the
@@ -136,7 +136,8 @@ impl StateSave {
     /// Encodes the state of `index`, which must not have changed since the save was taken,
     /// into a file beside the one saved before. Only reads it: searches share the index
     /// meanwhile (at a million episodes this takes a second or more, which searches used to
-    /// wait for). Stops as soon as `give_way` says so: false then, and the file is gone.
+    /// wait for). Stops as soon as `give_way` says so: false then, and what it wrote is left
+    /// for [`TenantIndex::gave_way`] to delete.
     pub(crate) fn encode(
         &mut self,
         index: &TenantIndex,
@@ -370,7 +371,7 @@ impl TenantIndex {
         self.unsaved = true;
         let now = Instant::now();
         self.committed_at = Some(now);
-        if save_due(now, self.generation, self.saved_at, self.save_every) {
+        if save_due(now, self.generation, self.saved_at, save_interval(self.encoding)) {
             return self.take_save();
         }
         Ok(None)
@@ -407,7 +408,6 @@ impl TenantIndex {
             Ok(done) => {
                 self.encoding = done.encoding;
                 self.saved_generation = done.generation;
-                self.save_every = save_interval(done.encoding);
                 if let Some(written) = done.vectors {
                     self.parts.vectors.written(written);
                 }
