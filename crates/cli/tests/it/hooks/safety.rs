@@ -164,3 +164,48 @@ fn a_session_end_leaves_the_cutting_to_a_background_worker() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Without a server, the flush a session's end starts cuts that session only: the work another
+/// session left queued is run by the tick the next session's start begins.
+#[test]
+fn without_a_server_a_queued_session_is_cut_when_the_next_session_starts() {
+    let claude = Claude::new("[hooks]\nbackground = true\n");
+    let episodes_of = |session: &str| {
+        json_lines(&claude.run(&["episodes", "--json", "--conversation", session])).len()
+    };
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}: {}", claude.log());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+
+    // A long session of two pieces of work whose window filled: its cutting is queued (the
+    // first piece closes when it runs), and nothing has run it.
+    let mut long = claude.session("long1");
+    long.prompt("Profile the checkout service and find what makes it slow");
+    for i in 0..12 {
+        long.bash(&format!("curl -s localhost:8080/checkout?run={i}"), "200 OK in 840 ms");
+    }
+    long.prompt("Now write release notes for version 2.4 of the mobile app");
+    for i in 0..12 {
+        long.bash(&format!("git log --oneline v2.3..v2.4 -- app/screen{i}"), "a1b2c3 fix layout");
+    }
+    let stats = String::from_utf8(claude.run(&["stats"]).stdout).unwrap();
+    let queued = stats.lines().find(|l| l.starts_with("jobs queued")).unwrap();
+    assert!(!queued.ends_with(" 0"), "the full window queued no job: {stats}");
+
+    // Another session ends: its flush cuts it, and leaves the long session's job queued.
+    let mut short = claude.session("short1");
+    short.prompt("Bump the tokio dependency to the latest 1.x release");
+    short.bash("cargo update -p tokio", "Updating tokio v1.40.0 -> v1.48.0");
+    short.reply("Updated tokio.");
+    short.end();
+    wait_for("the ended session was not cut", &|| episodes_of("short1") > 0);
+    assert_eq!(episodes_of("long1"), 0, "a session's flush ran another session's job");
+
+    // The next session's start ticks: the long session's queued job runs.
+    claude.session("next1").start();
+    wait_for("the queued session was not cut at the next start", &|| episodes_of("long1") > 0);
+}
