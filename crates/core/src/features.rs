@@ -26,7 +26,10 @@ pub struct VectorMatch {
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeFeatures {
     /// The episode as indexed.
-    pub episode: Episode,
+    pub episode: IndexedEpisode,
+    /// Its title and summary, fingerprinted ([`story_fingerprint`]): the same story told twice
+    /// is one memory.
+    pub story: u64,
     pub lexical: Option<LexicalMatch>,
     pub vector: Option<VectorMatch>,
     /// Its message most similar to the query.
@@ -60,22 +63,34 @@ pub struct TurnFeatures {
     pub words: Option<f64>,
 }
 
-/// What turn-level recall needs of an episode a [`TurnTable`] refers to: which it is, when it
-/// ran (a query's date) and its memory strength. Not the whole record: a table refers to
-/// hundreds, and copying each one's title, summary and keywords was a fifth of a turn recall's
-/// time over a million episodes.
+/// What ranking needs of an episode a search index returns: which it is, when it ran (a
+/// query's date) and its memory strength. Not the whole record: a recall weighs hundreds, and
+/// copying each one's title, summary and keywords was a fifth of a turn recall's time over a
+/// million episodes; an index that kept them held more than half its state in texts the
+/// ranking never reads (the store has them for the few answers).
 #[derive(Debug, Clone, PartialEq)]
-pub struct TurnEpisode {
+pub struct IndexedEpisode {
     pub id: EpisodeId,
     pub start: Timestamp,
     pub end: Timestamp,
     pub fsrs: FsrsState,
 }
 
-impl From<&Episode> for TurnEpisode {
+impl From<&Episode> for IndexedEpisode {
     fn from(e: &Episode) -> Self {
         Self { id: e.id.clone(), start: e.start, end: e.end, fsrs: e.fsrs }
     }
+}
+
+/// A fingerprint of an episode's title and summary: equal for the same story told twice (say,
+/// one conversation imported under two names), different otherwise but by a 64-bit accident.
+pub fn story_fingerprint(title: &str, summary: &str) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(title.as_bytes());
+    // A separator no text holds, so that the title's end cannot pass for the summary's start.
+    hasher.update(&[0xff]);
+    hasher.update(summary.as_bytes());
+    hasher.digest()
 }
 
 /// Everything turn-level ranking needs, as a search index found it.
@@ -84,7 +99,7 @@ pub struct TurnTable {
     /// Whether the query had any word to search for.
     pub searched_words: bool,
     /// Every episode the table refers to, as indexed.
-    pub episodes: Vec<TurnEpisode>,
+    pub episodes: Vec<IndexedEpisode>,
     /// Per episode (of those holding a candidate): the episodes just before and after it in
     /// its conversation, unless a silence separates them.
     pub adjacent: Vec<Vec<u32>>,

@@ -44,8 +44,8 @@ pub use facts::{
     SourceEpisode, fact_id, plan_fact_changes, rank_facts,
 };
 pub use features::{
-    EpisodeCandidates, EpisodeFeatures, LexicalMatch, TurnEpisode, TurnFeatures, TurnKey,
-    TurnTable, VectorMatch,
+    EpisodeCandidates, EpisodeFeatures, IndexedEpisode, LexicalMatch, TurnFeatures, TurnKey,
+    TurnTable, VectorMatch, story_fingerprint,
 };
 pub use fusion::{Fusion, fuse, rrf};
 pub use ids::{episode_id, message_key};

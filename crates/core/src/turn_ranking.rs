@@ -68,10 +68,7 @@ pub fn rank_episodes(
         .collect();
     // Near-duplicates: the same story told twice (say, one conversation imported under two
     // names) has the same title and summary; the better-ranked copy stays.
-    let same = |a: usize, b: usize| {
-        let (x, y) = (&found.candidates[a].episode, &found.candidates[b].episode);
-        x.title == y.title && x.summary == y.summary
-    };
+    let same = |a: usize, b: usize| found.candidates[a].story == found.candidates[b].story;
     rank(&candidates, config, config.episode_fusion, same)
         .into_iter()
         .map(|r| EpisodeScore { index: r.index, fused: r.fused, score: r.score })
@@ -211,7 +208,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::{Fusion, LexicalMatch, Profile, TurnFeatures, VectorMatch};
+    use crate::{
+        EpisodeFeatures, Fusion, IndexedEpisode, LexicalMatch, Profile, TurnFeatures, VectorMatch,
+    };
 
     #[test]
     fn episode_context_is_fused_and_scaled_to_the_best() {
@@ -233,6 +232,35 @@ mod tests {
         let (ranks, scores) = (by(Fusion::Ranks), by(Fusion::Scores));
         assert!(ranks[&7] > ranks[&5], "{ranks:?}");
         assert!(scores[&7] / scores[&3] < ranks[&7] / ranks[&3], "{scores:?} {ranks:?}");
+    }
+
+    #[test]
+    fn the_same_story_told_twice_is_recalled_once_at_its_better_rank() {
+        let candidate = |id: &str, story: u64, rank: usize| EpisodeFeatures {
+            episode: IndexedEpisode {
+                id: crate::EpisodeId(id.into()),
+                start: crate::Timestamp(0),
+                end: crate::Timestamp(0),
+                fsrs: crate::FsrsState::default(),
+            },
+            story,
+            lexical: lexical(rank, 1.0 / rank as f64),
+            vector: None,
+            best_seq: None,
+        };
+        let lisbon = crate::story_fingerprint("Lisbon trip", "Where to stay in Lisbon.");
+        let found = EpisodeCandidates {
+            searched_words: true,
+            candidates: vec![
+                candidate("imported-as-a", lisbon, 1),
+                candidate("sintra", crate::story_fingerprint("Lisbon trip", "Sintra by train."), 2),
+                candidate("imported-as-b", lisbon, 3),
+            ],
+        };
+        let states = [EpisodeState { dated: false, strength: 1.0 }; 3];
+        let ranked = rank_episodes(&found, &states, &RankingConfig::default());
+        let order: Vec<usize> = ranked.iter().map(|r| r.index).collect();
+        assert_eq!(order, [0, 1], "the copy ranked lower goes; one title alone is no copy");
     }
 
     fn turn(episode: u32, seq: u64) -> TurnKey {

@@ -38,7 +38,8 @@ impl TenantIndex {
             .iter()
             .enumerate()
             .map(|(i, h)| EpisodeFeatures {
-                episode: self.episode(h.slot),
+                episode: self.parts.table.indexed(h.slot),
+                story: self.parts.table.story(h.slot),
                 lexical: Some(LexicalMatch { rank: i + 1, score: f64::from(h.score) }),
                 vector: None,
                 best_seq: None,
@@ -59,7 +60,8 @@ impl TenantIndex {
                     Some(&c) => c,
                     None => {
                         candidates.push(EpisodeFeatures {
-                            episode: self.episode(slot),
+                            episode: self.parts.table.indexed(slot),
+                            story: self.parts.table.story(slot),
                             lexical: None,
                             vector: None,
                             best_seq: None,
@@ -159,8 +161,7 @@ impl TenantIndex {
                 }
             }
         }
-        let episodes: Vec<_> =
-            table.items().iter().map(|&s| self.parts.table.turn_episode(s)).collect();
+        let episodes: Vec<_> = table.items().iter().map(|&s| self.parts.table.indexed(s)).collect();
         let adjacent =
             (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
         Ok(TurnTable {

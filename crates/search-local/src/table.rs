@@ -1,13 +1,16 @@
-//! The episodes the search indexes know, by slot, kept in columns: the numbers of each
-//! episode side by side, its texts in a few long strings. A saved table is read back with a
-//! handful of allocations instead of several per episode (at a million episodes that was most
-//! of the time a process took to open its index). Scope keys are interned, so checking a
-//! scope against every episode costs a few integer comparisons, not string compares.
+//! The episodes the search indexes know, by slot, kept in columns: what ranking reads of each
+//! episode side by side (where it sits, when it ran, its memory strength, a fingerprint of its
+//! title and summary), the ids in one long string. Titles, summaries and keywords are the
+//! store's: over a million episodes they were more than half the saved state, and ranking never
+//! read them. A saved table is read back with a handful of allocations instead of several per
+//! episode (at a million episodes that was most of the time a process took to open its index).
+//! Scope keys are interned, so checking a scope against every episode costs a few integer
+//! comparisons, not string compares.
 
 use std::collections::HashMap;
 
 use epimem_core::{
-    BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, Scope, Timestamp, TurnEpisode,
+    Episode, EpisodeId, FsrsState, IndexedEpisode, Scope, Timestamp, story_fingerprint,
 };
 use serde::{Deserialize, Serialize};
 
@@ -25,11 +28,9 @@ pub(crate) struct EpisodeTable {
     /// A forgotten episode keeps its slot, marked dead here.
     live: Vec<bool>,
     ids: Texts,
-    titles: Texts,
-    summaries: Texts,
-    keywords: Texts,
-    /// Where each slot's keywords end in `keywords`.
-    keyword_ends: Vec<u32>,
+    /// Each episode's title and summary, fingerprinted (`story_fingerprint`): ranking tells a
+    /// story told twice by it, and never reads the texts themselves (the store has them).
+    stories: Vec<u64>,
     /// Names (tenants, conversations, users, agents) by number; `None` once no live episode
     /// uses one.
     names: Vec<Option<String>>,
@@ -45,16 +46,13 @@ pub(crate) struct EpisodeTable {
     order: HashMap<(u32, u32), Vec<(u64, usize)>>,
 }
 
-/// What an episode is besides its texts and its keys.
+/// Where an episode sits in its conversation and in time, and its memory strength.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) struct Span {
     pub(crate) first_seq: u64,
     pub(crate) last_seq: u64,
-    context_first_seq: Option<u64>,
     pub(crate) start: Timestamp,
     pub(crate) end: Timestamp,
-    surprise: f64,
-    boundary_reason: BoundaryReason,
     fsrs: FsrsState,
 }
 
@@ -139,22 +137,14 @@ impl EpisodeTable {
         self.spans.push(Span {
             first_seq: episode.first_seq,
             last_seq: episode.last_seq,
-            context_first_seq: episode.context_first_seq,
             start: episode.start,
             end: episode.end,
-            surprise: episode.surprise,
-            boundary_reason: episode.boundary_reason,
             fsrs: episode.fsrs,
         });
         self.keys.push(keys);
         self.live.push(true);
         self.ids.push(&episode.id.0);
-        self.titles.push(&episode.title);
-        self.summaries.push(&episode.summary);
-        for keyword in &episode.keywords {
-            self.keywords.push(keyword);
-        }
-        self.keyword_ends.push(self.keywords.ends.len() as u32);
+        self.stories.push(story_fingerprint(&episode.title, &episode.summary));
         let (by_id, ids) = self.by_id();
         by_id.insert(slot, ids);
         let order = self.order.entry((keys.tenant, keys.conversation)).or_default();
@@ -170,11 +160,8 @@ impl EpisodeTable {
         let slot = by_id.remove(&id.0, ids)?;
         self.live[slot] = false;
         // What it said goes now; the slot stays, dead.
-        for texts in [&mut self.ids, &mut self.titles, &mut self.summaries] {
-            texts.blank(slot, slot + 1);
-        }
-        let (from, to) = self.keywords_of(slot);
-        self.keywords.blank(from, to);
+        self.ids.blank(slot, slot + 1);
+        self.stories[slot] = 0;
         let k = self.keys[slot];
         if let Some(order) = self.order.get_mut(&(k.tenant, k.conversation)) {
             order.retain(|&(_, s)| s != slot);
@@ -199,36 +186,19 @@ impl EpisodeTable {
             }
         }
         let live = &self.live;
-        for texts in [&mut self.ids, &mut self.titles, &mut self.summaries] {
-            texts.shrink(|slot| !live[slot]);
-        }
-        let mut dead_keywords = vec![false; self.keywords.ends.len()];
-        for slot in (0..self.live.len()).filter(|&slot| !self.live[slot]) {
-            let (from, to) = self.keywords_of(slot);
-            dead_keywords[from..to].fill(true);
-        }
-        self.keywords.shrink(|i| dead_keywords[i]);
+        self.ids.shrink(|slot| !live[slot]);
     }
 
     /// After a load: checks that the columns hold together, and numbers the names.
     pub(crate) fn loaded(&mut self) -> Result<(), String> {
         let slots = self.spans.len();
-        let columns = [
-            self.keys.len(),
-            self.live.len(),
-            self.ids.ends.len(),
-            self.titles.ends.len(),
-            self.summaries.ends.len(),
-            self.keyword_ends.len(),
-        ];
+        let columns = [self.keys.len(), self.live.len(), self.ids.ends.len(), self.stories.len()];
         let names = self.names.len() as u32;
         let keys_known = self.keys.iter().all(|k| {
             [k.tenant, k.conversation, k.user, k.agent].iter().all(|&n| n < names || n == NONE)
         });
         let whole = columns.iter().all(|&n| n == slots)
-            && [&self.ids, &self.titles, &self.summaries, &self.keywords].iter().all(|t| t.check())
-            && self.keyword_ends.windows(2).all(|w| w[0] <= w[1])
-            && self.keyword_ends.last().map_or(0, |&end| end as usize) == self.keywords.ends.len()
+            && self.ids.check()
             && keys_known
             && self.order.values().flatten().all(|&(_, slot)| slot < slots);
         if !whole {
@@ -243,11 +213,13 @@ impl EpisodeTable {
         Ok(())
     }
 
-    /// Takes `episode`'s memory strength, if it is here; whether it was.
+    /// Takes `episode`'s memory strength and the fingerprint of its title and summary (a
+    /// correction changes them), if it is here; whether it was.
     pub(crate) fn restate(&mut self, episode: &Episode) -> bool {
         let (by_id, ids) = self.by_id();
         let Some(slot) = by_id.get(&episode.id.0, ids) else { return false };
         self.spans[slot].fsrs = episode.fsrs;
+        self.stories[slot] = story_fingerprint(&episode.title, &episode.summary);
         true
     }
 
@@ -256,40 +228,20 @@ impl EpisodeTable {
         by_id.get(&id.0, ids).is_some()
     }
 
-    /// The episode in `slot`, as it was added (a forgotten one has no texts or keys left).
-    pub(crate) fn episode(&self, slot: usize) -> Episode {
-        let (s, k) = (self.spans[slot], self.keys[slot]);
-        let (from, to) = self.keywords_of(slot);
-        Episode {
+    /// What ranking needs of the episode in `slot` (its id the only text copied).
+    pub(crate) fn indexed(&self, slot: usize) -> IndexedEpisode {
+        let s = &self.spans[slot];
+        IndexedEpisode {
             id: EpisodeId(self.ids.get(slot).to_owned()),
-            conversation: ConversationKey::new(self.name(k.tenant), self.name(k.conversation)),
-            user: (k.user != NONE).then(|| self.name(k.user).to_owned()),
-            agent: (k.agent != NONE).then(|| self.name(k.agent).to_owned()),
-            first_seq: s.first_seq,
-            last_seq: s.last_seq,
-            context_first_seq: s.context_first_seq,
             start: s.start,
             end: s.end,
-            title: self.titles.get(slot).to_owned(),
-            summary: self.summaries.get(slot).to_owned(),
-            keywords: (from..to).map(|i| self.keywords.get(i).to_owned()).collect(),
-            surprise: s.surprise,
-            boundary_reason: s.boundary_reason,
             fsrs: s.fsrs,
-            told_by: Default::default(),
-            told_note: None,
         }
     }
 
-    /// What turn recall needs of the episode in `slot` (its id the only text copied).
-    pub(crate) fn turn_episode(&self, slot: usize) -> TurnEpisode {
-        let s = &self.spans[slot];
-        TurnEpisode {
-            id: EpisodeId(self.ids.get(slot).to_owned()),
-            start: s.start,
-            end: s.end,
-            fsrs: s.fsrs,
-        }
+    /// The fingerprint of the title and summary of the episode in `slot` (0 once forgotten).
+    pub(crate) fn story(&self, slot: usize) -> u64 {
+        self.stories[slot]
     }
 
     /// Where the episode in `slot` sits in its conversation and in time.
@@ -345,15 +297,6 @@ impl EpisodeTable {
                     && scope.until.is_none_or(|t| s.start <= t)
             })
             .collect()
-    }
-
-    fn keywords_of(&self, slot: usize) -> (usize, usize) {
-        let from = if slot == 0 { 0 } else { self.keyword_ends[slot - 1] as usize };
-        (from, self.keyword_ends[slot] as usize)
-    }
-
-    fn name(&self, number: u32) -> &str {
-        self.names.get(number as usize).and_then(Option::as_deref).unwrap_or("")
     }
 
     /// Live episodes by id, made from the ids column the first time it is needed; and that
@@ -429,7 +372,7 @@ pub(crate) mod tests {
         assert_eq!(table.visible(&late), [false, true, false]);
         let early = Scope { until: Some(Timestamp(50)), ..Scope::tenant("t") };
         assert_eq!(table.visible(&early), [true, false, false]);
-        let id = table.episode(a).id.clone();
+        let id = table.indexed(a).id;
         assert_eq!(table.remove(&id), Some(a));
         assert_eq!(table.remove(&id), None);
         assert_eq!(table.visible(&Scope::tenant("t")), [false, true, false]);
@@ -455,12 +398,15 @@ pub(crate) mod tests {
         table.compact();
         let bytes = postcard::to_stdvec(&table).unwrap();
         let text = String::from_utf8_lossy(&bytes);
-        assert!(!text.contains("xylophon"), "forgotten words are not saved");
-        assert!(!text.contains(&forgotten.id.0));
+        assert!(!text.contains(&forgotten.id.0), "a forgotten id is not saved");
+        assert!(!text.contains("Lisbon"), "titles and summaries are the store's, not saved here");
         let mut read: EpisodeTable = postcard::from_bytes(&bytes).unwrap();
         read.loaded().unwrap();
-        assert_eq!(read.episode(0), kept);
-        assert_eq!(read.episode(2), last);
+        for (slot, e) in [(0, &kept), (2, &last)] {
+            assert_eq!(read.indexed(slot), IndexedEpisode::from(e));
+            assert_eq!(read.story(slot), story_fingerprint(&e.title, &e.summary));
+        }
+        assert_ne!(read.story(0), read.story(2));
         assert_eq!(read.visible(&Scope::tenant("t")), [true, false, true]);
         let c1 = Scope::tenant("t").with_conversation(Some("c1".into()));
         assert_eq!(read.visible(&c1), [false, false, true]);
@@ -504,7 +450,7 @@ pub(crate) mod tests {
         assert_eq!(table.holding(other, 8), Some(other));
         assert_eq!(table.conversation_of(a), table.conversation_of(b));
         assert_ne!(table.conversation_of(a), table.conversation_of(other));
-        table.remove(&table.episode(b).id.clone());
+        table.remove(&table.indexed(b).id);
         assert_eq!(table.holding(a, 5), None, "forgotten");
     }
 }

@@ -26,7 +26,7 @@ macro_rules! conformance_tests {
             a_rule_told_to_an_assistant_is_a_line_fact,
             names_are_left_out_of_the_embedded_query_but_roles_are_not,
             a_query_without_words_searches_none,
-            a_restated_episode_carries_its_new_memory_strength
+            a_restated_episode_carries_its_new_memory_strength_and_story
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -361,11 +361,14 @@ pub fn a_query_without_words_searches_none(index: &dyn Search) {
     assert!(!turns(index, &scope, "?? !!", 0).searched_words);
 }
 
-pub fn a_restated_episode_carries_its_new_memory_strength(index: &dyn Search) {
+pub fn a_restated_episode_carries_its_new_memory_strength_and_story(index: &dyn Search) {
     let z = zebras();
     add(index, "t", &[&z], Some(1));
     let mut reviewed = z.episode.clone();
     reviewed.fsrs.stability = Some(42.0);
+    reviewed.title = "Zebras at the zoo, corrected".into();
+    let corrected = epimem_core::story_fingerprint(&reviewed.title, &reviewed.summary);
+    assert_ne!(corrected, epimem_core::story_fingerprint(&z.episode.title, &z.episode.summary));
     let mut stranger = taxes().episode;
     stranger.fsrs.stability = Some(7.0);
     let restated = [reviewed, stranger];
@@ -376,6 +379,7 @@ pub fn a_restated_episode_carries_its_new_memory_strength(index: &dyn Search) {
     let scope = Scope::tenant("t");
     let found = episodes(index, &scope, "zebra", 0);
     assert_eq!(found.candidates[0].episode.fsrs.stability, Some(42.0));
+    assert_eq!(found.candidates[0].story, corrected, "a corrected title is the story now");
     assert_eq!(ids(&found), ["t/c/1"], "an episode it never had is not added by a restatement");
     let table = turns(index, &scope, "zebra", 0);
     assert_eq!(table.episodes[0].fsrs.stability, Some(42.0));

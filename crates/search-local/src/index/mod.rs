@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_core::{Episode, Scope};
+use epimem_core::Scope;
 use epimem_search::SearchError;
 use serde::{Deserialize, Serialize};
 
@@ -110,10 +110,6 @@ impl TenantIndex {
     /// Whether the index is saved on disk (else it lives in this process's memory only).
     pub(crate) fn on_disk(&self) -> bool {
         self.folder.is_some()
-    }
-
-    pub(crate) fn episode(&self, slot: usize) -> Episode {
-        self.parts.table.episode(slot)
     }
 
     /// Where the episode in `slot` sits in its conversation and in time.

@@ -3,7 +3,10 @@
 
 use std::collections::HashMap;
 
-use epimem_core::{Episode, EpisodeCandidates, EpisodeFeatures, LexicalMatch, VectorMatch};
+use epimem_core::{
+    Episode, EpisodeCandidates, EpisodeFeatures, IndexedEpisode, LexicalMatch, VectorMatch,
+    story_fingerprint,
+};
 use epimem_search::EpisodeQuery;
 use postgres::types::Json;
 
@@ -33,12 +36,7 @@ pub(super) fn candidates(
     let mut candidates: Vec<EpisodeFeatures> = lexical
         .into_iter()
         .enumerate()
-        .map(|(i, (episode, score))| EpisodeFeatures {
-            episode,
-            lexical: Some(LexicalMatch { rank: i + 1, score }),
-            vector: None,
-            best_seq: None,
-        })
+        .map(|(i, (episode, score))| candidate(&episode, Some(LexicalMatch { rank: i + 1, score })))
         .collect();
     if let Some(v) = q.vector {
         let ids: Vec<&str> = candidates.iter().map(|c| c.episode.id.0.as_str()).collect();
@@ -71,12 +69,7 @@ pub(super) fn candidates(
                 Some(&c) => c,
                 None => {
                     let Some(episode) = fetched.remove(id) else { continue };
-                    candidates.push(EpisodeFeatures {
-                        episode,
-                        lexical: None,
-                        vector: None,
-                        best_seq: None,
-                    });
+                    candidates.push(candidate(&episode, None));
                     candidates.len() - 1
                 }
             };
@@ -85,6 +78,17 @@ pub(super) fn candidates(
         }
     }
     Ok(EpisodeCandidates { searched_words, candidates })
+}
+
+/// What ranking reads of a candidate episode, before its similarity is known.
+fn candidate(episode: &Episode, lexical: Option<LexicalMatch>) -> EpisodeFeatures {
+    EpisodeFeatures {
+        episode: IndexedEpisode::from(episode),
+        story: story_fingerprint(&episode.title, &episode.summary),
+        lexical,
+        vector: None,
+        best_seq: None,
+    }
 }
 
 /// The best `limit` episodes for `query` (a tsquery source), best first, with their scores.

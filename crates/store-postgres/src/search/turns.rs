@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Episode, LexicalMatch, LineSignals, TurnEpisode, TurnFeatures, TurnKey, TurnTable, VectorMatch,
-    keyword_list,
+    Episode, IndexedEpisode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable,
+    VectorMatch, keyword_list,
 };
 use epimem_search::{Seen, TurnQuery};
 
@@ -150,7 +150,7 @@ pub(super) fn candidates(
                 "search_episodes has no row for episode {id} its lines name"
             )))
         })?;
-        episodes.push(TurnEpisode::from(&episode));
+        episodes.push(IndexedEpisode::from(&episode));
     }
     let adjacent =
         (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
