@@ -123,11 +123,11 @@ impl Clusters {
     }
 
     /// Whether so many rows joined their groups since the last packing that it is time for
-    /// another ([`Clusters::pack`]).
-    pub(crate) fn pack_due(&self) -> bool {
+    /// another ([`Clusters::pack`]): more than `slack` times the usual share.
+    pub(crate) fn pack_due(&self, slack: usize) -> bool {
         let loose = self.joined.iter().map(Vec::len).sum::<usize>() + self.pending.len();
         let packed = self.starts.last().map_or(0, |&end| end as usize);
-        loose > 0 && loose * LOOSE_SHARE > packed
+        loose > 0 && loose * LOOSE_SHARE > packed * slack
     }
 
     /// Makes each group one run again, the rows that joined it last: the order to store the
@@ -371,11 +371,11 @@ mod tests {
             number.push(r as u32);
         }
         clusters.assign(stored[..].into());
-        assert!(clusters.pack_due(), "a third of the rows are loose");
+        assert!(clusters.pack_due(1), "a third of the rows are loose");
         let before = groups_of(&clusters, &number);
         let order = clusters.pack();
         let number: Vec<u32> = order.iter().map(|&p| number[p as usize]).collect();
-        assert!(!clusters.pack_due());
+        assert!(!clusters.pack_due(1));
         let after = groups_of(&clusters, &number);
         assert_eq!(after, before, "the same rows in each group, now in one run");
         assert!((0..clusters.groups()).all(|g| clusters.joined(g).is_empty()));

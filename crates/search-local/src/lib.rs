@@ -41,7 +41,7 @@ use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVe
 
 use index::{StateSave, TenantIndex, io_error};
 pub use vectors::APPROXIMATE_FROM;
-use vectors::{Borrow, VectorConfig};
+use vectors::{Borrow, Regroup, VectorConfig};
 
 /// Episodes an update stages while holding the index: a search waits for at most this many.
 const STAGED_AT_ONCE: usize = 16;
@@ -226,9 +226,10 @@ impl Search for LocalSearch {
         }
         // Grouping the vectors again, once they have doubled, takes seconds over a million
         // episodes (k-means, every row to its nearest centroid), and storing them group after
-        // group anew, once an eighth more joined, a third of a second: on rows shared with the
-        // index, without its lock, so searches go on meanwhile; no other update runs.
-        let grouping = tenant.index()?.grouping();
+        // group anew, once an eighth more joined, about 2 s over two million rows: on rows
+        // shared with the index, without its lock, so searches go on meanwhile, but no other
+        // update runs. An update does it only when a pause has not for twice that long.
+        let grouping = tenant.index()?.grouping(Regroup::Overdue);
         if let Some(grouping) = grouping {
             let done = grouping.run();
             tenant.index()?.grouped(done);
@@ -264,6 +265,18 @@ impl Search for LocalSearch {
     fn settle(&self, tenant: &str) -> Result<(), SearchError> {
         // Only an index open here can hold anything unsaved: none is opened for this.
         let Some(tenant) = self.lock()?.get(tenant).cloned() else { return Ok(()) };
+        // The vectors are grouped or stored anew, when that is due, without holding updates
+        // up: one that comes meanwhile changes the rows, and the result is dropped for the
+        // next pause to do again.
+        let grouping = {
+            let _applying = tenant.applying()?;
+            tenant.index()?.grouping(Regroup::Due)
+        };
+        if let Some(grouping) = grouping {
+            let done = grouping.run();
+            let _applying = tenant.applying()?;
+            tenant.index()?.grouped(done);
+        }
         let _applying = tenant.applying()?;
         let save = tenant.index()?.settled(Instant::now())?;
         tenant.write(save, true)

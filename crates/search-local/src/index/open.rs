@@ -9,7 +9,7 @@ use super::{Parts, TenantIndex, index_error, io_error, update::Staged};
 use crate::{
     lexical::{self, Documents},
     state, vectors,
-    vectors::VectorConfig,
+    vectors::{Regroup, VectorConfig},
 };
 
 /// Whether a saved state belongs with the BM25 indexes beside it, at `generations`: the
@@ -225,7 +225,7 @@ impl TenantIndex {
         parts.vectors.config = config;
         parts.vectors.attach(folder).map_err(|e| OpenError::Unusable(e.to_string()))?;
         // Saved before vectors were grouped at this size (or with fewer rows to group from).
-        let grouped = parts.vectors.settle();
+        let grouped = parts.vectors.settle(Regroup::Due);
         let mut index = Self::assemble(bm25, parts, generation, saved_in, tenant, fingerprint);
         index.unsaved = grouped;
         // As good as saved now: a burst's commits wait their intervals from here.

@@ -18,7 +18,7 @@ use super::{LineFacts, TenantIndex, index_error, io_error};
 use crate::{
     lexical, state, vector_file,
     vector_file::{VectorSave, Written},
-    vectors::{Grouped, Grouping, SaveMark},
+    vectors::{Grouped, Grouping, Regroup, SaveMark},
 };
 
 /// The state is saved once updates pause for [`QUIET`] ([`TenantIndex::settled`]), after a
@@ -336,10 +336,10 @@ impl TenantIndex {
         self.save()
     }
 
-    /// The message vectors to group (again) or store anew, when that is due: run outside the
-    /// index's lock, then handed to [`TenantIndex::grouped`].
-    pub(crate) fn grouping(&mut self) -> Option<Grouping> {
-        self.parts.vectors.grouping()
+    /// The message vectors to group (again) or store anew, when `when` says that is due: run
+    /// outside the index's lock, then handed to [`TenantIndex::grouped`].
+    pub(crate) fn grouping(&mut self, when: Regroup) -> Option<Grouping> {
+        self.parts.vectors.grouping(when)
     }
 
     /// Takes in the groups a [`Grouping`] made, unless the vectors changed meanwhile.
@@ -357,7 +357,8 @@ impl TenantIndex {
         if let Some(generation) = generation {
             self.generation = self.generation.max(generation);
         }
-        self.parts.vectors.settle();
+        // Only what is overdue, under this lock: the usual regrouping waits for a pause.
+        self.parts.vectors.settle(Regroup::Overdue);
         let staged = std::mem::take(&mut self.staged);
         PendingCommit {
             episodes: (self.episodes.committer(), staged.episodes),

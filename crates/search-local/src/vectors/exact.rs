@@ -229,6 +229,7 @@ fn hits(episodes: TopK<(usize, u64)>, messages: TopK<(usize, u64)>) -> VectorHit
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vectors::Regroup;
     use crate::{
         table::tests::episode,
         vectors::{
@@ -266,7 +267,7 @@ mod tests {
             let slot = row * 1000 / (PARALLEL_FROM + 10);
             grouped.add((slot, 0, &episode("t", "c", None, 0)), row as u64, &unit(row as u32, dim));
         }
-        assert!(grouped.settle() && grouped.layout.is_some());
+        assert!(grouped.settle(Regroup::Due) && grouped.layout.is_some());
         let by_layout = grouped.scan_all(&Quantized::new(&q), &visible, 20, 20);
         assert_eq!(by_layout.messages, parallel.messages);
         assert_eq!(by_layout.episodes, parallel.episodes);

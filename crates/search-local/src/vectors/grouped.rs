@@ -169,7 +169,7 @@ mod tests {
     use crate::{
         table::tests::episode,
         vectors::{
-            Borrow, VectorConfig,
+            Borrow, Regroup, VectorConfig,
             tests::{exact, unit},
         },
     };
@@ -190,8 +190,8 @@ mod tests {
             exact_index.add(at, u64::from(row), &v);
             grouped.add(at, u64::from(row), &v);
         }
-        grouped.settle();
-        exact_index.settle();
+        grouped.settle(Regroup::Due);
+        exact_index.settle(Regroup::Due);
         assert!(grouped.clusters.is_some() && exact_index.clusters.is_none());
         (exact_index, grouped)
     }
@@ -256,20 +256,23 @@ mod tests {
             index
         };
         let (mut settled, mut apart) = (build(), build());
-        assert!(settled.settle());
-        let grouping = apart.grouping().expect("due");
+        assert!(settled.settle(Regroup::Due));
+        let grouping = apart.grouping(Regroup::Due).expect("due");
         assert!(apart.grouped(grouping.run()), "nothing changed meanwhile");
-        assert!(apart.grouping().is_none() && !apart.settle(), "grouped once");
+        assert!(
+            apart.grouping(Regroup::Due).is_none() && !apart.settle(Regroup::Due),
+            "grouped once"
+        );
         let visible = vec![true; 600];
         let q = unit(5, 24);
         let (a, b) = (apart.search(&q, &visible, 10, 10), settled.search(&q, &visible, 10, 10));
         assert_eq!((a.messages, a.episodes), (b.messages, b.episodes));
         // An episode forgotten while the grouping ran: its result is of other rows, left out.
         let mut changed = build();
-        let grouping = changed.grouping().expect("due");
+        let grouping = changed.grouping(Regroup::Due).expect("due");
         changed.remove(7);
         assert!(!changed.grouped(grouping.run()));
-        assert!(changed.settle(), "grouped by the next settle instead");
+        assert!(changed.settle(Regroup::Due), "grouped by the next settle instead");
         let mut visible = vec![true; 600];
         visible[7] = false;
         let mut exact_index = build();
@@ -278,6 +281,34 @@ mod tests {
         let (a, b) =
             (changed.search(&q, &visible, 10, 10), exact_index.search(&q, &visible, 10, 10));
         assert_eq!((a.messages, a.episodes), (b.messages, b.episodes));
+    }
+
+    #[test]
+    fn an_update_leaves_storing_rows_anew_to_a_pause_until_it_is_overdue() {
+        let (_, mut grouped) = indexes(10_000);
+        let more = |index: &mut VectorIndex, rows: std::ops::Range<u32>| {
+            for row in rows {
+                let slot = row as usize / 2;
+                let at = (slot, slot as u64, &episode("t", "c", None, 0));
+                index.add(at, u64::from(row), &unit(row, 24));
+            }
+        };
+        // A fifth more rows out of their groups' runs: past the usual eighth, not a quarter.
+        more(&mut grouped, 3_000..3_600);
+        assert!(grouped.grouping(Regroup::Overdue).is_none(), "left to a pause");
+        assert!(!grouped.settle(Regroup::Overdue));
+        // Nearly half more: overdue, so an update stores them anew too.
+        more(&mut grouped, 3_600..4_400);
+        assert!(grouped.settle(Regroup::Overdue));
+        assert!(grouped.grouping(Regroup::Due).is_none(), "stored anew once");
+        // Rows that doubled are grouped again at a pause; an update waits for twice that.
+        more(&mut grouped, 4_400..6_200);
+        let regroup = grouped.grouping(Regroup::Due).expect("6,200 rows, grouped at 3,000");
+        assert!(regroup.clusters.is_none(), "trained again, not only stored anew");
+        assert!(
+            grouped.grouping(Regroup::Overdue).is_none_or(|g| g.clusters.is_some()),
+            "an update does not train the groups again before the rows quadrupled"
+        );
     }
 
     #[test]
@@ -295,12 +326,16 @@ mod tests {
         more(&mut grouped, 3_000..3_600);
         let before = grouped.layout.as_ref().unwrap().position(3_000);
         let groups = grouped.clusters.as_ref().unwrap().groups();
-        let storing = grouped.grouping().expect("a fifth more rows are out of their runs");
+        let storing =
+            grouped.grouping(Regroup::Due).expect("a fifth more rows are out of their runs");
         assert!(storing.clusters.is_some(), "stored by the groups it has, not trained again");
         assert!(grouped.grouped(storing.run()), "nothing changed meanwhile");
         assert_ne!(grouped.layout.as_ref().unwrap().position(3_000), before);
         assert_eq!(grouped.clusters.as_ref().unwrap().groups(), groups);
-        assert!(grouped.grouping().is_none() && !grouped.settle(), "stored anew once");
+        assert!(
+            grouped.grouping(Regroup::Due).is_none() && !grouped.settle(Regroup::Due),
+            "stored anew once"
+        );
         let visible = vec![true; 1_800];
         for seed in [3, 11, 29] {
             let q = unit(seed, 24);
@@ -311,10 +346,10 @@ mod tests {
         // An episode forgotten while the rows were being stored anew: left out, and the next
         // settle stores them.
         more(&mut grouped, 3_600..4_200);
-        let storing = grouped.grouping().expect("due again");
+        let storing = grouped.grouping(Regroup::Due).expect("due again");
         grouped.remove(1_850);
         assert!(!grouped.grouped(storing.run()));
-        assert!(grouped.settle(), "stored anew by the next settle instead");
+        assert!(grouped.settle(Regroup::Due), "stored anew by the next settle instead");
         more(&mut exact_index, 3_600..4_200);
         exact_index.remove(1_850);
         let mut visible = vec![true; 2_100];
@@ -331,7 +366,7 @@ mod tests {
     fn no_rows_are_not_grouped() {
         let config = VectorConfig { approximate_from: 0, ..exact(Borrow::default()) };
         let mut index = VectorIndex::new(config);
-        assert!(!index.settle());
+        assert!(!index.settle(Regroup::Due));
         assert!(index.search(&unit(1, 8), &[], 5, 5).messages.is_empty());
     }
 
@@ -345,7 +380,7 @@ mod tests {
         let visible = vec![true; slot + 1];
         let best = |index: &VectorIndex| index.search(&v, &visible, 1, 1).messages[0];
         assert_eq!(best(&grouped).1, 9_000, "not yet in a group");
-        assert!(!grouped.settle(), "a single row does not regroup");
+        assert!(!grouped.settle(Regroup::Due), "a single row does not regroup");
         assert_eq!(grouped.clusters.as_ref().unwrap().pending(), &[] as &[u32]);
         assert_eq!(best(&grouped).1, 9_000, "in its group");
     }
@@ -363,7 +398,7 @@ mod tests {
             }
         }
         let layout_before = grouped.layout.as_ref().unwrap().position(3_000);
-        assert!(grouped.settle(), "stored anew");
+        assert!(grouped.settle(Regroup::Due), "stored anew");
         assert_ne!(grouped.layout.as_ref().unwrap().position(3_000), layout_before);
         // Episodes removed from the start, the middle and the end of the rows.
         for slot in [0, 700, 1_799] {
@@ -423,7 +458,7 @@ mod tests {
             for pick in 0..40 {
                 live.push(add(&mut exact_index, &mut grouped, pick, 2));
             }
-            proptest::prop_assert!(grouped.settle(), "grouped from the start");
+            proptest::prop_assert!(grouped.settle(Regroup::Due), "grouped from the start");
             for (kind, pick, rows) in ops {
                 match kind {
                     0 | 1 => live.push(add(&mut exact_index, &mut grouped, pick, rows)),
@@ -433,8 +468,8 @@ mod tests {
                         grouped.remove(slot);
                     }
                     _ => {
-                        exact_index.settle();
-                        grouped.settle();
+                        exact_index.settle(Regroup::Due);
+                        grouped.settle(Regroup::Due);
                     }
                 }
             }

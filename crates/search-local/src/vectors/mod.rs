@@ -190,21 +190,22 @@ impl VectorIndex {
     /// Groups the rows by nearest centroid if there are enough of them and they are not
     /// grouped yet, or have doubled since they were; else puts the rows added since in their
     /// groups, and stores the rows group after group again once many are out of their
-    /// group's run. Whether it grouped or stored the rows anew.
-    pub(crate) fn settle(&mut self) -> bool {
-        match self.grouping() {
+    /// group's run (each as `when` says). Whether it grouped or stored the rows anew.
+    pub(crate) fn settle(&mut self, when: Regroup) -> bool {
+        match self.grouping(when) {
             Some(grouping) => self.grouped(grouping.run()),
             None => false,
         }
     }
 
-    /// Whether the rows are to be grouped (again): there are enough of them and they are not
-    /// grouped yet, or have doubled since they were.
-    fn grouping_due(&self) -> bool {
+    /// Whether the rows are to be grouped (again): there are enough of them (`slack` times
+    /// the threshold) and they are not grouped yet, or have grown `2 × slack` times since
+    /// they were.
+    fn grouping_due(&self, slack: usize) -> bool {
         let rows = self.rows.len();
         rows > 0
-            && rows >= self.config.approximate_from
-            && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows))
+            && rows >= self.config.approximate_from.saturating_mul(slack)
+            && self.clusters.as_ref().is_none_or(|c| c.outgrown(rows / slack))
     }
 
     /// The rows to group, when that is due, or to store group after group again (the rows
@@ -212,13 +213,13 @@ impl VectorIndex {
     /// over a million episodes, and storing them anew a third of a second, so either runs on
     /// what this shares ([`Grouping::run`]) while searches go on, and
     /// [`VectorIndex::grouped`] takes the result in.
-    pub(crate) fn grouping(&mut self) -> Option<Grouping> {
-        let clusters = if self.grouping_due() {
+    pub(crate) fn grouping(&mut self, when: Regroup) -> Option<Grouping> {
+        let clusters = if self.grouping_due(when.slack()) {
             None
         } else {
             let clusters = self.clusters.as_mut()?;
             clusters.assign(self.data.components());
-            if !clusters.pack_due() {
+            if !clusters.pack_due(when.slack()) {
                 return None;
             }
             Some(clusters.clone())
@@ -501,6 +502,26 @@ impl Grouping {
             clusters,
             packing,
             revision: self.revision,
+        }
+    }
+}
+
+/// When the rows are grouped again or stored anew, which takes seconds over millions of rows
+/// (storing two million anew, about 2 s) while no other update runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Regroup {
+    /// At the usual sizes: in a pause, on open, in a build.
+    Due,
+    /// Only past twice them: in an update, which a writer's flush may be waiting for; the next
+    /// pause does the usual work.
+    Overdue,
+}
+
+impl Regroup {
+    fn slack(self) -> usize {
+        match self {
+            Regroup::Due => 1,
+            Regroup::Overdue => 2,
         }
     }
 }
