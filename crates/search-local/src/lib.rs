@@ -266,16 +266,17 @@ impl Search for LocalSearch {
         // Only an index open here can hold anything unsaved: none is opened for this.
         let Some(tenant) = self.lock()?.get(tenant).cloned() else { return Ok(()) };
         // The vectors are grouped or stored anew, when that is due, without holding updates
-        // up: one that comes meanwhile changes the rows, and the result is dropped for the
-        // next pause to do again.
+        // up: one that comes meanwhile changes the rows, and the result is dropped for a
+        // later pause, one twice as long as this took, to do again.
         let grouping = {
             let _applying = tenant.applying()?;
-            tenant.index()?.grouping(Regroup::Due)
+            tenant.index()?.grouping_in_pause(Instant::now())
         };
         if let Some(grouping) = grouping {
+            let started = Instant::now();
             let done = grouping.run();
             let _applying = tenant.applying()?;
-            tenant.index()?.grouped(done);
+            tenant.index()?.regrouped_in_pause(done, started.elapsed());
         }
         let _applying = tenant.applying()?;
         let save = tenant.index()?.settled(Instant::now())?;

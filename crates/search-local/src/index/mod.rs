@@ -72,6 +72,8 @@ pub(crate) struct TenantIndex {
     saved_generation: u64,
     encoding: Duration,
     committed_at: Option<Instant>,
+    /// How long the last regrouping of the vectors in a pause took (taken in or dropped).
+    regrouping_took: Option<Duration>,
     /// The slots visible in the scope last searched, until an episode is added or forgotten:
     /// a server asks in one scope again and again, and checking every slot costs a
     /// millisecond at a million episodes. Behind a lock of its own, so that searches share the

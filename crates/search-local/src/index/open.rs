@@ -258,6 +258,7 @@ impl TenantIndex {
             saved_generation: 0,
             encoding: Duration::ZERO,
             committed_at: None,
+            regrouping_took: None,
             visible: std::sync::Mutex::default(),
         }
     }

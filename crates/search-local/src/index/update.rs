@@ -82,6 +82,15 @@ fn pause_save_due(
         && (encoding <= CHEAP_SAVE || catching_up.saturating_mul(CATCH_UP_SHARE) >= encoding)
 }
 
+/// Whether a pause has lasted long enough to regroup the vectors in: any pause the first time,
+/// then twice what the last regrouping took since the last commit.
+fn pause_long_enough(now: Instant, committed_at: Option<Instant>, took: Option<Duration>) -> bool {
+    match (committed_at, took) {
+        (Some(at), Some(took)) => now.saturating_duration_since(at) >= took.saturating_mul(2),
+        _ => true,
+    }
+}
+
 /// Whether a commit at `now` saves the state, in the update's own time: never at generation 0
 /// (a build under way, whose state an open would start again whenever it was saved); the first
 /// one of an index never saved does (a build just done: other processes then read it rather
@@ -342,6 +351,24 @@ impl TenantIndex {
         self.parts.vectors.grouping(when)
     }
 
+    /// The message vectors to group again or store anew in a pause, when that is due and the
+    /// pause has lasted twice as long as the last such regrouping took: one an update cuts
+    /// short is dropped, and starting again at every short pause would keep a core busy for
+    /// nothing.
+    pub(crate) fn grouping_in_pause(&mut self, now: Instant) -> Option<Grouping> {
+        if !pause_long_enough(now, self.committed_at, self.regrouping_took) {
+            return None;
+        }
+        self.parts.vectors.grouping(Regroup::Due)
+    }
+
+    /// Takes in what a pause's regrouping made (unless the vectors changed meanwhile), and
+    /// how long it took.
+    pub(crate) fn regrouped_in_pause(&mut self, done: Grouped, took: Duration) {
+        self.regrouping_took = Some(took);
+        self.grouped(done);
+    }
+
     /// Takes in the groups a [`Grouping`] made, unless the vectors changed meanwhile.
     pub(crate) fn grouped(&mut self, done: Grouped) {
         if self.parts.vectors.grouped(done) {
@@ -529,6 +556,17 @@ mod tests {
         // ...and only for as many changes as take a twentieth of that to catch up.
         assert!(!due(at(share), Some(at(0)), slow, 999));
         assert!(due(at(share), Some(at(0)), slow, 1_000));
+    }
+
+    #[test]
+    fn a_pause_regroups_the_vectors_once_it_has_lasted_twice_what_the_last_regrouping_took() {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let took = Some(Duration::from_secs(2));
+        assert!(pause_long_enough(at(0), Some(at(0)), None), "the first time, any pause");
+        assert!(!pause_long_enough(at(3_999), Some(at(0)), took), "one cut short by an update");
+        assert!(pause_long_enough(at(4_000), Some(at(0)), took));
+        assert!(pause_long_enough(at(0), None, took), "nothing committed since the open");
     }
 
     #[test]
