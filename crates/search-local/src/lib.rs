@@ -272,13 +272,14 @@ impl Search for LocalSearch {
             let _applying = tenant.applying()?;
             tenant.index()?.grouping_in_pause(Instant::now())
         };
-        if let Some(grouping) = grouping {
+        let regrouped = grouping.map(|grouping| {
             let started = Instant::now();
-            let done = grouping.run();
-            let _applying = tenant.applying()?;
-            tenant.index()?.regrouped_in_pause(done, started.elapsed());
-        }
+            (grouping.run(), started.elapsed())
+        });
         let _applying = tenant.applying()?;
+        if let Some((done, took)) = regrouped {
+            tenant.index()?.regrouped_in_pause(done, took);
+        }
         let save = tenant.index()?.settled(Instant::now())?;
         tenant.write(save, true)
     }

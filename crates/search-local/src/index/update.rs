@@ -384,8 +384,6 @@ impl TenantIndex {
         if let Some(generation) = generation {
             self.generation = self.generation.max(generation);
         }
-        // Only what is overdue, under this lock: the usual regrouping waits for a pause.
-        self.parts.vectors.settle(Regroup::Overdue);
         let staged = std::mem::take(&mut self.staged);
         PendingCommit {
             episodes: (self.episodes.committer(), staged.episodes),

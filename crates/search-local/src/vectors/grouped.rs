@@ -283,16 +283,19 @@ mod tests {
         assert_eq!((a.messages, a.episodes), (b.messages, b.episodes));
     }
 
+    /// Adds `rows` beyond the first 3,000 of [`indexes`], two messages an episode.
+    fn more(index: &mut VectorIndex, rows: std::ops::Range<u32>) {
+        for row in rows {
+            let mut v = unit(row, 24);
+            v[row as usize % 7] += 1.0;
+            let slot = row as usize / 2;
+            index.add((slot, slot as u64, &episode("t", "c", None, 0)), u64::from(row), &v);
+        }
+    }
+
     #[test]
     fn an_update_leaves_storing_rows_anew_to_a_pause_until_it_is_overdue() {
         let (_, mut grouped) = indexes(10_000);
-        let more = |index: &mut VectorIndex, rows: std::ops::Range<u32>| {
-            for row in rows {
-                let slot = row as usize / 2;
-                let at = (slot, slot as u64, &episode("t", "c", None, 0));
-                index.add(at, u64::from(row), &unit(row, 24));
-            }
-        };
         // A fifth more rows out of their groups' runs: past the usual eighth, not a quarter.
         more(&mut grouped, 3_000..3_600);
         assert!(grouped.grouping(Regroup::Overdue).is_none(), "left to a pause");
@@ -314,14 +317,6 @@ mod tests {
     #[test]
     fn rows_stored_anew_apart_from_the_index_are_taken_in_unless_they_changed_meanwhile() {
         let (mut exact_index, mut grouped) = indexes(10_000);
-        let more = |index: &mut VectorIndex, rows: std::ops::Range<u32>| {
-            for row in rows {
-                let mut v = unit(row, 24);
-                v[row as usize % 7] += 1.0;
-                let slot = row as usize / 2;
-                index.add((slot, slot as u64, &episode("t", "c", None, 0)), u64::from(row), &v);
-            }
-        };
         more(&mut exact_index, 3_000..3_600);
         more(&mut grouped, 3_000..3_600);
         let before = grouped.layout.as_ref().unwrap().position(3_000);
