@@ -213,8 +213,9 @@ impl EpisodeTable {
         Ok(())
     }
 
-    /// Takes `episode`'s memory strength and the fingerprint of its title and summary (a
-    /// correction changes them), if it is here; whether it was.
+    /// Takes `episode`'s memory strength and the fingerprint of its title and summary, so the
+    /// slot matches the record it is given, if it is here; whether it was. (A correction of
+    /// the texts comes as a forget and an addition, not as a restatement.)
     pub(crate) fn restate(&mut self, episode: &Episode) -> bool {
         let (by_id, ids) = self.by_id();
         let Some(slot) = by_id.get(&episode.id.0, ids) else { return false };

@@ -379,7 +379,7 @@ pub fn a_restated_episode_carries_its_new_memory_strength_and_story(index: &dyn 
     let scope = Scope::tenant("t");
     let found = episodes(index, &scope, "zebra", 0);
     assert_eq!(found.candidates[0].episode.fsrs.stability, Some(42.0));
-    assert_eq!(found.candidates[0].story, corrected, "a corrected title is the story now");
+    assert_eq!(found.candidates[0].story, corrected, "the restated record's story");
     assert_eq!(ids(&found), ["t/c/1"], "an episode it never had is not added by a restatement");
     let table = turns(index, &scope, "zebra", 0);
     assert_eq!(table.episodes[0].fsrs.stability, Some(42.0));
