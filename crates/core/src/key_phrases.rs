@@ -9,7 +9,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::keywords::for_each_keyword;
+use crate::{
+    Stopwords,
+    keywords::{for_each_keyword, for_each_keyword_with},
+};
 
 /// Longer runs are cut: a title names things, it does not retell sentences.
 pub(crate) const MAX_PHRASE_WORDS: usize = 3;
@@ -76,6 +79,7 @@ pub fn key_phrases(texts: &[&str], weights: &[f64], limit: usize) -> Vec<KeyPhra
 /// The runs of content words in `text`: each word as written and normalized. Stopwords,
 /// numbers and punctuation other than inner hyphens, apostrophes and underscores end a run.
 fn runs(text: &str) -> Vec<Vec<(&str, String)>> {
+    let stopwords = Stopwords::of(text);
     let mut out = Vec::new();
     let mut run: Vec<(&str, String)> = Vec::new();
     let mut rest = text;
@@ -92,7 +96,7 @@ fn runs(text: &str) -> Vec<Vec<(&str, String)>> {
         }
         let word = &rest[..len];
         rest = &rest[len..];
-        match content_word(word) {
+        match content_word(word, stopwords) {
             Some(normalized) => run.push((word, normalized)),
             None if !run.is_empty() => out.push(std::mem::take(&mut run)),
             None => {}
@@ -135,8 +139,9 @@ const NOT_NAMING: &[&str] = &[
     "want", "way", "work", "wrong",
 ];
 
-/// The word's keyword form if it is a content word; acronyms of two capitals count ("CI").
-fn content_word(word: &str) -> Option<String> {
+/// The word's keyword form if it is a content word of a text with `stopwords`; acronyms of two
+/// capitals count ("CI").
+fn content_word(word: &str, stopwords: Stopwords) -> Option<String> {
     if word.len() == 2 && word.chars().all(|c| c.is_ascii_uppercase()) {
         return Some(word.to_ascii_lowercase());
     }
@@ -145,7 +150,7 @@ fn content_word(word: &str) -> Option<String> {
         return None;
     }
     let mut found = Vec::new();
-    for_each_keyword(word, |k, _| found.push(k.to_owned()));
+    for_each_keyword_with(word, stopwords, |k, _| found.push(k.to_owned()));
     // A word that splits ("test_refund_webhook") keeps its whole lowercase form.
     match found.len() {
         0 => None,

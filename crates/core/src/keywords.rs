@@ -1,7 +1,8 @@
 //! Keyword bags: the lexical fingerprint of a prompt or an episode.
 //!
 //! Keywords are lower-cased alphanumeric words of three or more characters that are not
-//! stopwords, with a light plural strip; text in Chinese or Japanese gives pairs of
+//! stopwords of the text's language (`stopwords.rs`), with a light plural strip in English;
+//! text in Chinese or Japanese gives pairs of
 //! characters (`cjk.rs`). Bags hold 64-bit hashes so that comparing two prompts
 //! allocates nothing per word; [`keyword_list`] gives the readable words for summaries.
 
@@ -11,6 +12,8 @@ use std::{
 };
 
 use xxhash_rust::xxh3::xxh3_64;
+
+use crate::Stopwords;
 
 /// A set of keyword hashes, sorted and de-duplicated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -93,9 +96,9 @@ impl GrowingBag {
         self.add(bag);
     }
 
-    /// The share of `bag`'s keywords this set holds (0 for an empty `bag`).
-    pub(crate) fn containment(&self, bag: &KeywordBag) -> f64 {
-        let inter = bag.0.iter().filter(|h| self.0.contains(h)).count();
+    /// The share of `bag`'s keywords this set or `more` holds (0 for an empty `bag`).
+    pub(crate) fn containment_with(&self, more: &GrowingBag, bag: &KeywordBag) -> f64 {
+        let inter = bag.0.iter().filter(|h| self.0.contains(h) || more.0.contains(h)).count();
         if bag.is_empty() { 0.0 } else { inter as f64 / bag.len() as f64 }
     }
 
@@ -146,7 +149,17 @@ pub fn keyword_list(text: &str) -> Vec<String> {
 }
 
 /// Calls `f` with every normalized keyword of `text` and its hash, duplicates included.
-pub(crate) fn for_each_keyword(text: &str, mut f: impl FnMut(&str, u64)) {
+pub(crate) fn for_each_keyword(text: &str, f: impl FnMut(&str, u64)) {
+    for_each_keyword_with(text, Stopwords::of(text), f);
+}
+
+/// [`for_each_keyword`] with the stopwords of a text `text` is part of (a word alone does not
+/// tell its language).
+pub(crate) fn for_each_keyword_with(
+    text: &str,
+    stopwords: Stopwords,
+    mut f: impl FnMut(&str, u64),
+) {
     let mut word = String::with_capacity(32);
     let mut chars = 0usize;
     let mut stem = String::with_capacity(32);
@@ -154,8 +167,9 @@ pub(crate) fn for_each_keyword(text: &str, mut f: impl FnMut(&str, u64)) {
     let mut emit = |word: &mut String, chars: usize, f: &mut dyn FnMut(&str, u64)| {
         if chars >= 3 && !word.bytes().all(|b| b.is_ascii_digit()) {
             let raw = xxh3_64(word.as_bytes());
-            if !stopword_hashes().contains(&raw) {
-                match singular(word, &mut stem) {
+            if !stopwords.contains_hash(raw) {
+                let plural = if stopwords.is_english() { singular(word, &mut stem) } else { None };
+                match plural {
                     Some(s) => f(s, xxh3_64(s.as_bytes())),
                     None => f(word, raw),
                 }
@@ -235,204 +249,6 @@ fn singular<'a>(word: &str, out: &'a mut String) -> Option<&'a str> {
     Some(out)
 }
 
-/// The hashes of [`STOPWORDS`]: keywords are hashed anyway, and comparing hashes is far
-/// cheaper than comparing strings on the hot path of segmentation.
-fn stopword_hashes() -> &'static StopwordSet {
-    static SET: std::sync::LazyLock<StopwordSet> = std::sync::LazyLock::new(|| {
-        StopwordSet(STOPWORDS.iter().map(|w| xxh3_64(w.as_bytes())).collect())
-    });
-    &SET
-}
-
-struct StopwordSet(HashSet<u64, BuildHasherDefault<PreHashed>>);
-
-impl StopwordSet {
-    fn contains(&self, hash: &u64) -> bool {
-        self.0.contains(hash)
-    }
-}
-
-/// Whether `word` (lower-case) is an English function word or chat filler.
-pub fn is_stopword(word: &str) -> bool {
-    stopword_hashes().contains(&xxh3_64(word.as_bytes()))
-}
-
-/// English function words and chat filler (kept sorted, to read and to spot duplicates).
-const STOPWORDS: &[&str] = &[
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "all",
-    "also",
-    "and",
-    "any",
-    "are",
-    "aren",
-    "around",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "can",
-    "cannot",
-    "could",
-    "couldn",
-    "did",
-    "didn",
-    "does",
-    "doesn",
-    "doing",
-    "don",
-    "down",
-    "during",
-    "each",
-    "either",
-    "else",
-    "even",
-    "ever",
-    "every",
-    "few",
-    "for",
-    "from",
-    "further",
-    "get",
-    "gets",
-    "getting",
-    "got",
-    "had",
-    "hadn",
-    "has",
-    "hasn",
-    "have",
-    "haven",
-    "having",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "hey",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "into",
-    "isn",
-    "its",
-    "itself",
-    "just",
-    "let",
-    "like",
-    "lot",
-    "made",
-    "make",
-    "many",
-    "may",
-    "might",
-    "mine",
-    "more",
-    "most",
-    "much",
-    "must",
-    "myself",
-    "need",
-    "neither",
-    "nor",
-    "not",
-    "now",
-    "off",
-    "okay",
-    "once",
-    "one",
-    "only",
-    "other",
-    "ought",
-    "our",
-    "ours",
-    "ourselves",
-    "out",
-    "over",
-    "own",
-    "please",
-    "really",
-    "said",
-    "same",
-    "say",
-    "see",
-    "shall",
-    "she",
-    "should",
-    "shouldn",
-    "since",
-    "some",
-    "something",
-    "still",
-    "such",
-    "sure",
-    "than",
-    "thank",
-    "thanks",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "thing",
-    "things",
-    "think",
-    "this",
-    "those",
-    "though",
-    "through",
-    "too",
-    "under",
-    "until",
-    "upon",
-    "very",
-    "want",
-    "was",
-    "wasn",
-    "way",
-    "well",
-    "were",
-    "weren",
-    "what",
-    "when",
-    "where",
-    "whether",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "whose",
-    "why",
-    "will",
-    "with",
-    "within",
-    "without",
-    "won",
-    "would",
-    "wouldn",
-    "yeah",
-    "yes",
-    "yet",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-];
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -451,14 +267,6 @@ mod tests {
     }
 
     #[test]
-    fn stopwords_are_sorted_and_distinct() {
-        assert!(
-            STOPWORDS.windows(2).all(|w| w[0] < w[1]),
-            "STOPWORDS must stay sorted and distinct"
-        );
-    }
-
-    #[test]
     fn keywords_are_normalized_content_words() {
         assert_eq!(
             keyword_list("Please add the cargo test failures to the workspace CLAUDE.md, tests!"),
@@ -466,6 +274,11 @@ mod tests {
         );
         assert!(keyword_list("5,6").is_empty());
         assert_eq!(keyword_list("Größe über Straße"), ["größe", "über", "straße"]);
+        // German leaves out its function words, and keeps its plurals as written.
+        assert_eq!(
+            keyword_list("Ich plane eine Wanderung mit dem Zug, über zwei Pass"),
+            ["plane", "wanderung", "zug", "zwei", "pass"]
+        );
         assert_eq!(
             keyword_list("varieties tomatoes boxes pots class status analysis does"),
             ["variety", "tomato", "box", "pot", "class", "status", "analysis"]
@@ -485,9 +298,13 @@ mod tests {
     proptest! {
         #[test]
         fn merge_is_set_union(a in "[a-z ]{0,60}", b in "[a-z ]{0,60}") {
-            let mut merged = KeywordBag::from_text(&a);
-            merged.merge(&KeywordBag::from_text(&b));
-            prop_assert_eq!(merged, KeywordBag::from_text(&format!("{a} {b}")));
+            let (x, y) = (KeywordBag::from_text(&a), KeywordBag::from_text(&b));
+            let mut merged = x.clone();
+            merged.merge(&y);
+            let mut union: Vec<u64> = x.hashes().iter().chain(y.hashes()).copied().collect();
+            union.sort_unstable();
+            union.dedup();
+            prop_assert_eq!(merged.hashes(), &union[..]);
         }
 
         #[test]

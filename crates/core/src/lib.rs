@@ -24,6 +24,7 @@ mod review;
 mod scope;
 pub mod segment;
 mod standing;
+mod stopwords;
 mod summary;
 mod time;
 pub mod timeline;
@@ -51,7 +52,7 @@ pub use fusion::{Fusion, fuse, rrf};
 pub use ids::{episode_id, message_key};
 pub use job::{Job, JobId, JobKind};
 pub use key_phrases::{KeyPhrase, key_phrases};
-pub use keywords::{KeywordBag, is_stopword, jaccard, keyword_list};
+pub use keywords::{KeywordBag, jaccard, keyword_list};
 pub use llm::{AnswerError, ChatPrompt, LlmStage, LlmUsage};
 pub use memory::{Memory, MemoryConfig};
 pub use message::{Message, NewMessage, Role, RoleParseError, name_words};
@@ -61,6 +62,7 @@ pub use review::{PendingReview, Rating, ReviewItem, aggregate_reviews, may_revie
 pub use scope::{ConversationKey, Scope};
 pub use segment::{Boundary, BoundaryReason, SegmentMessage, SegmentationPolicy, Strength};
 pub use standing::{rule_sentences, standing_instructions, states_standing_instruction};
+pub use stopwords::{Stopwords, is_stopword};
 pub use summary::{Summary, SummaryConfig, summarize};
 pub use time::{Timestamp, TimestampParseError};
 pub use timeline::{

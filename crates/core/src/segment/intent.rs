@@ -56,6 +56,7 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
         long_gap_ms: config.long_gap_minutes * Timestamp::MINUTE_MS,
         min_words: config.min_words,
         bag_includes_replies: config.bag_includes_replies,
+        last_reply_counts: false,
         commit_closes: false,
     };
     prompt_boundaries(messages, &rules)
@@ -74,6 +75,10 @@ pub(super) struct PromptRules {
     pub(super) min_words: usize,
     /// The other messages (replies, terse prompts) add their keywords to the bag.
     pub(super) bag_includes_replies: bool,
+    /// When they do not, a prompt is still weighed against the agent's reply it follows (its
+    /// `assistant` messages since the last prompt, not tool output): users answer what they
+    /// just read ("Makes sense, apply the fix" after "The fix is to ...").
+    pub(super) last_reply_counts: bool,
     /// A successful `git commit` resolves the episode: the next prompt opens another.
     pub(super) commit_closes: bool,
 }
@@ -85,10 +90,14 @@ pub(super) fn prompt_boundaries(
 ) -> Vec<Boundary> {
     let mut out = Vec::new();
     let mut bag = GrowingBag::default();
+    let mut reply = GrowingBag::default();
     let mut committed = false;
     for (i, m) in messages.iter().enumerate() {
         if rules.commit_closes && m.role == Role::Tool && closes_work(m.content) {
             committed = true;
+        }
+        if rules.last_reply_counts && m.role == Role::Assistant {
+            reply.add_text(m.content);
         }
         if m.role != Role::User || word_count(m.content) < rules.min_words {
             if rules.bag_includes_replies && !bag.is_empty() {
@@ -96,6 +105,7 @@ pub(super) fn prompt_boundaries(
             }
             continue;
         }
+        let replied = std::mem::take(&mut reply);
         let prompt = KeywordBag::from_text(m.content);
         if prompt.is_empty() {
             continue;
@@ -109,7 +119,7 @@ pub(super) fn prompt_boundaries(
         let threshold =
             if gap >= rules.long_gap_ms { rules.threshold_after_gap } else { rules.threshold };
         let similarity = match rules.measure {
-            Similarity::Containment => bag.containment(&prompt),
+            Similarity::Containment => bag.containment_with(&replied, &prompt),
             Similarity::Jaccard => bag.jaccard(&prompt),
         };
         let reason = if committed {

@@ -27,6 +27,10 @@ pub struct WorkConfig {
     /// ...a prompt needs this much similarity to continue (a higher bar: after a break the
     /// user has more likely moved on; the silence alone is never a boundary).
     pub threshold_after_gap: f64,
+    /// A prompt is weighed against the agent's reply just before it too (not its tool
+    /// output): "Makes sense, apply the fix" continues the unit whose reply said what the fix
+    /// is.
+    pub last_reply_counts: bool,
     /// A successful `git commit` resolves the work unit: the next prompt that is not terse
     /// opens another.
     pub commit_closes: bool,
@@ -58,6 +62,7 @@ impl Default for WorkConfig {
             min_words: 5,
             long_gap_minutes: 30,
             threshold_after_gap: 0.6,
+            last_reply_counts: true,
             commit_closes: true,
             budget: BudgetConfig { enabled: true, max_tokens: 16_000, max_messages: 200 },
         }
@@ -77,8 +82,10 @@ pub fn work_boundaries(messages: &[SegmentMessage<'_>], config: &WorkConfig) -> 
         threshold_after_gap: config.threshold_after_gap,
         long_gap_ms: config.long_gap_minutes * Timestamp::MINUTE_MS,
         min_words: config.min_words,
-        // The unit's words are its user's: tool output would swamp them.
+        // The unit's words are its user's: tool output would swamp them. The agent's last
+        // reply is what the next prompt answers.
         bag_includes_replies: false,
+        last_reply_counts: config.last_reply_counts,
         commit_closes: config.commit_closes,
     };
     prompt_boundaries(messages, &rules)
@@ -122,6 +129,34 @@ mod tests {
             (Role::User, "now add a dark mode toggle to the settings page", 200),
         ]);
         assert_eq!(cuts(&msgs), [(8, BoundaryReason::IntentShift)]);
+    }
+
+    #[test]
+    fn a_prompt_taking_up_the_agents_last_reply_continues_the_unit() {
+        let session = |config: &WorkConfig| {
+            let msgs = dialogue(&[
+                (Role::User, "the crash test flush_survives_kill is flaky on CI, look into it", 0),
+                (Role::Tool, "$ cargo test flush_survives_kill\nassertion failed: left: 3 right: 4", 10),
+                (
+                    Role::Assistant,
+                    "The child prints committed before the WAL checkpoint; the fix is to print \
+                     after the commit returns.",
+                    30,
+                ),
+                // Of its keywords (make, sense, apply, fix, crash, test), "fix" is only the
+                // reply's: with the unit's two, half of them.
+                (Role::User, "Makes sense, apply that fix to the crash test", 60),
+                (Role::Tool, "Edit crates/engine/tests/it/crash.rs", 70),
+                (Role::Assistant, "Fixed: 50 runs in a row pass.", 80),
+                // The reply before it says nothing of what this asks for.
+                (Role::User, "now rewrite the install section of the README without usearch", 120),
+            ]);
+            let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+            work_boundaries(&views, config).iter().map(|b| b.index).collect::<Vec<_>>()
+        };
+        assert_eq!(session(&WorkConfig::default()), [6]);
+        let unit_only = WorkConfig { last_reply_counts: false, ..WorkConfig::default() };
+        assert_eq!(session(&unit_only), [3, 6]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
-use epimem_core::{Episode, Scope, is_stopword};
+use epimem_core::{Episode, Scope, Stopwords};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
     collector::TopDocs,
@@ -347,8 +347,9 @@ impl Bm25 {
             .collect();
         let mut names: Vec<String> = Vec::new();
         let mut content: Vec<&String> = Vec::new();
+        let stopwords = Stopwords::of(query);
         for word in &words {
-            if is_stopword(word) {
+            if stopwords.contains(word) {
                 continue;
             }
             if searcher.doc_freq(&Term::from_field_text(self.fields.author, word))? > 0 {

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use epimem_core::{is_stopword, name_words};
+use epimem_core::{Stopwords, name_words};
 
 use crate::connection::{Failure, Tx};
 
@@ -67,8 +67,9 @@ impl Names {
 pub(super) fn tsquery(text: &str, names: &Names) -> Option<(String, Vec<String>)> {
     let mut content: Vec<String> = Vec::new();
     let mut name_words: Vec<String> = Vec::new();
+    let stopwords = Stopwords::of(text);
     for word in words(text) {
-        if is_stopword(&word) {
+        if stopwords.contains(&word) {
             continue;
         }
         let list = if names.by_word.contains_key(&word) { &mut name_words } else { &mut content };
