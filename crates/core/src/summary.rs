@@ -267,6 +267,55 @@ mod tests {
         insta::assert_json_snapshot!(summarize(&coding_session(), &SummaryConfig::default()));
     }
 
+    /// Chats in German and in French: their function words name nothing.
+    fn other_languages() -> [Vec<Message>; 2] {
+        let german = vec![
+            msg(
+                Role::User,
+                Some("Jonas"),
+                "Ich plane eine Wanderung im Schwarzwald im Oktober. Welche Route ist gut für Anfänger?",
+            ),
+            msg(
+                Role::Assistant,
+                None,
+                "Die Etappe des Westwegs von Hausach nach Schonach ist gut machbar, etwa 20 Kilometer.",
+            ),
+            msg(Role::User, Some("Jonas"), "Wie komme ich mit dem Zug nach Hausach?"),
+            msg(Role::Assistant, None, "Mit der Schwarzwaldbahn von Offenburg, etwa 40 Minuten."),
+        ];
+        let french = vec![
+            msg(
+                Role::User,
+                Some("Camille"),
+                "Je cherche une recette de tarte aux pommes pour ce soir, avec une pâte brisée.",
+            ),
+            msg(
+                Role::Assistant,
+                None,
+                "Pour la pâte brisée, il vous faut 250 g de farine et 125 g de beurre froid.",
+            ),
+            msg(
+                Role::User,
+                Some("Camille"),
+                "Et combien de pommes pour une tarte de six personnes ?",
+            ),
+        ];
+        [german, french]
+    }
+
+    #[test]
+    fn titles_in_other_languages_snapshot() {
+        let summaries = other_languages().map(|m| summarize(&m, &SummaryConfig::default()));
+        let function_words = ["ich", "eine", "im", "mit", "dem", "nach", "je", "une", "pour", "de"];
+        for s in &summaries {
+            for word in s.title.split(|c: char| !c.is_alphanumeric()) {
+                assert!(!function_words.contains(&word.to_lowercase().as_str()), "{}", s.title);
+            }
+            assert!(s.keywords.iter().all(|k| !function_words.contains(&k.as_str())), "{s:?}");
+        }
+        insta::assert_json_snapshot!(summaries);
+    }
+
     #[test]
     fn a_title_is_never_a_cut_sentence() {
         for messages in [sample(), coding_session()] {

@@ -136,7 +136,11 @@ mod tests {
         let session = |config: &WorkConfig| {
             let msgs = dialogue(&[
                 (Role::User, "the crash test flush_survives_kill is flaky on CI, look into it", 0),
-                (Role::Tool, "$ cargo test flush_survives_kill\nassertion failed: left: 3 right: 4", 10),
+                (
+                    Role::Tool,
+                    "$ cargo test flush_survives_kill\nassertion failed: left: 3 right: 4",
+                    10,
+                ),
                 (
                     Role::Assistant,
                     "The child prints committed before the WAL checkpoint; the fix is to print \
