@@ -26,6 +26,7 @@ macro_rules! conformance_tests {
             a_rule_told_to_an_assistant_is_a_line_fact,
             names_are_left_out_of_the_embedded_query_but_roles_are_not,
             a_query_without_words_searches_none,
+            a_languages_function_words_find_nothing,
             a_restated_episode_carries_its_new_memory_strength_and_story
         );
     };
@@ -359,6 +360,31 @@ pub fn a_query_without_words_searches_none(index: &dyn Search) {
     assert!(!found.searched_words);
     assert_eq!(ids(&found), ["t/c/1"], "vectors still answer");
     assert!(!turns(index, &scope, "?? !!", 0).searched_words);
+}
+
+/// A German query's "ich", "mit" and "dem" are no more a subject than English's "I", "with"
+/// and "the": a line sharing only them is no word match.
+pub fn a_languages_function_words_find_nothing(index: &dyn Search) {
+    let car = told(
+        "t",
+        "c",
+        1,
+        0,
+        &[(Role::User, "Jonas", "Ich war mit dem Auto in Berlin, wie jedes Jahr.", 0)],
+    );
+    let train = told(
+        "t",
+        "c",
+        2,
+        600,
+        &[(Role::Assistant, "assistant", "Die Schwarzwaldbahn fährt stündlich nach Hausach.", 3)],
+    );
+    add(index, "t", &[&car, &train], Some(2));
+    let found = episodes(index, &Scope::tenant("t"), "Wie komme ich mit dem Zug nach Hausach?", 5);
+    let lexical =
+        |id: &str| found.candidates.iter().find(|c| c.episode.id.0 == id).and_then(|c| c.lexical);
+    assert!(lexical("t/c/2").is_some_and(|l| l.rank == 1), "{found:?}");
+    assert!(lexical("t/c/1").is_none(), "{found:?}");
 }
 
 pub fn a_restated_episode_carries_its_new_memory_strength_and_story(index: &dyn Search) {
