@@ -18,9 +18,9 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${EPIMEM_POSTGRES_DIR:-$repo/target/postgres}"
 port="${EPIMEM_POSTGRES_PORT:-54329}"
-# 0.1.5, not 0.1.6: 0.1.6's pgvector was built for CPUs with AVX-512 (its cosine distance uses
-# them unconditionally), and on one without, the server dies of SIGILL at the first distance
-# over 16 dimensions or more. 0.1.5 bundles the same pgvector (0.8.2), built to run anywhere.
+# 0.1.5, not 0.1.6: 0.1.6's pgvector was built for CPUs with AVX-512 (its distance functions
+# use it without checking), and on one without, the server dies of SIGILL once vectors are
+# stored and searched. 0.1.5 bundles the same pgvector (0.8.2), built to run anywhere.
 version="0.1.5"
 wheels="${XDG_CACHE_HOME:-$HOME/.cache}/epimem/wheels"
 install="$dir/pgserver-$version/pgserver/pginstall"

@@ -9,10 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{
-    Stopwords,
-    keywords::{for_each_keyword, for_each_keyword_with},
-};
+use crate::{Stopwords, keywords::for_each_keyword_with};
 
 /// Longer runs are cut: a title names things, it does not retell sentences.
 pub(crate) const MAX_PHRASE_WORDS: usize = 3;
@@ -30,10 +27,11 @@ pub struct KeyPhrase {
 /// a user's prompt can weigh more than an answer), best first, no two sharing a word.
 pub fn key_phrases(texts: &[&str], weights: &[f64], limit: usize) -> Vec<KeyPhrase> {
     // In how many messages (weighted) each normalized word appears.
+    let stopwords: Vec<Stopwords> = texts.iter().map(|t| Stopwords::of(t)).collect();
     let mut centrality: HashMap<String, f64> = HashMap::new();
-    for (text, weight) in texts.iter().zip(weights) {
+    for ((text, weight), &stop) in texts.iter().zip(weights).zip(&stopwords) {
         let mut seen: HashSet<String> = HashSet::new();
-        for_each_keyword(text, |word, _| {
+        for_each_keyword_with(text, stop, |word, _| {
             if seen.insert(word.to_owned()) {
                 *centrality.entry(word.to_owned()).or_default() += weight;
             }
@@ -44,8 +42,8 @@ pub fn key_phrases(texts: &[&str], weights: &[f64], limit: usize) -> Vec<KeyPhra
     // offers "day trip" and "trip" too.
     let mut seen: HashSet<Vec<String>> = HashSet::new();
     let mut phrases: Vec<KeyPhrase> = Vec::new();
-    for text in texts {
-        for run in runs(text) {
+    for (text, &stop) in texts.iter().zip(&stopwords) {
+        for run in runs(text, stop) {
             for start in 0..run.len() {
                 let run = &run[start..(start + MAX_PHRASE_WORDS).min(run.len())];
                 let words: Vec<String> = run.iter().map(|w| w.1.clone()).collect();
@@ -78,8 +76,7 @@ pub fn key_phrases(texts: &[&str], weights: &[f64], limit: usize) -> Vec<KeyPhra
 
 /// The runs of content words in `text`: each word as written and normalized. Stopwords,
 /// numbers and punctuation other than inner hyphens, apostrophes and underscores end a run.
-fn runs(text: &str) -> Vec<Vec<(&str, String)>> {
-    let stopwords = Stopwords::of(text);
+fn runs(text: &str, stopwords: Stopwords) -> Vec<Vec<(&str, String)>> {
     let mut out = Vec::new();
     let mut run: Vec<(&str, String)> = Vec::new();
     let mut rest = text;
@@ -166,7 +163,10 @@ mod tests {
     #[test]
     fn runs_stop_at_stopwords_and_punctuation() {
         let words = |t: &str| -> Vec<Vec<String>> {
-            runs(t).into_iter().map(|r| r.into_iter().map(|w| w.0.to_owned()).collect()).collect()
+            runs(t, Stopwords::of(t))
+                .into_iter()
+                .map(|r| r.into_iter().map(|w| w.0.to_owned()).collect())
+                .collect()
         };
         assert_eq!(
             words("Is there a Lisbon travel card for trams, and the Sintra train?"),

@@ -153,7 +153,7 @@ pub(crate) fn for_each_keyword(text: &str, f: impl FnMut(&str, u64)) {
     for_each_keyword_with(text, Stopwords::of(text), f);
 }
 
-/// [`for_each_keyword`] with the stopwords of a text `text` is part of (a word alone does not
+/// [`for_each_keyword`] with the stopwords of the text `text` belongs to (a word alone does not
 /// tell its language).
 pub(crate) fn for_each_keyword_with(
     text: &str,

@@ -34,7 +34,7 @@ const MIN_FOREIGN_WORDS: u32 = 2;
 
 /// The stopwords that apply to one text: English's, and those of its language if that is
 /// another one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stopwords {
     /// Index into [`LANGUAGES`]; `None`: English.
     language: Option<u8>,
@@ -111,7 +111,8 @@ impl Stopwords {
     }
 
     /// The language's ISO 639-1 code.
-    pub fn language(&self) -> &'static str {
+    #[cfg(test)]
+    fn language(&self) -> &'static str {
         self.language.map_or("en", |l| LANGUAGES[usize::from(l)])
     }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, Role, key_phrases::key_phrases, keywords::for_each_keyword};
+use crate::{Message, Role, Stopwords, key_phrases::key_phrases, keywords::for_each_keyword_with};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -47,8 +47,10 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     // Keyword hash → (count, first appearance, the word).
     let mut freq: HashMap<u64, (usize, usize, String)> = HashMap::new();
     let mut order = 0;
-    for m in messages {
-        for_each_keyword(&m.content, |w, hash| {
+    // A message's language is read once, and its sentences are read in it.
+    let stopwords: Vec<Stopwords> = messages.iter().map(|m| Stopwords::of(&m.content)).collect();
+    for (m, &stop) in messages.iter().zip(&stopwords) {
+        for_each_keyword_with(&m.content, stop, |w, hash| {
             freq.entry(hash).or_insert_with(|| (0, order, w.to_owned())).0 += 1;
             order += 1;
         });
@@ -61,11 +63,11 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     // The opening prompt states the episode's intent: its sentences weigh more.
     let opening = messages.iter().position(|m| m.role == Role::User);
     let mut sentences: Vec<Sentence<'_>> = Vec::new();
-    for (index, m) in messages.iter().enumerate() {
+    for (index, (m, &stop)) in messages.iter().zip(&stopwords).enumerate() {
         for text in split_sentences(&m.content) {
             let mut score = 0.0;
             let mut seen: Vec<u64> = Vec::new();
-            for_each_keyword(text, |_, hash| {
+            for_each_keyword_with(text, stop, |_, hash| {
                 if !seen.contains(&hash) {
                     score += freq.get(&hash).map_or(0.0, |f| f.0 as f64);
                     seen.push(hash);

@@ -99,13 +99,15 @@ pub(super) fn prompt_boundaries(
         if rules.last_reply_counts && m.role == Role::Assistant {
             reply.add_text(m.content);
         }
+        // The agent's reply this prompt follows (a terse prompt ends it too).
+        let replied =
+            if m.role == Role::User { std::mem::take(&mut reply) } else { GrowingBag::default() };
         if m.role != Role::User || word_count(m.content) < rules.min_words {
             if rules.bag_includes_replies && !bag.is_empty() {
                 bag.add_text(m.content);
             }
             continue;
         }
-        let replied = std::mem::take(&mut reply);
         let prompt = KeywordBag::from_text(m.content);
         if prompt.is_empty() {
             continue;
