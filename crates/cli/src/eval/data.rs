@@ -13,6 +13,9 @@ pub(crate) enum SegDataset {
     DialSeg711,
     Tiage,
     SuperDialseg,
+    /// Coding-agent sessions in `epimem ingest`'s format, labelled in each line's metadata:
+    /// `"opens": true` on a prompt that opens a work unit, `"set"` on a session's first line.
+    Agent,
 }
 
 impl SegDataset {
@@ -21,6 +24,7 @@ impl SegDataset {
             Self::DialSeg711 => "dialseg711",
             Self::Tiage => "tiage",
             Self::SuperDialseg => "superdialseg",
+            Self::Agent => "agent",
         }
     }
 }
@@ -33,7 +37,10 @@ impl FromStr for SegDataset {
             "dialseg711" => Ok(Self::DialSeg711),
             "tiage" => Ok(Self::Tiage),
             "superdialseg" => Ok(Self::SuperDialseg),
-            _ => Err(format!("unknown dataset {s:?}: expected dialseg711, tiage or superdialseg")),
+            "agent" => Ok(Self::Agent),
+            _ => Err(format!(
+                "unknown dataset {s:?}: expected dialseg711, tiage, superdialseg or agent"
+            )),
         }
     }
 }
@@ -46,11 +53,18 @@ pub(crate) struct Dialogue {
     pub(crate) utterances: Vec<(Role, String)>,
     /// Gold segment lengths; they sum to the number of utterances.
     pub(crate) reference: Vec<usize>,
+    /// Each utterance's time, when the data set has them (agent sessions); otherwise they are
+    /// `UTTERANCE_SPACING_MS` apart.
+    pub(crate) times: Option<Vec<Timestamp>>,
 }
 
 impl Dialogue {
-    /// The utterances as a segmenter reads them: `UTTERANCE_SPACING_MS` apart (the data sets
-    /// carry no times), with their token counts (1 each when `tokens` is `None`, for callers
+    /// When utterance `i` was said.
+    pub(crate) fn time(&self, i: usize) -> Timestamp {
+        self.times.as_ref().map_or(Timestamp(i as i64 * UTTERANCE_SPACING_MS), |t| t[i])
+    }
+
+    /// The utterances as a segmenter reads them, at their times, with their token counts (1 each when `tokens` is `None`, for callers
     /// whose segmenter does not read them) and embeddings when given.
     pub(crate) fn messages<'a>(
         &'a self,
@@ -63,7 +77,7 @@ impl Dialogue {
             .map(|(i, (role, text))| SegmentMessage {
                 role: *role,
                 content: text,
-                timestamp: Timestamp(i as i64 * UTTERANCE_SPACING_MS),
+                timestamp: self.time(i),
                 tokens: tokens.map_or(1, |t| t[i]),
                 embedding: vectors.map(|v| v[i].as_slice()),
             })
@@ -96,6 +110,7 @@ pub(crate) fn load(dataset: SegDataset, path: &Path) -> Result<Vec<Dialogue>> {
         SegDataset::DialSeg711 => parse_json_array(&text, Role::Assistant),
         SegDataset::Tiage => parse_json_array(&text, Role::User),
         SegDataset::SuperDialseg => parse_superdialseg(&text),
+        SegDataset::Agent => parse_agent_sessions(&text),
     }
     .with_context(|| format!("{} is not in the {} format", path.display(), dataset.name()))?;
     if dialogues.is_empty() {
@@ -127,7 +142,7 @@ fn parse_json_array(text: &str, second: Role) -> Result<Vec<Dialogue>> {
                 .enumerate()
                 .map(|(i, u)| (if i % 2 == 0 { Role::User } else { second }, u))
                 .collect();
-            Ok(Dialogue { id, set: d.set, utterances, reference: d.segments })
+            Ok(Dialogue { id, set: d.set, utterances, reference: d.segments, times: None })
         })
         .collect()
 }
@@ -162,8 +177,58 @@ fn parse_superdialseg(text: &str) -> Result<Vec<Dialogue>> {
             reference.push(current);
         }
         if !utterances.is_empty() {
-            out.push(Dialogue { id: raw.id, set: None, utterances, reference });
+            out.push(Dialogue { id: raw.id, set: None, utterances, reference, times: None });
         }
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+struct AgentLine {
+    conversation: String,
+    role: String,
+    content: String,
+    timestamp: String,
+    #[serde(default)]
+    metadata: AgentLabels,
+}
+
+#[derive(Deserialize, Default)]
+struct AgentLabels {
+    #[serde(default)]
+    set: Option<String>,
+    #[serde(default)]
+    opens: bool,
+}
+
+/// Sessions in ingest's line format, in the order their first lines come.
+fn parse_agent_sessions(text: &str) -> Result<Vec<Dialogue>> {
+    let mut out: Vec<Dialogue> = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let raw: AgentLine =
+            serde_json::from_str(line).with_context(|| format!("line {}", i + 1))?;
+        let role: Role = raw.role.parse().map_err(|e| anyhow::anyhow!("line {}: {e}", i + 1))?;
+        let time = Timestamp::parse_rfc3339(&raw.timestamp)
+            .with_context(|| format!("line {}: timestamp {:?}", i + 1, raw.timestamp))?;
+        let d = match out.iter_mut().position(|d| d.id == raw.conversation) {
+            Some(at) => &mut out[at],
+            None => {
+                out.push(Dialogue {
+                    id: raw.conversation,
+                    set: raw.metadata.set.clone(),
+                    utterances: Vec::new(),
+                    reference: vec![0],
+                    times: Some(Vec::new()),
+                });
+                out.last_mut().expect("just pushed")
+            }
+        };
+        if raw.metadata.opens && !d.utterances.is_empty() {
+            d.reference.push(0);
+        }
+        *d.reference.last_mut().expect("never empty") += 1;
+        d.utterances.push((role, raw.content));
+        d.times.as_mut().expect("agent sessions have times").push(time);
     }
     Ok(out)
 }
@@ -178,6 +243,25 @@ mod tests {
         let d = parse_superdialseg(line).unwrap();
         assert_eq!(d[0].reference, [2, 3, 1]);
         assert_eq!(d[0].utterances[1], (Role::Assistant, "b".to_owned()));
+    }
+
+    #[test]
+    fn reads_agent_sessions_with_their_times_and_labels() {
+        let text = [
+            r#"{"conversation": "a", "role": "user", "content": "x", "timestamp": "2026-01-01T00:00:00Z", "metadata": {"set": "test"}}"#,
+            r#"{"conversation": "b", "role": "user", "content": "y", "timestamp": "2026-01-01T00:00:00Z"}"#,
+            r#"{"conversation": "a", "role": "tool", "content": "z", "timestamp": "2026-01-01T00:01:00Z"}"#,
+            r#"{"conversation": "a", "role": "user", "content": "w", "timestamp": "2026-01-01T00:02:00Z", "metadata": {"opens": true}}"#,
+        ]
+        .join("\n");
+        let d = parse_agent_sessions(&text).unwrap();
+        assert_eq!((d[0].id.as_str(), d[0].set.as_deref()), ("a", Some("test")));
+        assert_eq!(d[0].reference, [2, 1]);
+        assert_eq!(d[0].utterances[1], (Role::Tool, "z".to_owned()));
+        assert_eq!(d[0].time(2).since(d[0].time(0)), 2 * Timestamp::MINUTE_MS);
+        assert_eq!(d[1].reference, [1]);
+        let bad = r#"{"conversation": "a", "role": "robot", "content": "x", "timestamp": "2026-01-01T00:00:00Z"}"#;
+        assert!(parse_agent_sessions(bad).unwrap_err().to_string().contains("line 1"));
     }
 
     #[test]

@@ -93,7 +93,7 @@ fn replay_one(
             role: *role,
             speaker: None,
             content: text.clone(),
-            timestamp: Some(Timestamp(i as i64 * UTTERANCE_SPACING_MS)),
+            timestamp: Some(d.time(i)),
             metadata: serde_json::Value::Null,
         }])?;
     }

@@ -32,7 +32,8 @@ use crate::{config::AppConfig, output::json_line};
 
 #[derive(Debug, Args)]
 pub(crate) struct SegmentationArgs {
-    /// The data set's format: dialseg711, tiage or superdialseg.
+    /// The data set's format: dialseg711, tiage, superdialseg, or agent (coding-agent sessions
+    /// in `epimem ingest`'s format, labelled in their metadata, like crates/cli/data/agent-sessions.jsonl).
     #[arg(long)]
     dataset: SegDataset,
     /// The data set file.
@@ -49,7 +50,7 @@ pub(crate) struct SegmentationArgs {
     /// the store ends up with, as `online`: what users get from the default.
     #[arg(long)]
     online: bool,
-    /// Only dialogues of this split (TIAGE: train or dev).
+    /// Only dialogues of this split (TIAGE: train or dev; agent sessions: tuning or test).
     #[arg(long)]
     set: Option<String>,
     /// Only the first N dialogues.

@@ -3,7 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Boundary, BoundaryReason, SegmentMessage, Similarity, Strength};
+use super::{
+    Boundary, BoundaryReason, SegmentMessage, Similarity, Strength,
+    cues::{PromptCue, prompt_cue},
+};
 use crate::{
     KeywordBag, Role, Timestamp,
     keywords::{GrowingBag, word_count},
@@ -58,6 +61,7 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
         bag_includes_replies: config.bag_includes_replies,
         last_reply_counts: false,
         commit_closes: false,
+        discourse_cues: false,
     };
     prompt_boundaries(messages, &rules)
 }
@@ -81,6 +85,9 @@ pub(super) struct PromptRules {
     pub(super) last_reply_counts: bool,
     /// A successful `git commit` resolves the episode: the next prompt opens another.
     pub(super) commit_closes: bool,
+    /// A prompt's discourse markers decide before its keywords: "Also ...", "Do that" go on,
+    /// "Unrelated: ..." opens another episode.
+    pub(super) discourse_cues: bool,
 }
 
 /// Boundaries at the user prompts that `rules` say open a new episode.
@@ -124,9 +131,10 @@ pub(super) fn prompt_boundaries(
             Similarity::Containment => bag.containment_with(&replied, &prompt),
             Similarity::Jaccard => bag.jaccard(&prompt),
         };
+        let cue = if rules.discourse_cues { prompt_cue(m.content) } else { PromptCue::Silent };
         let reason = if committed {
             BoundaryReason::Commit
-        } else if similarity < threshold {
+        } else if cue == PromptCue::Shifts || (cue == PromptCue::Silent && similarity < threshold) {
             BoundaryReason::IntentShift
         } else {
             bag.add(&prompt);

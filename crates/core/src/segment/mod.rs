@@ -4,6 +4,7 @@
 mod budget;
 mod coherence;
 mod cohesion;
+mod cues;
 mod intent;
 mod overlap;
 mod policy;

@@ -31,6 +31,10 @@ pub struct WorkConfig {
     /// output): "Makes sense, apply the fix" continues the unit whose reply said what the fix
     /// is.
     pub last_reply_counts: bool,
+    /// A prompt's own markers decide before its keywords: one that goes on with the task
+    /// ("Also ...", "Do that", "Yes, ...", "... too") continues the unit, one that announces
+    /// another ("Unrelated: ...", "Let's switch to ...") opens a new one. English markers only.
+    pub discourse_cues: bool,
     /// A successful `git commit` resolves the work unit: the next prompt that is not terse
     /// opens another.
     pub commit_closes: bool,
@@ -63,6 +67,7 @@ impl Default for WorkConfig {
             long_gap_minutes: 30,
             threshold_after_gap: 0.6,
             last_reply_counts: true,
+            discourse_cues: true,
             commit_closes: true,
             budget: BudgetConfig { enabled: true, max_tokens: 16_000, max_messages: 200 },
         }
@@ -87,6 +92,7 @@ pub fn work_boundaries(messages: &[SegmentMessage<'_>], config: &WorkConfig) -> 
         bag_includes_replies: false,
         last_reply_counts: config.last_reply_counts,
         commit_closes: config.commit_closes,
+        discourse_cues: config.discourse_cues,
     };
     prompt_boundaries(messages, &rules)
 }
@@ -158,9 +164,49 @@ mod tests {
             let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
             work_boundaries(&views, config).iter().map(|b| b.index).collect::<Vec<_>>()
         };
-        assert_eq!(session(&WorkConfig::default()), [6]);
-        let unit_only = WorkConfig { last_reply_counts: false, ..WorkConfig::default() };
+        // Its "that" says as much: the keywords alone are weighed here.
+        let keywords_only = WorkConfig { discourse_cues: false, ..WorkConfig::default() };
+        assert_eq!(session(&keywords_only), [6]);
+        let unit_only = WorkConfig { last_reply_counts: false, ..keywords_only };
         assert_eq!(session(&unit_only), [3, 6]);
+    }
+
+    #[test]
+    fn a_follow_up_that_names_nothing_new_continues_and_an_announced_change_opens_a_unit() {
+        let session = |config: &WorkConfig| {
+            let msgs = dialogue(&[
+                (Role::User, "Write release notes for v0.4 from the commits since v0.3.", 0),
+                (Role::Tool, "$ git log v0.3..main --oneline | wc -l\n47", 10),
+                (Role::Assistant, "Draft: v0.4 adds the timeline view and cursor pagination.", 60),
+                // Nothing in common with the request or the draft but what it points back at.
+                (Role::User, "Make it friendlier and put breaking changes first.", 120),
+                (Role::User, "Also mention who contributed, by name.", 180),
+                // Shares "release" and "v0.4" with the unit, yet says it is something else.
+                (Role::User, "Unrelated: why is the v0.4 release build so slow on CI?", 240),
+            ]);
+            let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+            work_boundaries(&views, config).iter().map(|b| b.index).collect::<Vec<_>>()
+        };
+        assert_eq!(session(&WorkConfig::default()), [5]);
+        let keywords_only = WorkConfig { discourse_cues: false, ..WorkConfig::default() };
+        assert_eq!(session(&keywords_only), [3, 4, 5]);
+    }
+
+    #[test]
+    fn an_announced_change_opens_a_unit_whatever_words_it_shares() {
+        let msgs = dialogue(&[
+            (Role::User, "Write the release notes for v0.4 from the commits since v0.3.", 0),
+            (Role::Tool, "$ git log v0.3..main --oneline | wc -l\n47", 10),
+            (
+                Role::User,
+                "Unrelated: the release notes page of the website lists v0.3 commits.",
+                60,
+            ),
+        ]);
+        let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+        let cut = |config: &WorkConfig| work_boundaries(&views, config).len();
+        assert_eq!(cut(&WorkConfig::default()), 1);
+        assert_eq!(cut(&WorkConfig { discourse_cues: false, ..WorkConfig::default() }), 0);
     }
 
     #[test]
