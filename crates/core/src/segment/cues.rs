@@ -60,9 +60,16 @@ const ACKNOWLEDGEMENTS: &[&[&str]] = &[
     &["cool"],
     &["thanks"],
     &["makes", "sense"],
-    &["sounds", "good"],
+    &["sounds"],
     &["go", "ahead"],
 ];
+
+/// Opening phrases that ask for a variant of what was just discussed ("What about daylight
+/// saving?") or join the last request from inside the sentence ("Can you also ...").
+const OPENS_A_VARIANT: &[&[&str]] = &[&["what", "about"], &["how", "about"], &["also"]];
+
+/// Sounds of thinking that carry nothing: the word after them is the prompt's first.
+const INTERJECTIONS: &[&str] = &["hmm", "hm", "ah", "oh", "well", "um", "uh"];
 
 /// Phrases anywhere that point back at what was said or done ("as well", "the same check",
 /// "the features you found"). A clause-final "too" does as well; "too long" does not.
@@ -89,7 +96,9 @@ const OPENING_WORDS: usize = 4;
 /// Reads the markers of `prompt`. A change of task wins over a continuation: "Great. Now let's
 /// switch to the README" leaves the task, whatever its first word.
 pub(crate) fn prompt_cue(prompt: &str) -> PromptCue {
-    let words = words(prompt);
+    let all = words(prompt);
+    let spoken = all.iter().take_while(|w| INTERJECTIONS.contains(&w.as_str())).count();
+    let words = &all[spoken..];
     let opening = &words[..words.len().min(OPENING_WORDS + 2)];
     if SHIFTS.iter().any(|phrase| contains(opening, phrase)) {
         return PromptCue::Shifts;
@@ -101,7 +110,10 @@ pub(crate) fn prompt_cue(prompt: &str) -> PromptCue {
         .is_some_and(|a| !matches!(words.get(a.len()).map(String::as_str), Some("now" | "next")));
     if acknowledged
         || first.is_some_and(|w| OPENS_CONTINUING.contains(&w))
-        || POINTS_BACK.iter().any(|phrase| contains(&words, phrase))
+        || POINTS_BACK.iter().any(|phrase| contains(words, phrase))
+        || OPENS_A_VARIANT
+            .iter()
+            .any(|phrase| contains(&words[..words.len().min(OPENING_WORDS)], phrase))
         || ends_a_clause_with_too(prompt)
         || words.iter().take(OPENING_WORDS).any(|w| BACK_PRONOUNS.contains(&w.as_str()))
     {
@@ -148,6 +160,10 @@ mod tests {
             "Shorter, and put breaking changes first.",
             "Good, add a test for that invalid date case.",
             "Makes sense. Please apply the fix and run it 50 times.",
+            "Hmm. Then go with chrono-tz after all.",
+            "What about daylight saving, e.g. Berlin?",
+            "can you also add the median latency per week as a column",
+            "Sounds right. Make the grace period a flag, 24h by default.",
         ] {
             assert_eq!(prompt_cue(prompt), PromptCue::Continues, "{prompt}");
         }
