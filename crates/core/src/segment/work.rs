@@ -62,7 +62,7 @@ impl Default for WorkConfig {
         Self {
             enabled: true,
             measure: Similarity::Containment,
-            threshold: 0.4,
+            threshold: 0.2,
             min_words: 5,
             long_gap_minutes: 30,
             threshold_after_gap: 0.6,
@@ -164,8 +164,10 @@ mod tests {
             let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
             work_boundaries(&views, config).iter().map(|b| b.index).collect::<Vec<_>>()
         };
-        // Its "that" says as much: the keywords alone are weighed here.
-        let keywords_only = WorkConfig { discourse_cues: false, ..WorkConfig::default() };
+        // Its "that" says as much: the keywords alone are weighed here, at a bar (0.4) that
+        // the unit's two keywords of six miss.
+        let keywords_only =
+            WorkConfig { discourse_cues: false, threshold: 0.4, ..WorkConfig::default() };
         assert_eq!(session(&keywords_only), [6]);
         let unit_only = WorkConfig { last_reply_counts: false, ..keywords_only };
         assert_eq!(session(&unit_only), [3, 6]);
