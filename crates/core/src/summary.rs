@@ -43,6 +43,7 @@ struct Sentence<'a> {
 /// with its key phrases ("Sintra train: Viva Viagem card, Pena Palace"), never a cut sentence.
 /// Sentences score by the summed frequency of their keywords over their length; the summary
 /// is the best whole sentences (authors named) that fit the word limit, in conversation order.
+/// Tool output counts for the keywords only, unless the episode holds nothing else.
 pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     // Keyword hash → (count, first appearance, the word).
     let mut freq: HashMap<u64, (usize, usize, String)> = HashMap::new();
@@ -62,8 +63,14 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
 
     // The opening prompt states the episode's intent: its sentences weigh more.
     let opening = messages.iter().position(|m| m.role == Role::User);
+    // Tool output (paths, commands, logs) is how an agent worked, not what the work was about:
+    // the title and the summary are told from what was asked and answered, when anything was.
+    let told = |m: &Message| m.role != Role::Tool || messages.iter().all(|m| m.role == Role::Tool);
     let mut sentences: Vec<Sentence<'_>> = Vec::new();
     for (index, (m, &stop)) in messages.iter().zip(&stopwords).enumerate() {
+        if !told(m) {
+            continue;
+        }
         for text in split_sentences(&m.content) {
             let mut score = 0.0;
             let mut seen: Vec<u64> = Vec::new();
@@ -83,7 +90,7 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     let mut by_score: Vec<usize> = (0..sentences.len()).collect();
     by_score.sort_by(|&a, &b| sentences[b].score.total_cmp(&sentences[a].score).then(a.cmp(&b)));
 
-    let title = phrase_title(messages, opening, config.max_title_words)
+    let title = phrase_title(messages, told, opening, config.max_title_words)
         .or_else(|| {
             // Nothing but filler ("ok", "thanks"): the shortest whole sentence, if it fits.
             sentences
@@ -100,10 +107,18 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
 
 /// "Head phrase: second, third", as many phrases as fit in `max_words`. The opening prompt
 /// states the episode's intent, so its words count double; answers count once.
-fn phrase_title(messages: &[Message], opening: Option<usize>, max_words: usize) -> Option<String> {
-    let texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
-    let weights: Vec<f64> =
-        (0..messages.len()).map(|i| if Some(i) == opening { 2.0 } else { 1.0 }).collect();
+fn phrase_title(
+    messages: &[Message],
+    told: impl Fn(&Message) -> bool,
+    opening: Option<usize>,
+    max_words: usize,
+) -> Option<String> {
+    let (texts, weights): (Vec<&str>, Vec<f64>) = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| told(m))
+        .map(|(i, m)| (m.content.as_str(), if Some(i) == opening { 2.0 } else { 1.0 }))
+        .unzip();
     let phrases = key_phrases(&texts, &weights, 3);
     let head = phrases.first()?;
     let mut title = title_case(&head.text);
@@ -267,6 +282,38 @@ mod tests {
     #[test]
     fn coding_session_snapshot() {
         insta::assert_json_snapshot!(summarize(&coding_session(), &SummaryConfig::default()));
+    }
+
+    #[test]
+    fn tool_output_names_nothing_unless_it_is_all_there_is() {
+        let session = vec![
+            msg(
+                Role::User,
+                Some("dev"),
+                "The timeline groups episodes by UTC day, so an evening chat in Tokyo lands on \
+                 the next day. Can the day boundary follow the user's timezone?",
+            ),
+            msg(Role::Tool, None, "Read crates/core/src/timeline.rs"),
+            msg(Role::Assistant, None, "Days are cut at UTC midnight in day_of."),
+            msg(Role::User, Some("dev"), "Add a utc_offset_minutes setting to the config."),
+            msg(
+                Role::Tool,
+                None,
+                "Edit crates/core/src/timeline.rs\nEdit crates/cli/src/config.rs",
+            ),
+            msg(Role::Tool, None, "$ cargo nextest run -p epimem-core timeline\n18 tests passed"),
+        ];
+        let s = summarize(&session, &SummaryConfig::default());
+        for tooling in ["Edit", "crates", "Read", "nextest"] {
+            assert!(!s.title.contains(tooling), "{}", s.title);
+            assert!(!s.summary.contains(tooling), "{}", s.summary);
+        }
+        assert!(s.title.contains("UTC day"), "{}", s.title);
+        // Its words still find the episode.
+        assert!(s.keywords.iter().any(|k| k == "src"), "{:?}", s.keywords);
+        // Output alone is told from itself.
+        let only = summarize(&session[4..5], &SummaryConfig::default());
+        assert!(only.title.to_lowercase().contains("timeline.rs"), "{}", only.title);
     }
 
     /// Chats in German and in French: their function words name nothing.
