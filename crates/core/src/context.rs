@@ -75,6 +75,11 @@ fn heading(e: &Episode) -> String {
     format!("## {} ({when})\n", e.title)
 }
 
+/// Whether `quote` shows the whole message (a long one is cut short).
+pub(crate) fn quoted_whole(m: &Message) -> bool {
+    m.content.split_whitespace().nth(MAX_LINE_WORDS).is_none()
+}
+
 /// A message quoted on one line, a long one cut short.
 pub(crate) fn quote(m: &Message) -> String {
     let words: Vec<&str> = m.content.split_whitespace().collect();
@@ -121,6 +126,10 @@ pub(crate) mod tests {
         }
     }
 
+    /// One counter for all: decoding its tables is slow in a debug build.
+    static COUNTER: std::sync::LazyLock<TokenCounter> =
+        std::sync::LazyLock::new(TokenCounter::cl100k);
+
     pub(crate) fn message(content: &str) -> Message {
         Message {
             seq: 1,
@@ -130,7 +139,8 @@ pub(crate) mod tests {
             content: content.into(),
             timestamp: Timestamp(0),
             metadata: serde_json::Value::Null,
-            tokens: 0,
+            // As ingest stores it.
+            tokens: COUNTER.count(content),
         }
     }
 

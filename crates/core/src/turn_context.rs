@@ -35,6 +35,11 @@ pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounte
     let mut headed: Vec<&EpisodeId> = Vec::new();
     let mixed = mixed(turns);
     for (i, turn) in turns.iter().enumerate() {
+        // Once the block is nearly full most candidates cannot fit: their stored counts say so
+        // without counting them again, which took most of a recall's time.
+        if surely_too_long(turn.message, budget - estimate) {
+            continue;
+        }
         let mut cost = counter.count(&context::quote(turn.message)) as usize;
         if !headed.contains(&&turn.episode.id) {
             cost += counter.count(&turn_heading(turn.episode, mixed)) as usize + 1;
@@ -59,6 +64,13 @@ pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounte
         }
         quoted.pop();
     }
+}
+
+/// Whether quoting `m` surely costs more than `left` tokens, from the count its message was
+/// stored with: a whole line costs at least four fifths of that (spaces and line breaks
+/// folded), and a line cut short is never judged so.
+fn surely_too_long(m: &Message, left: usize) -> bool {
+    context::quoted_whole(m) && m.tokens as usize * 4 / 5 > left
 }
 
 /// `## 2023-05-08 13:56`: when the episode began, and in which conversation if the block
@@ -174,6 +186,38 @@ mod tests {
         let text = render_turns(&both, 1_000, &counter).text;
         assert!(text.contains("## 2026-01-01 00:00 · c\n"), "{text}");
         assert!(text.contains("## 2026-01-01 00:00 · garden-club\n"), "{text}");
+    }
+
+    #[test]
+    fn stored_counts_only_pass_over_turns_that_cannot_fit() {
+        let e = episode(1);
+        let mut m: Vec<Message> = (1..=4)
+            .map(|i| at(message(&format!("line {i} about the tomatoes and the roses")), i))
+            .collect();
+        let counter = TokenCounter::cl100k();
+        let all = |m: &[Message]| -> Vec<usize> {
+            let turns: Vec<TurnItem<'_>> =
+                m.iter().map(|m| TurnItem { episode: &e, message: m }).collect();
+            let out = render_turns(&turns, 40, &counter);
+            assert!(out.tokens <= 40 && out.tokens == counter.count(&out.text) as usize);
+            out.quoted
+        };
+        let honest = all(&m);
+        assert!(!honest.is_empty() && honest.len() < 4, "{honest:?}");
+        // With the counts ingest stores, no turn that would fit is left out.
+        let one_more: Vec<TurnItem<'_>> =
+            m[..=honest.len()].iter().map(|m| TurnItem { episode: &e, message: m }).collect();
+        assert!(counter.count(&render(&one_more).text) > 40);
+        // Stored counts that undersell pass over nothing: the exact counts choose as before.
+        for m in &mut m {
+            m.tokens = 0;
+        }
+        assert_eq!(all(&m), honest);
+        // Counts that oversell pass over turns that would have fit (ingest never stores such).
+        for m in &mut m {
+            m.tokens = 30;
+        }
+        assert!(all(&m).len() < honest.len());
     }
 
     proptest::proptest! {

@@ -101,7 +101,7 @@ struct Means {
 struct Returned<'a> {
     id: &'a str,
     turns: Vec<&'a str>,
-    tokens: usize,
+    tokens: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -235,9 +235,21 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             };
             let mut returned = Vec::with_capacity(hits.len());
             for h in &hits {
-                let tokens = engine
-                    .render_context(&scope, &q.question, std::slice::from_ref(h), usize::MAX)?
-                    .tokens;
+                // What each episode would cost in a context block: for the dump only (counting
+                // every episode's tokens took most of an evaluation's time).
+                let tokens = match dump {
+                    Some(_) => Some(
+                        engine
+                            .render_context(
+                                &scope,
+                                &q.question,
+                                std::slice::from_ref(h),
+                                usize::MAX,
+                            )?
+                            .tokens,
+                    ),
+                    None => None,
+                };
                 returned.push(Returned {
                     id: &h.episode.id.0,
                     turns: turns_of(h.episode.first_seq, h.episode.last_seq),
