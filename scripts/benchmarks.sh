@@ -112,7 +112,8 @@ prompts or the agent's last reply named. Two rules, each with its principle:
   or answers, "Also", "And", "Then", "Yes", "Ok"; an acknowledgement not followed by "now",
   "Good, add ..."; "what about", "... too", "as well", "instead", "the same", "you found"; "it",
   "that", "them" among the first four words) continues the unit, one that announces another
-  ("Unrelated:", "Different thing:", "Let's switch to", "By the way") opens one whatever words it
+  ("Unrelated:", "Different thing:", "Let's switch to", "By the way", at the start of a sentence
+  or clause: "create a new task in the scheduler" announces nothing) opens one whatever words it
   shares. People say which it is; keywords only guess. English markers only: a prompt in another
   language has none and its keywords decide as before.
 - **The bar for the prompt's keywords is 0.2, not 0.4** (`segmentation.work.threshold`): in

@@ -16,7 +16,9 @@ pub(crate) enum PromptCue {
     Silent,
 }
 
-/// Phrases, anywhere in the prompt's opening words, that announce a change of task.
+/// Phrases that announce a change of task when they open a sentence or a clause ("Unrelated:
+/// ...", "OK, different question", "Great. Now let's switch to ..."); inside one they say
+/// nothing ("create a new task in the scheduler", "fix the unrelated test").
 const SHIFTS: &[&[&str]] = &[
     &["unrelated"],
     &["different", "thing"],
@@ -31,15 +33,25 @@ const SHIFTS: &[&[&str]] = &[
     &["next", "task"],
     &["next", "thing"],
     &["moving", "on"],
-    &["move", "on"],
-    &["switch", "to"],
-    &["switching", "to"],
+    &["let's", "move", "on"],
+    &["let's", "switch"],
+    &["switching"],
     &["change", "of", "topic"],
     &["on", "another", "note"],
     &["by", "the", "way"],
     &["btw"],
     &["separately"],
 ];
+
+/// Words that may come before a clause's announcement: "OK, now, by the way ...".
+const LEAD_INS: &[&str] = &[
+    "ok", "okay", "now", "so", "and", "also", "great", "thanks", "good", "alright", "right",
+    "anyway", "oh", "hmm", "well", "then",
+];
+
+/// How many of a prompt's first clauses can announce a change of task (what comes later,
+/// a pasted log or a list, is not the user's framing).
+const ANNOUNCING_CLAUSES: usize = 3;
 
 /// First words that go on: joining the last request ("Also", "And", "Then"), answering the
 /// agent's question or proposal ("Yes", "No", "Ok", "Fine"), or asking to redo its last output
@@ -99,14 +111,13 @@ pub(crate) fn prompt_cue(prompt: &str) -> PromptCue {
     let all = words(prompt);
     let spoken = all.iter().take_while(|w| INTERJECTIONS.contains(&w.as_str())).count();
     let words = &all[spoken..];
-    let opening = &words[..words.len().min(OPENING_WORDS + 2)];
-    if SHIFTS.iter().any(|phrase| contains(opening, phrase)) {
+    if announces_a_change(prompt) {
         return PromptCue::Shifts;
     }
     let first = words.first().map(String::as_str);
     let acknowledged = ACKNOWLEDGEMENTS
         .iter()
-        .find(|a| words.len() >= a.len() && contains(&words[..a.len()], a))
+        .find(|a| starts_with(words, a))
         .is_some_and(|a| !matches!(words.get(a.len()).map(String::as_str), Some("now" | "next")));
     if acknowledged
         || first.is_some_and(|w| OPENS_CONTINUING.contains(&w))
@@ -122,6 +133,21 @@ pub(crate) fn prompt_cue(prompt: &str) -> PromptCue {
     PromptCue::Silent
 }
 
+/// Whether one of the first clauses opens, after its lead-in words, with a change of task.
+fn announces_a_change(prompt: &str) -> bool {
+    clauses(prompt).take(ANNOUNCING_CLAUSES).any(|clause| {
+        let words = words(clause);
+        let lead = words.iter().take_while(|w| LEAD_INS.contains(&w.as_str())).count();
+        SHIFTS.iter().any(|phrase| starts_with(&words[lead..], phrase))
+    })
+}
+
+/// The sentences and clauses of `text`, split at punctuation and line breaks.
+fn clauses(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '\n'))
+        .filter(|clause| clause.chars().any(char::is_alphanumeric))
+}
+
 /// The lowercased words of `text`, apostrophes kept ("let's").
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
@@ -133,8 +159,11 @@ fn words(text: &str) -> Vec<String> {
 /// "Cache the target dir too, ..." and "... as well, too." add to the last request; a "too"
 /// before the word it qualifies ("too long") does not.
 fn ends_a_clause_with_too(text: &str) -> bool {
-    text.split(|c: char| matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '\n'))
-        .any(|clause| words(clause).last().is_some_and(|w| w == "too"))
+    clauses(text).any(|clause| words(clause).last().is_some_and(|w| w == "too"))
+}
+
+fn starts_with(words: &[String], phrase: &[&str]) -> bool {
+    words.len() >= phrase.len() && words.iter().zip(phrase).all(|(a, b)| a == b)
 }
 
 fn contains(words: &[String], phrase: &[&str]) -> bool {
@@ -176,6 +205,8 @@ mod tests {
             "Different thing: a user asked whether epimem runs on a Raspberry Pi.",
             "Great. Now let's switch to the README.",
             "ok, by the way, how do I rotate the staging password?",
+            "OK different question, how do I run only the postgres tests locally?",
+            "switching gears, the mcp server crashes on an empty params field",
         ] {
             assert_eq!(prompt_cue(prompt), PromptCue::Shifts, "{prompt}");
         }
@@ -191,6 +222,10 @@ mod tests {
             "Rename the crate epimem-store everywhere and check that the examples build.",
             // A word that only contains a marker is not the marker.
             "Tooling: set up cargo-deny for the workspace licenses.",
+            // Inside a clause, the words of an announcement announce nothing.
+            "Create a new task in the scheduler for the nightly export.",
+            "Commit the two fixes separately and push.",
+            "Switch reqwest to rustls to drop native-tls.",
             // "Too" before what it qualifies says how much, not "also".
             "The MCP tool descriptions are too long, Claude truncates them.",
             // An acknowledgement followed by "now" closes the last step and starts another.
