@@ -402,6 +402,16 @@ generator. Of a recall's own time, about a third is counting tokens for the cont
 (tiktoken, whose regex takes a slow, locked path on every thread but the first that used it)
 and a third the turn search.
 
+Since then a context block passes over a candidate turn whose stored token count cannot fit what
+is left of the budget without counting it again (before, every candidate was counted; the choice
+is the same: LoCoMo's and BEAM's tables do not move, and LoCoMo's evaluation runs in 27 s instead
+of 38). `bench serve --seconds 60` at 100k episodes, the binaries before and after run in turn
+(old, new, old, new; load average 1.7-2.1 from the runs themselves), in the batches phase:
+recalls/s 78 and 73 → 94 and 97, recall p50 11.8 and 12.6 → 9.4 and 9.2 ms, p95 25.1 and 27.3 →
+22.2 and 23.1 ms, p99 29.8 and 35.4 → 42.2 and 36.6 ms (more recalls share the same two cores
+with the writers); one message per request: recall p50 1.2 and 1.4 → 1.7 and 1.6 ms, p95 17.0
+and 17.3 → 14.8 and 14.5 ms. A modest gain, within this benchmark's run-to-run spread for p99.
+
 The search index's state without titles and summaries (217 MB at a million episodes, not 531;
 see the recall latency above) changes nothing here. On a fresh store of a million episodes, two
 runs of each version interleaved (nothing else running), recall p99 while adding in batches was
