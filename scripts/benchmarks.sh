@@ -405,7 +405,7 @@ and a third the turn search.
 Since then a context block passes over a candidate turn whose stored token count cannot fit what
 is left of the budget without counting it again (before, every candidate was counted; the choice
 is the same: LoCoMo's and BEAM's tables do not move, and LoCoMo's evaluation runs in 27 s instead
-of 38). `bench serve --seconds 60` at 100k episodes, the binaries before and after run in turn
+of 38). `bench serve --seconds 60` on its fresh store, the binaries before and after run in turn
 (old, new, old, new; load average 1.7-2.1 from the runs themselves), in the batches phase:
 recalls/s 78 and 73 → 94 and 97, recall p50 11.8 and 12.6 → 9.4 and 9.2 ms, p95 25.1 and 27.3 →
 22.2 and 23.1 ms, p99 29.8 and 35.4 → 42.2 and 36.6 ms (more recalls share the same two cores
