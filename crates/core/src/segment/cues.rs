@@ -144,7 +144,7 @@ fn announces_a_change(prompt: &str) -> bool {
 
 /// The sentences and clauses of `text`, split at punctuation and line breaks.
 fn clauses(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '(' | ')' | '\n'))
+    text.split(['.', ',', ';', ':', '!', '?', '(', ')', '\n'])
         .filter(|clause| clause.chars().any(char::is_alphanumeric))
 }
 
