@@ -64,8 +64,9 @@ impl Dialogue {
         self.times.as_ref().map_or(Timestamp(i as i64 * UTTERANCE_SPACING_MS), |t| t[i])
     }
 
-    /// The utterances as a segmenter reads them, at their times, with their token counts (1 each when `tokens` is `None`, for callers
-    /// whose segmenter does not read them) and embeddings when given.
+    /// The utterances as a segmenter reads them, at their times, with their token counts (1
+    /// each when `tokens` is `None`, for callers whose segmenter does not read them) and
+    /// embeddings when given.
     pub(crate) fn messages<'a>(
         &'a self,
         vectors: Option<&'a [Vec<f32>]>,
