@@ -65,7 +65,8 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     let opening = messages.iter().position(|m| m.role == Role::User);
     // Tool output (paths, commands, logs) is how an agent worked, not what the work was about:
     // the title and the summary are told from what was asked and answered, when anything was.
-    let told = |m: &Message| m.role != Role::Tool || messages.iter().all(|m| m.role == Role::Tool);
+    let only_tools = messages.iter().all(|m| m.role == Role::Tool);
+    let told = |m: &Message| only_tools || m.role != Role::Tool;
     let mut sentences: Vec<Sentence<'_>> = Vec::new();
     for (index, (m, &stop)) in messages.iter().zip(&stopwords).enumerate() {
         if !told(m) {

@@ -70,7 +70,7 @@ pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounte
 /// stored with: a whole line costs at least four fifths of that (spaces and line breaks
 /// folded), and a line cut short is never judged so.
 fn surely_too_long(m: &Message, left: usize) -> bool {
-    context::quoted_whole(m) && m.tokens as usize * 4 / 5 > left
+    m.tokens as usize * 4 / 5 > left && context::quoted_whole(m)
 }
 
 /// `## 2023-05-08 13:56`: when the episode began, and in which conversation if the block

@@ -237,19 +237,15 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             for h in &hits {
                 // What each episode would cost in a context block: for the dump only (counting
                 // every episode's tokens took most of an evaluation's time).
-                let tokens = match dump {
-                    Some(_) => Some(
+                let tokens = dump
+                    .is_some()
+                    .then(|| {
+                        let one = std::slice::from_ref(h);
                         engine
-                            .render_context(
-                                &scope,
-                                &q.question,
-                                std::slice::from_ref(h),
-                                usize::MAX,
-                            )?
-                            .tokens,
-                    ),
-                    None => None,
-                };
+                            .render_context(&scope, &q.question, one, usize::MAX)
+                            .map(|c| c.tokens)
+                    })
+                    .transpose()?;
                 returned.push(Returned {
                     id: &h.episode.id.0,
                     turns: turns_of(h.episode.first_seq, h.episode.last_seq),

@@ -108,25 +108,26 @@ const OPENING_WORDS: usize = 4;
 /// Reads the markers of `prompt`. A change of task wins over a continuation: "Great. Now let's
 /// switch to the README" leaves the task, whatever its first word.
 pub(crate) fn prompt_cue(prompt: &str) -> PromptCue {
-    let all = words(prompt);
-    let spoken = all.iter().take_while(|w| INTERJECTIONS.contains(&w.as_str())).count();
-    let words = &all[spoken..];
-    if announces_a_change(prompt) {
+    // Read once: the clauses' words, and the prompt's as one run.
+    let clauses: Vec<Vec<String>> =
+        clauses(prompt).map(words).filter(|words| !words.is_empty()).collect();
+    if announces_a_change(&clauses) {
         return PromptCue::Shifts;
     }
-    let first = words.first().map(String::as_str);
+    let all: Vec<String> = clauses.iter().flatten().cloned().collect();
+    let spoken = all.iter().take_while(|w| INTERJECTIONS.contains(&w.as_str())).count();
+    let words = &all[spoken..];
+    let opening = &words[..words.len().min(OPENING_WORDS)];
     let acknowledged = ACKNOWLEDGEMENTS
         .iter()
         .find(|a| starts_with(words, a))
         .is_some_and(|a| !matches!(words.get(a.len()).map(String::as_str), Some("now" | "next")));
     if acknowledged
-        || first.is_some_and(|w| OPENS_CONTINUING.contains(&w))
+        || words.first().is_some_and(|w| OPENS_CONTINUING.contains(&w.as_str()))
         || POINTS_BACK.iter().any(|phrase| contains(words, phrase))
-        || OPENS_A_VARIANT
-            .iter()
-            .any(|phrase| contains(&words[..words.len().min(OPENING_WORDS)], phrase))
-        || ends_a_clause_with_too(prompt)
-        || words.iter().take(OPENING_WORDS).any(|w| BACK_PRONOUNS.contains(&w.as_str()))
+        || OPENS_A_VARIANT.iter().any(|phrase| contains(opening, phrase))
+        || ends_a_clause_with_too(&clauses)
+        || opening.iter().any(|w| BACK_PRONOUNS.contains(&w.as_str()))
     {
         return PromptCue::Continues;
     }
@@ -134,18 +135,17 @@ pub(crate) fn prompt_cue(prompt: &str) -> PromptCue {
 }
 
 /// Whether one of the first clauses opens, after its lead-in words, with a change of task.
-fn announces_a_change(prompt: &str) -> bool {
-    clauses(prompt).take(ANNOUNCING_CLAUSES).any(|clause| {
-        let words = words(clause);
+fn announces_a_change(clauses: &[Vec<String>]) -> bool {
+    clauses.iter().take(ANNOUNCING_CLAUSES).any(|words| {
         let lead = words.iter().take_while(|w| LEAD_INS.contains(&w.as_str())).count();
         SHIFTS.iter().any(|phrase| starts_with(&words[lead..], phrase))
     })
 }
 
-/// The sentences and clauses of `text`, split at punctuation and line breaks.
+/// The sentences and clauses of `text`, split at punctuation and line breaks; splitting each
+/// into words gives the words of the whole text, since punctuation parts words anyway.
 fn clauses(text: &str) -> impl Iterator<Item = &str> {
     text.split(['.', ',', ';', ':', '!', '?', '(', ')', '\n'])
-        .filter(|clause| clause.chars().any(char::is_alphanumeric))
 }
 
 /// The lowercased words of `text`, apostrophes kept ("let's").
@@ -158,8 +158,8 @@ fn words(text: &str) -> Vec<String> {
 
 /// "Cache the target dir too, ..." and "... as well, too." add to the last request; a "too"
 /// before the word it qualifies ("too long") does not.
-fn ends_a_clause_with_too(text: &str) -> bool {
-    clauses(text).any(|clause| words(clause).last().is_some_and(|w| w == "too"))
+fn ends_a_clause_with_too(clauses: &[Vec<String>]) -> bool {
+    clauses.iter().any(|words| words.last().is_some_and(|w| w == "too"))
 }
 
 fn starts_with(words: &[String], phrase: &[&str]) -> bool {
@@ -174,64 +174,73 @@ fn contains(words: &[String], phrase: &[&str]) -> bool {
 mod tests {
     use super::*;
 
+    fn assert_cue(cue: PromptCue, prompts: &[&str]) {
+        for prompt in prompts {
+            assert_eq!(prompt_cue(prompt), cue, "{prompt}");
+        }
+    }
+
     #[test]
     fn follow_ups_continue() {
-        for prompt in [
-            "Also add a line saying PostgreSQL is optional.",
-            "and split the bars by plan, free vs pro, stacked",
-            "Make it friendlier and mention that the freeze lifts Monday morning.",
-            "Do that, and add a test.",
-            "back. did that get committed?",
-            "Cache the target dir too, builds take forever.",
-            "Then commit it, and add the same check to the episodes endpoint.",
-            "Remove the unused tokio features you found.",
-            "Yes, try the delayed revoke approach.",
-            "Shorter, and put breaking changes first.",
-            "Good, add a test for that invalid date case.",
-            "Makes sense. Please apply the fix and run it 50 times.",
-            "Hmm. Then go with chrono-tz after all.",
-            "What about daylight saving, e.g. Berlin?",
-            "can you also add the median latency per week as a column",
-            "Sounds right. Make the grace period a flag, 24h by default.",
-        ] {
-            assert_eq!(prompt_cue(prompt), PromptCue::Continues, "{prompt}");
-        }
+        assert_cue(
+            PromptCue::Continues,
+            &[
+                "Also add a line saying PostgreSQL is optional.",
+                "and split the bars by plan, free vs pro, stacked",
+                "Make it friendlier and mention that the freeze lifts Monday morning.",
+                "Do that, and add a test.",
+                "back. did that get committed?",
+                "Cache the target dir too, builds take forever.",
+                "Then commit it, and add the same check to the episodes endpoint.",
+                "Remove the unused tokio features you found.",
+                "Yes, try the delayed revoke approach.",
+                "Shorter, and put breaking changes first.",
+                "Good, add a test for that invalid date case.",
+                "Makes sense. Please apply the fix and run it 50 times.",
+                "Hmm. Then go with chrono-tz after all.",
+                "What about daylight saving, e.g. Berlin?",
+                "can you also add the median latency per week as a column",
+                "Sounds right. Make the grace period a flag, 24h by default.",
+            ],
+        );
     }
 
     #[test]
     fn announced_changes_shift_even_after_a_continuing_word() {
-        for prompt in [
-            "Unrelated: the staging database password is rotated tomorrow.",
-            "Different thing: a user asked whether epimem runs on a Raspberry Pi.",
-            "Great. Now let's switch to the README.",
-            "ok, by the way, how do I rotate the staging password?",
-            "OK different question, how do I run only the postgres tests locally?",
-            "switching gears, the mcp server crashes on an empty params field",
-        ] {
-            assert_eq!(prompt_cue(prompt), PromptCue::Shifts, "{prompt}");
-        }
+        assert_cue(
+            PromptCue::Shifts,
+            &[
+                "Unrelated: the staging database password is rotated tomorrow.",
+                "Different thing: a user asked whether epimem runs on a Raspberry Pi.",
+                "Great. Now let's switch to the README.",
+                "ok, by the way, how do I rotate the staging password?",
+                "OK different question, how do I run only the postgres tests locally?",
+                "switching gears, the mcp server crashes on an empty params field",
+            ],
+        );
     }
 
     #[test]
     fn a_self_contained_request_says_nothing() {
-        for prompt in [
-            "The docs site build is broken on main, mdbook complains about a missing file.",
-            "Look at this stack trace and tell me what panicked.",
-            "Write a Python script that reads the CSV export and plots weekly signups.",
-            // "That" far into a long request points inside it, not back.
-            "Rename the crate epimem-store everywhere and check that the examples build.",
-            // A word that only contains a marker is not the marker.
-            "Tooling: set up cargo-deny for the workspace licenses.",
-            // Inside a clause, the words of an announcement announce nothing.
-            "Create a new task in the scheduler for the nightly export.",
-            "Commit the two fixes separately and push.",
-            "Switch reqwest to rustls to drop native-tls.",
-            // "Too" before what it qualifies says how much, not "also".
-            "The MCP tool descriptions are too long, Claude truncates them.",
-            // An acknowledgement followed by "now" closes the last step and starts another.
-            "Great. Now write the release notes for v0.4 from the commits.",
-        ] {
-            assert_eq!(prompt_cue(prompt), PromptCue::Silent, "{prompt}");
-        }
+        assert_cue(
+            PromptCue::Silent,
+            &[
+                "The docs site build is broken on main, mdbook complains about a missing file.",
+                "Look at this stack trace and tell me what panicked.",
+                "Write a Python script that reads the CSV export and plots weekly signups.",
+                // "That" far into a long request points inside it, not back.
+                "Rename the crate epimem-store everywhere and check that the examples build.",
+                // A word that only contains a marker is not the marker.
+                "Tooling: set up cargo-deny for the workspace licenses.",
+                // Inside a clause, the words of an announcement announce nothing.
+                "Create a new task in the scheduler for the nightly export.",
+                "Commit the two fixes separately and push.",
+                "Switch reqwest to rustls to drop native-tls.",
+                // "Too" before what it qualifies says how much, not "also".
+                "The MCP tool descriptions are too long, Claude truncates them.",
+                // An acknowledgement followed by "now" closes the last step and starts another.
+                "Great. Now write the release notes for v0.4 from the commits.",
+            ],
+        );
     }
 }

@@ -124,17 +124,27 @@ pub(super) fn prompt_boundaries(
             committed = false;
             continue;
         }
-        let gap = m.timestamp.since(messages[i - 1].timestamp);
-        let threshold =
-            if gap >= rules.long_gap_ms { rules.threshold_after_gap } else { rules.threshold };
-        let similarity = match rules.measure {
-            Similarity::Containment => bag.containment_with(&replied, &prompt),
-            Similarity::Jaccard => bag.jaccard(&prompt),
-        };
         let cue = if rules.discourse_cues { prompt_cue(m.content) } else { PromptCue::Silent };
+        let shifts = match cue {
+            PromptCue::Shifts => true,
+            PromptCue::Continues => false,
+            PromptCue::Silent => {
+                let gap = m.timestamp.since(messages[i - 1].timestamp);
+                let threshold = if gap >= rules.long_gap_ms {
+                    rules.threshold_after_gap
+                } else {
+                    rules.threshold
+                };
+                let similarity = match rules.measure {
+                    Similarity::Containment => bag.containment_with(&replied, &prompt),
+                    Similarity::Jaccard => bag.jaccard(&prompt),
+                };
+                similarity < threshold
+            }
+        };
         let reason = if committed {
             BoundaryReason::Commit
-        } else if cue == PromptCue::Shifts || (cue == PromptCue::Silent && similarity < threshold) {
+        } else if shifts {
             BoundaryReason::IntentShift
         } else {
             bag.add(&prompt);

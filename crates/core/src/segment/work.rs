@@ -112,6 +112,12 @@ mod tests {
             .collect()
     }
 
+    /// Where `config` cuts `msgs`.
+    fn cut_at(msgs: &[OwnedMessage], config: &WorkConfig) -> Vec<usize> {
+        let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
+        work_boundaries(&views, config).iter().map(|b| b.index).collect()
+    }
+
     #[test]
     fn tool_output_does_not_cut_and_a_new_intent_does() {
         let msgs = dialogue(&[
@@ -139,59 +145,51 @@ mod tests {
 
     #[test]
     fn a_prompt_taking_up_the_agents_last_reply_continues_the_unit() {
-        let session = |config: &WorkConfig| {
-            let msgs = dialogue(&[
-                (Role::User, "the crash test flush_survives_kill is flaky on CI, look into it", 0),
-                (
-                    Role::Tool,
-                    "$ cargo test flush_survives_kill\nassertion failed: left: 3 right: 4",
-                    10,
-                ),
-                (
-                    Role::Assistant,
-                    "The child prints committed before the WAL checkpoint; the fix is to print \
+        let msgs = dialogue(&[
+            (Role::User, "the crash test flush_survives_kill is flaky on CI, look into it", 0),
+            (
+                Role::Tool,
+                "$ cargo test flush_survives_kill\nassertion failed: left: 3 right: 4",
+                10,
+            ),
+            (
+                Role::Assistant,
+                "The child prints committed before the WAL checkpoint; the fix is to print \
                      after the commit returns.",
-                    30,
-                ),
-                // Of its keywords (make, sense, apply, fix, crash, test), "fix" is only the
-                // reply's: with the unit's two, half of them.
-                (Role::User, "Makes sense, apply that fix to the crash test", 60),
-                (Role::Tool, "Edit crates/engine/tests/it/crash.rs", 70),
-                (Role::Assistant, "Fixed: 50 runs in a row pass.", 80),
-                // The reply before it says nothing of what this asks for.
-                (Role::User, "now rewrite the install section of the README without usearch", 120),
-            ]);
-            let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
-            work_boundaries(&views, config).iter().map(|b| b.index).collect::<Vec<_>>()
-        };
+                30,
+            ),
+            // Of its keywords (make, sense, apply, fix, crash, test), "fix" is only the
+            // reply's: with the unit's two, half of them.
+            (Role::User, "Makes sense, apply that fix to the crash test", 60),
+            (Role::Tool, "Edit crates/engine/tests/it/crash.rs", 70),
+            (Role::Assistant, "Fixed: 50 runs in a row pass.", 80),
+            // The reply before it says nothing of what this asks for.
+            (Role::User, "now rewrite the install section of the README without usearch", 120),
+        ]);
         // Its "that" says as much: the keywords alone are weighed here, at a bar (0.4) that
         // the unit's two keywords of six miss.
         let keywords_only =
             WorkConfig { discourse_cues: false, threshold: 0.4, ..WorkConfig::default() };
-        assert_eq!(session(&keywords_only), [6]);
+        assert_eq!(cut_at(&msgs, &keywords_only), [6]);
         let unit_only = WorkConfig { last_reply_counts: false, ..keywords_only };
-        assert_eq!(session(&unit_only), [3, 6]);
+        assert_eq!(cut_at(&msgs, &unit_only), [3, 6]);
     }
 
     #[test]
     fn a_follow_up_that_names_nothing_new_continues_and_an_announced_change_opens_a_unit() {
-        let session = |config: &WorkConfig| {
-            let msgs = dialogue(&[
-                (Role::User, "Write release notes for v0.4 from the commits since v0.3.", 0),
-                (Role::Tool, "$ git log v0.3..main --oneline | wc -l\n47", 10),
-                (Role::Assistant, "Draft: v0.4 adds the timeline view and cursor pagination.", 60),
-                // Nothing in common with the request or the draft but what it points back at.
-                (Role::User, "Make it friendlier and put breaking changes first.", 120),
-                (Role::User, "Also mention who contributed, by name.", 180),
-                // Shares "release" and "v0.4" with the unit, yet says it is something else.
-                (Role::User, "Unrelated: why is the v0.4 release build so slow on CI?", 240),
-            ]);
-            let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
-            work_boundaries(&views, config).iter().map(|b| b.index).collect::<Vec<_>>()
-        };
-        assert_eq!(session(&WorkConfig::default()), [5]);
+        let msgs = dialogue(&[
+            (Role::User, "Write release notes for v0.4 from the commits since v0.3.", 0),
+            (Role::Tool, "$ git log v0.3..main --oneline | wc -l\n47", 10),
+            (Role::Assistant, "Draft: v0.4 adds the timeline view and cursor pagination.", 60),
+            // Nothing in common with the request or the draft but what it points back at.
+            (Role::User, "Make it friendlier and put breaking changes first.", 120),
+            (Role::User, "Also mention who contributed, by name.", 180),
+            // Shares "release" and "v0.4" with the unit, yet says it is something else.
+            (Role::User, "Unrelated: why is the v0.4 release build so slow on CI?", 240),
+        ]);
+        assert_eq!(cut_at(&msgs, &WorkConfig::default()), [5]);
         let keywords_only = WorkConfig { discourse_cues: false, ..WorkConfig::default() };
-        assert_eq!(session(&keywords_only), [3, 4, 5]);
+        assert_eq!(cut_at(&msgs, &keywords_only), [3, 4, 5]);
     }
 
     #[test]
@@ -205,10 +203,9 @@ mod tests {
                 60,
             ),
         ]);
-        let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();
-        let cut = |config: &WorkConfig| work_boundaries(&views, config).len();
-        assert_eq!(cut(&WorkConfig::default()), 1);
-        assert_eq!(cut(&WorkConfig { discourse_cues: false, ..WorkConfig::default() }), 0);
+        assert_eq!(cut_at(&msgs, &WorkConfig::default()).len(), 1);
+        let keywords_only = WorkConfig { discourse_cues: false, ..WorkConfig::default() };
+        assert_eq!(cut_at(&msgs, &keywords_only).len(), 0);
     }
 
     #[test]
