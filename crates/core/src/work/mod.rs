@@ -137,12 +137,15 @@ impl Action {
     }
 }
 
-/// Whether a message's text is a successful `git commit` as [`Action::describe`] writes it: the
-/// segmenters see text, not metadata.
+/// Whether a message's text holds a successful `git commit` as [`Action::describe`] writes it:
+/// the segmenters see text, not metadata. Any line counts, not only the first: an agent that
+/// reports several actions in one message (`Edit src/ci.yml`, then `$ git commit -am …`) has
+/// committed as surely as one that reports them one by one.
 pub fn closes_work(content: &str) -> bool {
-    let line = content.lines().next().unwrap_or("");
-    line.strip_prefix("$ ").is_some_and(|command| {
-        !line.ends_with(FAILED_MARK.trim_start()) && runs_git_commit(command)
+    content.lines().any(|line| {
+        line.strip_prefix("$ ").is_some_and(|command| {
+            !line.ends_with(FAILED_MARK.trim_start()) && runs_git_commit(command)
+        })
     })
 }
 
@@ -217,6 +220,17 @@ mod tests {
             failed: false,
         };
         assert!(!closes_work(&edit.describe()));
+    }
+
+    #[test]
+    fn a_commit_reported_after_another_action_closes_work() {
+        let edit = "Edit .github/workflows/test.yml";
+        let commit = command("git commit -am 'CI: test on macOS'", false).describe();
+        let failed = command("git commit -am 'CI: test on macOS'", true).describe();
+        assert!(closes_work(&format!("{edit}\n{commit}\n[main 0e4d7c1] CI: test on macOS")));
+        assert!(!closes_work(&format!("{edit}\n{failed}\nnothing to commit")));
+        // Output that mentions a commit is not one.
+        assert!(!closes_work("$ git bisect run ./check.sh\n4c1d0e2 is the first bad commit"));
     }
 
     #[test]
