@@ -54,7 +54,8 @@ pub struct RankingConfig {
     /// score (after spreading, so the answer next to it still rises).
     pub question_weight: f64,
     /// Turn-level recall: a turn written by an assistant, a tool or the system keeps this share
-    /// of its score (after spreading, so the person's line beside it still borrows from it).
+    /// of its score (after spreading, so the person's line beside it still borrows from it),
+    /// unless its episode holds tool output: an agent's work, whose lines are its findings.
     pub assistant_weight: f64,
     /// Turn-level recall: a person's line that sets a standing rule ("Always … when I ask
     /// about …") scores `1 + this` times as much.

@@ -25,6 +25,8 @@ pub struct LineSignals {
     pub asks: bool,
     /// Written by an assistant, a tool or the system rather than a person.
     pub by_machine: bool,
+    /// Its episode holds tool output: a coding agent at work, not a chat.
+    pub in_work: bool,
     /// A person's rule for what comes after it ("Always … when I ask about …",
     /// `states_standing_instruction`).
     pub instructs: bool,
@@ -61,7 +63,9 @@ pub fn episode_factor(s: &EpisodeSignals, config: &RankingConfig) -> f64 {
 ///   in a question mark, against 25% of all lines; `question_weight`);
 /// - what a person says of themselves is the memory, while a model can say its reply again
 ///   (BEAM: 76% of the evidence is the user's lines, against 25-38% of the ten best turns
-///   without this; `assistant_weight`);
+///   without this; `assistant_weight`); but where an agent works with tools, its lines and
+///   the tools' are what was found and done, the record itself (our coding-agent
+///   sessions' questions: 76% of the evidence);
 /// - a rule a person set for later requests ("Always … when I ask about …") is kept on every
 ///   request of its kind, so it must come back with them, not only with requests that share
 ///   its words (BEAM's questions whose evidence is such a rule: the rule among the ten best
@@ -74,7 +78,7 @@ pub fn line_factor(s: &LineSignals, config: &RankingConfig) -> f64 {
     if s.asks {
         factor *= config.question_weight;
     }
-    if s.by_machine {
+    if s.by_machine && !s.in_work {
         factor *= config.assistant_weight;
     }
     if s.instructs {
@@ -100,6 +104,10 @@ mod tests {
         assert_eq!(line_factor(&asks, &config), config.question_weight);
         let machine = LineSignals { by_machine: true, ..plain };
         assert_eq!(line_factor(&machine, &config), config.assistant_weight);
+        let agent_at_work = LineSignals { in_work: true, ..machine };
+        assert_eq!(line_factor(&agent_at_work, &config), 1.0);
+        let person_at_work = LineSignals { in_work: true, ..plain };
+        assert_eq!(line_factor(&person_at_work, &config), 1.0);
         let rule = LineSignals { instructs: true, ..plain };
         assert_eq!(line_factor(&rule, &config), 1.0 + config.instruction_boost);
 

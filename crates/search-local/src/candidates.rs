@@ -142,6 +142,7 @@ impl TenantIndex {
                 by_named_author: !named.is_empty() && index.written_by(slot, seq, &named),
                 asks: index.asks(slot, seq),
                 by_machine: !index.by_person(slot, seq),
+                in_work: index.in_work(slot, seq),
                 instructs: index.instructs(slot, seq),
             });
         };

@@ -24,6 +24,7 @@ macro_rules! conformance_tests {
             tenants_do_not_influence_each_other,
             turn_tables_hold_neighbours_and_line_facts,
             a_rule_told_to_an_assistant_is_a_line_fact,
+            lines_of_an_episode_with_tool_output_are_work,
             names_are_left_out_of_the_embedded_query_but_roles_are_not,
             a_query_without_words_searches_none,
             a_languages_function_words_find_nothing,
@@ -327,6 +328,40 @@ pub fn a_rule_told_to_an_assistant_is_a_line_fact(index: &dyn Search) {
     assert!(fact("t/c/1", 1).instructs, "{table:?}");
     assert!(!fact("t/c/1", 2).instructs, "the assistant's reply");
     assert!(!fact("t/d/1", 1).instructs, "said between two people");
+}
+
+pub fn lines_of_an_episode_with_tool_output_are_work(index: &dyn Search) {
+    let work = told(
+        "t",
+        "c",
+        1,
+        0,
+        &[
+            (Role::User, "user", "why does the zebra test fail?", 0),
+            (Role::Tool, "tool", "$ cargo test zebra\ntest zebra ... FAILED", 1),
+            (Role::Assistant, "assistant", "The zebra fixture is stale.", 2),
+        ],
+    );
+    let chat = told(
+        "t",
+        "d",
+        1,
+        0,
+        &[
+            (Role::User, "user", "tell me about the zebra", 3),
+            (Role::Assistant, "assistant", "A zebra is a striped horse.", 4),
+        ],
+    );
+    add(index, "t", &[&work, &chat], Some(2));
+    let table = turns(index, &Scope::tenant("t"), "zebra", 0);
+    let fact = |id: &str, seq| {
+        let episode = table.episodes.iter().position(|e| e.id.0 == id).unwrap() as u32;
+        table.lines[&TurnKey { episode, seq }]
+    };
+    for seq in 1..=3 {
+        assert!(fact("t/c/1", seq).in_work, "line {seq} of the work session: {table:?}");
+    }
+    assert!(!fact("t/d/1", 1).in_work && !fact("t/d/1", 2).in_work, "a chat");
 }
 
 pub fn names_are_left_out_of_the_embedded_query_but_roles_are_not(index: &dyn Search) {

@@ -1,5 +1,6 @@
 //! `epimem eval`: quality on public data sets, in the project's own harness.
 
+mod agent;
 mod baselines;
 mod data;
 pub(crate) mod fit;

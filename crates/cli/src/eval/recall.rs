@@ -16,7 +16,10 @@ use epimem_engine::{MessageInput, RecallQuery};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use super::locomo::{self, Sample, Split};
+use super::{
+    agent,
+    locomo::{self, Sample, Split},
+};
 use crate::{
     commands::open_engine_on,
     config::{AppConfig, Database},
@@ -26,7 +29,10 @@ use crate::{
 #[derive(Debug, Args)]
 pub(crate) struct RecallArgs {
     /// The data set, in LoCoMo's layout: `locomo`, or `beam` (BEAM's user/assistant chats:
-    /// speakers named `User` and `Assistant` take those roles, and categories are BEAM's).
+    /// speakers named `User` and `Assistant` take those roles, and categories are BEAM's); or
+    /// `agent`: coding-agent sessions in `epimem ingest`'s format (`--path`, each session's
+    /// first line naming its part in `metadata.set`) with `--questions` about them, each part
+    /// replayed as one project's history.
     #[arg(long, default_value = "locomo")]
     dataset: String,
     /// Which conversations to run: `tuning`, `test` or `all` (reported per part). LoCoMo's
@@ -36,6 +42,10 @@ pub(crate) struct RecallArgs {
     /// The data set file.
     #[arg(long)]
     path: PathBuf,
+    /// With `--dataset agent`: the questions, one JSON line each (`conversation`, `question`,
+    /// `category`, `evidence`: the answering messages' positions in that session, from 0).
+    #[arg(long, value_name = "FILE")]
+    questions: Option<PathBuf>,
     /// Only the first N conversations.
     #[arg(long)]
     limit: Option<usize>,
@@ -121,6 +131,8 @@ struct DumpLine<'a> {
 fn category_names(dataset: &str) -> HashMap<u8, &'static str> {
     let names: &[(u8, &str)] = if dataset == "beam" {
         &[(1, "multi-session"), (2, "temporal"), (3, "update/preference"), (4, "extraction")]
+    } else if dataset == "agent" {
+        &[(1, "agent's finding"), (2, "user's request"), (3, "tool output"), (4, "several")]
     } else {
         &[(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")]
     };
@@ -149,8 +161,8 @@ impl PartSums {
 }
 
 pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
-    if !["locomo", "beam"].contains(&args.dataset.as_str()) {
-        bail!("unknown dataset {:?}: expected locomo or beam", args.dataset);
+    if !["locomo", "beam", "agent"].contains(&args.dataset.as_str()) {
+        bail!("unknown dataset {:?}: expected locomo, beam or agent", args.dataset);
     }
     let wanted: &[Split] = match args.split.as_str() {
         "all" => &[Split::Tuning, Split::Test],
@@ -159,7 +171,12 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         other => bail!("unknown split {other:?}: expected tuning, test or all"),
     };
     let started = Instant::now();
-    let mut samples = locomo::load(&args.path)?;
+    let mut samples = match (args.dataset.as_str(), &args.questions) {
+        ("agent", Some(questions)) => agent::load(&args.path, questions)?,
+        ("agent", None) => bail!("--dataset agent needs --questions"),
+        (_, Some(_)) => bail!("--questions goes with --dataset agent only"),
+        _ => locomo::load(&args.path)?,
+    };
     samples.retain(|s| wanted.contains(&s.split));
     if let Some(limit) = args.limit {
         samples.truncate(limit);

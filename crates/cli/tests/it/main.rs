@@ -1,6 +1,7 @@
 //! The command-line tests, in one binary: each module drives the built `epimem` as a user
 //! would. One binary links the engine once instead of once per file.
 
+mod agent_recall;
 mod cli;
 mod common;
 mod durability;

@@ -35,12 +35,14 @@ pub(crate) struct LineFacts {
     by_person: bool,
     /// Whether a person set a standing rule in it (`states_standing_instruction`).
     instructs: bool,
+    /// Whether its episode holds tool output: an agent's lines there are its findings.
+    in_work: bool,
 }
 
 impl LineFacts {
     /// A message not known (or forgotten): by nobody, asking nothing.
     pub(crate) const BLANK: Self =
-        Self { author: u32::MAX, asks: false, by_person: true, instructs: false };
+        Self { author: u32::MAX, asks: false, by_person: true, instructs: false, in_work: false };
 }
 
 #[derive(Debug)]
@@ -210,6 +212,11 @@ impl TenantIndex {
     /// assistant, a tool or the system.
     pub(crate) fn by_person(&self, slot: usize, seq: u64) -> bool {
         self.line(slot, seq).is_none_or(|line| line.by_person)
+    }
+
+    /// Whether message `seq` of `slot` belongs to an episode that holds tool output.
+    pub(crate) fn in_work(&self, slot: usize, seq: u64) -> bool {
+        self.line(slot, seq).is_some_and(|line| line.in_work)
     }
 
     /// Whether message `seq` of `slot` is a person's standing rule for later requests.

@@ -268,6 +268,7 @@ impl TenantIndex {
         let mut body = String::new();
         let mut authors: Vec<String> = Vec::new();
         let rules = standing_instructions(lines.iter().map(|l| (l.role, l.content)));
+        let in_work = lines.iter().any(|l| l.role == Role::Tool);
         for (line, instructs) in lines.iter().zip(rules) {
             let id = self.author_id(line.author);
             let said_by = &self.parts.author_names[id as usize];
@@ -275,7 +276,7 @@ impl TenantIndex {
             if let Some(at) = line.seq.checked_sub(episode.first_seq) {
                 let asks = line.content.trim_end().ends_with('?');
                 let by_person = line.role == Role::User;
-                let facts = LineFacts { author: id, asks, by_person, instructs };
+                let facts = LineFacts { author: id, asks, by_person, instructs, in_work };
                 self.parts.lines.set(slot, at as usize, facts, LineFacts::BLANK);
             }
             self.parts.words.add_turn(slot, line.seq, line.content);

@@ -14,8 +14,9 @@ use super::{
 use crate::connection::{Failure, Tx};
 
 /// The shape of the rows a tenant's index is written in, raised when a row gains something
-/// older rows lack (2: whether a line sets a standing rule).
-pub(super) const FORMAT: i32 = 2;
+/// older rows lack (2: whether a line sets a standing rule; 3: whether its episode holds tool
+/// output).
+pub(super) const FORMAT: i32 = 3;
 
 /// A tenant's index as `search_state` describes it.
 pub(super) struct State {
@@ -154,6 +155,8 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
     let by_person: Vec<bool> = lines.iter().map(|l| l.role == Role::User).collect();
     let asks: Vec<bool> = lines.iter().map(|l| l.content.trim_end().ends_with('?')).collect();
     let instructs = standing_instructions(lines.iter().map(|l| (l.role, l.content)));
+    // The same for every line of the episode: whether an agent worked in it with tools.
+    let in_work = lines.iter().any(|l| l.role == Role::Tool);
     let contents: Vec<&str> = lines.iter().map(|l| l.content).collect();
     let vectors: Vec<Option<String>> = lines.iter().map(|l| l.vector.map(vector_text)).collect();
     // $1–$8 of both inserts: the episode's columns every line and vector row carries.
@@ -170,16 +173,20 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
     tx.execute(
         &format!(
             "INSERT INTO search_lines (tenant, conversation, seq, episode, added, user_id, agent, \
-             start_ms, end_ms, author, by_person, asks, instructs, content, words, tokens) \
-             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, i, c, tv, {} \
+             start_ms, end_ms, author, by_person, asks, instructs, in_work, content, words, \
+             tokens) \
+             SELECT $1, $2, s, $3, $4, $5, $6, $7, $8, a, p, q, i, $16, c, tv, {} \
              FROM unnest($9::bigint[], $10::text[], $11::bool[], $12::bool[], $13::bool[], \
              $14::text[], $15::text[]) AS t(s, a, p, q, i, c, w), \
              LATERAL (SELECT to_tsvector('{CONFIG}', w) AS tv) AS l \
              ON CONFLICT (tenant, conversation, seq) DO NOTHING",
             tokens_of("tv")
         ),
-        &[&episode[..], &[&seqs, &authors, &by_person, &asks, &instructs, &contents, &body]]
-            .concat(),
+        &[
+            &episode[..],
+            &[&seqs, &authors, &by_person, &asks, &instructs, &contents, &body, &in_work],
+        ]
+        .concat(),
     )?;
     tx.execute(
         "INSERT INTO search_vectors (tenant, conversation, seq, episode, added, user_id, agent, \

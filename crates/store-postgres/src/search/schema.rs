@@ -53,12 +53,15 @@ CREATE TABLE IF NOT EXISTS search_lines (
     asks BOOLEAN NOT NULL,
     -- A person's standing rule for later requests (`standing_instructions`).
     instructs BOOLEAN NOT NULL DEFAULT false,
+    -- Its episode holds tool output: an agent's lines there are its findings.
+    in_work BOOLEAN NOT NULL DEFAULT false,
     content TEXT NOT NULL,
     words TSVECTOR NOT NULL,
     tokens FLOAT8 NOT NULL,
     PRIMARY KEY (tenant, conversation, seq)
 );
 ALTER TABLE search_lines ADD COLUMN IF NOT EXISTS instructs BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE search_lines ADD COLUMN IF NOT EXISTS in_work BOOLEAN NOT NULL DEFAULT false;
 -- The lines' vectors, apart: a lexical search scans the lines that hold a word, and a
 -- kilobyte of vector in each row made that scan three times slower.
 CREATE TABLE IF NOT EXISTS search_vectors (

@@ -37,6 +37,7 @@ struct Line {
     asks: bool,
     by_person: bool,
     instructs: bool,
+    in_work: bool,
     content: String,
 }
 
@@ -105,6 +106,7 @@ pub(super) fn candidates(
         by_named_author: named.contains(&line.author),
         asks: line.asks,
         by_machine: !line.by_person,
+        in_work: line.in_work,
         instructs: line.instructs,
     };
     for ((conversation, seq), t) in keys.iter().zip(&turns) {
@@ -200,7 +202,7 @@ fn around(
     let seqs: Vec<i64> = keys.iter().map(|(_, s)| *s as i64).collect();
     let rows = tx.query(
         "SELECT DISTINCT l.conversation, l.seq, l.episode, l.start_ms, l.end_ms, l.author, \
-         l.asks, l.by_person, l.content, l.instructs FROM search_lines l \
+         l.asks, l.by_person, l.content, l.instructs, l.in_work FROM search_lines l \
          JOIN unnest($2::text[], $3::bigint[]) AS c(conversation, seq) \
          ON l.conversation = c.conversation AND l.seq BETWEEN c.seq - $4 AND c.seq + $4 \
          WHERE l.tenant = $1",
@@ -218,6 +220,7 @@ fn around(
                 by_person: r.get(7),
                 content: r.get(8),
                 instructs: r.get(9),
+                in_work: r.get(10),
             };
             ((r.get(0), r.get::<_, i64>(1) as u64), line)
         })

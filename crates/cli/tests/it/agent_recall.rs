@@ -1,0 +1,45 @@
+//! Recall over coding-agent sessions (`data/agent-sessions.jsonl`), asked about as a later
+//! session of the project would ask (`data/agent-questions.jsonl`).
+
+use std::path::Path;
+
+use crate::common;
+
+/// What an agent found and what its tools printed are most of what a later session asks
+/// about: in a work session they are the record, not a model saying its reply again, and
+/// come back among the ten best turns (before this rule: 0.85 of the evidence, 0.83 of the
+/// agent's findings).
+#[test]
+fn an_agents_findings_come_back_from_its_work_sessions() {
+    let Some(models) = common::real_models() else { return };
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let (sessions, questions) =
+        (data.join("agent-sessions.jsonl"), data.join("agent-questions.jsonl"));
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--embedder",
+        "potion",
+        "--models",
+        models.to_str().unwrap(),
+        "eval",
+        "recall",
+        "--dataset",
+        "agent",
+        "--json",
+        "--path",
+        sessions.to_str().unwrap(),
+        "--questions",
+        questions.to_str().unwrap(),
+    ];
+    let out = common::epimem(&dir.path().join("unused.db"), &args);
+    let run = &common::json_lines(&out)[0];
+    assert_eq!(run["overall"]["questions"], 109, "{run}");
+    let turns_at_10 = |of: &serde_json::Value| of["turn_recall_at_k"]["10"].as_f64().unwrap();
+    assert!(turns_at_10(&run["overall"]) >= 0.9, "{run}");
+    assert!(turns_at_10(&run["by_category"]["1"]) >= 0.9, "the agent's findings: {run}");
+    // The context block a hook hands the next session holds nearly all of it.
+    for part in ["tuning", "test"] {
+        let block = run["splits"][part]["overall"]["recall_at_budget"]["1000"].as_f64().unwrap();
+        assert!(block >= 0.95, "{part}: {run}");
+    }
+}
