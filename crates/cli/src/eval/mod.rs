@@ -28,11 +28,13 @@ fn create_dump(path: Option<&Path>) -> Result<Option<BufWriter<File>>> {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum EvalCommand {
-    /// Boundary quality (Pk, WindowDiff, boundary F1) on DialSeg711, TIAGE or SuperDialseg,
-    /// next to the baselines: no boundary, random, even spacing and TextTiling.
+    /// Boundary quality (Pk, WindowDiff, boundary F1) on DialSeg711, TIAGE, SuperDialseg or our
+    /// coding-agent sessions, next to the baselines: no boundary, random, even spacing and
+    /// TextTiling.
     Segmentation(segmentation::SegmentationArgs),
-    /// Evidence recall on LoCoMo at k = 1, 5, 10 and at context budgets of 500, 1,000 and
-    /// 2,000 tokens, per question category, with turn-level recall and latency percentiles.
+    /// Evidence recall on LoCoMo, BEAM or our coding-agent sessions at k = 1, 5, 10 and at
+    /// context budgets of 500, 1,000 and 2,000 tokens, per question category, with turn-level
+    /// recall and latency percentiles.
     Recall(recall::RecallArgs),
     /// Fits the coherence segmenter's weights on the tuning sets (TIAGE, SuperDialseg's
     /// validation split) and prints them as configuration, with each set's Pk fitted and
