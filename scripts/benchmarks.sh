@@ -637,6 +637,9 @@ for (ds, e), j in results.items():
             k, b, t = m["episode_recall_at_k"], m["recall_at_budget"], m["turn_recall_at_k"]
             se = 0.5 / max(m["questions"], 1) ** 0.5
             print(f"| {part} · {label} | {m['questions']} | {se:.3f} | {k['1']:.3f} | {k['5']:.3f} | {k['10']:.3f} | {b['500']:.3f} | {b['1000']:.3f} | {b['2000']:.3f} | {t['5']:.3f} | {t['10']:.3f} | {t['25']:.3f} |")
+    if ds == "agent":
+        hook = j["hook_prompt_context"]
+        print(f"\nWhat a hook hands the agent on a prompt is chosen otherwise (`work::prompt_matches`: up to three earlier work units sharing at least two of the prompt's keywords and 40% of the smaller word set, no search index, no embedder: a hook is one short process per event). Asked the same questions as prompts, its block holds {hook['tuning']:.3f} of the evidence on the tuning part and {hook['test']:.3f} on the test part, against {j['splits']['tuning']['overall']['episode_recall_at_k']['1']:.3f} and {j['splits']['test']['overall']['episode_recall_at_k']['1']:.3f} in recall's first episode alone.")
     lat = j["latency_ms"]
     print(f"\nRecall latency ({e}, query embedding included): p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms, p99 {lat['p99']:.2f} ms; {j['episodes']} episodes from {j['turns']} turns (a quality run, not a speed one; load average when it started: {load}).\n")
 print("Published (LoCoMo paper, Table 3, DRAGON retriever): dialogue turns R@5 56.7, R@10 66.2, R@25 76.7;")

@@ -138,11 +138,31 @@ impl<S: Store> Engine<S> {
         current: &str,
         prompt: &str,
     ) -> Result<String, EngineError> {
+        let ids = self.prompt_episodes(tenant, project, current, prompt)?;
+        if ids.is_empty() {
+            return Ok(String::new());
+        }
         let config = &self.config.work;
         let scope = project_scope(tenant, project);
+        let work = self.work_of(&scope, &ids)?;
+        let items: Vec<WorkItem<'_>> = work.iter().map(Work::item).collect();
+        let tokens = |text: &str| self.tokens.count(text) as usize;
+        Ok(render_prompt_context(&items, config.prompt_budget, &tokens))
+    }
+
+    /// The episodes [`Engine::prompt_context`] tells of, best first: at most three of
+    /// `project`'s (not of the session `current`) whose words cover enough of `prompt`'s.
+    pub fn prompt_episodes(
+        &self,
+        tenant: &str,
+        project: &str,
+        current: &str,
+        prompt: &str,
+    ) -> Result<Vec<EpisodeId>, EngineError> {
+        let config = &self.config.work;
         let episodes: Vec<Episode> = self
             .store
-            .episodes(&scope, None, Some(config.prompt_episodes))?
+            .episodes(&project_scope(tenant, project), None, Some(config.prompt_episodes))?
             .into_iter()
             .filter(|e| e.conversation.conversation != current)
             .collect();
@@ -150,14 +170,7 @@ impl<S: Store> Engine<S> {
             episodes.iter().map(|e| (e.title.as_str(), &e.keywords[..])).collect();
         let found =
             prompt_matches(prompt, &words, config.prompt_min_shared, config.prompt_min_overlap);
-        if found.is_empty() {
-            return Ok(String::new());
-        }
-        let ids: Vec<_> = found.iter().take(3).map(|m| episodes[m.index].id.clone()).collect();
-        let work = self.work_of(&scope, &ids)?;
-        let items: Vec<WorkItem<'_>> = work.iter().map(Work::item).collect();
-        let tokens = |text: &str| self.tokens.count(text) as usize;
-        Ok(render_prompt_context(&items, config.prompt_budget, &tokens))
+        Ok(found.iter().take(3).map(|m| episodes[m.index].id.clone()).collect())
     }
 
     /// Recurring intents and repeated failures across the sessions of `project`, from its

@@ -5,6 +5,8 @@
 use std::{collections::HashMap, path::Path};
 
 use anyhow::{Context, Result, bail};
+use epimem_core::Episode;
+use epimem_engine::Engine;
 use serde::Deserialize;
 
 use super::{
@@ -69,6 +71,31 @@ pub(crate) fn load(sessions: &Path, questions: &Path) -> Result<Vec<Sample>> {
     }
     parts.sort_by_key(|p| p.split);
     Ok(parts)
+}
+
+/// The share of `q`'s evidence inside the episodes a coding agent's hook tells of when `q` is
+/// its prompt (`Engine::prompt_episodes`: earlier work units by the keywords they share).
+/// `episodes` are the project's, `dia_of_seq` names its messages by sequence number.
+pub(crate) fn hook_share<S: epimem_store::Store>(
+    engine: &Engine<S>,
+    tenant: &str,
+    project: &str,
+    episodes: &[Episode],
+    dia_of_seq: &[&str],
+    q: &Question,
+) -> Result<f64> {
+    if q.evidence.is_empty() {
+        return Ok(0.0);
+    }
+    let told = engine.prompt_episodes(tenant, project, "", &q.question)?;
+    let covered: Vec<&str> = episodes
+        .iter()
+        .filter(|e| told.contains(&e.id))
+        .flat_map(|e| (e.first_seq..=e.last_seq).filter_map(|seq| dia_of_seq.get(seq as usize - 1)))
+        .copied()
+        .collect();
+    let found = q.evidence.iter().filter(|e| covered.contains(&e.as_str())).count();
+    Ok(found as f64 / q.evidence.len() as f64)
 }
 
 /// A session's messages as turns; the speaker is the role, which the ingest reads back.

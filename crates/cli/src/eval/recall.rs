@@ -193,6 +193,9 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     // Each part is its own tenant: BM25 statistics and names are per tenant, so a part scores
     // the same whether or not the other part was run beside it.
     let tenant_of = |s: &Sample| format!("{}-{}", args.dataset, s.split.name());
+    // Agent sessions are recorded under their project, as the hooks record them (the `agent`
+    // of their messages).
+    let project_of = |s: &Sample| (args.dataset == "agent").then(|| s.id.clone());
     if args.postgres.is_some() {
         let tenants: std::collections::BTreeSet<String> = samples.iter().map(tenant_of).collect();
         for tenant in &tenants {
@@ -214,7 +217,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     progress.set_message("ingesting");
     let ingest_started = Instant::now();
     for s in &samples {
-        ingest(&engine, &tenant_of(s), s)?;
+        ingest(&engine, &tenant_of(s), s, project_of(s).as_deref())?;
         progress.inc(s.turns.len() as u64);
     }
     let ingest_took = ingest_started.elapsed();
@@ -231,12 +234,15 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut parts: BTreeMap<Split, PartSums> = BTreeMap::new();
     let mut latencies: Vec<f64> = Vec::new();
     let mut episodes_seen = 0usize;
+    // Agent sessions: what the hook's prompt context holds, per part (sum, questions).
+    let mut hook: BTreeMap<Split, (f64, usize)> = BTreeMap::new();
     let mut dump = super::create_dump(args.dump.as_deref())?;
     for s in &samples {
         let dia_of_seq: Vec<&str> = s.turns.iter().map(|t| t.dia_id.as_str()).collect();
         let scope = Scope::tenant(tenant_of(s)).with_conversation(Some(s.id.clone()));
         let at = s.turns.last().map(|t| t.timestamp);
-        episodes_seen += engine.episodes(&scope, None)?.len();
+        let episodes = engine.episodes(&scope, None)?;
+        episodes_seen += episodes.len();
         for q in s.questions.iter().filter(|q| (1..=4).contains(&q.category)) {
             let t0 = Instant::now();
             let mut query = RecallQuery {
@@ -303,6 +309,12 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 let covered: HashSet<&str> = turn_ids.iter().take(k).copied().collect();
                 sums.turns_at_k[i] = recall_of(&covered);
             }
+            if let Some(project) = project_of(s) {
+                let share =
+                    agent::hook_share(&engine, &tenant_of(s), &project, &episodes, &dia_of_seq, q)?;
+                let (sum, n) = hook.entry(s.split).or_default();
+                (*sum, *n) = (*sum + share, *n + 1);
+            }
             all.add(q.category, &sums);
             parts.entry(s.split).or_default().add(q.category, &sums);
             if let Some(out) = dump.as_mut() {
@@ -351,6 +363,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "ingest_seconds": ingest_took.as_secs_f64(),
             "timeline": timeline,
             "llm_usage": usage,
+            "hook_prompt_context": hook.iter().map(|(p, (sum, n))| (p.name(), sum / *n as f64)).collect::<BTreeMap<_, _>>(),
         });
         outln!("{}", json_line(&out));
         return Ok(ExitCode::SUCCESS);
@@ -394,6 +407,14 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     if parts.len() > 1 {
         writeln!(out, "both parts")?;
         write_table(&mut out, &all, &names)?;
+    }
+    for (split, (sum, n)) in &hook {
+        writeln!(
+            out,
+            "{} part: the hook's prompt context (up to 3 earlier work units sharing the prompt's keywords) holds {:.3} of the evidence",
+            split.name(),
+            sum / *n as f64
+        )?;
     }
     writeln!(
         out,
@@ -481,6 +502,7 @@ fn ingest<S: epimem_store::Store>(
     engine: &epimem_engine::Engine<S>,
     tenant: &str,
     s: &Sample,
+    project: Option<&str>,
 ) -> Result<()> {
     let conversation = ConversationKey::new(tenant, s.id.clone());
     let messages: Vec<MessageInput> = s
@@ -496,7 +518,7 @@ fn ingest<S: epimem_store::Store>(
             MessageInput {
                 conversation: conversation.clone(),
                 user: None,
-                agent: None,
+                agent: project.map(str::to_owned),
                 key: format!("dia:{}", t.dia_id),
                 role,
                 speaker,
