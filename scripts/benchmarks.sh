@@ -82,6 +82,8 @@ if [ -n "${POSTGRES:-}" ]; then
   "$bin" --embedder potion bench ingest --postgres "$pg" 2>/dev/null > "$tmp/postgres_bench_ingest.txt"
   "$bin" --embedder potion bench recall --episodes 20000 --queries 300 --postgres "$pg" 2>/dev/null > "$tmp/postgres_bench_recall.txt"
   "$bin" --embedder potion eval recall --dataset locomo --path "$root/memory/locomo10.json" --json --postgres "$pg" > "$tmp/postgres_locomo.json"
+  "$bin" --embedder potion eval recall --dataset agent --path crates/cli/data/agent-sessions.jsonl \
+    --questions crates/cli/data/agent-questions.jsonl --json --postgres "$pg" > "$tmp/postgres_agent.json"
 fi
 # Throughput of the whole DialSeg711 evaluation, model loading and embedding included.
 start=$(date +%s%N)
@@ -1002,6 +1004,11 @@ if all(f.exists() for f in pg_files):
             print(f"| {name} | {part} | {o['episode_recall_at_k']['10']:.3f} | {o['turn_recall_at_k']['10']:.3f} | "
                   f"{o['recall_at_budget']['1000']:.3f} | {d['latency_ms']['p50']:.1f} / {d['latency_ms']['p99']:.1f} | "
                   f"{d['ingest_seconds']:.1f} |")
+    agent_files = [tmp / "agent.potion.json", tmp / "postgres_agent.json"]
+    if all(f.exists() for f in agent_files):
+        sq, pq = (json.loads(f.read_text())["splits"] for f in agent_files)
+        row = lambda d, part: f"{d[part]['overall']['turn_recall_at_k']['10']:.3f} / {d[part]['overall']['recall_at_budget']['1000']:.3f}"
+        print(f"\nOur coding-agent sessions (`eval recall --dataset agent --postgres URL`), turn R@10 / evidence ≤ 1,000 tokens: tuning part {row(pq, 'tuning')}, test part {row(pq, 'test')} (SQLite: {row(sq, 'tuning')} and {row(sq, 'test')}).")
     print(POSTGRES_RECALL_NOTES)
 print("\n## The memory browser\n")
 print("`crates/cli/tests/it/ui.rs` (`in_a_browser_ten_thousand_episodes_are_on_screen_within_a_second`,")
