@@ -234,8 +234,11 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut parts: BTreeMap<Split, PartSums> = BTreeMap::new();
     let mut latencies: Vec<f64> = Vec::new();
     let mut episodes_seen = 0usize;
-    // Agent sessions: what the hook's prompt context holds, per part (sum, questions).
+    // Agent sessions: what the hook's prompt context holds, per part (sum, questions), and how
+    // often it tells of anything when asked about the other part's sessions, which this
+    // project never held (questions told of something, questions).
     let mut hook: BTreeMap<Split, (f64, usize)> = BTreeMap::new();
+    let mut hook_elsewhere: BTreeMap<Split, (usize, usize)> = BTreeMap::new();
     let mut dump = super::create_dump(args.dump.as_deref())?;
     for s in &samples {
         let dia_of_seq: Vec<&str> = s.turns.iter().map(|t| t.dia_id.as_str()).collect();
@@ -314,6 +317,12 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                     agent::hook_share(&engine, &tenant_of(s), &project, &episodes, &dia_of_seq, q)?;
                 let (sum, n) = hook.entry(s.split).or_default();
                 (*sum, *n) = (*sum + share, *n + 1);
+                for other in samples.iter().filter(|o| o.split != s.split) {
+                    let project = project_of(other).expect("an agent set");
+                    let told = engine.prompt_episodes(&tenant_of(other), &project, "", &q.question)?;
+                    let (some, n) = hook_elsewhere.entry(s.split).or_default();
+                    (*some, *n) = (*some + usize::from(!told.is_empty()), *n + 1);
+                }
             }
             all.add(q.category, &sums);
             parts.entry(s.split).or_default().add(q.category, &sums);
@@ -364,6 +373,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "timeline": timeline,
             "llm_usage": usage,
             "hook_prompt_context": hook.iter().map(|(p, (sum, n))| (p.name(), sum / *n as f64)).collect::<BTreeMap<_, _>>(),
+            "hook_prompt_context_elsewhere": hook_elsewhere.iter().map(|(p, (some, n))| (p.name(), *some as f64 / *n as f64)).collect::<BTreeMap<_, _>>(),
         });
         outln!("{}", json_line(&out));
         return Ok(ExitCode::SUCCESS);
@@ -414,6 +424,13 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "{} part: the hook's prompt context (up to 3 earlier work units sharing the prompt's keywords) holds {:.3} of the evidence",
             split.name(),
             sum / *n as f64
+        )?;
+    }
+    for (split, (some, n)) in &hook_elsewhere {
+        writeln!(
+            out,
+            "{} part's questions asked of the other part's project: the hook tells of something for {some} of {n}",
+            split.name(),
         )?;
     }
     writeln!(
