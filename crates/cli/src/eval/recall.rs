@@ -319,7 +319,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 (*sum, *n) = (*sum + share, *n + 1);
                 for other in samples.iter().filter(|o| o.split != s.split) {
                     let project = project_of(other).expect("an agent set");
-                    let told = engine.prompt_episodes(&tenant_of(other), &project, "", &q.question)?;
+                    let told =
+                        engine.prompt_episodes(&tenant_of(other), &project, "", &q.question)?;
                     let (some, n) = hook_elsewhere.entry(s.split).or_default();
                     (*some, *n) = (*some + usize::from(!told.is_empty()), *n + 1);
                 }
