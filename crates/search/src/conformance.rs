@@ -5,8 +5,8 @@
 //! dereferences to the index (a `Box`, or a fixture that also owns a temporary directory).
 
 use epimem_core::{
-    BoundaryReason, ConversationKey, Episode, EpisodeCandidates, EpisodeId, FsrsState, Role, Scope,
-    Timestamp, TurnKey, TurnTable,
+    BoundaryReason, ConversationKey, Episode, EpisodeCandidates, EpisodeId, FsrsState, LineSignals,
+    Role, Scope, Timestamp, TurnKey, TurnTable,
 };
 
 use crate::{EpisodeQuery, IndexedEpisode, IndexedLine, Search, TurnQuery, Update};
@@ -152,6 +152,12 @@ fn turns(index: &dyn Search, scope: &Scope, text: &str, vector: usize) -> TurnTa
         max_gap_ms: 30 * MIN,
     };
     index.turns(&query, None).unwrap()
+}
+
+/// What the table knows of line `seq` of episode `id`.
+fn line_fact(table: &TurnTable, id: &str, seq: u64) -> LineSignals {
+    let episode = table.episodes.iter().position(|e| e.id.0 == id).unwrap() as u32;
+    table.lines[&TurnKey { episode, seq }]
 }
 
 fn ids(found: &EpisodeCandidates) -> Vec<&str> {
@@ -321,10 +327,7 @@ pub fn a_rule_told_to_an_assistant_is_a_line_fact(index: &dyn Search) {
     );
     add(index, "t", &[&to_assistant, &between_people], Some(2));
     let table = turns(index, &Scope::tenant("t"), "zebra crate version", 0);
-    let fact = |id: &str, seq| {
-        let episode = table.episodes.iter().position(|e| e.id.0 == id).unwrap() as u32;
-        table.lines[&TurnKey { episode, seq }]
-    };
+    let fact = |id: &str, seq| line_fact(&table, id, seq);
     assert!(fact("t/c/1", 1).instructs, "{table:?}");
     assert!(!fact("t/c/1", 2).instructs, "the assistant's reply");
     assert!(!fact("t/d/1", 1).instructs, "said between two people");
@@ -354,10 +357,7 @@ pub fn lines_of_an_episode_with_tool_output_are_work(index: &dyn Search) {
     );
     add(index, "t", &[&work, &chat], Some(2));
     let table = turns(index, &Scope::tenant("t"), "zebra", 0);
-    let fact = |id: &str, seq| {
-        let episode = table.episodes.iter().position(|e| e.id.0 == id).unwrap() as u32;
-        table.lines[&TurnKey { episode, seq }]
-    };
+    let fact = |id: &str, seq| line_fact(&table, id, seq);
     for seq in 1..=3 {
         assert!(fact("t/c/1", seq).in_work, "line {seq} of the work session: {table:?}");
     }
