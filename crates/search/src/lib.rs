@@ -145,6 +145,14 @@ pub struct IndexedEpisode<'a> {
     pub lines: Vec<IndexedLine<'a>>,
 }
 
+impl IndexedEpisode<'_> {
+    /// Whether an agent worked in it with tools (a line is tool output): every index keeps
+    /// this of each of its lines, which ranking reads as `LineSignals::in_work`.
+    pub fn is_work(&self) -> bool {
+        self.lines.iter().any(|l| l.role == Role::Tool)
+    }
+}
+
 /// A message of a closed episode, as indexed.
 #[derive(Debug, Clone, Copy)]
 pub struct IndexedLine<'a> {

@@ -2,11 +2,12 @@
 //! `data/agent-sessions.jsonl` and questions about them, asked as a later session of the same
 //! project would ask them.
 
-use std::{collections::HashMap, path::Path};
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::Path,
+};
 
 use anyhow::{Context, Result, bail};
-use epimem_core::Episode;
-use epimem_engine::Engine;
 use serde::Deserialize;
 
 use super::{
@@ -31,7 +32,7 @@ struct RawQuestion {
 pub(crate) fn load(sessions: &Path, questions: &Path) -> Result<Vec<Sample>> {
     let mut dialogues = data::load(SegDataset::Agent, sessions)?;
     dialogues.sort_by_key(|d| d.time(0));
-    let mut parts: Vec<Sample> = Vec::new();
+    let mut parts: BTreeMap<Split, Sample> = BTreeMap::new();
     let mut part_of: HashMap<&str, (Split, usize)> = HashMap::new();
     for d in &dialogues {
         let split = match d.set.as_deref() {
@@ -39,20 +40,14 @@ pub(crate) fn load(sessions: &Path, questions: &Path) -> Result<Vec<Sample>> {
             Some("test") => Split::Test,
             other => bail!("session {}: \"set\" is {other:?}, expected tuning or test", d.id),
         };
-        let at = match parts.iter().position(|p| p.split == split) {
-            Some(at) => at,
-            None => {
-                parts.push(Sample {
-                    id: format!("agent-{}", split.name()),
-                    split,
-                    turns: Vec::new(),
-                    questions: Vec::new(),
-                });
-                parts.len() - 1
-            }
-        };
+        let part = parts.entry(split).or_insert_with(|| Sample {
+            id: format!("agent-{}", split.name()),
+            split,
+            turns: Vec::new(),
+            questions: Vec::new(),
+        });
         part_of.insert(&d.id, (split, d.utterances.len()));
-        parts[at].turns.extend(turns(d));
+        part.turns.extend(turns(d));
     }
     let text = std::fs::read_to_string(questions)
         .with_context(|| format!("cannot read {}", questions.display()))?;
@@ -66,36 +61,10 @@ pub(crate) fn load(sessions: &Path, questions: &Path) -> Result<Vec<Sample>> {
             bail!("{}: session {:?} has {len} messages, not {}", at(), raw.conversation, bad + 1);
         }
         let evidence = raw.evidence.iter().map(|e| format!("{}:{e}", raw.conversation)).collect();
-        let part = parts.iter_mut().find(|p| p.split == split).expect("made with the sessions");
+        let part = parts.get_mut(&split).expect("made with the sessions");
         part.questions.push(Question { question: raw.question, category: raw.category, evidence });
     }
-    parts.sort_by_key(|p| p.split);
-    Ok(parts)
-}
-
-/// The share of `q`'s evidence inside the episodes a coding agent's hook tells of when `q` is
-/// its prompt (`Engine::prompt_episodes`: earlier work units by the keywords they share).
-/// `episodes` are the project's, `dia_of_seq` names its messages by sequence number.
-pub(crate) fn hook_share<S: epimem_store::Store>(
-    engine: &Engine<S>,
-    tenant: &str,
-    project: &str,
-    episodes: &[Episode],
-    dia_of_seq: &[&str],
-    q: &Question,
-) -> Result<f64> {
-    if q.evidence.is_empty() {
-        return Ok(0.0);
-    }
-    let told = engine.prompt_episodes(tenant, project, "", &q.question)?;
-    let covered: Vec<&str> = episodes
-        .iter()
-        .filter(|e| told.contains(&e.id))
-        .flat_map(|e| (e.first_seq..=e.last_seq).filter_map(|seq| dia_of_seq.get(seq as usize - 1)))
-        .copied()
-        .collect();
-    let found = q.evidence.iter().filter(|e| covered.contains(&e.as_str())).count();
-    Ok(found as f64 / q.evidence.len() as f64)
+    Ok(parts.into_values().collect())
 }
 
 /// A session's messages as turns; the speaker is the role, which the ingest reads back.

@@ -1,7 +1,7 @@
 //! Reading LoCoMo (Maharana et al., 2024): long conversations with questions and their
 //! evidence turns.
 
-use std::path::Path;
+use std::{collections::HashSet, path::Path};
 
 use anyhow::{Context, Result, bail};
 use chrono::NaiveDateTime;
@@ -47,6 +47,19 @@ pub(crate) struct Sample {
     pub(crate) questions: Vec<Question>,
 }
 
+impl Sample {
+    /// The evidence id of message `seq` (sequence numbers count from 1, in turn order).
+    pub(crate) fn dia_id(&self, seq: u64) -> Option<&str> {
+        let at = usize::try_from(seq.checked_sub(1)?).ok()?;
+        self.turns.get(at).map(|t| t.dia_id.as_str())
+    }
+
+    /// The evidence ids of messages `first..=last`.
+    pub(crate) fn dia_ids(&self, first: u64, last: u64) -> impl Iterator<Item = &str> {
+        (first..=last).filter_map(|seq| self.dia_id(seq))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Turn {
     pub(crate) dia_id: String,
@@ -60,6 +73,18 @@ pub(crate) struct Question {
     pub(crate) question: String,
     pub(crate) category: u8,
     pub(crate) evidence: Vec<String>,
+}
+
+impl Question {
+    /// The share of its evidence that `covered` holds: 0 for a question that names no
+    /// evidence, and an unresolvable evidence id counts as a miss.
+    pub(crate) fn share_in(&self, covered: &HashSet<&str>) -> f64 {
+        if self.evidence.is_empty() {
+            return 0.0;
+        }
+        let found = self.evidence.iter().filter(|e| covered.contains(e.as_str())).count();
+        found as f64 / self.evidence.len() as f64
+    }
 }
 
 #[derive(Deserialize)]
@@ -222,5 +247,10 @@ mod tests {
         );
         assert_eq!(s.turns[0].text, "look [shares a photo: a dog]");
         assert_eq!(s.questions[0].evidence, ["D2:1"]);
+        // Messages by sequence number, from 1; none past either end.
+        assert_eq!(s.dia_ids(0, 3).collect::<Vec<_>>(), ["D2:1", "D10:1"]);
+        let q = &s.questions[0];
+        assert_eq!(q.share_in(&["D2:1"].into_iter().collect()), 1.0);
+        assert_eq!(q.share_in(&["D10:1"].into_iter().collect()), 0.0);
     }
 }

@@ -241,7 +241,6 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut hook_elsewhere: BTreeMap<Split, (usize, usize)> = BTreeMap::new();
     let mut dump = super::create_dump(args.dump.as_deref())?;
     for s in &samples {
-        let dia_of_seq: Vec<&str> = s.turns.iter().map(|t| t.dia_id.as_str()).collect();
         let scope = Scope::tenant(tenant_of(s)).with_conversation(Some(s.id.clone()));
         let at = s.turns.last().map(|t| t.timestamp);
         let episodes = engine.episodes(&scope, None)?;
@@ -256,9 +255,6 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             query.vector = engine.embed_query(&query)?;
             let hits = engine.recall(&query)?;
             latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
-            let turns_of = |first: u64, last: u64| -> Vec<&str> {
-                (first..=last).filter_map(|seq| dia_of_seq.get(seq as usize - 1).copied()).collect()
-            };
             let mut returned = Vec::with_capacity(hits.len());
             for h in &hits {
                 // What each episode would cost in a context block: for the dump only (counting
@@ -274,49 +270,40 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                     .transpose()?;
                 returned.push(Returned {
                     id: &h.episode.id.0,
-                    turns: turns_of(h.episode.first_seq, h.episode.last_seq),
+                    turns: s.dia_ids(h.episode.first_seq, h.episode.last_seq).collect(),
                     tokens,
                 });
             }
-            let recall_of = |covered: &HashSet<&str>| -> f64 {
-                if q.evidence.is_empty() {
-                    return 0.0;
-                }
-                // Unresolvable evidence ids count as misses.
-                q.evidence.iter().filter(|e| covered.contains(e.as_str())).count() as f64
-                    / q.evidence.len() as f64
-            };
             let mut sums = Sums { questions: 1, ..Sums::default() };
             for (i, &k) in KS.iter().enumerate() {
                 let covered: HashSet<&str> =
                     returned.iter().take(k).flat_map(|r| r.turns.iter().copied()).collect();
-                sums.at_k[i] = recall_of(&covered);
+                sums.at_k[i] = q.share_in(&covered);
             }
             let mut contexts = BTreeMap::new();
             let blocks = engine.recall_contexts(&query, &BUDGETS)?;
             for (i, (&budget, context)) in BUDGETS.iter().zip(&blocks).enumerate() {
-                let quoted: Vec<&str> = context
-                    .turns
-                    .iter()
-                    .filter_map(|(_, seq)| dia_of_seq.get(*seq as usize - 1).copied())
-                    .collect();
-                sums.at_budget[i] = recall_of(&quoted.iter().copied().collect());
+                let quoted: Vec<&str> =
+                    context.turns.iter().filter_map(|(_, seq)| s.dia_id(*seq)).collect();
+                sums.at_budget[i] = q.share_in(&quoted.iter().copied().collect());
                 contexts.insert(budget, quoted);
             }
             let turn_hits = engine.recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
-            let turn_ids: Vec<&str> = turn_hits
-                .iter()
-                .filter_map(|m| dia_of_seq.get(m.seq as usize - 1).copied())
-                .collect();
+            let turn_ids: Vec<&str> = turn_hits.iter().filter_map(|m| s.dia_id(m.seq)).collect();
             for (i, &k) in TURN_KS.iter().enumerate() {
                 let covered: HashSet<&str> = turn_ids.iter().take(k).copied().collect();
-                sums.turns_at_k[i] = recall_of(&covered);
+                sums.turns_at_k[i] = q.share_in(&covered);
             }
             if let Some(project) = project_of(s) {
-                let share =
-                    agent::hook_share(&engine, &tenant_of(s), &project, &episodes, &dia_of_seq, q)?;
+                // What a coding agent's hook hands this question as a prompt.
+                let told = engine.prompt_episodes(&tenant_of(s), &project, "", &q.question)?;
+                let covered: HashSet<&str> = episodes
+                    .iter()
+                    .filter(|e| told.contains(&e.id))
+                    .flat_map(|e| s.dia_ids(e.first_seq, e.last_seq))
+                    .collect();
                 let (sum, n) = hook.entry(s.split).or_default();
-                (*sum, *n) = (*sum + share, *n + 1);
+                (*sum, *n) = (*sum + q.share_in(&covered), *n + 1);
                 for other in samples.iter().filter(|o| o.split != s.split) {
                     let project = project_of(other).expect("an agent set");
                     let told =

@@ -11,7 +11,7 @@ use std::{
 };
 
 use epimem_core::{Episode, EpisodeId, Role, name_words, standing_instructions};
-use epimem_search::{IndexedEpisode, IndexedLine, SearchError};
+use epimem_search::{IndexedEpisode, SearchError};
 use tantivy::TantivyDocument;
 
 use super::{LineFacts, TenantIndex, index_error, io_error};
@@ -238,7 +238,7 @@ impl TenantIndex {
     /// every part has them at once, BM25 once they are committed ([`TenantIndex::pending`]).
     pub(crate) fn add(&mut self, episodes: &[IndexedEpisode<'_>]) {
         for e in episodes {
-            self.stage_episode(e.episode, &e.lines);
+            self.stage_episode(e);
         }
     }
 
@@ -258,7 +258,8 @@ impl TenantIndex {
         removed
     }
 
-    fn stage_episode(&mut self, episode: &Episode, lines: &[IndexedLine<'_>]) {
+    fn stage_episode(&mut self, indexed: &IndexedEpisode<'_>) {
+        let (episode, lines) = (indexed.episode, &indexed.lines);
         if self.parts.table.contains(&episode.id) {
             return; // indexed once, its vectors in one run
         }
@@ -268,7 +269,7 @@ impl TenantIndex {
         let mut body = String::new();
         let mut authors: Vec<String> = Vec::new();
         let rules = standing_instructions(lines.iter().map(|l| (l.role, l.content)));
-        let in_work = lines.iter().any(|l| l.role == Role::Tool);
+        let in_work = indexed.is_work();
         for (line, instructs) in lines.iter().zip(rules) {
             let id = self.author_id(line.author);
             let said_by = &self.parts.author_names[id as usize];

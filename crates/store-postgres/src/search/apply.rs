@@ -155,8 +155,8 @@ fn add(tx: &mut Tx<'_>, tenant: &str, added: &IndexedEpisode<'_>) -> Result<bool
     let by_person: Vec<bool> = lines.iter().map(|l| l.role == Role::User).collect();
     let asks: Vec<bool> = lines.iter().map(|l| l.content.trim_end().ends_with('?')).collect();
     let instructs = standing_instructions(lines.iter().map(|l| (l.role, l.content)));
-    // The same for every line of the episode: whether an agent worked in it with tools.
-    let in_work = lines.iter().any(|l| l.role == Role::Tool);
+    // The same for every line of the episode.
+    let in_work = added.is_work();
     let contents: Vec<&str> = lines.iter().map(|l| l.content).collect();
     let vectors: Vec<Option<String>> = lines.iter().map(|l| l.vector.map(vector_text)).collect();
     // $1–$8 of both inserts: the episode's columns every line and vector row carries.
