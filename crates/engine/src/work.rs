@@ -7,15 +7,19 @@ use std::collections::HashMap;
 use epimem_core::{
     Episode, EpisodeId, Scope, Timestamp, rule_sentences, session_summary, standing_instructions,
     work::{
-        Action, FailurePattern, IntentPattern, RuleLine, SessionLine, SessionWork, Skeleton,
-        StartContext, WorkItem, failure_patterns, prompt_matches, recurring_intents,
-        render_prompt_context, render_start_context, skeleton,
+        Action, FailurePattern, IntentPattern, PROMPT_EPISODES, PromptHit, RuleLine, SessionLine,
+        SessionWork, Skeleton, StartContext, WorkItem, failure_patterns, prompt_matches,
+        prompt_recalled, recurring_intents, render_prompt_context, render_start_context, skeleton,
     },
 };
 use epimem_store::{EpisodeDetail, Store};
 use serde::{Deserialize, Serialize};
 
-use crate::{Engine, EngineError};
+use crate::{Engine, EngineError, RecallHit, RecallQuery};
+
+/// Episodes a prompt's recall returns, from which the ones of its own session are left out
+/// before [`prompt_recalled`] chooses.
+const PROMPT_RECALLED: usize = 20;
 
 /// What coding agents are told of their project's memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +37,11 @@ pub struct WorkContextConfig {
     pub prompt_min_shared: usize,
     /// ...and this share of the smaller word set.
     pub prompt_min_overlap: f64,
+    /// Where recall can read meaning (the server, MCP): an episode a prompt is told of is
+    /// among the first this many of the project's episodes by BM25...
+    pub prompt_word_rank: usize,
+    /// ...and its best message is at least this alike the prompt (cosine).
+    pub prompt_min_similarity: f64,
     /// Episodes (newest first) a session start reads, messages and all, for the failures and
     /// requests that recur (what it costs grows with this, not with the project's history).
     pub start_episodes: usize,
@@ -53,6 +62,8 @@ impl Default for WorkContextConfig {
             prompt_budget: 500,
             prompt_min_shared: 2,
             prompt_min_overlap: 0.4,
+            prompt_word_rank: 1,
+            prompt_min_similarity: 0.45,
             start_episodes: 60,
             prompt_episodes: 500,
             pattern_min_sessions: 2,
@@ -150,9 +161,28 @@ impl<S: Store> Engine<S> {
         Ok(render_prompt_context(&items, config.prompt_budget, &tokens))
     }
 
-    /// The episodes [`Engine::prompt_context`] tells of, best first: at most three of
-    /// `project`'s (not of the session `current`) whose words cover enough of `prompt`'s.
+    /// The episodes [`Engine::prompt_context`] tells of, best first, at most three of
+    /// `project`'s (not of the session `current`): chosen by recall, words and meaning both,
+    /// when this engine has an embedder ([`Engine::prompt_episodes_recalled`]), else by the
+    /// keywords they share with `prompt` ([`Engine::prompt_episodes_by_words`]).
     pub fn prompt_episodes(
+        &self,
+        tenant: &str,
+        project: &str,
+        current: &str,
+        prompt: &str,
+    ) -> Result<Vec<EpisodeId>, EngineError> {
+        if self.embedder.is_some() {
+            self.prompt_episodes_recalled(tenant, project, current, prompt)
+        } else {
+            self.prompt_episodes_by_words(tenant, project, current, prompt)
+        }
+    }
+
+    /// The episodes of `project` (not of the session `current`) whose titles and keywords
+    /// share enough of `prompt`'s keywords, best first, at most three: no search index and no
+    /// embedder, which a hook, a process started for one event, has no time to open.
+    pub fn prompt_episodes_by_words(
         &self,
         tenant: &str,
         project: &str,
@@ -170,7 +200,34 @@ impl<S: Store> Engine<S> {
             episodes.iter().map(|e| (e.title.as_str(), &e.keywords[..])).collect();
         let found =
             prompt_matches(prompt, &words, config.prompt_min_shared, config.prompt_min_overlap);
-        Ok(found.iter().take(3).map(|m| episodes[m.index].id.clone()).collect())
+        Ok(found.iter().take(PROMPT_EPISODES).map(|m| episodes[m.index].id.clone()).collect())
+    }
+
+    /// The episodes of `project` (not of the session `current`) that recall finds for
+    /// `prompt` and that words and meaning agree on ([`prompt_recalled`]), best first, at most
+    /// three. Nothing is recorded as a review: the agent is told of them, not shown them.
+    pub fn prompt_episodes_recalled(
+        &self,
+        tenant: &str,
+        project: &str,
+        current: &str,
+        prompt: &str,
+    ) -> Result<Vec<EpisodeId>, EngineError> {
+        if prompt.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let config = &self.config.work;
+        let query = RecallQuery::new(project_scope(tenant, project), prompt, PROMPT_RECALLED);
+        let (hits, _) = self.rank_episodes(&query)?;
+        let kept: Vec<&RecallHit> =
+            hits.iter().filter(|h| h.episode.conversation.conversation != current).collect();
+        let weighed: Vec<PromptHit> = kept
+            .iter()
+            .map(|h| PromptHit { similarity: h.similarity, lexical_rank: h.lexical_rank })
+            .collect();
+        let chosen =
+            prompt_recalled(&weighed, config.prompt_min_similarity, config.prompt_word_rank);
+        Ok(chosen.into_iter().map(|i| kept[i].episode.id.clone()).collect())
     }
 
     /// Recurring intents and repeated failures across the sessions of `project`, from its

@@ -7,6 +7,7 @@ pub(crate) mod fit;
 mod locomo;
 mod metrics;
 mod online;
+mod prompt_context;
 pub(crate) mod recall;
 pub(crate) mod segmentation;
 mod timeline_check;

@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::{
     agent,
     locomo::{self, Sample, Split},
+    prompt_context::PromptContextSums,
 };
 use crate::{
     commands::open_engine_on,
@@ -234,11 +235,9 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut parts: BTreeMap<Split, PartSums> = BTreeMap::new();
     let mut latencies: Vec<f64> = Vec::new();
     let mut episodes_seen = 0usize;
-    // Agent sessions: what the hook's prompt context holds, per part (sum, questions), and how
-    // often it tells of anything when asked about the other part's sessions, which this
-    // project never held (questions told of something, questions).
-    let mut hook: BTreeMap<Split, (f64, usize)> = BTreeMap::new();
-    let mut hook_elsewhere: BTreeMap<Split, (usize, usize)> = BTreeMap::new();
+    // Agent sessions: what a prompt is told of earlier work.
+    let mut prompt_context = PromptContextSums::default();
+    let place = |s: &Sample| (tenant_of(s), project_of(s).expect("an agent set"));
     let mut dump = super::create_dump(args.dump.as_deref())?;
     for s in &samples {
         let scope = Scope::tenant(tenant_of(s)).with_conversation(Some(s.id.clone()));
@@ -294,23 +293,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 let covered: HashSet<&str> = turn_ids.iter().take(k).copied().collect();
                 sums.turns_at_k[i] = q.share_in(&covered);
             }
-            if let Some(project) = project_of(s) {
-                // What a coding agent's hook hands this question as a prompt.
-                let told = engine.prompt_episodes(&tenant_of(s), &project, "", &q.question)?;
-                let covered: HashSet<&str> = episodes
-                    .iter()
-                    .filter(|e| told.contains(&e.id))
-                    .flat_map(|e| s.dia_ids(e.first_seq, e.last_seq))
-                    .collect();
-                let (sum, n) = hook.entry(s.split).or_default();
-                (*sum, *n) = (*sum + q.share_in(&covered), *n + 1);
-                for other in samples.iter().filter(|o| o.split != s.split) {
-                    let project = project_of(other).expect("an agent set");
-                    let told =
-                        engine.prompt_episodes(&tenant_of(other), &project, "", &q.question)?;
-                    let (some, n) = hook_elsewhere.entry(s.split).or_default();
-                    (*some, *n) = (*some + usize::from(!told.is_empty()), *n + 1);
-                }
+            if project_of(s).is_some() {
+                prompt_context.add(&engine, &samples, s, q, &episodes, place)?;
             }
             all.add(q.category, &sums);
             parts.entry(s.split).or_default().add(q.category, &sums);
@@ -360,8 +344,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "ingest_seconds": ingest_took.as_secs_f64(),
             "timeline": timeline,
             "llm_usage": usage,
-            "hook_prompt_context": hook.iter().map(|(p, (sum, n))| (p.name(), sum / *n as f64)).collect::<BTreeMap<_, _>>(),
-            "hook_prompt_context_elsewhere": hook_elsewhere.iter().map(|(p, (some, n))| (p.name(), *some as f64 / *n as f64)).collect::<BTreeMap<_, _>>(),
+            "prompt_context": prompt_context.json(),
         });
         outln!("{}", json_line(&out));
         return Ok(ExitCode::SUCCESS);
@@ -406,21 +389,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         writeln!(out, "both parts")?;
         write_table(&mut out, &all, &names)?;
     }
-    for (split, (sum, n)) in &hook {
-        writeln!(
-            out,
-            "{} part: the hook's prompt context (up to 3 earlier work units sharing the prompt's keywords) holds {:.3} of the evidence",
-            split.name(),
-            sum / *n as f64
-        )?;
-    }
-    for (split, (some, n)) in &hook_elsewhere {
-        writeln!(
-            out,
-            "{} part's questions asked of the other part's project: the hook tells of something for {some} of {n}",
-            split.name(),
-        )?;
-    }
+    prompt_context.write(&mut out)?;
     writeln!(
         out,
         "\nrecall latency (query embedding included): p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",

@@ -174,6 +174,10 @@ fn any_agent_reads_a_projects_work_memory_over_mcp() {
         .await
         .unwrap();
         assert!(matched.contains("Earlier work"), "{matched}");
+        // Recall chooses here: a prompt that shares no words and little meaning with the
+        // project's work is told nothing.
+        let unrelated = json!({"project": "/src/shop", "prompt": "bump the release version"});
+        assert_eq!(call(&client, "project_memory", unrelated).await.unwrap(), "");
         let other = call(&client, "project_memory", json!({"project": "/src/blog"})).await.unwrap();
         assert_eq!(other, "");
         // Recall can keep to one project's sessions too.

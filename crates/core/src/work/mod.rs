@@ -7,6 +7,7 @@
 
 mod context;
 mod patterns;
+mod prompt;
 mod skeleton;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,7 @@ pub use context::{
 pub use patterns::{
     FailurePattern, IntentPattern, SessionWork, failure_patterns, recurring_intents,
 };
+pub use prompt::{PROMPT_EPISODES, PromptHit, prompt_recalled};
 pub use skeleton::{HotFile, Skeleton, skeleton, work_story};
 
 /// What kind of thing an action did: investigating (reading, searching) or executing

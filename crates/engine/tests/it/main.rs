@@ -13,3 +13,4 @@ mod recall;
 mod review;
 mod tenants;
 mod timeline;
+mod work;
