@@ -95,19 +95,26 @@ impl SyncLocks {
     }
 }
 
-/// Marks a tenant's index as being built while it lives.
-struct Building<'a>(&'a SyncLocks, &'a str);
+/// Marks a tenant's index as being built while it lives (a mark already there is left to
+/// the guard that made it: the first catch-up of a server holds one over its build's).
+struct Building<'a> {
+    locks: &'a SyncLocks,
+    tenant: &'a str,
+    marked: bool,
+}
 
 impl<'a> Building<'a> {
     fn start(locks: &'a SyncLocks, tenant: &'a str) -> Self {
-        locks.building().insert(tenant.to_owned());
-        Self(locks, tenant)
+        let marked = locks.building().insert(tenant.to_owned());
+        Self { locks, tenant, marked }
     }
 }
 
 impl Drop for Building<'_> {
     fn drop(&mut self) {
-        self.0.building().remove(self.1);
+        if self.marked {
+            self.locks.building().remove(self.tenant);
+        }
     }
 }
 
@@ -485,6 +492,10 @@ impl<S: Store> Engine<S> {
             Freshness::BeforeRecall => self.sync_index(tenant, progress),
             Freshness::Background if self.kept_current(tenant) => self.wait_for_build(tenant),
             Freshness::Background => {
+                // Marked as building until the first catch-up is done, from before the tenant
+                // is kept: a recall meanwhile waits for it rather than read an index not yet
+                // opened, caught up or built (and answer nothing).
+                let _first = Building::start(&self.syncing, tenant);
                 // Kept before the catch-up: a write finishing meanwhile catches up after it.
                 self.lock_kept().insert(tenant.to_owned());
                 let synced = self.sync_index(tenant, progress);

@@ -503,6 +503,32 @@ fn episodes_another_process_closes_are_found_within_the_refresh() {
     assert!(found.to_string().contains("Rottnest"), "{found}");
 }
 
+/// A recall sent the moment the server is up waits for the index it opens at start, rather
+/// than read it before it is opened and answer nothing.
+#[test]
+fn a_recall_as_the_server_starts_finds_what_the_database_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let file = dir.path().join("before.jsonl");
+    let line = json!({"conversation": "island", "role": "user",
+                      "content": "we took a quokka selfie on Rottnest island"});
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", db.to_str().unwrap(), "ingest", file.to_str().unwrap(), "--flush"])
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Each start opens the saved index anew; the first request races that opening.
+    for _ in 0..3 {
+        let server = Server::start(&db, FAST_WORKER);
+        let (status, found) = server.post("/v1/recall", &json!({"query": "quokka selfie"}));
+        assert_eq!(status, 200, "{found}");
+        assert!(found.to_string().contains("Rottnest"), "{found}");
+    }
+}
+
 /// A job that cannot run is parked with its error, and the API shows it (in the tenant's jobs
 /// and its conversation's), never to another tenant.
 #[test]
