@@ -148,6 +148,7 @@ pub(crate) struct Overrides {
     pub(crate) llm_url: Option<String>,
     pub(crate) llm_model: Option<String>,
     pub(crate) llm_api_key: Option<String>,
+    pub(crate) hooks_server_key: Option<String>,
 }
 
 impl AppConfig {
@@ -180,6 +181,9 @@ impl AppConfig {
         }
         if let Some(key) = &overrides.llm_api_key {
             config.llm.api_key = key.clone();
+        }
+        if let Some(key) = &overrides.hooks_server_key {
+            config.hooks.server_key = Some(key.clone());
         }
         anyhow::ensure!(!config.tenant.trim().is_empty(), "the tenant must not be empty");
         Ok(config)

@@ -173,6 +173,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         llm_model: cli.llm_model,
         // Not a flag: a key on the command line is visible to every user of the machine.
         llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
+        hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
     };
     // A hook must exit 0 whatever happens, a configuration it cannot read included.
     if let Command::Hook(args) = &cli.command {

@@ -45,11 +45,26 @@ pub struct HookConfig {
     /// The hooks' folder (transcript cursors, spool, log) [default: beside a SQLite
     /// database, `<db>.hooks`; under the user's data directory for PostgreSQL].
     pub dir: Option<PathBuf>,
+    /// An `epimem serve` on the same database (`http://127.0.0.1:8080`): a prompt's earlier
+    /// work is recalled there, by words and meaning, which a hook has no time to load.
+    pub server_url: Option<String>,
+    /// Its API key, when it requires one.
+    pub server_key: Option<String>,
+    /// How long a prompt waits for the server before its keywords choose instead.
+    pub server_timeout_ms: u64,
 }
 
 impl Default for HookConfig {
     fn default() -> Self {
-        Self { busy_timeout_ms: 250, output_chars: 600, background: true, dir: None }
+        Self {
+            busy_timeout_ms: 250,
+            output_chars: 600,
+            background: true,
+            dir: None,
+            server_url: None,
+            server_key: None,
+            server_timeout_ms: 150,
+        }
     }
 }
 
@@ -94,12 +109,23 @@ impl HookError {
 /// How often an event that fails for a reason other than an unreachable database is tried.
 const MAX_FAILURES: u32 = 3;
 
+/// A process that chooses a prompt's earlier work by recall, words and meaning: a server on
+/// the same database, which holds the search index and the embedder a hook has no time to
+/// load.
+pub trait PromptRecall: std::fmt::Debug {
+    /// The block to hand the agent for `prompt`, sent in `session` of `project` (empty when
+    /// nothing bears on it), or why there is none.
+    fn prompt_context(&self, project: &str, session: &str, prompt: &str) -> Result<String, String>;
+}
+
 /// One hook invocation's surroundings.
 #[derive(Debug, Clone, Copy)]
 pub struct Hook<'a> {
     pub tenant: &'a str,
     pub dir: &'a HookDir,
     pub config: &'a HookConfig,
+    /// Where a prompt's earlier work is recalled, if anywhere; else its keywords choose it.
+    pub recall: Option<&'a dyn PromptRecall>,
 }
 
 impl Hook<'_> {
@@ -217,8 +243,19 @@ impl Hook<'_> {
             }
             EventKind::UserPromptSubmit if !replayed => {
                 let prompt = event.prompt.as_deref().unwrap_or("");
-                let context =
-                    engine.prompt_context(self.tenant, &project, &event.session_id, prompt)?;
+                let recalled =
+                    self.recall.map(|r| r.prompt_context(&project, &event.session_id, prompt));
+                let context = match recalled {
+                    Some(Ok(context)) => context,
+                    Some(Err(e)) => {
+                        self.dir
+                            .log(received, &format!("a prompt's earlier work by keywords: {e}"));
+                        engine.prompt_context(self.tenant, &project, &event.session_id, prompt)?
+                    }
+                    None => {
+                        engine.prompt_context(self.tenant, &project, &event.session_id, prompt)?
+                    }
+                };
                 outcome.stdout = output(kind, &context);
             }
             EventKind::SessionEnd => {

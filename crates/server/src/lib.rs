@@ -9,6 +9,7 @@ mod facts;
 mod mcp;
 mod messages;
 mod metrics;
+mod project;
 mod readiness;
 mod routes;
 mod timeline;
@@ -41,6 +42,7 @@ pub use edits::EpisodeVersionOut;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use facts::{FactOut, FactsOut};
 pub use mcp::{MemoryTools, memory_tools, serve_stdio};
+pub use project::{ClientError, ProjectMemoryClient, ProjectMemoryIn, ProjectMemoryOut};
 pub use readiness::{IndexEvent, IndexReport};
 pub use timeline::{TimelineNodeOut, TimelineOut};
 pub use worker::{Report, Worker};
@@ -125,6 +127,7 @@ impl<S> Clone for App<S> {
         edits::episode_versions,
         routes::list_jobs,
         routes::recall,
+        project::project_memory,
         facts::list_facts,
         timeline::timeline_top,
         timeline::timeline_node,
@@ -191,6 +194,7 @@ fn router<S: Store + 'static>(
         .route("/v1/episodes/{id}/versions", get(edits::episode_versions::<S>))
         .route("/v1/jobs", get(routes::list_jobs::<S>))
         .route("/v1/recall", post(routes::recall::<S>))
+        .route("/v1/project-memory", post(project::project_memory::<S>))
         .route("/v1/facts", get(facts::list_facts::<S>))
         .route("/v1/timeline", get(timeline::timeline_top::<S>))
         .route("/v1/timeline/{node}", get(timeline::timeline_node::<S>))

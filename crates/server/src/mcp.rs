@@ -22,6 +22,7 @@ use crate::{
     auth::Tenant,
     error::ApiError,
     messages::to_input,
+    project::{ProjectMemoryIn, project_memory_with},
     routes::{blocking, recall_with},
     timeline::TimelineNodeOut,
     wire::{EpisodeOut, MessageIn, RecallIn},
@@ -44,8 +45,8 @@ pub(crate) struct ProjectMemoryParams {
     /// The project: the root folder of its repository, as the sessions recorded it (their
     /// messages' `agent`).
     pub project: String,
-    /// The request about to be worked on: only earlier work that shares enough of its words
-    /// is returned. Without it, what a new session is told: recent episodes of work, failures
+    /// The request about to be worked on: only earlier work that bears on it is returned
+    /// (found by recall, words and meaning agreeing). Without it, what a new session is told: recent episodes of work, failures
     /// that recur across sessions, older sessions' summaries.
     #[serde(default)]
     pub prompt: Option<String>,
@@ -294,16 +295,10 @@ impl<S: Store + 'static> MemoryTools<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let tenant = self.tenant(&context);
-        if p.project.trim().is_empty() {
-            return Err(ApiError::bad_input("project must not be empty").into());
-        }
-        let text = blocking(&self.app, move |engine| {
-            Ok(match &p.prompt {
-                Some(prompt) => engine.prompt_context(&tenant, &p.project, "", prompt)?,
-                None => engine.start_context(&tenant, &p.project)?,
-            })
-        })
-        .await?;
+        let request = ProjectMemoryIn { project: p.project, prompt: p.prompt, session: None };
+        let text =
+            blocking(&self.app, move |engine| project_memory_with(engine, &tenant, &request))
+                .await?;
         Ok(CallToolResult::success(vec![Content::text(text)]))
     }
 

@@ -12,7 +12,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use epimem_core::TokenCounter;
 use epimem_engine::{Clock, Engine, SystemClock};
-use epimem_hooks::{Background, Hook, HookDir, install, project_of, uninstall};
+use epimem_hooks::{Background, Hook, HookDir, PromptRecall, install, project_of, uninstall};
+use epimem_server::{ProjectMemoryClient, ProjectMemoryIn};
 use epimem_store_sqlite::SqliteStore;
 
 use super::{AnyStore, engine_without_index, open_engine, open_store};
@@ -77,7 +78,19 @@ pub(crate) fn hook(config: Result<AppConfig>, args: &HookArgs) -> Result<ExitCod
     };
     let dir = hook_dir(&config);
     let logged = std::fs::metadata(dir.log_path()).map_or(0, |m| m.len());
-    let hook = Hook { tenant: &config.tenant, dir: &dir, config: &config.hooks };
+    let server = config.hooks.server_url.as_deref().map(|url| ServerRecall {
+        client: ProjectMemoryClient::new(
+            url,
+            config.hooks.server_key.clone(),
+            Duration::from_millis(config.hooks.server_timeout_ms),
+        ),
+    });
+    let hook = Hook {
+        tenant: &config.tenant,
+        dir: &dir,
+        config: &config.hooks,
+        recall: server.as_ref().map(|s| s as &dyn PromptRecall),
+    };
     let outcome =
         hook.run(&raw, received, || open_hook_engine(&config).map_err(|e| format!("{e:#}")));
     if !outcome.stdout.is_empty() {
@@ -106,6 +119,23 @@ pub(crate) fn hook_dir(config: &AppConfig) -> HookDir {
         _ => HookDir::new(
             dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("epimem").join("hooks"),
         ),
+    }
+}
+
+/// A prompt's earlier work recalled by `epimem serve` on the same database.
+#[derive(Debug)]
+struct ServerRecall {
+    client: ProjectMemoryClient,
+}
+
+impl PromptRecall for ServerRecall {
+    fn prompt_context(&self, project: &str, session: &str, prompt: &str) -> Result<String, String> {
+        let request = ProjectMemoryIn {
+            project: project.to_owned(),
+            prompt: Some(prompt.to_owned()),
+            session: Some(session.to_owned()),
+        };
+        self.client.ask(&request).map_err(|e| e.to_string())
     }
 }
 

@@ -264,6 +264,7 @@ fn the_openapi_document_lists_every_route() {
     for path in [
         "/v1/messages",
         "/v1/recall",
+        "/v1/project-memory",
         "/v1/episodes",
         "/v1/episodes/{id}",
         "/v1/conversations/{conversation}",

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::common::{epimem, json_lines};
 
 mod safety;
+mod server;
 mod sessions;
 
 /// A machine with Claude Code on it: a database, a project (a git repository), settings.
