@@ -34,11 +34,22 @@ impl TokenCounter {
 
     pub fn count(&self, text: &str) -> u32 {
         let Some(exact) = &self.exact else { return estimate(text) };
+        u32::try_from(Self::tables(exact).encode_ordinary(text).len()).unwrap_or(u32::MAX)
+    }
+
+    /// Decodes the tables now, if they are used at all: a server does it as it starts, so
+    /// its first context block does not wait for them.
+    pub fn prepare(&self) {
+        if let Some(exact) = &self.exact {
+            Self::tables(exact);
+        }
+    }
+
+    fn tables(exact: &OnceLock<CoreBPE>) -> &CoreBPE {
         // The encoding ships inside tiktoken-rs; failing to parse it is a build defect.
-        let bpe = exact.get_or_init(|| {
+        exact.get_or_init(|| {
             tiktoken_rs::cl100k_base().expect("the embedded cl100k_base tables parse")
-        });
-        u32::try_from(bpe.encode_ordinary(text).len()).unwrap_or(u32::MAX)
+        })
     }
 }
 

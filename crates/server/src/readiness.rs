@@ -84,6 +84,9 @@ fn open_index<S: Store>(
     report: &mut IndexReport,
     stop: &AtomicBool,
 ) {
+    // Ready means answering at full speed: the token tables a context block is counted with
+    // are decoded first (tens of milliseconds, or a tenth of a second on a busy machine).
+    engine.tokens().prepare();
     let mut wait = FIRST_RETRY_WAIT;
     while !stop.load(Ordering::Acquire) {
         let started = Instant::now();

@@ -25,6 +25,11 @@ pub(crate) struct HookBenchArgs {
     /// end: 26 events).
     #[arg(long, default_value_t = 20)]
     sessions: usize,
+    /// Run `epimem serve` on the database and point the hooks at it (`hooks.server_url`): a
+    /// prompt's earlier work is then recalled by the server, and the prompts' row times the
+    /// round trip to it.
+    #[arg(long)]
+    server: bool,
 }
 
 /// What p99 per event must stay under, in milliseconds.
@@ -51,15 +56,31 @@ pub(crate) fn bench_hook(_config: &AppConfig, args: &HookBenchArgs) -> Result<Ex
         bench.session(&format!("history-{i}"), i, &mut BTreeMap::new())?;
     }
     bench.run(&["flush"])?;
+    // Killed when the bench ends, whatever happened.
+    let server = match args.server {
+        true => {
+            let server = ServerProcess::start(&bench)?;
+            std::fs::write(
+                &config,
+                format!(
+                    "embedder = \"hash\"\n[hooks]\nbackground = false\nserver_url = \"{}\"\n",
+                    server.base
+                ),
+            )?;
+            Some(server)
+        }
+        false => None,
+    };
     let mut times: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
     for i in 0..args.sessions {
         bench.session(&format!("measured-{i}"), args.history + i, &mut times)?;
     }
 
     outln!(
-        "epimem hook, one process per event ({} sessions after {} of history)",
+        "epimem hook, one process per event ({} sessions after {} of history{})",
         args.sessions,
-        args.history
+        args.history,
+        server.as_ref().map_or(String::new(), |s| format!("; prompts asked of {}", s.base))
     );
     outln!("{:<20} {:>7} {:>8} {:>8} {:>8}", "event", "count", "p50 ms", "p99 ms", "max ms");
     let row = |label: &str, ms: &[f64]| -> std::io::Result<()> {
@@ -84,6 +105,49 @@ pub(crate) fn bench_hook(_config: &AppConfig, args: &HookBenchArgs) -> Result<Ex
         if p99 <= TARGET_P99_MS { "met" } else { "MISSED" }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `epimem serve` on the bench's database, on a port of its choosing, killed when dropped.
+struct ServerProcess {
+    child: std::process::Child,
+    base: String,
+}
+
+impl ServerProcess {
+    fn start(bench: &Bench<'_>) -> Result<Self> {
+        use std::io::BufRead;
+        let mut child = bench
+            .command(&["serve", "--listen", "127.0.0.1:0"])?
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start epimem serve")?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().context("no standard output")?;
+        std::io::BufReader::new(stdout).read_line(&mut line)?;
+        let base = line.trim().rsplit(' ').next().unwrap_or_default().to_owned();
+        let server = Self { child, base };
+        if !server.base.starts_with("http://") {
+            bail!("epimem serve did not say where it listens: {line:?}");
+        }
+        // As in use, where a server runs long before a prompt: its index open and caught up.
+        let ready = format!("{}/readyz", server.base);
+        let started = Instant::now();
+        while ureq::get(&ready).call().is_err() {
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                bail!("epimem serve was not ready within a minute");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Ok(server)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 struct Bench<'a> {
