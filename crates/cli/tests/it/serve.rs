@@ -470,17 +470,9 @@ fn bench_serve_loads_the_store_and_tenant_it_is_given() {
 
 /// Episodes another process closes on the same database become searchable without a restart,
 /// within the index refresh (a second here), and a recall never waits for that catch-up.
-#[test]
-fn episodes_another_process_closes_are_found_within_the_refresh() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let server = Server::start(&db, FAST_WORKER);
-    let ask = || server.post("/v1/recall", &json!({"query": "quokka selfie", "limit": 5}));
-    let (status, found) = ask();
-    assert_eq!(status, 200, "{found}");
-    assert!(found["hits"].as_array().unwrap().is_empty(), "{found}");
-
-    let file = dir.path().join("other.jsonl");
+/// `epimem ingest --flush` of one line about a quokka selfie, in a process of its own.
+fn quokka_from_another_process(db: &Path) {
+    let file = db.with_extension("jsonl");
     let line = json!({"conversation": "island", "role": "user",
                       "content": "we took a quokka selfie on Rottnest island"});
     std::fs::write(&file, format!("{line}\n")).unwrap();
@@ -491,6 +483,19 @@ fn episodes_another_process_closes_are_found_within_the_refresh() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn episodes_another_process_closes_are_found_within_the_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let server = Server::start(&db, FAST_WORKER);
+    let ask = || server.post("/v1/recall", &json!({"query": "quokka selfie", "limit": 5}));
+    let (status, found) = ask();
+    assert_eq!(status, 200, "{found}");
+    assert!(found["hits"].as_array().unwrap().is_empty(), "{found}");
+
+    quokka_from_another_process(&db);
 
     let closed = Instant::now();
     let found = loop {
@@ -510,17 +515,7 @@ fn episodes_another_process_closes_are_found_within_the_refresh() {
 fn a_recall_as_the_server_starts_finds_what_the_database_holds() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
-    let file = dir.path().join("before.jsonl");
-    let line = json!({"conversation": "island", "role": "user",
-                      "content": "we took a quokka selfie on Rottnest island"});
-    std::fs::write(&file, format!("{line}\n")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .args(["--db", db.to_str().unwrap(), "ingest", file.to_str().unwrap(), "--flush"])
-        .env("EPIMEM_EMBEDDER", "hash")
-        .env_remove("EPIMEM_TENANT")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    quokka_from_another_process(&db);
     // Each start opens the saved index anew; the first request races that opening.
     for _ in 0..3 {
         let server = Server::start(&db, FAST_WORKER);
