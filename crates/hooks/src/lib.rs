@@ -243,15 +243,16 @@ impl Hook<'_> {
             }
             EventKind::UserPromptSubmit if !replayed => {
                 let prompt = event.prompt.as_deref().unwrap_or("");
-                let recalled =
-                    self.recall.map(|r| r.prompt_context(&project, &event.session_id, prompt));
+                let recalled = self.recall.and_then(|r| {
+                    r.prompt_context(&project, &event.session_id, prompt)
+                        .inspect_err(|e| {
+                            self.dir
+                                .log(received, &format!("a prompt's earlier work by keywords: {e}"))
+                        })
+                        .ok()
+                });
                 let context = match recalled {
-                    Some(Ok(context)) => context,
-                    Some(Err(e)) => {
-                        self.dir
-                            .log(received, &format!("a prompt's earlier work by keywords: {e}"));
-                        engine.prompt_context(self.tenant, &project, &event.session_id, prompt)?
-                    }
+                    Some(context) => context,
                     None => {
                         engine.prompt_context(self.tenant, &project, &event.session_id, prompt)?
                     }

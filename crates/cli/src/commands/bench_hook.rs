@@ -32,6 +32,10 @@ pub(crate) struct HookBenchArgs {
     server: bool,
 }
 
+/// The bench's configuration: the hook alone, no worker competing for the cores while it
+/// runs.
+const BENCH_CONFIG: &str = "embedder = \"hash\"\n[hooks]\nbackground = false\n";
+
 /// What p99 per event must stay under, in milliseconds.
 const TARGET_P99_MS: f64 = 15.0;
 
@@ -46,8 +50,7 @@ pub(crate) fn bench_hook(_config: &AppConfig, args: &HookBenchArgs) -> Result<Ex
     let project = dir.path().join("shop");
     std::fs::create_dir_all(project.join(".git"))?;
     let config = dir.path().join("epimem.toml");
-    // The bench measures the hook alone: no worker competes for the cores while it runs.
-    std::fs::write(&config, "embedder = \"hash\"\n[hooks]\nbackground = false\n")?;
+    std::fs::write(&config, BENCH_CONFIG)?;
     let db = dir.path().join("bench.db");
     let bench = Bench { db: &db, config: &config, project: &project, dir: dir.path() };
 
@@ -60,13 +63,7 @@ pub(crate) fn bench_hook(_config: &AppConfig, args: &HookBenchArgs) -> Result<Ex
     let server = match args.server {
         true => {
             let server = ServerProcess::start(&bench)?;
-            std::fs::write(
-                &config,
-                format!(
-                    "embedder = \"hash\"\n[hooks]\nbackground = false\nserver_url = \"{}\"\n",
-                    server.base
-                ),
-            )?;
+            std::fs::write(&config, format!("{BENCH_CONFIG}server_url = \"{}\"\n", server.base))?;
             Some(server)
         }
         false => None,

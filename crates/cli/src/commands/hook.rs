@@ -12,7 +12,9 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use epimem_core::TokenCounter;
 use epimem_engine::{Clock, Engine, SystemClock};
-use epimem_hooks::{Background, Hook, HookDir, PromptRecall, install, project_of, uninstall};
+use epimem_hooks::{
+    Background, Hook, HookConfig, HookDir, PromptRecall, install, project_of, uninstall,
+};
 use epimem_server::{ProjectMemoryClient, ProjectMemoryIn};
 use epimem_store_sqlite::SqliteStore;
 
@@ -78,13 +80,8 @@ pub(crate) fn hook(config: Result<AppConfig>, args: &HookArgs) -> Result<ExitCod
     };
     let dir = hook_dir(&config);
     let logged = std::fs::metadata(dir.log_path()).map_or(0, |m| m.len());
-    let server = config.hooks.server_url.as_deref().map(|url| ServerRecall {
-        client: ProjectMemoryClient::new(
-            url,
-            config.hooks.server_key.clone(),
-            Duration::from_millis(config.hooks.server_timeout_ms),
-        ),
-    });
+    let server =
+        config.hooks.server_url.as_deref().map(|url| ServerRecall { url, config: &config.hooks });
     let hook = Hook {
         tenant: &config.tenant,
         dir: &dir,
@@ -122,20 +119,24 @@ pub(crate) fn hook_dir(config: &AppConfig) -> HookDir {
     }
 }
 
-/// A prompt's earlier work recalled by `epimem serve` on the same database.
+/// A prompt's earlier work recalled by `epimem serve` on the same database. Its client is
+/// made only for a prompt: most events never ask.
 #[derive(Debug)]
-struct ServerRecall {
-    client: ProjectMemoryClient,
+struct ServerRecall<'a> {
+    url: &'a str,
+    config: &'a HookConfig,
 }
 
-impl PromptRecall for ServerRecall {
+impl PromptRecall for ServerRecall<'_> {
     fn prompt_context(&self, project: &str, session: &str, prompt: &str) -> Result<String, String> {
+        let timeout = Duration::from_millis(self.config.server_timeout_ms);
+        let client = ProjectMemoryClient::new(self.url, self.config.server_key.clone(), timeout);
         let request = ProjectMemoryIn {
             project: project.to_owned(),
             prompt: Some(prompt.to_owned()),
             session: Some(session.to_owned()),
         };
-        self.client.ask(&request).map_err(|e| e.to_string())
+        client.ask(&request).map_err(|e| e.to_string())
     }
 }
 
