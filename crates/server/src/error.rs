@@ -33,6 +33,11 @@ impl ApiError {
         Self { status: StatusCode::UNAUTHORIZED, code: "unauthorized", message: message.into() }
     }
 
+    /// The request contradicts the state it works on: 409 `conflict`.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::of_kind(ErrorKind::Conflict, message.into())
+    }
+
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::of_kind(ErrorKind::NotFound, message.into())
     }

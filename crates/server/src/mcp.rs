@@ -295,7 +295,8 @@ impl<S: Store + 'static> MemoryTools<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let tenant = self.tenant(&context);
-        let request = ProjectMemoryIn { project: p.project, prompt: p.prompt, session: None };
+        let request =
+            ProjectMemoryIn { project: p.project, prompt: p.prompt, session: None, tenant: None };
         let text =
             blocking(&self.app, move |engine| project_memory_with(engine, &tenant, &request))
                 .await?;

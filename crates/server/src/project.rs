@@ -36,6 +36,11 @@ pub struct ProjectMemoryIn {
     /// The session the prompt is sent in (its conversation): its own work is not told back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// The tenant the caller stores its sessions in, if it has one (a hook does). A request
+    /// that works in another (its key's, or the server's own) is refused with `conflict`
+    /// rather than told another tenant's work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -47,7 +52,8 @@ pub struct ProjectMemoryOut {
 /// What a coding agent should know of a project: given a prompt, the earlier work that bears
 /// on it; else its recent work, recurring failures and older sessions.
 #[utoipa::path(post, path = "/v1/project-memory", tag = "agents", request_body = ProjectMemoryIn,
-    responses((status = 200, body = ProjectMemoryOut), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = ProjectMemoryOut), (status = 400, body = ErrorBody),
+        (status = 409, body = ErrorBody, description = "the caller's tenant is not the request's")))]
 pub(crate) async fn project_memory<S: Store + 'static>(
     State(app): State<App<S>>,
     Extension(tenant): Extension<Tenant>,
@@ -67,6 +73,14 @@ pub(crate) fn project_memory_with<S: Store>(
 ) -> Result<String, ApiError> {
     if request.project.trim().is_empty() {
         return Err(ApiError::bad_input("project: must not be empty"));
+    }
+    if let Some(expected) = &request.tenant
+        && expected != tenant
+    {
+        return Err(ApiError::conflict(format!(
+            "tenant: the caller stores its sessions in {expected:?}, but this request works \
+             in {tenant:?} (its API key's, or the server's configured tenant)"
+        )));
     }
     let session = request.session.as_deref().unwrap_or("");
     Ok(match &request.prompt {

@@ -80,8 +80,11 @@ pub(crate) fn hook(config: Result<AppConfig>, args: &HookArgs) -> Result<ExitCod
     };
     let dir = hook_dir(&config);
     let logged = std::fs::metadata(dir.log_path()).map_or(0, |m| m.len());
-    let server =
-        config.hooks.server_url.as_deref().map(|url| ServerRecall { url, config: &config.hooks });
+    let server = config.hooks.server_url.as_deref().map(|url| ServerRecall {
+        url,
+        tenant: &config.tenant,
+        config: &config.hooks,
+    });
     let hook = Hook {
         tenant: &config.tenant,
         dir: &dir,
@@ -124,6 +127,8 @@ pub(crate) fn hook_dir(config: &AppConfig) -> HookDir {
 #[derive(Debug)]
 struct ServerRecall<'a> {
     url: &'a str,
+    /// The hook's tenant: a server that works in another refuses rather than answer.
+    tenant: &'a str,
     config: &'a HookConfig,
 }
 
@@ -135,6 +140,7 @@ impl PromptRecall for ServerRecall<'_> {
             project: project.to_owned(),
             prompt: Some(prompt.to_owned()),
             session: Some(session.to_owned()),
+            tenant: Some(self.tenant.to_owned()),
         };
         client.ask(&request).map_err(|e| e.to_string())
     }

@@ -10,8 +10,14 @@ const PROMPT: &str = "the refund webhook test is failing again after the mock se
 
 /// Points the hooks at `url`, giving up on it after `timeout_ms`.
 fn hooks_ask(claude: &Claude, url: &str, timeout_ms: u64) {
+    hooks_ask_as(claude, "default", url, timeout_ms);
+}
+
+/// The same, the hooks storing their sessions in `tenant`.
+fn hooks_ask_as(claude: &Claude, tenant: &str, url: &str, timeout_ms: u64) {
     let settings = format!(
-        "[hooks]\nbackground = false\nserver_url = \"{url}\"\nserver_timeout_ms = {timeout_ms}\n"
+        "tenant = \"{tenant}\"\n[hooks]\nbackground = false\nserver_url = \"{url}\"\n\
+         server_timeout_ms = {timeout_ms}\n"
     );
     std::fs::write(&claude.config, settings).unwrap();
 }
@@ -39,6 +45,22 @@ fn a_prompt_is_told_what_the_server_recalls_and_its_keywords_choose_when_it_cann
     let in_s1 = json!({"project": project, "prompt": PROMPT, "session": "s1"});
     assert_eq!(server.post("/v1/project-memory", &in_s1).1["context"], "");
     assert!(!claude.log().contains("by keywords"), "{}", claude.log());
+    let as_default = json!({"project": project, "prompt": PROMPT, "tenant": "default"});
+    assert_eq!(server.post("/v1/project-memory", &as_default).1["context"], recalled.as_str());
+
+    // A hook of another tenant is refused, not told this tenant's work; its own tenant's
+    // keywords choose (nothing: it stored no work).
+    let as_other = json!({"project": project, "prompt": PROMPT, "tenant": "other"});
+    let (status, refused) = server.post("/v1/project-memory", &as_other);
+    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("conflict")), "{refused}");
+    hooks_ask_as(&claude, "other", &server.base, 5_000);
+    assert_eq!(claude.session("s3b").prompt(PROMPT), "");
+    assert!(
+        claude.log().contains("answered 409") && claude.log().contains("conflict"),
+        "{}",
+        claude.log()
+    );
+    hooks_ask(&claude, &server.base, 5_000);
     let (status, refused) = server.post("/v1/project-memory", &json!({"project": " "}));
     assert_eq!((status, refused["error"]["code"].as_str()), (400, Some("bad_input")), "{refused}");
 
