@@ -43,6 +43,18 @@ impl IdValue {
     }
 }
 
+/// What is wrong with a line serde could not read, placed by column: the line is its own
+/// JSON document, so serde's "line 1" would only mislead.
+fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let what = text.rsplit_once(" at line ").map_or(text.as_str(), |(what, _)| what);
+    if e.is_syntax() || e.is_eof() {
+        format!("not valid JSON: {what} (column {})", e.column())
+    } else {
+        what.to_owned()
+    }
+}
+
 /// Parses line `line_no` (1-based) of an import. `Ok(None)` for a blank line.
 pub(crate) fn parse_line(
     tenant: &str,
@@ -52,7 +64,7 @@ pub(crate) fn parse_line(
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let line: Line = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let line: Line = serde_json::from_str(text).map_err(|e| json_error(&e))?;
     let conversation = line.conversation.into_string();
     if conversation.trim().is_empty() {
         return Err("\"conversation\" is empty".into());
@@ -127,7 +139,14 @@ mod tests {
             err(r#"{"conversation": "c", "role": "user", "content": "x", "colour": 1}"#)
                 .contains("colour")
         );
-        assert!(err("{not json").contains("key must be a string"));
+        assert_eq!(err("{not json"), "not valid JSON: key must be a string (column 2)");
+        assert_eq!(err("not json"), "not valid JSON: expected ident (column 2)");
+        assert_eq!(
+            err(r#"{"conversation": "c", "#),
+            "not valid JSON: EOF while parsing a value (column 22)"
+        );
+        // A line that is JSON but not a message is told by field, with no column.
+        assert_eq!(err(r#"{"role": "user", "content": "x"}"#), "missing field `conversation`");
         assert_eq!(parse_line("t", 1, "   ").unwrap(), None);
     }
 }

@@ -107,10 +107,15 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
                 // Keep what came before: it is valid and the user will re-run after fixing.
                 report.add(send(&engine, &mut batch, (&name, batch_from, line_no), &report)?);
                 progress.finish_and_clear();
+                let before = report.inserted + report.duplicates;
+                let were = if before == 1 {
+                    "message before this line was"
+                } else {
+                    "messages before this line were"
+                };
                 bail!(
-                    "{name}:{line_no}: {e}\n(the {} messages before this line were ingested; \
-                     fix the line and run again: nothing is stored twice)",
-                    report.inserted + report.duplicates
+                    "{name}:{line_no}: {e}\n({before} {were} ingested; fix the line and run \
+                     again: nothing is stored twice)"
                 );
             }
         }

@@ -242,6 +242,7 @@ fn a_bad_line_is_named_and_what_came_before_is_kept() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("bad.jsonl:4:") && stderr.contains("wizard"), "{stderr}");
+    assert!(stderr.contains("(2 messages before this line were ingested;"), "{stderr}");
     assert_eq!(check_invariant(&db), (2, 2));
     // Skipping goes on past it, reports it, and exits with a distinct code.
     let out = epimem(&db, &config, &["ingest", file.to_str().unwrap(), "--skip-invalid", "--json"])
