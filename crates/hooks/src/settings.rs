@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 
 use crate::event::EventKind;
 
-/// Whether a hook command is epimem's: its program is called `epimem` and its first argument
-/// is `hook` (so a moved binary's entry is still recognised).
+/// Whether a hook command is epimem's: its program is `epimem-hook`, or `epimem` with `hook`
+/// for its first argument (so a moved binary's entry is still recognised).
 pub fn is_epimem_hook(command: &str) -> bool {
     let command = command.trim_start();
     let (program, rest) = match command.strip_prefix(['"', '\'']) {
@@ -14,7 +14,8 @@ pub fn is_epimem_hook(command: &str) -> bool {
         None => command.split_once(char::is_whitespace).unwrap_or((command, "")),
     };
     let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
-    matches!(name, "epimem" | "epimem.exe") && rest.split_whitespace().next() == Some("hook")
+    matches!(name, "epimem-hook" | "epimem-hook.exe")
+        || matches!(name, "epimem" | "epimem.exe") && rest.split_whitespace().next() == Some("hook")
 }
 
 /// Adds `command` to every event epimem listens to, unless an epimem hook is there already.
@@ -124,6 +125,7 @@ mod tests {
         let once = settings.clone();
         assert!(!install(&mut settings, OURS).unwrap(), "a second install changes nothing");
         assert!(!install(&mut settings, "epimem hook").unwrap(), "nor does another path to epimem");
+        assert!(!install(&mut settings, "epimem-hook --db x").unwrap(), "nor its hook binary");
         assert_eq!(settings, once);
         assert!(uninstall(&mut settings));
         assert_eq!(settings, theirs());
@@ -142,6 +144,9 @@ mod tests {
         assert!(install(&mut json!([1]), OURS).is_err());
         assert!(is_epimem_hook("\"/opt/my tools/epimem\" hook --db x"));
         assert!(is_epimem_hook("epimem hook"));
+        assert!(is_epimem_hook("'/home/dev/.cargo/bin/epimem-hook' --db x --tenant t"));
+        assert!(is_epimem_hook("epimem-hook"));
+        assert!(!is_epimem_hook("epimem-hooks"));
         assert!(!is_epimem_hook("epimem-other hook"));
         assert!(!is_epimem_hook("epimem recall x"));
     }

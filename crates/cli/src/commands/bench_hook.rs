@@ -219,11 +219,18 @@ impl Bench<'_> {
         Ok(())
     }
 
-    /// Runs `epimem hook` on `event`; its milliseconds from spawn to exit, and what it printed.
+    /// Runs the hook `hooks install` sets up (`epimem-hook` beside this binary, else `epimem
+    /// hook`) on `event`; its milliseconds from spawn to exit, and what it printed.
     fn hook(&self, event: &str) -> Result<(f64, String)> {
+        let exe = std::env::current_exe().context("where is epimem?")?;
+        let lean = exe.with_file_name(format!("epimem-hook{}", std::env::consts::EXE_SUFFIX));
+        let mut command = if lean.is_file() {
+            self.command_of(lean, &[])
+        } else {
+            self.command_of(exe, &["hook"])
+        };
         let started = Instant::now();
-        let mut child = self
-            .command(&["hook"])?
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -247,12 +254,16 @@ impl Bench<'_> {
     }
 
     fn command(&self, args: &[&str]) -> Result<Command> {
-        let mut command = Command::new(std::env::current_exe().context("where is epimem?")?);
+        Ok(self.command_of(std::env::current_exe().context("where is epimem?")?, args))
+    }
+
+    fn command_of(&self, program: std::path::PathBuf, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
         command.arg("--db").arg(self.db).arg("--config").arg(self.config).args(args);
         command
             .env_remove("EPIMEM_EMBEDDER")
             .env_remove("EPIMEM_LLM_URL")
             .env_remove("EPIMEM_TENANT");
-        Ok(command)
+        command
     }
 }

@@ -21,6 +21,15 @@ use epimem_store_sqlite::SqliteStore;
 use super::{AnyStore, engine_without_index, open_engine, open_store};
 use crate::config::{AppConfig, Database};
 
+/// Which program records a hook event: it decides how the background work is started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookEntry {
+    /// `epimem hook`.
+    Subcommand,
+    /// `epimem-hook`, which has no other command: `epimem` beside it runs the background work.
+    Binary,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct HookArgs {
     /// Also say on standard error what went wrong (it always goes to the hooks' log).
@@ -64,7 +73,11 @@ pub(crate) struct PatternsArgs {
 
 /// Reads one hook event on standard input, stores it, prints what Claude Code should add to
 /// the session (if anything) and exits 0 whatever happened.
-pub(crate) fn hook(config: Result<AppConfig>, args: &HookArgs) -> Result<ExitCode> {
+pub(crate) fn hook(
+    config: Result<AppConfig>,
+    args: &HookArgs,
+    entry: HookEntry,
+) -> Result<ExitCode> {
     let received = SystemClock.now();
     let mut raw = String::new();
     let _ = std::io::stdin().read_to_string(&mut raw);
@@ -97,7 +110,7 @@ pub(crate) fn hook(config: Result<AppConfig>, args: &HookArgs) -> Result<ExitCod
         outln!("{}", outcome.stdout);
     }
     if let Some(work) = &outcome.background
-        && let Err(e) = start_background(&dir, work)
+        && let Err(e) = start_background(&dir, work, entry)
     {
         dir.log(received, &format!("cannot start the background work ({work:?}): {e}"));
     }
@@ -164,14 +177,24 @@ fn open_hook_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
 }
 
 /// Starts `epimem tick` or `epimem flush --conversation` on the same database and settings
-/// (this command's own arguments, `hook` replaced), in its own process group, and lets it go:
-/// its errors go to the hooks' log.
-fn start_background(dir: &HookDir, work: &Background) -> std::io::Result<()> {
+/// (this command's own arguments, `hook` replaced; `epimem-hook` starts the `epimem` beside
+/// it), in its own process group, and lets it go: its errors go to the hooks' log.
+fn start_background(dir: &HookDir, work: &Background, entry: HookEntry) -> std::io::Result<()> {
     use std::os::unix::process::CommandExt;
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     args.retain(|a| a != "--verbose");
-    let Some(at) = args.iter().position(|a| a == "hook") else {
-        return Err(std::io::Error::other("no hook subcommand among the arguments"));
+    let exe = std::env::current_exe()?;
+    let (program, at) = match entry {
+        HookEntry::Subcommand => {
+            let Some(at) = args.iter().position(|a| a == "hook") else {
+                return Err(std::io::Error::other("no hook subcommand among the arguments"));
+            };
+            (exe, at)
+        }
+        HookEntry::Binary => {
+            args.insert(0, "hook".into());
+            (exe.with_file_name(format!("epimem{}", std::env::consts::EXE_SUFFIX)), 0)
+        }
     };
     match work {
         Background::Tick => args[at] = "tick".into(),
@@ -182,7 +205,7 @@ fn start_background(dir: &HookDir, work: &Background) -> std::io::Result<()> {
     }
     std::fs::create_dir_all(dir.root())?;
     let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.log_path())?;
-    Command::new(std::env::current_exe()?)
+    Command::new(program)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -253,11 +276,17 @@ fn settings_path(place: &HooksWhere) -> Result<PathBuf> {
     Ok(project.join(".claude").join("settings.json"))
 }
 
-/// This binary, `hook`, and the database, tenant and configuration file it was told to use
-/// (so the hooks write where `install` was pointed, whatever the agent's environment says).
-fn hook_command(config: &AppConfig, config_file: Option<&Path>) -> Result<String> {
+/// `epimem-hook` beside this binary (else this binary and `hook`), and the database, tenant
+/// and configuration file it was told to use (so the hooks write where `install` was pointed,
+/// whatever the agent's environment says).
+pub(crate) fn hook_command(config: &AppConfig, config_file: Option<&Path>) -> Result<String> {
     let exe = std::env::current_exe().context("cannot tell where this program is")?;
-    let mut command = format!("{} hook", quote(&exe.display().to_string()));
+    let lean = exe.with_file_name(format!("epimem-hook{}", std::env::consts::EXE_SUFFIX));
+    let mut command = if lean.is_file() {
+        quote(&lean.display().to_string())
+    } else {
+        format!("{} hook", quote(&exe.display().to_string()))
+    };
     match config.database()? {
         Database::Sqlite(path) => {
             let path = std::path::absolute(&path).unwrap_or(path);

@@ -53,15 +53,25 @@ impl Claude {
         Session { claude: self, id: id.into(), transcript, cwd, entries: 0 }
     }
 
-    /// Runs `epimem hook` with `event` on standard input.
+    /// Runs `epimem-hook` (what `hooks install` sets up) with `event` on standard input.
     pub(crate) fn hook_on(&self, db: &Path, event: &str) -> (Output, Duration) {
+        self.hook_with(Command::new(env!("CARGO_BIN_EXE_epimem-hook")), db, event)
+    }
+
+    /// Runs `command` (a hook's program and its arguments so far) on `db` with `event` on
+    /// standard input.
+    pub(crate) fn hook_with(
+        &self,
+        mut command: Command,
+        db: &Path,
+        event: &str,
+    ) -> (Output, Duration) {
         let started = Instant::now();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        let mut child = command
             .arg("--db")
             .arg(db)
             .arg("--config")
             .arg(&self.config)
-            .arg("hook")
             .env_remove("EPIMEM_TENANT")
             .env_remove("EPIMEM_LLM_URL")
             .env("EPIMEM_EMBEDDER", "hash")

@@ -93,6 +93,40 @@ fn secrets_a_session_shows_are_in_no_file_of_the_memory() {
 }
 
 #[test]
+fn epimem_hook_and_the_hook_binary_record_and_answer_alike() {
+    let claude = Claude::new("");
+    super::debugging(&claude, "s1");
+    claude.close("s1");
+    let prompt = "the refund webhook test is failing again after the mock server change";
+    let event = |session: &str| {
+        json!({"session_id": session, "cwd": claude.project, "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt})
+        .to_string()
+    };
+    let mut subcommand = std::process::Command::new(env!("CARGO_BIN_EXE_epimem"));
+    subcommand.arg("hook");
+    let (by_subcommand, _) = claude.hook_with(subcommand, &claude.db, &event("s2"));
+    let (by_binary, _) = claude.hook_on(&claude.db, &event("s3"));
+    assert!(by_subcommand.status.success() && by_binary.status.success());
+    let told = String::from_utf8_lossy(&by_binary.stdout);
+    assert!(told.contains("Earlier work in this project"), "{told}");
+    assert_eq!(by_subcommand.stdout, by_binary.stdout);
+    claude.close("s2");
+    claude.close("s3");
+    let stored = |session: &str| claude.episodes(session)[0]["messages"][0]["content"].clone();
+    assert_eq!(stored("s2"), prompt);
+    assert_eq!(stored("s3"), prompt);
+
+    // A command line the hook cannot read is said on stderr, never with Claude Code's
+    // "block this prompt" exit code 2.
+    let mut wrong = std::process::Command::new(env!("CARGO_BIN_EXE_epimem-hook"));
+    wrong.arg("--colour");
+    let (out, _) = claude.hook_with(wrong, &claude.db, &event("s4"));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--colour"), "{out:?}");
+}
+
+#[test]
 fn hooks_install_merges_into_settings_and_uninstall_removes_exactly_that() {
     let claude = Claude::new("");
     let settings = claude.project.join(".claude/settings.json");
@@ -121,9 +155,12 @@ fn hooks_install_merges_into_settings_and_uninstall_removes_exactly_that() {
             .iter()
             .flat_map(|g| g["hooks"].as_array().unwrap())
             .filter_map(|h| h["command"].as_str())
-            .filter(|c| c.contains(" hook "))
+            .filter(|c| c.contains("epimem"))
             .collect();
         assert_eq!(commands.len(), 1, "{event}: {installed:#}");
+        // The hook binary beside `epimem`, which starts faster than `epimem hook`.
+        let program = env!("CARGO_BIN_EXE_epimem-hook");
+        assert!(commands[0].starts_with(&format!("{program} --db ")), "{}", commands[0]);
         assert!(commands[0].contains(claude.db.to_str().unwrap()), "{}", commands[0]);
         assert!(commands[0].contains(claude.config.to_str().unwrap()), "{}", commands[0]);
     }

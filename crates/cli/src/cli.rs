@@ -1,0 +1,215 @@
+//! `epimem`: every command.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+
+use crate::{
+    commands::{self, hook::HookEntry},
+    config::{self, AppConfig, Overrides},
+    eval,
+};
+
+/// Episodic memory for LLM agents: stream conversations in, get episodes out.
+///
+/// Messages are ingested from JSONL, cut into episodes (by time gaps, topic shifts read from
+/// local embeddings, and token budgets), summarized, and recalled by words and meaning, weighted
+/// by memory strength. Everything lives in one SQLite file; models run locally on the CPU.
+#[derive(Debug, Parser)]
+#[command(name = "epimem", version, max_term_width = 100)]
+struct Cli {
+    /// The database: a SQLite file, or a PostgreSQL server as postgres://user:password@host/db
+    /// (shared by many servers and workers) [default: epimem.db under the user's data
+    /// directory].
+    #[arg(long, global = true, env = "EPIMEM_DB", value_name = "PATH|URL")]
+    db: Option<PathBuf>,
+    /// A configuration file (TOML); see `epimem config` for every setting.
+    #[arg(long, global = true, env = "EPIMEM_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The tenant whose records to read and write.
+    #[arg(long, global = true, env = "EPIMEM_TENANT", value_name = "NAME")]
+    tenant: Option<String>,
+    /// The embedder for semantic segmentation: potion (static, fast), minilm (BERT, better),
+    /// hash (no model; lexical), or none.
+    #[arg(long, global = true, env = "EPIMEM_EMBEDDER", value_name = "NAME")]
+    embedder: Option<String>,
+    /// The folder holding the models [default: ~/.cache/epimem/models].
+    #[arg(long, global = true, env = "EPIMEM_MODELS", value_name = "DIR")]
+    models: Option<PathBuf>,
+    /// An OpenAI-compatible API (base URL ending in /v1: OpenAI, llama.cpp's llama-server,
+    /// vLLM, Ollama) that cuts and titles episodes; the LLM-free segmenters stand in whenever
+    /// it fails. Its key comes from EPIMEM_LLM_API_KEY or the config file [default: none].
+    #[arg(long, global = true, env = "EPIMEM_LLM_URL", value_name = "URL")]
+    llm_url: Option<String>,
+    /// The model to ask at --llm-url.
+    #[arg(long, global = true, env = "EPIMEM_LLM_MODEL", value_name = "NAME")]
+    llm_model: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the HTTP API (remember, recall, list, forget) with a background worker that
+    /// closes conversations that fell silent: the way agents use epimem.
+    Serve(commands::serve::ServeArgs),
+    /// Serve the memory tools (remember, recall, list_episodes, get_episode, forget) to an MCP
+    /// client over standard input and output; `serve` offers them over HTTP at /mcp.
+    Mcp,
+    /// Run the background worker alone on the database: close conversations that fell silent
+    /// and run queued jobs (a dead worker's too) until Ctrl-C or SIGTERM.
+    Worker,
+    /// Record one Claude Code hook event (JSON on standard input) and print the memory to add
+    /// to the session, if any. Always exits 0 within milliseconds: what goes wrong is written
+    /// to the hooks' log (`<db>.hooks/hooks.log`), and an event the database cannot take is
+    /// kept and stored by the next hook. Set up with `epimem hooks install`.
+    Hook(commands::hook::HookArgs),
+    /// Add epimem to (or remove it from) Claude Code's settings: every session is recorded,
+    /// cut into work units, and handed back to the next session of the project.
+    #[command(subcommand)]
+    Hooks(commands::hook::HooksCommand),
+    /// Recurring requests and repeated failures across a project's coding sessions.
+    Patterns(commands::hook::PatternsArgs),
+    /// Make, list and revoke the API keys `serve` requires once any exists.
+    #[command(subcommand)]
+    Keys(commands::keys::KeysCommand),
+    /// Ingest messages from a JSONL file (or - for standard input).
+    ///
+    /// One JSON object per line: "conversation", "role" (user, assistant, system, tool),
+    /// "content", and optionally "speaker", "timestamp" (RFC 3339), "metadata" (an object),
+    /// "id" (idempotency key), "user", "agent". Re-ingesting a file adds nothing twice: lines
+    /// without an "id" are keyed by their position and content. A message timestamped before
+    /// the newest one of its conversation is stored at that newest time (a conversation's time
+    /// only moves forward), the time it was given kept as "given_timestamp" in its metadata.
+    Ingest(commands::ingest::IngestArgs),
+    /// Close everything pending into episodes (all conversations, or one).
+    Flush(commands::ingest::FlushArgs),
+    /// Segment conversations that fell silent or waited too long, by the wall clock, and run
+    /// queued jobs (including those of crashed workers). Run it from a scheduler.
+    Tick,
+    /// List episodes.
+    Episodes(commands::query::EpisodesArgs),
+    /// Show one episode with its messages.
+    Show(commands::query::ShowArgs),
+    /// Find the episodes that best match a query.
+    Recall(commands::query::RecallArgs),
+    /// Correct an episode's title or summary (the old is kept as a version).
+    Edit(commands::edit::EditArgs),
+    /// Forget an episode or a whole conversation: its text leaves the database's files and
+    /// every index.
+    Forget(commands::query::ForgetArgs),
+    /// Walk the timeline: day, week, month and year summaries of the episodes.
+    Timeline(commands::timeline::TimelineArgs),
+    /// List the lasting facts a language model distilled from episodes, newest first.
+    Facts(commands::facts::FactsArgs),
+    /// Count conversations, messages, episodes and jobs.
+    Stats(commands::query::StatsArgs),
+    /// Rewrite the database's files so that nothing forgotten is left in them and its space is
+    /// returned (on PostgreSQL: VACUUM FULL of each table, which locks it while it runs).
+    Compact,
+    /// Create or bring up to date the database's schema (every command also does, on first
+    /// use).
+    Migrate,
+    /// Write the tenant's memory (or every tenant's) as JSON lines, for `import` into another
+    /// database: SQLite to PostgreSQL or back.
+    Export(commands::transfer::ExportArgs),
+    /// Read what `export` wrote into this database.
+    Import(commands::transfer::ImportArgs),
+    /// Build the tenant's search index again from the database, with a progress bar.
+    Reindex(commands::reindex::ReindexArgs),
+    /// Print the reference configuration (every setting, its default, and what it does).
+    Config,
+    /// Ingest a built-in multi-topic conversation and show its episodes and a recall.
+    Demo(commands::demo::DemoArgs),
+    /// Measure throughput and latency.
+    #[command(subcommand)]
+    Bench(commands::bench::BenchCommand),
+    /// Measure quality on public data sets.
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
+}
+
+/// `epimem`: parses the command line and runs the command.
+pub fn run_cli() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        // The reader went away (`| head`): stop quietly, as other command-line tools do.
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("epimem: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let explicit_db = cli.db.is_some();
+    let overrides = Overrides {
+        config: cli.config,
+        db: cli.db,
+        tenant: cli.tenant,
+        embedder: cli.embedder,
+        models: cli.models,
+        llm_url: cli.llm_url,
+        llm_model: cli.llm_model,
+        // Not a flag: a key on the command line is visible to every user of the machine.
+        llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
+        hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
+    };
+    // A hook must exit 0 whatever happens, a configuration it cannot read included.
+    if let Command::Hook(args) = &cli.command {
+        return commands::hook::hook(AppConfig::load(&overrides), args, HookEntry::Subcommand);
+    }
+    let config = AppConfig::load(&overrides)?;
+    match cli.command {
+        Command::Hook(_) => unreachable!("handled above"),
+        Command::Hooks(command) => {
+            commands::hook::hooks(&config, overrides.config.as_deref(), &command)
+        }
+        Command::Patterns(args) => commands::hook::patterns(&config, &args),
+        Command::Serve(args) => commands::serve::serve(&config, &args),
+        Command::Mcp => commands::mcp::mcp(&config),
+        Command::Worker => commands::worker::worker(&config),
+        Command::Keys(command) => commands::keys::keys(&config, &command),
+        Command::Ingest(args) => commands::ingest::ingest(&config, &args),
+        Command::Flush(args) => commands::ingest::flush(&config, &args),
+        Command::Tick => commands::ingest::tick(&config),
+        Command::Episodes(args) => commands::query::episodes(&config, &args),
+        Command::Show(args) => commands::query::show(&config, &args),
+        Command::Recall(args) => commands::query::recall(&config, &args),
+        Command::Stats(args) => commands::query::stats(&config, &args),
+        Command::Facts(args) => commands::facts::facts(&config, &args),
+        Command::Timeline(args) => commands::timeline::timeline(&config, &args),
+        Command::Edit(args) => commands::edit::edit(&config, &args),
+        Command::Forget(args) => commands::query::forget(&config, &args),
+        Command::Migrate => commands::transfer::migrate(&config),
+        Command::Compact => commands::transfer::compact(&config),
+        Command::Export(args) => commands::transfer::export(&config, &args),
+        Command::Import(args) => commands::transfer::import(&config, &args),
+        Command::Reindex(args) => commands::reindex::reindex(&config, &args),
+        Command::Config => {
+            out!("{}", config::REFERENCE);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo(args) => commands::demo::demo(&config, explicit_db, &args),
+        Command::Bench(command) => commands::bench::bench(&config, &command),
+        Command::Eval(eval::EvalCommand::Segmentation(args)) => {
+            let embedder = config.embedder()?.map(std::sync::Arc::from);
+            eval::segmentation::run(&config, embedder, &args)
+        }
+        Command::Eval(eval::EvalCommand::Recall(args)) => eval::recall::run(&config, &args),
+        Command::Eval(eval::EvalCommand::FitSegmenter(args)) => {
+            let embedder = config.embedder()?.map(std::sync::Arc::from);
+            eval::fit::run(&config, embedder, &args)
+        }
+    }
+}
+
+pub(crate) fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

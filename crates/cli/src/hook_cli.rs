@@ -1,0 +1,64 @@
+//! `epimem-hook`: `epimem hook` as a binary of its own. It takes the options a hook is
+//! installed with and nothing else, so it links (and at each start, relocates) only what a
+//! hook runs.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, error::ErrorKind};
+
+use crate::{
+    commands::hook::{HookArgs, HookEntry, hook},
+    config::{AppConfig, Overrides},
+};
+
+/// Record one Claude Code hook event (JSON on standard input) and print the memory to add to
+/// the session, if any: `epimem hook`, in a smaller binary that starts faster. Always exits 0:
+/// what goes wrong is written to the hooks' log (`<db>.hooks/hooks.log`). Set up with `epimem
+/// hooks install`.
+#[derive(Debug, Parser)]
+#[command(name = "epimem-hook", version, max_term_width = 100)]
+struct HookCli {
+    /// The database: a SQLite file, or a PostgreSQL server as postgres://user:password@host/db.
+    #[arg(long, env = "EPIMEM_DB", value_name = "PATH|URL")]
+    db: Option<PathBuf>,
+    /// A configuration file (TOML); see `epimem config` for every setting.
+    #[arg(long, env = "EPIMEM_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The tenant whose records to write.
+    #[arg(long, env = "EPIMEM_TENANT", value_name = "NAME")]
+    tenant: Option<String>,
+    #[command(flatten)]
+    args: HookArgs,
+}
+
+/// `epimem-hook`: parses its options and records the event on standard input.
+pub fn run_hook() -> ExitCode {
+    let cli = match HookCli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            e.exit()
+        }
+        // Claude Code reads exit code 2 as "block this prompt": a hook whose command line is
+        // wrong says so and lets the agent go on.
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let overrides = Overrides {
+        config: cli.config,
+        db: cli.db,
+        tenant: cli.tenant,
+        hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
+        ..Overrides::default()
+    };
+    match hook(AppConfig::load(&overrides), &cli.args, HookEntry::Binary) {
+        Ok(code) => code,
+        Err(e) => {
+            if cli.args.verbose {
+                eprintln!("epimem-hook: error: {e:#}");
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
