@@ -18,7 +18,7 @@ use epimem_hooks::{
 use epimem_server::{ProjectMemoryClient, ProjectMemoryIn};
 use epimem_store_sqlite::SqliteStore;
 
-use super::{AnyStore, engine_without_index, open_engine, open_store};
+use super::{AnyStore, no_index::NoIndex, open_engine, open_store};
 use crate::config::{AppConfig, Database};
 
 /// Which program records a hook event: it decides how the background work is started.
@@ -159,8 +159,8 @@ impl PromptRecall for ServerRecall<'_> {
     }
 }
 
-/// The store, waiting only briefly for another process's lock; no embedder, no saved index,
-/// tokens estimated.
+/// The store, waiting only briefly for another process's lock; no embedder, no search index
+/// (a hook never searches), tokens estimated.
 fn open_hook_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
     let database = config.database()?;
     let store: AnyStore = match &database {
@@ -173,7 +173,10 @@ fn open_hook_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
         }
         Database::Postgres(_) => open_store(&database)?,
     };
-    Ok(engine_without_index(config, store).with_token_counter(TokenCounter::estimate()))
+    let worker = format!("pid:{}", std::process::id());
+    let engine =
+        Engine::new(store, Box::new(NoIndex), config.engine(), Box::new(SystemClock), worker);
+    Ok(engine.with_token_counter(TokenCounter::estimate()))
 }
 
 /// Starts `epimem tick` or `epimem flush --conversation` on the same database and settings

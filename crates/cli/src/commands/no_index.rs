@@ -1,0 +1,48 @@
+//! The search index of a process that never searches: a hook, which stores events and reads
+//! the store, and is started once per event. Keeping even an empty index in memory linked the
+//! whole index (tantivy) into the hook's binary, which each start then had to load.
+
+use epimem_core::{EpisodeCandidates, TurnTable};
+use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
+
+/// Holds nothing: updates change nothing, and a query is refused (never answered empty).
+#[derive(Debug)]
+pub(crate) struct NoIndex;
+
+fn refused() -> SearchError {
+    SearchError::Unavailable("this process keeps no search index (a hook only stores)".into())
+}
+
+impl Search for NoIndex {
+    fn generation(&self, _tenant: &str) -> Result<u64, SearchError> {
+        Ok(0)
+    }
+
+    fn apply(&self, _tenant: &str, _update: &Update<'_>) -> Result<(), SearchError> {
+        Ok(())
+    }
+
+    fn discard(&self, _tenant: &str) -> Result<(), SearchError> {
+        Ok(())
+    }
+
+    fn episodes(&self, _query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError> {
+        Err(refused())
+    }
+
+    fn turns(
+        &self,
+        _query: &TurnQuery<'_>,
+        _words: Option<&dyn WordVectors>,
+    ) -> Result<TurnTable, SearchError> {
+        Err(refused())
+    }
+
+    fn embedding_text(&self, _tenant: &str, _text: &str) -> Result<String, SearchError> {
+        Err(refused())
+    }
+
+    fn vectors(&self) -> usize {
+        0
+    }
+}
