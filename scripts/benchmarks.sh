@@ -964,7 +964,8 @@ if served.exists():
 hooked = tmp / "bench_hook.txt"
 if hooked.exists():
     print("\n## Coding agents' hooks\n")
-    print("`epimem bench hook` (release build): `epimem hook` started once per event with the event on its")
+    print("`epimem bench hook` (release build): the hook `hooks install` sets up (`epimem-hook` beside")
+    print("`epimem`, else `epimem hook`) started once per event with the event on its")
     print("standard input, as Claude Code runs it, timed from spawn to exit (process start, database open,")
     print("the write, and the context a session start or a matching prompt is given). 50 sessions of")
     print("history are recorded and closed into episodes first; then 20 sessions of 26 events each (a")
