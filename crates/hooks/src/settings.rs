@@ -18,9 +18,10 @@ pub fn is_epimem_hook(command: &str) -> bool {
         || matches!(name, "epimem" | "epimem.exe") && rest.split_whitespace().next() == Some("hook")
 }
 
-/// Adds `command` to every event epimem listens to, unless an epimem hook is there already.
-/// Returns whether anything changed; refuses a file whose `hooks` is not what Claude Code
-/// reads (an object of arrays), naming the part.
+/// Adds `command` to every event epimem listens to; an epimem hook already there is made
+/// `command` (another database, or `epimem hook` where `epimem-hook` now stands), so no event
+/// has two. Returns whether anything changed; refuses a file whose `hooks` is not what Claude
+/// Code reads (an object of arrays), naming the part.
 pub fn install(settings: &mut Value, command: &str) -> Result<bool, String> {
     let root = settings.as_object_mut().ok_or("the settings are not a JSON object")?;
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
@@ -31,7 +32,21 @@ pub fn install(settings: &mut Value, command: &str) -> Result<bool, String> {
         let groups = groups
             .as_array_mut()
             .ok_or_else(|| format!("\"hooks.{}\" is not an array", kind.as_str()))?;
-        if groups.iter().any(|g| commands(g).any(is_epimem_hook)) {
+        let ours = groups
+            .iter_mut()
+            .filter_map(|g| g.get_mut("hooks").and_then(Value::as_array_mut))
+            .flatten()
+            .filter_map(|e| e.get_mut("command"))
+            .filter(|c| c.as_str().is_some_and(is_epimem_hook));
+        let mut found = false;
+        for old in ours {
+            found = true;
+            if old != command {
+                *old = Value::from(command);
+                changed = true;
+            }
+        }
+        if found {
             continue;
         }
         let entry = json!({"type": "command", "command": command, "timeout": 10});
@@ -80,15 +95,6 @@ pub fn uninstall(settings: &mut Value) -> bool {
     changed
 }
 
-fn commands(group: &Value) -> impl Iterator<Item = &str> {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.get("command").and_then(Value::as_str))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +109,19 @@ mod tests {
                 "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]
             }
         })
+    }
+
+    fn commands(group: &Value) -> impl Iterator<Item = &str> {
+        group
+            .get("hooks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.get("command").and_then(Value::as_str))
+    }
+
+    fn hooks_of(settings: &Value, kind: EventKind) -> impl Iterator<Item = &str> {
+        settings["hooks"][kind.as_str()].as_array().unwrap().iter().flat_map(commands)
     }
 
     #[test]
@@ -124,8 +143,17 @@ mod tests {
         assert_eq!(hooks["PostToolUse"][1]["matcher"], "*");
         let once = settings.clone();
         assert!(!install(&mut settings, OURS).unwrap(), "a second install changes nothing");
-        assert!(!install(&mut settings, "epimem hook").unwrap(), "nor does another path to epimem");
-        assert!(!install(&mut settings, "epimem-hook --db x").unwrap(), "nor its hook binary");
+        assert_eq!(settings, once);
+        // Installed again from elsewhere (the hook binary, another database), each entry is
+        // made the new command, in its place.
+        let lean = "/usr/local/bin/epimem-hook --db /tmp/other.db";
+        assert!(install(&mut settings, lean).unwrap());
+        for kind in EventKind::ALL {
+            let ours: Vec<&str> = hooks_of(&settings, kind).filter(|c| is_epimem_hook(c)).collect();
+            assert_eq!(ours, [lean], "{}", kind.as_str());
+        }
+        assert_eq!(settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"], "prettier --write");
+        assert!(install(&mut settings, OURS).unwrap());
         assert_eq!(settings, once);
         assert!(uninstall(&mut settings));
         assert_eq!(settings, theirs());

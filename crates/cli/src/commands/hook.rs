@@ -42,7 +42,7 @@ pub(crate) enum HooksCommand {
     /// Add `epimem-hook` (the binary beside this one; `epimem hook` where there is none) to
     /// Claude Code's settings for SessionStart, UserPromptSubmit, PostToolUse,
     /// PostToolUseFailure, Stop and SessionEnd, beside the hooks already there (nothing is
-    /// added twice; an epimem hook already there is left as it is). The hook is given the database, tenant and configuration file
+    /// added twice: an epimem hook already there is made this one). The hook is given the database, tenant and configuration file
     /// this command was given; anything else comes from that file and the agent's environment.
     Install(HooksWhere),
     /// Remove exactly the entries `install` added, and nothing else.
