@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 use crate::{
     commands::{self, hook::HookEntry},
-    config::{self, AppConfig, Overrides},
+    config::{self, AppConfig, Overrides, PlaceArgs},
     eval,
 };
 
@@ -18,17 +18,8 @@ use crate::{
 #[derive(Debug, Parser)]
 #[command(name = "epimem", version, max_term_width = 100)]
 struct Cli {
-    /// The database: a SQLite file, or a PostgreSQL server as postgres://user:password@host/db
-    /// (shared by many servers and workers) [default: epimem.db under the user's data
-    /// directory].
-    #[arg(long, global = true, env = "EPIMEM_DB", value_name = "PATH|URL")]
-    db: Option<PathBuf>,
-    /// A configuration file (TOML); see `epimem config` for every setting.
-    #[arg(long, global = true, env = "EPIMEM_CONFIG", value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// The tenant whose records to read and write.
-    #[arg(long, global = true, env = "EPIMEM_TENANT", value_name = "NAME")]
-    tenant: Option<String>,
+    #[command(flatten)]
+    place: PlaceArgs,
     /// The embedder for semantic segmentation: potion (static, fast), minilm (BERT, better),
     /// hash (no model; lexical), or none.
     #[arg(long, global = true, env = "EPIMEM_EMBEDDER", value_name = "NAME")]
@@ -144,18 +135,13 @@ pub fn run_cli() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let explicit_db = cli.db.is_some();
+    let explicit_db = cli.place.db.is_some();
     let overrides = Overrides {
-        config: cli.config,
-        db: cli.db,
-        tenant: cli.tenant,
         embedder: cli.embedder,
         models: cli.models,
         llm_url: cli.llm_url,
         llm_model: cli.llm_model,
-        // Not a flag: a key on the command line is visible to every user of the machine.
-        llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
-        hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
+        ..cli.place.overrides()
     };
     // A hook must exit 0 whatever happens, a configuration it cannot read included.
     if let Command::Hook(args) = &cli.command {

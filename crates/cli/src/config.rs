@@ -137,6 +137,38 @@ pub(crate) enum SearchBackend {
     Database,
 }
 
+/// The flags that say where a command reads and writes, shared by `epimem` (for every
+/// command) and `epimem-hook`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PlaceArgs {
+    /// The database: a SQLite file, or a PostgreSQL server as postgres://user:password@host/db
+    /// (shared by many servers and workers) [default: epimem.db under the user's data
+    /// directory].
+    #[arg(long, global = true, env = "EPIMEM_DB", value_name = "PATH|URL")]
+    pub(crate) db: Option<PathBuf>,
+    /// A configuration file (TOML); see `epimem config` for every setting.
+    #[arg(long, global = true, env = "EPIMEM_CONFIG", value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// The tenant whose records to read and write.
+    #[arg(long, global = true, env = "EPIMEM_TENANT", value_name = "NAME")]
+    pub(crate) tenant: Option<String>,
+}
+
+impl PlaceArgs {
+    /// These flags, and the keys only the environment gives (a key on the command line is
+    /// visible to every user of the machine).
+    pub(crate) fn overrides(self) -> Overrides {
+        Overrides {
+            config: self.config,
+            db: self.db,
+            tenant: self.tenant,
+            llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
+            hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
+            ..Overrides::default()
+        }
+    }
+}
+
 /// What the command line (flags, with their environment fallbacks) says.
 #[derive(Debug, Default)]
 pub(crate) struct Overrides {

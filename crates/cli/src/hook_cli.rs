@@ -2,13 +2,13 @@
 //! installed with and nothing else, so it links (and at each start, relocates) only what a
 //! hook runs.
 
-use std::{path::PathBuf, process::ExitCode};
+use std::process::ExitCode;
 
 use clap::{Parser, error::ErrorKind};
 
 use crate::{
     commands::hook::{HookArgs, HookEntry, hook},
-    config::{AppConfig, Overrides},
+    config::{AppConfig, PlaceArgs},
 };
 
 /// Record one Claude Code hook event (JSON on standard input) and print the memory to add to
@@ -18,15 +18,8 @@ use crate::{
 #[derive(Debug, Parser)]
 #[command(name = "epimem-hook", version, max_term_width = 100)]
 struct HookCli {
-    /// The database: a SQLite file, or a PostgreSQL server as postgres://user:password@host/db.
-    #[arg(long, env = "EPIMEM_DB", value_name = "PATH|URL")]
-    db: Option<PathBuf>,
-    /// A configuration file (TOML); see `epimem config` for every setting.
-    #[arg(long, env = "EPIMEM_CONFIG", value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// The tenant whose records to write.
-    #[arg(long, env = "EPIMEM_TENANT", value_name = "NAME")]
-    tenant: Option<String>,
+    #[command(flatten)]
+    place: PlaceArgs,
     #[command(flatten)]
     args: HookArgs,
 }
@@ -45,14 +38,7 @@ pub fn run_hook() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let overrides = Overrides {
-        config: cli.config,
-        db: cli.db,
-        tenant: cli.tenant,
-        hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
-        ..Overrides::default()
-    };
-    match hook(AppConfig::load(&overrides), &cli.args, HookEntry::Binary) {
+    match hook(AppConfig::load(&cli.place.overrides()), &cli.args, HookEntry::Binary) {
         Ok(code) => code,
         Err(e) => {
             if cli.args.verbose {

@@ -32,21 +32,18 @@ pub fn install(settings: &mut Value, command: &str) -> Result<bool, String> {
         let groups = groups
             .as_array_mut()
             .ok_or_else(|| format!("\"hooks.{}\" is not an array", kind.as_str()))?;
-        let ours = groups
+        let ours: Vec<&mut Value> = groups
             .iter_mut()
             .filter_map(|g| g.get_mut("hooks").and_then(Value::as_array_mut))
             .flatten()
             .filter_map(|e| e.get_mut("command"))
-            .filter(|c| c.as_str().is_some_and(is_epimem_hook));
-        let mut found = false;
-        for old in ours {
-            found = true;
-            if old != command {
+            .filter(|c| c.as_str().is_some_and(is_epimem_hook))
+            .collect();
+        if !ours.is_empty() {
+            for old in ours.into_iter().filter(|old| *old != command) {
                 *old = Value::from(command);
                 changed = true;
             }
-        }
-        if found {
             continue;
         }
         let entry = json!({"type": "command", "command": command, "timeout": 10});

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::bench::percentile;
+use super::{bench::percentile, hook::hook_program};
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
@@ -222,13 +222,8 @@ impl Bench<'_> {
     /// Runs the hook `hooks install` sets up (`epimem-hook` beside this binary, else `epimem
     /// hook`) on `event`; its milliseconds from spawn to exit, and what it printed.
     fn hook(&self, event: &str) -> Result<(f64, String)> {
-        let exe = std::env::current_exe().context("where is epimem?")?;
-        let lean = exe.with_file_name(format!("epimem-hook{}", std::env::consts::EXE_SUFFIX));
-        let mut command = if lean.is_file() {
-            self.command_of(lean, &[])
-        } else {
-            self.command_of(exe, &["hook"])
-        };
+        let (program, first) = hook_program()?;
+        let mut command = self.command_of(program, first);
         let started = Instant::now();
         let mut child = command
             .stdin(Stdio::piped())

@@ -18,7 +18,7 @@ use epimem_hooks::{
 use epimem_server::{ProjectMemoryClient, ProjectMemoryIn};
 use epimem_store_sqlite::SqliteStore;
 
-use super::{AnyStore, no_index::NoIndex, open_engine, open_store};
+use super::{AnyStore, beside_this, engine_without_index, open_engine, open_store};
 use crate::config::{AppConfig, Database};
 
 /// Which program records a hook event: it decides how the background work is started.
@@ -174,10 +174,7 @@ fn open_hook_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
         }
         Database::Postgres(_) => open_store(&database)?,
     };
-    let worker = format!("pid:{}", std::process::id());
-    let engine =
-        Engine::new(store, Box::new(NoIndex), config.engine(), Box::new(SystemClock), worker);
-    Ok(engine.with_token_counter(TokenCounter::estimate()))
+    Ok(engine_without_index(config, store).with_token_counter(TokenCounter::estimate()))
 }
 
 /// Starts `epimem tick` or `epimem flush --conversation` on the same database and settings
@@ -187,17 +184,16 @@ fn start_background(dir: &HookDir, work: &Background, entry: HookEntry) -> std::
     use std::os::unix::process::CommandExt;
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     args.retain(|a| a != "--verbose");
-    let exe = std::env::current_exe()?;
     let (program, at) = match entry {
         HookEntry::Subcommand => {
             let Some(at) = args.iter().position(|a| a == "hook") else {
                 return Err(std::io::Error::other("no hook subcommand among the arguments"));
             };
-            (exe, at)
+            (std::env::current_exe()?, at)
         }
         HookEntry::Binary => {
             args.insert(0, "hook".into());
-            (exe.with_file_name(format!("epimem{}", std::env::consts::EXE_SUFFIX)), 0)
+            (beside_this("epimem")?, 0)
         }
     };
     match work {
@@ -280,17 +276,24 @@ fn settings_path(place: &HooksWhere) -> Result<PathBuf> {
     Ok(project.join(".claude").join("settings.json"))
 }
 
-/// `epimem-hook` beside this binary (else this binary and `hook`), and the database, tenant
-/// and configuration file it was told to use (so the hooks write where `install` was pointed,
-/// whatever the agent's environment says).
-pub(crate) fn hook_command(config: &AppConfig, config_file: Option<&Path>) -> Result<String> {
-    let exe = std::env::current_exe().context("cannot tell where this program is")?;
-    let lean = exe.with_file_name(format!("epimem-hook{}", std::env::consts::EXE_SUFFIX));
-    let mut command = if lean.is_file() {
-        quote(&lean.display().to_string())
-    } else {
-        format!("{} hook", quote(&exe.display().to_string()))
-    };
+/// The program a hook runs and its first arguments: `epimem-hook` beside this binary, else
+/// this binary and `hook`.
+pub(crate) fn hook_program() -> Result<(PathBuf, &'static [&'static str])> {
+    let lean = beside_this("epimem-hook").context("cannot tell where this program is")?;
+    Ok(match lean.is_file() {
+        true => (lean, &[]),
+        false => (std::env::current_exe()?, &["hook"]),
+    })
+}
+
+/// [`hook_program`] and the database, tenant and configuration file it was told to use (so
+/// the hooks write where `install` was pointed, whatever the agent's environment says).
+fn hook_command(config: &AppConfig, config_file: Option<&Path>) -> Result<String> {
+    let (program, first) = hook_program()?;
+    let mut command = quote(&program.display().to_string());
+    for arg in first {
+        command.push_str(&format!(" {arg}"));
+    }
     match config.database()? {
         Database::Sqlite(path) => {
             let path = std::path::absolute(&path).unwrap_or(path);

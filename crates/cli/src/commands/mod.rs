@@ -20,7 +20,10 @@ pub(crate) mod timeline;
 pub(crate) mod transfer;
 pub(crate) mod worker;
 
-use std::{path::Path, sync::Arc};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use anyhow::{Context, Result, bail};
 use epimem_engine::{Engine, Freshness, SystemClock};
@@ -29,6 +32,7 @@ use epimem_search_local::LocalSearch;
 use epimem_store_postgres::{PostgresSearch, PostgresStore};
 use epimem_store_sqlite::SqliteStore;
 
+use self::no_index::NoIndex;
 use crate::config::{AppConfig, Database, SearchBackend};
 
 /// The store a command runs on: SQLite or PostgreSQL, as `--db` says.
@@ -66,12 +70,18 @@ pub(crate) fn open_engine_on(
 }
 
 /// An engine on `store` for reads that never search (the saved index is left alone) and
-/// writes that only queue.
+/// writes that only queue: it keeps no search index at all (`NoIndex`), so none is built and
+/// a search, were one asked for, is refused.
 pub(crate) fn engine_without_index(config: &AppConfig, store: AnyStore) -> Engine<AnyStore> {
     let worker = format!("pid:{}", std::process::id());
-    let engine_config = config.engine();
-    let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
-    Engine::new(store, search, engine_config, Box::new(SystemClock), worker)
+    Engine::new(store, Box::new(NoIndex), config.engine(), Box::new(SystemClock), worker)
+}
+
+/// `name` in the folder this program runs from (`epimem` and `epimem-hook` are installed
+/// side by side).
+pub(crate) fn beside_this(name: &str) -> std::io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    Ok(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
 }
 
 /// Opens (creating or migrating as needed) the store `database` names.

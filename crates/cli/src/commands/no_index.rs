@@ -1,6 +1,7 @@
-//! The search index of a process that never searches: a hook, which stores events and reads
-//! the store, and is started once per event. Keeping even an empty index in memory linked the
-//! whole index (tantivy) into the hook's binary, which each start then had to load.
+//! The search index of a command that never searches (`episodes`, `show`, `stats`, a hook):
+//! it reads and writes the store only. An empty index in memory would be built for nothing,
+//! and would link the whole index (tantivy) into the hook's binary, which each start of a
+//! hook then had to load.
 
 use epimem_core::{EpisodeCandidates, TurnTable};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
@@ -10,7 +11,7 @@ use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVe
 pub(crate) struct NoIndex;
 
 fn refused() -> SearchError {
-    SearchError::Unavailable("this process keeps no search index (a hook only stores)".into())
+    SearchError::Unavailable("this command opened no search index".into())
 }
 
 impl Search for NoIndex {
