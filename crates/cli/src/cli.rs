@@ -86,8 +86,8 @@ enum Command {
     Recall(commands::query::RecallArgs),
     /// Correct an episode's title or summary (the old is kept as a version).
     Edit(commands::edit::EditArgs),
-    /// Forget an episode or a whole conversation: its text leaves the database's files and
-    /// every index.
+    /// Forget an episode, a whole conversation or everything of a tenant: its text leaves the
+    /// database's files and every index.
     Forget(commands::query::ForgetArgs),
     /// Walk the timeline: day, week, month and year summaries of the episodes.
     Timeline(commands::timeline::TimelineArgs),

@@ -62,6 +62,7 @@ pub(crate) struct ServerSettings {
     pub(crate) tick_seconds: f64,
     pub(crate) index_refresh_seconds: f64,
     pub(crate) build_wait_seconds: f64,
+    pub(crate) allowed_origins: Vec<String>,
 }
 
 impl ServerSettings {
@@ -73,6 +74,25 @@ impl ServerSettings {
     /// How often the search indexes catch up with other processes' writes.
     pub(crate) fn index_refresh(&self) -> Result<std::time::Duration> {
         positive_seconds(self.index_refresh_seconds, "server.index_refresh_seconds")
+    }
+
+    /// The allowed origins as a browser sends them (`scheme://host[:port]`, lower case).
+    pub(crate) fn allowed_origins(&self) -> Result<Vec<String>> {
+        self.allowed_origins
+            .iter()
+            .map(|origin| {
+                let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+                let rest =
+                    origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+                match rest {
+                    Some(host) if !host.is_empty() && !host.contains('/') => Ok(origin),
+                    _ => anyhow::bail!(
+                        "server.allowed_origins: {origin:?} is not an origin such as \
+                         \"https://app.example.com\" (a scheme and a host, no path)"
+                    ),
+                }
+            })
+            .collect()
     }
 
     /// How long a recall waits for the search index being built (zero: not at all).
@@ -99,6 +119,7 @@ impl Default for ServerSettings {
             tick_seconds: 5.0,
             index_refresh_seconds: 1.0,
             build_wait_seconds: 2.0,
+            allowed_origins: Vec::new(),
         }
     }
 }

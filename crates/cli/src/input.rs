@@ -85,7 +85,7 @@ pub(crate) fn parse_line(
         Some(id) => format!("id:{}", id.into_string()),
         None => message_key(line_no, role, line.speaker.as_deref(), &line.content, timestamp),
     };
-    Ok(Some(MessageInput {
+    let message = MessageInput {
         conversation: ConversationKey::new(tenant, conversation),
         user: line.user,
         agent: line.agent,
@@ -95,7 +95,9 @@ pub(crate) fn parse_line(
         content: line.content,
         timestamp,
         metadata: line.metadata.unwrap_or(serde_json::Value::Null),
-    }))
+    };
+    message.check().map_err(|p| format!("\"{}\": {}", p.field, p.why))?;
+    Ok(Some(message))
 }
 
 #[cfg(test)]
@@ -148,5 +150,14 @@ mod tests {
         // A line that is JSON but not a message is told by field, with no column.
         assert_eq!(err(r#"{"role": "user", "content": "x"}"#), "missing field `conversation`");
         assert_eq!(parse_line("t", 1, "   ").unwrap(), None);
+        // The limits every door holds a message to.
+        assert!(
+            err(r#"{"conversation": "c", "role": "user", "content": "x", "timestamp": "9999-12-31T00:00:00Z"}"#)
+                .starts_with("\"timestamp\": 9999-12-31")
+        );
+        assert!(
+            err(r#"{"conversation": "c", "role": "user", "content": "x", "id": "a\u001b[2J"}"#)
+                .contains("control character")
+        );
     }
 }

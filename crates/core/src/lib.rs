@@ -55,7 +55,10 @@ pub use key_phrases::{KeyPhrase, key_phrases};
 pub use keywords::{KeywordBag, jaccard, keyword_list};
 pub use llm::{AnswerError, ChatPrompt, LlmStage, LlmUsage};
 pub use memory::{Memory, MemoryConfig};
-pub use message::{Message, NewMessage, Role, RoleParseError, name_words};
+pub use message::{
+    Message, MessageFields, MessageProblem, NewMessage, Role, RoleParseError, check_message,
+    clip_middle, limits as message_limits, name_words,
+};
 pub use plan::{ClosedSegment, Plan, plan_proposed, plan_segmentation};
 pub use ranking::{Candidate, Profile, Ranked, RankingConfig, rank, spread_to_neighbors};
 pub use review::{PendingReview, Rating, ReviewItem, aggregate_reviews, may_review, rate_by_use};

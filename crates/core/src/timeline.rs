@@ -176,8 +176,8 @@ impl std::str::FromStr for TocNode {
         let year = |s: &str| {
             s.parse::<i32>()
                 .ok()
-                .filter(|y| (1..=9998).contains(y))
-                .ok_or_else(|| fail("the year is not one from 1 to 9998"))
+                .filter(|y| (1..=9999).contains(y))
+                .ok_or_else(|| fail("the year is not one from 1 to 9999"))
         };
         let node = match level {
             "year" => Self::Year(year(value)?),

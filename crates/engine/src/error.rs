@@ -8,6 +8,9 @@ use epimem_store::StoreError;
 pub enum EngineError {
     #[error("invalid input: {0}")]
     Invalid(String),
+    /// A message of a batch is outside what a message may be (nothing of the batch is stored).
+    #[error("invalid input: message {index} of the batch: {problem}")]
+    InvalidMessage { index: usize, problem: epimem_core::MessageProblem },
     #[error("not found: {0}")]
     NotFound(String),
     #[error(transparent)]
@@ -27,18 +30,22 @@ pub enum EngineError {
          ready (see /readyz or the server's log)"
     )]
     IndexBuilding(String),
+    /// A period of the timeline could not be rolled up (the others were).
+    #[error("timeline: {0}")]
+    Timeline(String),
 }
 
 impl EngineError {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Self::Invalid(_) => ErrorKind::BadInput,
+            Self::Invalid(_) | Self::InvalidMessage { .. } => ErrorKind::BadInput,
             Self::NotFound(_) => ErrorKind::NotFound,
             Self::Store(e) => e.kind(),
             Self::Embed(epimem_embed::EmbedError::Inference(_)) => ErrorKind::Internal,
             Self::Embed(_) => ErrorKind::Unavailable,
             Self::Search(e) => e.kind(),
             Self::Model(_) | Self::IndexBuilding(_) => ErrorKind::Unavailable,
+            Self::Timeline(_) => ErrorKind::Internal,
         }
     }
 }

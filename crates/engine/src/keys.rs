@@ -31,6 +31,11 @@ impl<S: Store> Engine<S> {
         Ok(self.store.api_keys(tenant)?)
     }
 
+    /// Whether any key not revoked exists: then every request to a server needs one.
+    pub fn api_keys_exist(&self) -> Result<bool, EngineError> {
+        Ok(self.store.api_keys(None)?.iter().any(|k| k.revoked.is_none()))
+    }
+
     /// Revokes key `id`: requests with it are refused from now on.
     pub fn revoke_api_key(&self, id: u64) -> Result<(), EngineError> {
         if !self.store.revoke_api_key(id, self.clock.now())? {

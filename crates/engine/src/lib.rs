@@ -10,6 +10,7 @@ mod error;
 mod indexing;
 mod keys;
 mod model_segmentation;
+mod process;
 mod recall;
 mod review;
 mod segmentation;
@@ -35,6 +36,7 @@ pub use consolidation::FactHit;
 pub use context::{EpisodeContext, RecalledContext};
 pub use error::EngineError;
 pub use indexing::{Freshness, IndexTask};
+pub use process::process_name;
 pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;
 pub use timeline::RollupReport;
@@ -56,13 +58,34 @@ pub struct MessageInput {
     pub metadata: serde_json::Value,
 }
 
+impl MessageInput {
+    /// Whether the message is within what a message may be (`epimem_core::message_limits`);
+    /// every door's messages are checked again when they are stored.
+    pub fn check(&self) -> Result<(), epimem_core::MessageProblem> {
+        epimem_core::check_message(epimem_core::MessageFields {
+            key: &self.key,
+            conversation: &self.conversation.conversation,
+            user: self.user.as_deref(),
+            speaker: self.speaker.as_deref(),
+            agent: self.agent.as_deref(),
+            content: &self.content,
+            metadata: &self.metadata,
+            timestamp: self.timestamp,
+        })
+    }
+}
+
 /// What one call to [`Engine::ingest`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IngestReport {
     /// Messages stored (duplicates by key are not).
     pub inserted: u64,
-    /// Messages skipped because their conversation already held their key.
+    /// Messages skipped because their conversation already held their key (with the same
+    /// role and text).
     pub duplicates: u64,
+    /// Messages not stored because their key already holds a different message: the first
+    /// write wins (`PushedMessage::conflict` says which).
+    pub conflicts: u64,
     pub segmentation: RunReport,
     /// Where each message of the call is, in the order given: its sequence number and whether
     /// it was new.
@@ -74,6 +97,7 @@ impl IngestReport {
     pub fn add(&mut self, other: IngestReport) {
         self.inserted += other.inserted;
         self.duplicates += other.duplicates;
+        self.conflicts += other.conflicts;
         self.segmentation.add(other.segmentation);
     }
 }
@@ -232,15 +256,15 @@ impl<S: Store> Engine<S> {
     fn store_messages(&self, messages: Vec<MessageInput>) -> Result<IngestReport, EngineError> {
         let now = self.clock.now();
         let mut batch = Vec::with_capacity(messages.len());
-        for m in messages {
+        for (index, m) in messages.into_iter().enumerate() {
             if m.conversation.tenant.trim().is_empty() {
                 return Err(EngineError::Invalid("tenant must not be empty".into()));
             }
             if m.conversation.conversation.trim().is_empty() {
                 return Err(EngineError::Invalid("conversation must not be empty".into()));
             }
-            let tokens = self.tokens.count(&m.content);
-            batch.push(NewMessage {
+            // Limits first: a message too long to keep is not worth counting the tokens of.
+            let unchecked = NewMessage {
                 conversation: m.conversation,
                 user: m.user,
                 agent: m.agent,
@@ -250,8 +274,12 @@ impl<S: Store> Engine<S> {
                 content: m.content,
                 timestamp: m.timestamp.unwrap_or(now),
                 metadata: m.metadata,
-                tokens,
-            });
+                tokens: 0,
+            };
+            epimem_core::check_message(unchecked.fields())
+                .map_err(|problem| EngineError::InvalidMessage { index, problem })?;
+            let tokens = self.tokens.count(&unchecked.content);
+            batch.push(NewMessage { tokens, ..unchecked });
         }
         let received = batch.len() as u64;
         let outcomes = self.store.push_messages(&batch)?;
@@ -260,9 +288,11 @@ impl<S: Store> Engine<S> {
         let mut messages: Vec<PushedMessage> =
             outcomes.iter().flat_map(|o| o.messages.iter().copied()).collect();
         messages.sort_unstable_by_key(|m| m.index);
+        let conflicts = messages.iter().filter(|m| m.conflict).count() as u64;
         Ok(IngestReport {
             inserted,
-            duplicates: received - inserted,
+            duplicates: received - inserted - conflicts,
+            conflicts,
             segmentation: RunReport::default(),
             messages,
         })
@@ -337,6 +367,7 @@ impl<S: Store> Engine<S> {
         let mut report = RunReport::default();
         loop {
             let jobs = self.jobs(&scope.tenant, scope.conversation.as_deref(), 1000)?;
+            self.release_leases_of_the_gone(&jobs)?;
             if !jobs.iter().any(|j| matches!(j.state, JobState::Queued | JobState::Running))
                 || std::time::Instant::now() >= deadline
             {
@@ -347,20 +378,59 @@ impl<S: Store> Engine<S> {
         }
     }
 
+    /// Ends the leases of running jobs whose worker is a process of this machine that is gone
+    /// (killed, crashed), so they are claimable now rather than when their lease runs out. A
+    /// lease is ended only while that worker still holds it.
+    fn release_leases_of_the_gone(
+        &self,
+        jobs: &[epimem_store::JobStatus],
+    ) -> Result<(), EngineError> {
+        let ended = self.clock.now().plus_millis(-1);
+        for job in jobs {
+            if let (epimem_store::JobState::Running, Some(worker)) = (job.state, &job.worker)
+                && *worker != self.worker
+                && process::is_gone(worker)
+            {
+                self.store.renew_lease(job.id, worker, ended)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The scheduler's heartbeat: segments conversations that fell silent or waited too long
     /// (judged against the clock), and runs queued jobs, including those whose worker died.
     pub fn tick(&self) -> Result<RunReport, EngineError> {
         let now = self.clock.now();
+        for tenant in self.store.tenants()? {
+            self.release_leases_of_the_gone(&self.jobs(&tenant, None, 1000)?)?;
+        }
         for (key, queue) in self.store.pending_queues(None)? {
             if let Some(trigger) = evaluate_trigger(&queue, now, &self.config.triggers, false) {
                 self.open(&key, trigger)?;
             }
         }
         let mut report = self.run_jobs()?;
+        // Every tenant's timeline, whatever one of them meets; the first failure is told.
+        let mut failure = None;
         for tenant in self.store.tenants()? {
-            report.timeline_written += self.roll_up_timeline(&tenant)?.written as u64;
+            match self.roll_up_timeline(&tenant) {
+                Ok(rollup) => {
+                    report.timeline_written += rollup.written as u64;
+                    if let Some((node, e)) = rollup.failed.into_iter().next() {
+                        failure.get_or_insert(EngineError::Timeline(format!(
+                            "tenant {tenant:?}: {node} was not written: {e}"
+                        )));
+                    }
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
         }
-        Ok(report)
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(report),
+        }
     }
 
     /// Episodes in `scope`, newest first, at most `limit`.

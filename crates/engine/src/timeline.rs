@@ -18,7 +18,7 @@ use crate::{Engine, EngineError, consolidation::model_failure_apart};
 const CHANGES_PER_READ: usize = 1000;
 
 /// What a rollup did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Default)]
 pub struct RollupReport {
     /// Nodes marked by episodes closed since the last rollup.
     pub marked: usize,
@@ -26,6 +26,9 @@ pub struct RollupReport {
     pub written: usize,
     /// Marked nodes whose period is not over yet.
     pub waiting: usize,
+    /// Nodes that could not be written, with why; they stay marked and are tried again, and
+    /// every other node is written meanwhile.
+    pub failed: Vec<(TocNode, EngineError)>,
 }
 
 impl<S: Store> Engine<S> {
@@ -43,9 +46,15 @@ impl<S: Store> Engine<S> {
                 report.waiting += 1;
                 continue;
             }
-            let built = self.build_node(tenant, node)?;
-            self.store.put_timeline_node(tenant, &built)?;
-            report.written += 1;
+            // One period that cannot be written (a model's or the store's failure) must not
+            // stop the others: its parents are written from the children that are.
+            let written = self
+                .build_node(tenant, node)
+                .and_then(|built| Ok(self.store.put_timeline_node(tenant, &built)?));
+            match written {
+                Ok(_) => report.written += 1,
+                Err(e) => report.failed.push((node, e)),
+            }
         }
         Ok(report)
     }

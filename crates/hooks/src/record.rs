@@ -4,13 +4,17 @@
 use std::path::Path;
 
 use epimem_core::{
-    ConversationKey, Role, Timestamp,
+    ConversationKey, Role, Timestamp, clip_middle, message_limits,
     work::{ACTION_KEY, Action, ActionKind},
 };
 use epimem_engine::MessageInput;
 use serde_json::{Value, json};
 
 use crate::{event::HookEvent, project::relative_to, redact::redact, transcript::Reply};
+
+/// The most of a command line or search kept in an action's metadata (a heredoc can hold a
+/// whole file; the metadata of a message has a limit of its own).
+const SUBJECT_CHARS: usize = 2000;
 
 /// Where a session's messages go: its conversation, in its project.
 #[derive(Debug, Clone)]
@@ -21,7 +25,9 @@ pub struct Session {
 }
 
 impl Session {
-    /// A message of the session; secrets in its text are redacted before it is stored.
+    /// A message of the session; secrets in its text are redacted before it is stored, and a
+    /// text longer than a message may hold keeps its start and end (the event is never lost
+    /// for its size).
     fn message(
         &self,
         key: String,
@@ -37,7 +43,7 @@ impl Session {
             key,
             role,
             speaker: None,
-            content: redact(&content).into_owned(),
+            content: clip_middle(&redact(&content), message_limits::CONTENT_BYTES).into_owned(),
             timestamp: at,
             metadata,
         }
@@ -73,7 +79,7 @@ impl Session {
         let input = event.tool_input.as_ref().unwrap_or(&Value::Null);
         let mut action = action_of(tool, input, failed, Path::new(&self.project));
         // The command line is kept in the metadata too: redacted like the text.
-        action.subject = action.subject.map(|s| redact(&s).into_owned());
+        action.subject = action.subject.map(|s| clip(&redact(&s), SUBJECT_CHARS));
         let output = if failed {
             event.error.clone().or_else(|| event.tool_response.as_ref().map(text_of))
         } else {
@@ -205,5 +211,27 @@ mod tests {
         assert_eq!(clip("short", 50), "short");
         assert_eq!(text_of(&json!({"stdout": "ok", "stderr": "", "interrupted": false})), "ok");
         assert_eq!(text_of(&json!({"filenames": ["a.rs", "b.rs"], "numFiles": 2})), "a.rs\nb.rs");
+    }
+
+    #[test]
+    fn a_prompt_larger_than_a_message_keeps_its_start_and_end() {
+        let session = Session {
+            conversation: ConversationKey::new("t", "s1"),
+            project: "/home/dev/shop".into(),
+        };
+        let pasted = format!("fix this:\n{}\nthanks", "x".repeat(3 << 20));
+        let message = session.prompt(&pasted, Timestamp::from_millis(1_772_000_000_000));
+        assert!(message.content.len() <= message_limits::CONTENT_BYTES);
+        assert!(message.content.starts_with("fix this") && message.content.ends_with("thanks"));
+        message.check().unwrap();
+        let heredoc = json!({"command": format!("cat <<EOF\n{}\nEOF", "y".repeat(200_000))});
+        let event: HookEvent = serde_json::from_value(json!({
+            "hook_event_name": "PostToolUse", "session_id": "s1", "cwd": "/home/dev/shop",
+            "tool_name": "Bash", "tool_input": heredoc, "tool_use_id": "t1",
+            "tool_response": {"stdout": "z".repeat(3 << 20)}
+        }))
+        .unwrap();
+        let action = session.action(&event, false, Timestamp::from_millis(0), 1000).unwrap();
+        action.check().unwrap();
     }
 }

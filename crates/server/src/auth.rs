@@ -1,5 +1,6 @@
 //! Who is calling: with API keys, the tenant of the bearer key (401 without a valid one);
-//! without, the configured tenant. The tenant travels in the request's extensions, where every
+//! without, the configured tenant. Whether keys are required is the guard's finding
+//! (`guard::KeysRequired`): a key made while the server runs counts from the next request. The tenant travels in the request's extensions, where every
 //! handler and MCP tool takes it from; nothing a client sends can set it.
 
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use axum::{
 };
 use epimem_store::Store;
 
-use crate::{Access, App, error::ApiError, routes::blocking};
+use crate::{App, error::ApiError, guard::KeysRequired, routes::blocking};
 
 /// The tenant a request works in.
 #[derive(Debug, Clone)]
@@ -33,9 +34,10 @@ pub(crate) async fn authenticate<S: Store + 'static>(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let tenant = match app.access {
-        Access::SingleUser => app.tenant.clone(),
-        Access::ApiKeys => {
+    let keys = request.extensions().get::<KeysRequired>().is_none_or(|k| k.0);
+    let tenant = match keys {
+        false => app.tenant.clone(),
+        true => {
             let key = request
                 .headers()
                 .get(AUTHORIZATION)

@@ -1,11 +1,20 @@
 //! Every failure a request can meet, mapped to an HTTP status and `{"error": {"code",
 //! "message"}}` here and nowhere else. Codes are the engine's stable error kinds, plus the
-//! transport's own (`payload_too_large`).
+//! transport's own (`forbidden`, `payload_too_large`, `timeout`, …: [`ApiError::of_status`]).
+//! A response that a layer below our handlers answered in another shape (an extractor's plain
+//! text, an empty 405 or 408, the MCP transport's text) is made one of these by [`json_errors`].
 
 use axum::{
     Json,
-    extract::rejection::{BytesRejection, QueryRejection},
-    http::StatusCode,
+    extract::{
+        Request,
+        rejection::{BytesRejection, QueryRejection},
+    },
+    http::{
+        StatusCode,
+        header::{CONTENT_LENGTH, CONTENT_TYPE},
+    },
+    middleware::Next,
     response::{IntoResponse, Response},
 };
 use epimem_core::ErrorKind;
@@ -42,6 +51,11 @@ impl ApiError {
         Self::of_kind(ErrorKind::NotFound, message.into())
     }
 
+    /// What the server refuses to serve to this caller (a cross-site page): 403 `forbidden`.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::of_status(StatusCode::FORBIDDEN, message)
+    }
+
     /// A failure of the server itself (a worker thread that died): 500 `internal`.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::of_kind(ErrorKind::Internal, message.into())
@@ -57,6 +71,26 @@ impl ApiError {
 
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// An error told by its status alone: a refusal of the transport or of a request guard.
+    pub fn of_status(status: StatusCode, message: impl Into<String>) -> Self {
+        let code = match status {
+            StatusCode::BAD_REQUEST => ErrorKind::BadInput.code(),
+            StatusCode::UNAUTHORIZED => "unauthorized",
+            StatusCode::FORBIDDEN => "forbidden",
+            StatusCode::NOT_FOUND => ErrorKind::NotFound.code(),
+            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            StatusCode::REQUEST_TIMEOUT => "timeout",
+            StatusCode::CONFLICT => ErrorKind::Conflict.code(),
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            StatusCode::URI_TOO_LONG => "uri_too_long",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::SERVICE_UNAVAILABLE => ErrorKind::Unavailable.code(),
+            s if s.is_client_error() => ErrorKind::BadInput.code(),
+            _ => ErrorKind::Internal.code(),
+        };
+        Self { status, code, message: message.into() }
     }
 
     fn of_kind(kind: ErrorKind, message: String) -> Self {
@@ -86,13 +120,7 @@ impl From<QueryRejection> for ApiError {
 
 impl From<BytesRejection> for ApiError {
     fn from(rejection: BytesRejection) -> Self {
-        let status = rejection.status();
-        let code = match status {
-            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-            s if s.is_client_error() => ErrorKind::BadInput.code(),
-            _ => ErrorKind::Internal.code(),
-        };
-        Self { status, code, message: rejection.body_text() }
+        Self::of_status(rejection.status(), rejection.body_text())
     }
 }
 
@@ -104,8 +132,9 @@ pub struct ErrorBody {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
-    /// Stable and machine-readable: `bad_input`, `unauthorized`, `not_found`, `conflict`,
-    /// `unavailable`, `internal`, `payload_too_large`.
+    /// Stable and machine-readable: `bad_input`, `unauthorized`, `forbidden`, `not_found`,
+    /// `method_not_allowed`, `timeout`, `conflict`, `payload_too_large`, `uri_too_long`,
+    /// `unsupported_media_type`, `unavailable`, `internal`.
     pub code: String,
     /// For people: names the field or the thing that was wrong.
     pub message: String,
@@ -117,6 +146,40 @@ impl IntoResponse for ApiError {
             ErrorBody { error: ErrorDetail { code: self.code.into(), message: self.message } };
         (self.status, Json(body)).into_response()
     }
+}
+
+/// The most of a non-JSON error body kept as the message (a layer's short text).
+const PLAIN_ERROR_MAX: usize = 4096;
+
+/// Makes every error response `{"error": {"code", "message"}}`, whatever answered it: the
+/// text (or, when there is none, the status's reason) becomes the message, the status the code,
+/// and the other headers (`Allow`, `Connection`, `Retry-After`) stay.
+pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, PLAIN_ERROR_MAX)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_lowercase()
+    } else {
+        text
+    };
+    let mut out = ApiError::of_status(status, message).into_response();
+    parts.headers.remove(CONTENT_TYPE);
+    parts.headers.remove(CONTENT_LENGTH);
+    out.headers_mut().extend(parts.headers);
+    out
 }
 
 #[cfg(test)]

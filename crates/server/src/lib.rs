@@ -6,12 +6,14 @@ mod auth;
 mod edits;
 mod error;
 mod facts;
+mod guard;
 mod mcp;
 mod messages;
 mod metrics;
 mod project;
 mod readiness;
 mod routes;
+mod stdio;
 mod timeline;
 mod ui;
 pub mod wire;
@@ -35,7 +37,7 @@ use rmcp::transport::streamable_http_server::{
 };
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower_http::timeout::TimeoutLayer;
+use tower_http::{limit::RequestBodyLimit, timeout::TimeoutLayer};
 use utoipa::OpenApi;
 
 pub use edits::EpisodeVersionOut;
@@ -71,6 +73,9 @@ pub struct ServerConfig {
     /// How often the search indexes catch up with what other processes wrote (a recall does
     /// not wait for it: the engine should be in `Freshness::Background`).
     pub index_refresh: Duration,
+    /// Pages (`https://app.example.com`, lower case) that may call from a browser besides the
+    /// server's own; a request with another `Origin` is refused.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -82,6 +87,7 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(30),
             tick_every: Duration::from_secs(5),
             index_refresh: Duration::from_secs(1),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -92,6 +98,7 @@ pub(crate) struct App<S> {
     /// The tenant without API keys.
     tenant: Arc<str>,
     access: Access,
+    allowed_origins: Arc<[String]>,
     readiness: Arc<readiness::Readiness>,
     metrics: Arc<metrics::Metrics>,
 }
@@ -102,6 +109,7 @@ impl<S> Clone for App<S> {
             engine: self.engine.clone(),
             tenant: self.tenant.clone(),
             access: self.access,
+            allowed_origins: self.allowed_origins.clone(),
             readiness: self.readiness.clone(),
             metrics: self.metrics.clone(),
         }
@@ -168,6 +176,7 @@ fn router<S: Store + 'static>(
         engine,
         tenant: Arc::from(config.tenant.as_str()),
         access: config.access,
+        allowed_origins: config.allowed_origins.clone().into(),
         readiness,
         metrics: Arc::default(),
     };
@@ -203,8 +212,9 @@ fn router<S: Store + 'static>(
             axum::http::StatusCode::REQUEST_TIMEOUT,
             config.request_timeout,
         ))
-        // After the timeout: an MCP session's event stream outlives any request.
-        .nest_service("/mcp", mcp)
+        // After the timeout: an MCP session's event stream outlives any request. The body
+        // limit holds here too: the transport reads a body whole.
+        .nest_service("/mcp", RequestBodyLimit::new(mcp, config.body_limit))
         // Everything above works in the caller's tenant; what follows is public.
         .layer(axum::middleware::from_fn_with_state(app.clone(), auth::authenticate::<S>));
     api.merge(ui::routes())
@@ -218,7 +228,16 @@ fn router<S: Store + 'static>(
         .route("/readyz", get(routes::readyz::<S>))
         .route("/metrics", get(metrics::scrape::<S>))
         .fallback(|| async { ApiError::not_found("no such route") })
+        .method_not_allowed_fallback(|method: axum::http::Method| async move {
+            ApiError::of_status(
+                axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                format!("this route does not take {method}"),
+            )
+        })
+        // Every route, public ones too: no cross-site page, no rebinding name without keys.
+        .layer(axum::middleware::from_fn_with_state(app.clone(), guard::guard::<S>))
         .layer(axum::middleware::from_fn_with_state(app.clone(), metrics::track::<S>))
+        .layer(axum::middleware::from_fn(error::json_errors))
         .with_state(app)
 }
 

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use epimem_core::{ConversationKey, EpisodeId, Scope, TocNode};
-use epimem_engine::Engine;
+use epimem_engine::{Engine, EngineError};
 use epimem_store::Store;
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -185,13 +185,38 @@ impl<S: Store + 'static> MemoryTools<S> {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let report = blocking(&self.app, move |engine| Ok(engine.enqueue(inputs)?)).await?;
-        Ok(CallToolResult::success(vec![Content::text(format!(
+        let ids: Vec<Option<String>> =
+            inputs.iter().map(|m| m.key.strip_prefix("id:").map(str::to_owned)).collect();
+        let report = blocking(&self.app, move |engine| {
+            engine.enqueue(inputs).map_err(|e| match e {
+                EngineError::InvalidMessage { index, problem } => ApiError::bad_input(format!(
+                    "messages[{index}].{}: {}",
+                    problem.field, problem.why
+                )),
+                other => other.into(),
+            })
+        })
+        .await?;
+        let mut said = format!(
             "Remembered {} message(s) ({} already known). They are cut into episodes in the \
              background, when the conversation has enough or falls silent; recall finds them \
              once they are.",
             report.inserted, report.duplicates
-        ))]))
+        );
+        let conflicts: Vec<String> = report
+            .messages
+            .iter()
+            .filter(|m| m.conflict)
+            .map(|m| ids[m.index].clone().unwrap_or_else(|| format!("messages[{}]", m.index)))
+            .collect();
+        if !conflicts.is_empty() {
+            said.push_str(&format!(
+                " Not stored: {} (each id already holds a different message, which stays; \
+                 send new content under a new id).",
+                conflicts.join(", ")
+            ));
+        }
+        Ok(CallToolResult::success(vec![Content::text(said)]))
     }
 
     #[tool(
@@ -365,16 +390,19 @@ pub fn memory_tools<S: Store + 'static>(engine: Arc<Engine<S>>, tenant: &str) ->
         engine,
         tenant: Arc::from(tenant),
         access: crate::Access::SingleUser,
+        allowed_origins: Arc::default(),
         readiness: Arc::new(crate::readiness::Readiness::ready()),
         metrics: Arc::default(),
     })
 }
 
-/// Serves the tools over standard input and output until the client closes them. Nothing else
-/// may write to standard output meanwhile.
+/// Serves the tools over standard input and output until the client closes them (answering
+/// every request it sent before that), reading no message longer than `max_message` bytes.
+/// Nothing else may write to standard output meanwhile.
 pub async fn serve_stdio<S: Store + 'static>(
     engine: Arc<Engine<S>>,
     tenant: &str,
+    max_message: usize,
     index_report: crate::IndexReport,
 ) -> std::io::Result<()> {
     use rmcp::ServiceExt as _;
@@ -383,8 +411,10 @@ pub async fn serve_stdio<S: Store + 'static>(
     // little, then is refused as unavailable.
     let stop_opening =
         crate::readiness::spawn_open_index(engine.clone(), tenant.to_owned(), None, index_report);
+    let transport =
+        crate::stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout(), max_message);
     let served = async {
-        let running = match memory_tools(engine, tenant).serve(rmcp::transport::stdio()).await {
+        let running = match memory_tools(engine, tenant).serve(transport).await {
             Ok(running) => running,
             // The client went away before it started a session: nothing was asked, nothing
             // failed (a client checking that the command starts does this).

@@ -6,7 +6,7 @@ use std::{
 };
 
 use epimem_core::{ConversationKey, Role, RoleParseError, Timestamp};
-use epimem_engine::MessageInput;
+use epimem_engine::{EngineError, MessageInput};
 
 use crate::{error::ApiError, wire::MessageIn};
 
@@ -14,9 +14,41 @@ use crate::{error::ApiError, wire::MessageIn};
 /// them and a counter.
 static SENT_WITHOUT_ID: AtomicU64 = AtomicU64::new(0);
 
+/// The messages of a request body, and how its errors name a message.
+#[derive(Debug)]
+pub(crate) struct Batch {
+    pub(crate) messages: Vec<MessageInput>,
+    /// The body was an array: a message is named by its index (`[2].content`).
+    in_array: bool,
+}
+
+impl Batch {
+    /// Where `field` of message `i` is in the body: `[i].field`, or `field` alone.
+    fn place(&self, i: usize, field: &str) -> String {
+        place(self.in_array, i, field)
+    }
+
+    /// The engine's refusal of a message, named by its place in the body.
+    pub(crate) fn refusal(&self, error: EngineError) -> ApiError {
+        match error {
+            EngineError::InvalidMessage { index, problem } => ApiError::bad_input(format!(
+                "{}: {}",
+                self.place(index, problem.field),
+                problem.why
+            )),
+            other => other.into(),
+        }
+    }
+}
+
+fn place(in_array: bool, i: usize, field: &str) -> String {
+    let field = if field.is_empty() || field == "." { String::new() } else { format!(".{field}") };
+    if in_array { format!("[{i}]{field}") } else { field.trim_start_matches('.').to_owned() }
+}
+
 /// The messages of a body that is one message object or an array of them. Either all of them
 /// are valid or the error names the first one that is not (and nothing is stored).
-pub(crate) fn parse_messages(tenant: &str, body: &[u8]) -> Result<Vec<MessageInput>, ApiError> {
+pub(crate) fn parse_messages(tenant: &str, body: &[u8]) -> Result<Batch, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_input(format!("the body is not JSON: {e}")))?;
     let (items, in_array) = match value {
@@ -31,11 +63,7 @@ pub(crate) fn parse_messages(tenant: &str, body: &[u8]) -> Result<Vec<MessageInp
     if items.is_empty() {
         return Err(ApiError::bad_input("the array holds no message"));
     }
-    let at = |i: usize, field: &str| {
-        let field =
-            if field.is_empty() || field == "." { String::new() } else { format!(".{field}") };
-        if in_array { format!("[{i}]{field}") } else { field.trim_start_matches('.').to_owned() }
-    };
+    let at = |i: usize, field: &str| place(in_array, i, field);
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let message: MessageIn = serde_path_to_error::deserialize(item).map_err(|e| {
@@ -48,7 +76,7 @@ pub(crate) fn parse_messages(tenant: &str, body: &[u8]) -> Result<Vec<MessageInp
                 .map_err(|(field, why)| ApiError::bad_input(format!("{}: {why}", at(i, field))))?,
         );
     }
-    Ok(out)
+    Ok(Batch { messages: out, in_array })
 }
 
 pub(crate) fn to_input(tenant: &str, m: MessageIn) -> Result<MessageInput, (&'static str, String)> {
@@ -99,21 +127,21 @@ mod tests {
     #[test]
     fn one_message_or_an_array() {
         let one = r#"{"conversation": "c", "role": "user", "content": "hi", "id": "m1"}"#;
-        let parsed = parse_messages("t", one.as_bytes()).unwrap();
+        let parsed = parse_messages("t", one.as_bytes()).unwrap().messages;
         assert_eq!(parsed.len(), 1);
         assert_eq!(
             (parsed[0].key.as_str(), parsed[0].conversation.tenant.as_str()),
             ("id:m1", "t")
         );
         let many = format!("[{one}, {one}]");
-        assert_eq!(parse_messages("t", many.as_bytes()).unwrap().len(), 2);
+        assert_eq!(parse_messages("t", many.as_bytes()).unwrap().messages.len(), 2);
     }
 
     #[test]
     fn messages_without_an_id_are_each_new() {
         let body = r#"[{"conversation": "c", "role": "user", "content": "ok"},
                        {"conversation": "c", "role": "user", "content": "ok"}]"#;
-        let parsed = parse_messages("t", body.as_bytes()).unwrap();
+        let parsed = parse_messages("t", body.as_bytes()).unwrap().messages;
         assert_ne!(parsed[0].key, parsed[1].key);
     }
 

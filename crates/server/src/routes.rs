@@ -23,9 +23,9 @@ use crate::{
     facts::FactOut,
     messages::parse_messages,
     wire::{
-        AddedMessageOut, AddedOut, ConversationOut, DeletedOut, EpisodeOut, EpisodesOut,
-        EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, MemoryOut, RecallIn, RecallOut,
-        SessionSummaryOut, decode_cursor, encode_cursor,
+        AddedMessageOut, AddedOut, AddedStatus, ConversationOut, DeletedOut, EpisodeOut,
+        EpisodesOut, EpisodesQuery, FlushedOut, JobOut, JobsOut, JobsQuery, MemoryOut, RecallIn,
+        RecallOut, SessionSummaryOut, decode_cursor, encode_cursor,
     },
 };
 
@@ -56,8 +56,9 @@ pub(crate) async fn add_messages<S: Store + 'static>(
     Extension(tenant): Extension<Tenant>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<AddedOut>, ApiError> {
-    let messages = parse_messages(&tenant, &body?)?;
+    let mut batch = parse_messages(&tenant, &body?)?;
     let added = blocking(&app, move |engine| {
+        let messages = std::mem::take(&mut batch.messages);
         let touched: BTreeSet<ConversationKey> =
             messages.iter().map(|m| m.conversation.clone()).collect();
         let sent: Vec<(String, Option<String>)> = messages
@@ -67,9 +68,9 @@ pub(crate) async fn add_messages<S: Store + 'static>(
                 (m.conversation.conversation.clone(), id)
             })
             .collect();
-        let report = engine.enqueue(messages)?;
+        let report = engine.enqueue(messages).map_err(|e| batch.refusal(e))?;
         let placed = report.messages.iter().zip(sent).map(|(m, (conversation, id))| {
-            AddedMessageOut { conversation, id, seq: m.seq, new: m.new }
+            AddedMessageOut { conversation, id, seq: m.seq, new: m.new, status: AddedStatus::of(m) }
         });
         let conversations = touched
             .into_iter()
@@ -78,6 +79,7 @@ pub(crate) async fn add_messages<S: Store + 'static>(
         Ok(AddedOut {
             inserted: report.inserted,
             duplicates: report.duplicates,
+            conflicts: report.conflicts,
             messages: placed.collect(),
             conversations,
         })

@@ -47,8 +47,12 @@ pub struct MessageIn {
 pub struct AddedOut {
     /// Messages stored.
     pub inserted: u64,
-    /// Messages skipped because their conversation already had their id.
+    /// Messages skipped because their conversation already had their id, with the same role
+    /// and content.
     pub duplicates: u64,
+    /// Messages not stored because their id already holds a different message (another role
+    /// or content): the first write wins; each is `"status": "conflict"` in `messages`.
+    pub conflicts: u64,
     /// Each message, in the order sent: where it is in its conversation.
     pub messages: Vec<AddedMessageOut>,
     /// Each conversation the request touched, after it.
@@ -65,6 +69,28 @@ pub struct AddedMessageOut {
     pub seq: u64,
     /// False when the conversation already held a message with its id (nothing was stored).
     pub new: bool,
+    /// `stored` (new), `duplicate` (its id held this same message) or `conflict` (its id holds
+    /// a different message, which stays: `seq` is that message's).
+    pub status: AddedStatus,
+}
+
+/// What became of one sent message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AddedStatus {
+    Stored,
+    Duplicate,
+    Conflict,
+}
+
+impl AddedStatus {
+    pub fn of(pushed: &epimem_store::PushedMessage) -> Self {
+        match (pushed.new, pushed.conflict) {
+            (true, _) => Self::Stored,
+            (false, false) => Self::Duplicate,
+            (false, true) => Self::Conflict,
+        }
+    }
 }
 
 /// A conversation's state.
@@ -445,6 +471,8 @@ impl From<&Skeleton> for SkeletonOut {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MessageOut {
     pub seq: u64,
+    /// The id the message was sent with (none when it was sent without one).
+    pub id: Option<String>,
     pub role: String,
     pub speaker: Option<String>,
     pub timestamp: String,
@@ -515,6 +543,7 @@ impl MessageOut {
     fn new(m: &Message, context: bool) -> Self {
         Self {
             seq: m.seq,
+            id: m.key.strip_prefix("id:").map(str::to_owned),
             role: m.role.as_str().into(),
             speaker: m.speaker.clone(),
             timestamp: m.timestamp.to_rfc3339(),

@@ -18,6 +18,13 @@ struct Touched {
     messages: Vec<PushedMessage>,
 }
 
+/// The message a key already holds.
+enum Held {
+    Stored(String, String),
+    /// Taken by the message at this index of the same push.
+    Pushed(usize),
+}
+
 pub(crate) fn push(tx: &mut Tx<'_>, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, Failure> {
     // Per conversation, in order of first appearance: its messages' indices.
     let mut order: Vec<(&ConversationKey, Vec<usize>)> = Vec::new();
@@ -34,19 +41,26 @@ pub(crate) fn push(tx: &mut Tx<'_>, messages: &[NewMessage]) -> Result<Vec<PushO
         let mut t = ensure_conversation(tx, &messages[indices[0]])?;
         // The keys already stored, read at once; then one insert of all the new messages.
         let keys: Vec<&str> = indices.iter().map(|&i| messages[i].key.as_str()).collect();
-        let mut known: HashMap<String, u64> = tx
+        // What a key holds: a stored row's seq, role and text, or the message of this push
+        // that took it.
+        let mut known: HashMap<String, (u64, Held)> = tx
             .query(
-                "SELECT key, seq FROM messages WHERE conversation_id = $1 AND key = ANY($2)",
+                "SELECT key, seq, role, content FROM messages
+                 WHERE conversation_id = $1 AND key = ANY($2)",
                 &[&t.id, &keys],
             )?
             .iter()
-            .map(|r| (r.get(0), uint(r, 1)))
+            .map(|r| (r.get(0), (uint(r, 1), Held::Stored(r.get(2), r.get(3)))))
             .collect();
         let mut rows = NewRows::default();
         for &index in &indices {
             let m = &messages[index];
-            if let Some(&seq) = known.get(&m.key) {
-                t.messages.push(PushedMessage { index, seq, new: false });
+            if let Some((seq, held)) = known.get(&m.key) {
+                let held = match held {
+                    Held::Stored(role, content) => (role.as_str(), content.as_str()),
+                    Held::Pushed(i) => (messages[*i].role.as_str(), messages[*i].content.as_str()),
+                };
+                t.messages.push(PushedMessage::already_held(index, *seq, held, m));
                 continue;
             }
             // Conversation time only moves forward (as on SQLite: see its backend).
@@ -61,8 +75,8 @@ pub(crate) fn push(tx: &mut Tx<'_>, messages: &[NewMessage]) -> Result<Vec<PushO
             t.last_seq += 1;
             t.inserted += 1;
             t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
-            known.insert(m.key.clone(), t.last_seq);
-            t.messages.push(PushedMessage { index, seq: t.last_seq, new: true });
+            known.insert(m.key.clone(), (t.last_seq, Held::Pushed(index)));
+            t.messages.push(PushedMessage::stored(index, t.last_seq));
             rows.add(m, t.last_seq, ts, metadata);
         }
         if t.inserted > 0 {

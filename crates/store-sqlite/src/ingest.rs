@@ -30,8 +30,10 @@ pub(crate) fn push(
              ON CONFLICT DO NOTHING",
         )
         .map_err(map_err)?;
-    let mut stored_seq = tx
-        .prepare_cached("SELECT seq FROM messages WHERE conversation_id = ?1 AND key = ?2")
+    let mut stored = tx
+        .prepare_cached(
+            "SELECT seq, role, content FROM messages WHERE conversation_id = ?1 AND key = ?2",
+        )
         .map_err(map_err)?;
     for (index, m) in messages.iter().enumerate() {
         if !touched.contains_key(&m.conversation) {
@@ -65,11 +67,13 @@ pub(crate) fn push(
             t.last_seq += 1;
             t.inserted += 1;
             t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
-            t.messages.push(PushedMessage { index, seq: t.last_seq, new: true });
+            t.messages.push(PushedMessage::stored(index, t.last_seq));
         } else {
-            let seq: i64 =
-                stored_seq.query_row(params![t.id, m.key], |r| r.get(0)).map_err(map_err)?;
-            t.messages.push(PushedMessage { index, seq: seq as u64, new: false });
+            let (seq, role, content): (i64, String, String) = stored
+                .query_row(params![t.id, m.key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(map_err)?;
+            let held = (role.as_str(), content.as_str());
+            t.messages.push(PushedMessage::already_held(index, seq as u64, held, m));
         }
     }
     let mut update = tx

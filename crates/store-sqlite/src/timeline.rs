@@ -74,11 +74,9 @@ pub(crate) fn marked(conn: &Connection, tenant: &str) -> Result<Vec<TocNode>, St
         .prepare_cached("SELECT node FROM timeline_marks WHERE tenant = ?1 ORDER BY node")
         .and_then(|mut s| s.query_map([tenant], |r| r.get(0))?.collect())
         .map_err(map_err)?;
-    ids.iter()
-        .map(|id| {
-            id.parse().map_err(|e| StoreError::Internal(format!("stored timeline mark: {e}")))
-        })
-        .collect()
+    // A mark no node can be read from (written by an earlier version) can never be rolled
+    // up; it is passed over so that it stops no other period.
+    Ok(ids.iter().filter_map(|id| id.parse().ok()).collect())
 }
 
 pub(crate) fn put(

@@ -59,6 +59,29 @@ pub struct PushedMessage {
     pub seq: u64,
     /// Whether it was stored now (false: its conversation already held its key).
     pub new: bool,
+    /// Not stored because its key already holds a different message (another role or text):
+    /// the first write wins, and this one is reported rather than counted as a duplicate.
+    pub conflict: bool,
+}
+
+impl PushedMessage {
+    pub fn stored(index: usize, seq: u64) -> Self {
+        Self { index, seq, new: true, conflict: false }
+    }
+
+    /// `sent` was not stored: its key already held the message of `role` and `content` at
+    /// `seq`. It conflicts when it says something else; a message that was forgotten (its
+    /// text blanked) takes nothing back and is a duplicate.
+    pub fn already_held(
+        index: usize,
+        seq: u64,
+        (role, content): (&str, &str),
+        sent: &epimem_core::NewMessage,
+    ) -> Self {
+        let forgotten = content.is_empty();
+        let conflict = !forgotten && (role != sent.role.as_str() || content != sent.content);
+        Self { index, seq, new: false, conflict }
+    }
 }
 
 /// What a segmentation job works on.

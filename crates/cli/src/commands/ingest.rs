@@ -52,6 +52,7 @@ struct IngestJson {
     lines: u64,
     inserted: u64,
     duplicates: u64,
+    conflicts: u64,
     skipped_lines: u64,
     conversations: usize,
     episodes_closed: u64,
@@ -137,11 +138,21 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
         lines,
         inserted: report.inserted,
         duplicates: report.duplicates,
+        conflicts: report.conflicts,
         skipped_lines: skipped,
         conversations: conversations.len(),
         episodes_closed: report.segmentation.episodes_closed,
         pending,
     };
+    if out.conflicts > 0 {
+        progress.suspend(|| {
+            eprintln!(
+                "epimem: {} message(s) not stored: their id already holds a different message, \
+                 which stays (the first write wins; give new content a new id)",
+                out.conflicts
+            )
+        });
+    }
     if args.json {
         outln!("{}", json_line(&out));
     } else {

@@ -22,7 +22,8 @@ pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let index = server_report(&config.tenant);
-    let served = runtime.block_on(epimem_server::serve_stdio(engine, &config.tenant, index));
+    let limit = config.server.body_limit_bytes;
+    let served = runtime.block_on(epimem_server::serve_stdio(engine, &config.tenant, limit, index));
     worker.stop();
     runtime.shutdown_timeout(STOP_WAIT);
     served.context("the MCP session failed")?;

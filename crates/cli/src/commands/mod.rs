@@ -73,7 +73,7 @@ pub(crate) fn open_engine_on(
 /// writes that only queue: it keeps no search index at all (`NoIndex`), so none is built and
 /// a search, were one asked for, is refused.
 pub(crate) fn engine_without_index(config: &AppConfig, store: AnyStore) -> Engine<AnyStore> {
-    let worker = format!("pid:{}", std::process::id());
+    let worker = epimem_engine::process_name();
     Engine::new(store, Box::new(NoIndex), config.engine(), Box::new(SystemClock), worker)
 }
 
@@ -117,7 +117,7 @@ pub(crate) fn open_serving(
 /// file; for PostgreSQL, in the database (or, with `search.backend = "local"`, in memory,
 /// filled from the store's change log on first use).
 pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<Searching> {
-    let worker = format!("pid:{}", std::process::id());
+    let worker = epimem_engine::process_name();
     let engine_config = config.engine();
     let embedder = config.embedder()?;
     let fingerprint = embedder.as_ref().map(|e| e.fingerprint());

@@ -47,14 +47,18 @@ Another process reading the database at that moment can keep the log from being 
 its copy goes at the next forget or checkpoint. On PostgreSQL (--db postgres://...) the rows go \
 at once and every process's search index drops them; their bytes leave PostgreSQL's table files \
 at the next `epimem compact`, and its write-ahead log, backups and replicas as those turn over.")]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["id", "conversation", "whole_tenant"])))]
 pub(crate) struct ForgetArgs {
     /// The episode to forget (ep_…): it leaves every index, and its messages lose their text
     /// but keep their place in the conversation.
-    #[arg(required_unless_present = "conversation", conflicts_with = "conversation")]
     id: Option<String>,
     /// Forget a whole conversation instead: its messages, episodes, vectors and pending work.
     #[arg(long, value_name = "ID")]
     conversation: Option<String>,
+    /// Forget everything the tenant (--tenant) remembers instead: every conversation, its
+    /// facts and timeline, from every file and index. Its API keys stay.
+    #[arg(long)]
+    whole_tenant: bool,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -288,6 +292,16 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
 pub(crate) fn forget(config: &AppConfig, args: &ForgetArgs) -> Result<ExitCode> {
     // With the embedder the saved search index was built for, so it is opened, not rebuilt.
     let engine = open_with_embedder(config)?;
+    if args.whole_tenant {
+        let episodes = engine.delete_tenant(&config.tenant)?;
+        if args.json {
+            let out = serde_json::json!({"forgotten_tenant": config.tenant, "episodes": episodes});
+            outln!("{}", json_line(&out));
+        } else {
+            outln!("forgot everything of tenant {} ({episodes} episode(s))", config.tenant);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(conversation) = &args.conversation {
         let key = ConversationKey::new(config.tenant.clone(), conversation.clone());
         let episodes = engine.delete_conversation(&key)?;
@@ -300,7 +314,7 @@ pub(crate) fn forget(config: &AppConfig, args: &ForgetArgs) -> Result<ExitCode> 
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let id = args.id.as_deref().expect("clap requires an id without --conversation");
+    let id = args.id.as_deref().expect("clap requires one of the three");
     engine.delete_episode(&Scope::tenant(&config.tenant), &EpisodeId(id.to_owned()))?;
     if args.json {
         outln!("{}", json_line(&serde_json::json!({"forgotten": id})));

@@ -28,11 +28,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
         listen.parse().with_context(|| format!("--listen {listen:?} is not an IP:PORT address"))?;
     let db = config.database()?;
     let engine = open_serving(config, &db)?;
-    let access = if engine.api_keys(None)?.iter().any(|k| k.revoked.is_none()) {
-        Access::ApiKeys
-    } else {
-        Access::SingleUser
-    };
+    let access = if engine.api_keys_exist()? { Access::ApiKeys } else { Access::SingleUser };
     if access == Access::SingleUser && !addr.ip().is_loopback() {
         bail!(
             "refusing to listen on {addr}: without API keys anyone who reaches the port reads and \
@@ -105,5 +101,6 @@ pub(crate) fn server_config(config: &AppConfig, access: Access) -> Result<Server
         request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
         tick_every: settings.tick_every()?,
         index_refresh: settings.index_refresh()?,
+        allowed_origins: settings.allowed_origins()?,
     })
 }

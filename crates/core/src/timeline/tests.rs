@@ -30,11 +30,25 @@ fn ids_that_are_not_nodes_say_why() {
         ("toc:week:2026:W54", "no such week"),
         ("toc:week:2026-09", "YEAR:Www"),
         ("toc:day:2026-02-30", "YYYY-MM-DD"),
-        ("toc:year:0", "1 to 9998"),
+        ("toc:year:0", "1 to 9999"),
     ] {
         let error = input.parse::<TocNode>().unwrap_err().to_string();
         assert!(error.contains(why), "{input}: {error}");
     }
+}
+
+#[test]
+fn the_last_day_of_9999_is_a_node() {
+    // Stored before conversation times were held to 1900-2199: its marks must still be read,
+    // or they stop every other period's rollup.
+    let mut node: TocNode = "toc:day:9999-12-31".parse().unwrap();
+    while let Some(parent) = node.parent() {
+        assert_eq!(parent.to_string().parse::<TocNode>(), Ok(parent));
+        let (start, end) = parent.span();
+        assert!(start < end);
+        node = parent;
+    }
+    assert_eq!(node, TocNode::Year(9999));
 }
 
 #[test]
