@@ -178,9 +178,10 @@ where
                 tokio::time::timeout(DRAIN_WAIT, in_flight.all_answered()).await.ok();
                 return None;
             }
-            let line = match self.next_line().await? {
-                Ok(line) => line,
-                Err(len) => {
+            let line = match self.next_line().await {
+                None => continue, // the end: drained above
+                Some(Ok(line)) => line,
+                Some(Err(len)) => {
                     let message = format!(
                         "the message is {len} bytes; at most {} are read (server.body_limit_bytes)",
                         self.max_line
@@ -257,7 +258,7 @@ mod tests {
     #[test]
     fn the_end_of_input_waits_for_the_answers() {
         runtime().block_on(async {
-            let ping = r#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#;
+            let ping = "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}\n";
             let (output, _read_back) = tokio::io::duplex(1 << 16);
             let mut transport = LineTransport::new(ping.as_bytes(), output, 1000);
             transport.receive().await.expect("the ping");

@@ -207,11 +207,8 @@ fn a_message_going_back_in_time_is_kept_at_its_conversations_last_time() {
     };
     let file = dir.path().join("chat.jsonl");
     let text = [
-        line(
-            "a year-one typo would stretch an episode over two thousand years",
-            "2026-05-01T10:00:00Z",
-        ),
-        line("this line says year one", "0001-01-01T00:00:00Z"),
+        line("a typo in the year would stretch an episode over decades", "2026-05-01T10:00:00Z"),
+        line("this line says 1996", "1996-05-01T10:00:00Z"),
     ];
     std::fs::write(&file, text.join("\n")).unwrap();
     json_lines(&epimem(&db, &["ingest", file.to_str().unwrap(), "--flush", "--json"]));

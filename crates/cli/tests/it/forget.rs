@@ -81,6 +81,32 @@ fn a_forgotten_conversation_is_in_no_file() {
 }
 
 #[test]
+fn a_forgotten_tenant_is_in_no_file_and_another_tenant_keeps_its_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = ingested(dir.path());
+    let data = db.parent().unwrap();
+    let other = dir.path().join("other.jsonl");
+    let line = r#"{"conversation": "o", "role": "user", "content": "The plumbago hedge needs water", "timestamp": "2026-03-01T10:00:00Z"}"#;
+    std::fs::write(&other, line).unwrap();
+    let path = other.to_str().unwrap();
+    epimem(&db, &["--tenant", "other", "ingest", path, "--flush", "--json"]);
+    assert!(!epimem(&db, &["recall", "quindimbrioche", "--json"]).is_empty());
+    // Which to forget must be said: an episode, a conversation or the whole tenant.
+    assert!(!common::epimem(&db, &["forget"]).status.success());
+    let out = epimem(&db, &["forget", "--whole-tenant", "--json"]);
+    assert_eq!(
+        (out[0]["forgotten_tenant"].as_str(), out[0]["episodes"].as_u64()),
+        (Some("default"), Some(3))
+    );
+    for word in ["quindimbrioche", "xylophonequartz", "marmaladecomet"] {
+        assert_eq!(common::in_some_file(data, word), None, "{word}");
+    }
+    assert_eq!(epimem(&db, &["stats", "--json"])[0]["messages"], 0);
+    let kept = epimem(&db, &["--tenant", "other", "recall", "plumbago hedge", "--json"]);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}
+
+#[test]
 fn a_corrected_title_is_searched_and_its_versions_go_with_the_episode() {
     let dir = tempfile::tempdir().unwrap();
     let db = ingested(dir.path());

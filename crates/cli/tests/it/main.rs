@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod durability;
 mod forget;
+mod hardening;
 mod hooks;
 mod keys;
 mod llm;

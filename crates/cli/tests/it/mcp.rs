@@ -35,6 +35,22 @@ async fn call(client: &Client, tool: &str, arguments: Value) -> Result<String, r
     Ok(result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect())
 }
 
+/// One tool call over `/mcp` of `server`, in a session of its own: the text it answered, or
+/// the error (its message and `data.code`, debug-printed).
+pub(crate) fn call_over_http(
+    server: &Server,
+    tool: &str,
+    arguments: Value,
+) -> Result<String, String> {
+    runtime().block_on(async {
+        let transport = StreamableHttpClientTransport::from_uri(format!("{}/mcp", server.base));
+        let client: Client = ().serve(transport).await.unwrap();
+        let said = call(&client, tool, arguments).await.map_err(|e| format!("{e:?}"));
+        client.cancel().await.unwrap();
+        said
+    })
+}
+
 /// `epimem mcp` over stdio on a new database in `dir`, its worker closing silent conversations
 /// at once.
 async fn stdio_client(dir: &std::path::Path) -> Client {

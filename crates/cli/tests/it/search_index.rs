@@ -181,8 +181,12 @@ fn a_server_says_why_its_index_cannot_open_and_opens_it_once_it_can() {
     let (server, log) = Server::start_logging(&db, "");
     let mut said = Vec::new();
     let mut wait_for = |what: &str| common::line_with(&log, what, &mut said);
+    // Ready is a word; not ready is an error like any other, with its code.
     let readyz = || match server.send("GET", "/readyz", None) {
-        (status, Value::String(text)) => (status, text),
+        (200, Value::String(text)) => (200, text),
+        (status, error) if error["error"]["code"] == "unavailable" => {
+            (status, error["error"]["message"].as_str().unwrap().to_owned())
+        }
         other => panic!("{other:?}"),
     };
     // Told at once, not when the server stops, and on /readyz for whoever watches it.

@@ -245,3 +245,47 @@ fn a_rollup_stopped_between_two_levels_resumes_without_duplicate_or_missing_node
         );
     }
 }
+
+#[test]
+fn a_message_dated_9999_is_refused_and_one_stored_before_stops_no_other_period() {
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let engine = engine(Arc::clone(&clock));
+    let far = epimem_core::Timestamp::parse_rfc3339("9999-12-31T12:00:00Z").unwrap();
+    let message = |key: &str| epimem_engine::MessageInput {
+        conversation: epimem_core::ConversationKey::new("t", "future"),
+        user: None,
+        agent: None,
+        key: key.into(),
+        role: epimem_core::Role::User,
+        speaker: None,
+        content: "A note from the far future".into(),
+        timestamp: Some(far),
+        metadata: serde_json::Value::Null,
+    };
+    let refused = engine.ingest(vec![message("refused")]).unwrap_err();
+    assert!(refused.to_string().contains("timestamp"), "{refused}");
+    // What an earlier version stored unchecked: straight into the store.
+    let stored = epimem_core::NewMessage {
+        conversation: epimem_core::ConversationKey::new("t", "future"),
+        user: None,
+        agent: None,
+        key: "old".into(),
+        role: epimem_core::Role::User,
+        speaker: None,
+        content: "A note from the far future".into(),
+        timestamp: far,
+        metadata: serde_json::Value::Null,
+        tokens: 6,
+    };
+    epimem_store::Store::push_messages(engine.store(), &[stored]).unwrap();
+    engine.flush(&Scope::tenant("t")).unwrap();
+    for day in [0, 1, 2] {
+        remember(&engine, "t", "c", day, &["We planned the garden beds", "Tomatoes by the fence"]);
+    }
+    clock.set(Timestamp(T0 + 40 * DAY));
+    let report = engine.roll_up_timeline("t").unwrap();
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert!(report.waiting >= 4, "the far future's periods wait: {report:?}");
+    assert_eq!(episodes_under(&engine, "toc:month:2026:01").len(), 3);
+    engine.tick().unwrap();
+}
