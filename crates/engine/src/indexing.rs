@@ -7,12 +7,15 @@
 
 use std::{
     collections::{HashMap, HashSet},
-    sync::{Arc, Mutex, PoisonError, TryLockError},
+    sync::{
+        Arc, Mutex, PoisonError, TryLockError,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
 use epimem_core::{EpisodeId, Scope};
-use epimem_search::{IndexedEpisode, IndexedLine, Update};
+use epimem_search::{IndexedEpisode, IndexedLine, SearchError, Update};
 use epimem_store::{IndexedMessage, Store};
 
 use crate::{Engine, EngineError};
@@ -73,7 +76,14 @@ pub enum IndexTask {
 struct TenantLocks {
     sync: Mutex<()>,
     apply: Mutex<()>,
+    /// Counts the rebuilds of a damaged index: a search that met damage before the last one
+    /// ended needs none of its own.
+    repairs: AtomicU64,
 }
+
+/// Receives what a rebuild of a damaged index does: the tenant, the task (with why), then
+/// `(done, total)` changes.
+pub type RepairLog = Box<dyn Fn(&str, &IndexTask, u64, u64) + Send + Sync>;
 
 /// The locks of each tenant, and the tenants whose index is being built from nothing.
 #[derive(Debug, Default)]
@@ -135,6 +145,59 @@ impl<S: Store> Engine<S> {
     /// Catches the tenant's index up before a recall, as the engine's [`Freshness`] says.
     pub(crate) fn index_for_recall(&self, tenant: &str) -> Result<(), EngineError> {
         self.load_search_index(tenant, &mut |_, _, _| {})
+    }
+
+    /// Runs `search` on the tenant's index; when it finds the index damaged, builds the index
+    /// again from the store (recalls meanwhile wait, then are refused as unavailable) and
+    /// searches once more. Never an answer from a damaged index.
+    pub(crate) fn searched<T>(
+        &self,
+        tenant: &str,
+        search: impl Fn() -> Result<T, SearchError>,
+    ) -> Result<T, EngineError> {
+        let locks = self.syncing.of(tenant);
+        let repairs = locks.repairs.load(Ordering::Acquire);
+        match search() {
+            Err(SearchError::Damaged(why)) => {
+                self.repair(tenant, &locks, repairs, &why)?;
+                Ok(search()?)
+            }
+            answer => Ok(answer?),
+        }
+    }
+
+    /// Builds the tenant's damaged index again, unless another search's repair did since
+    /// `repairs` was read.
+    fn repair(
+        &self,
+        tenant: &str,
+        locks: &TenantLocks,
+        repairs: u64,
+        why: &str,
+    ) -> Result<(), EngineError> {
+        // Marked first: a recall from here on waits for the rebuild rather than search the
+        // index as it is thrown away.
+        let _building = Building::start(&self.syncing, tenant);
+        let _held = locks.sync.lock().unwrap_or_else(PoisonError::into_inner);
+        if locks.repairs.load(Ordering::Acquire) != repairs {
+            return Ok(());
+        }
+        self.search.discard(tenant)?;
+        let task = IndexTask::Build { why: Some(format!("a search found it damaged: {why}")) };
+        let log = |done, total| {
+            if let Some(log) = &self.repair_log {
+                log(tenant, &task, done, total);
+            }
+        };
+        let target = self.store.change_generation(tenant)?;
+        log(0, target);
+        let built = self.build(tenant, target, &mut |done, total| log(done, total));
+        locks.repairs.fetch_add(1, Ordering::AcqRel);
+        if let Err(e) = built {
+            self.search.discard(tenant)?;
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// After this process wrote to the tenant: in the background mode, its index (if one is

@@ -35,7 +35,7 @@ pub use config::{ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig};
 pub use consolidation::FactHit;
 pub use context::{EpisodeContext, RecalledContext};
 pub use error::EngineError;
-pub use indexing::{Freshness, IndexTask};
+pub use indexing::{Freshness, IndexTask, RepairLog};
 pub use process::process_name;
 pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;
@@ -128,6 +128,8 @@ pub struct Engine<S> {
     syncing: indexing::SyncLocks,
     /// Set when [`Engine::enqueue`] left jobs for the worker.
     jobs_queued: wakeup::Wakeup,
+    /// Told when a tenant's index is rebuilt while serving (a search found it damaged).
+    repair_log: Option<indexing::RepairLog>,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -163,7 +165,17 @@ impl<S: Store> Engine<S> {
             kept_current: Default::default(),
             syncing: Default::default(),
             jobs_queued: Default::default(),
+            repair_log: None,
         }
+    }
+
+    /// Tells `log` (tenant, task, done, total) how a rebuild goes when a search finds a
+    /// tenant's index damaged and the engine builds it again from the store, before it
+    /// answers.
+    #[must_use]
+    pub fn with_repair_log(mut self, log: indexing::RepairLog) -> Self {
+        self.repair_log = Some(log);
+        self
     }
 
     /// When recall catches a tenant's search index up (before every recall by default).

@@ -103,11 +103,13 @@ impl<S: Store> Engine<S> {
         self.index_for_recall(&scope.tenant)?;
         let q = self.embed_synced(query)?;
         let at = self.recall_moment(query)?;
-        let found = self.search.episodes(&EpisodeQuery {
-            scope,
-            text: &query.text,
-            vector: q.as_deref(),
-            candidates: config.candidates,
+        let found = self.searched(&scope.tenant, || {
+            self.search.episodes(&EpisodeQuery {
+                scope,
+                text: &query.text,
+                vector: q.as_deref(),
+                candidates: config.candidates,
+            })
         })?;
         self.words_or_vector(found.searched_words, query)?;
         let retrievability: Vec<f64> = found
@@ -199,19 +201,21 @@ impl<S: Store> Engine<S> {
         let q = self.embed_synced(query)?;
         let moment = self.recall_moment(query)?;
         let words = self.embedder.as_deref().map(EmbedderWords);
-        let table = self.search.turns(
-            &TurnQuery {
-                scope: &query.scope,
-                text: &query.text,
-                vector: q.as_deref(),
-                candidates: config.turn_candidates.max(query.limit),
-                episode_context: config.episode_context_weight > 0.0,
-                word_match: config.word_match && q.is_some(),
-                reach: config.neighbor_weights.len(),
-                max_gap_ms: (config.neighbor_max_gap_minutes * 60_000.0) as i64,
-            },
-            words.as_ref().map(|w| w as &dyn WordVectors),
-        )?;
+        let table = self.searched(&query.scope.tenant, || {
+            self.search.turns(
+                &TurnQuery {
+                    scope: &query.scope,
+                    text: &query.text,
+                    vector: q.as_deref(),
+                    candidates: config.turn_candidates.max(query.limit),
+                    episode_context: config.episode_context_weight > 0.0,
+                    word_match: config.word_match && q.is_some(),
+                    reach: config.neighbor_weights.len(),
+                    max_gap_ms: (config.neighbor_max_gap_minutes * 60_000.0) as i64,
+                },
+                words.as_ref().map(|w| w as &dyn WordVectors),
+            )
+        })?;
         self.words_or_vector(table.searched_words, query)?;
         let states: Vec<EpisodeState> = table
             .episodes

@@ -175,6 +175,28 @@ impl LocalSearch {
         f(&index)
     }
 
+    /// A search of the tenant's index. A read that fails, or panics (tantivy panics on some
+    /// damaged postings, in a retriever's thread), is told as damage: the index is derived,
+    /// and the engine rebuilds it from the store rather than answer from it.
+    fn search<T>(
+        &self,
+        tenant: &str,
+        f: impl FnOnce(&TenantIndex) -> Result<T, SearchError>,
+    ) -> Result<T, SearchError> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.with(tenant, f))) {
+            Ok(Err(SearchError::Index(why))) => Err(SearchError::Damaged(why)),
+            Ok(answer) => answer,
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("a read panicked");
+                Err(SearchError::Damaged(format!("a read failed: {why}")))
+            }
+        }
+    }
+
     /// The tenant's index, opened if it is not yet.
     fn tenant(&self, tenant: &str) -> Result<Arc<Tenant>, SearchError> {
         let mut loaded = self.lock()?;
@@ -311,7 +333,7 @@ impl Search for LocalSearch {
     }
 
     fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError> {
-        self.with(&query.scope.tenant, |index| index.episode_candidates(query))
+        self.search(&query.scope.tenant, |index| index.episode_candidates(query))
     }
 
     fn turns(
@@ -319,7 +341,7 @@ impl Search for LocalSearch {
         query: &TurnQuery<'_>,
         words: Option<&dyn WordVectors>,
     ) -> Result<TurnTable, SearchError> {
-        self.with(&query.scope.tenant, |index| index.turn_candidates(query, words))
+        self.search(&query.scope.tenant, |index| index.turn_candidates(query, words))
     }
 
     fn embedding_text(&self, tenant: &str, text: &str) -> Result<String, SearchError> {

@@ -18,7 +18,7 @@ use crate::index::Parts;
 /// The file, in the tenant's folder.
 pub(crate) const STATE: &str = "state.bin";
 /// Bumped whenever what is saved changes shape: an older file is rebuilt, never misread.
-const FORMAT: u32 = 13;
+const FORMAT: u32 = 14;
 
 /// What is saved, borrowed from a live index (fields in the order of [`Saved`]).
 #[derive(Serialize)]

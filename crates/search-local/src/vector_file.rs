@@ -250,6 +250,14 @@ pub(crate) fn map(folder: &Path, name: &str, len: u64) -> std::io::Result<Vector
     Ok(VectorData { base, added: Arc::default() })
 }
 
+/// The CRC-32 of `parts` after what `hasher` has seen.
+pub(crate) fn checksum(mut hasher: crc32fast::Hasher, parts: [&[i8]; 2]) -> u32 {
+    for part in parts {
+        hasher.update(bytemuck::cast_slice(part));
+    }
+    hasher.finalize()
+}
+
 /// Deletes the vector files in `folder` other than `keep` (left by earlier saves or a crash).
 pub(crate) fn remove_others(folder: &Path, keep: Option<&str>) -> std::io::Result<()> {
     for entry in fs::read_dir(folder)? {

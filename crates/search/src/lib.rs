@@ -215,13 +215,17 @@ pub enum SearchError {
     /// The index lives in a database that cannot be reached now; trying again may work.
     #[error("search index unavailable: {0}")]
     Unavailable(String),
+    /// A read of the index failed or found it damaged (a file changed behind its back): its
+    /// answers cannot be trusted until it is rebuilt from the store.
+    #[error("the search index is damaged: {0}")]
+    Damaged(String),
 }
 
 impl SearchError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Index(_) => ErrorKind::Internal,
-            Self::Embed(_) | Self::Unavailable(_) => ErrorKind::Unavailable,
+            Self::Embed(_) | Self::Unavailable(_) | Self::Damaged(_) => ErrorKind::Unavailable,
         }
     }
 }

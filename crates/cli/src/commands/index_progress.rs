@@ -76,6 +76,22 @@ pub(crate) fn server_report(tenant: &str) -> IndexReport {
     })
 }
 
+/// What a process says when a search finds a tenant's index damaged and it is built again
+/// from the database: why, at once, then how far every ten seconds.
+pub(crate) fn repair_log() -> epimem_engine::RepairLog {
+    let last_logged = std::sync::Mutex::new(Instant::now());
+    Box::new(move |tenant, task, done, total| {
+        let mut last = last_logged.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if done == 0 {
+            eprintln!("epimem: {}", describe(tenant, task, total));
+            *last = Instant::now();
+        } else if last.elapsed() >= LOG_EVERY && done < total {
+            eprintln!("epimem: indexing tenant {tenant}: {done} of {total} changes");
+            *last = Instant::now();
+        }
+    })
+}
+
 /// A command's view of the work: a line on standard error when a saved index is built again or
 /// a large build starts (on a terminal or in a log alike), and a progress bar while it runs
 /// (drawn on a terminal only).

@@ -151,7 +151,8 @@ pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<
         SearchIndex::Local(s) => Box::new(s.clone()),
         SearchIndex::Database(s) => Box::new(s.clone()),
     };
-    let mut engine = Engine::new(store, boxed, engine_config, Box::new(SystemClock), worker);
+    let mut engine = Engine::new(store, boxed, engine_config, Box::new(SystemClock), worker)
+        .with_repair_log(index_progress::repair_log());
     if let Some(embedder) = embedder {
         engine = engine.with_embedder(embedder);
     }

@@ -310,3 +310,93 @@ fn bench_recall_compares_with_the_exact_scan_unless_told_not_to() {
     assert!(!alone.contains("every vector scanned:"), "{alone}");
     assert!(!alone.contains("shared with the exact scan"), "{alone}");
 }
+
+/// The largest file of the saved index whose name ends with `suffix`.
+fn largest(db: &Path, suffix: &str) -> PathBuf {
+    let tenant = state_file(db).parent().unwrap().to_path_buf();
+    let mut found: Vec<PathBuf> = ["", "episodes", "messages"]
+        .iter()
+        .flat_map(|part| std::fs::read_dir(tenant.join(part)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().ends_with(suffix))
+        .collect();
+    found.sort_by_key(|p| std::fs::metadata(p).unwrap().len());
+    found.pop().unwrap_or_else(|| panic!("no {suffix} file in {}", tenant.display()))
+}
+
+/// Overwrites the middle third of `file` in place (its length kept, as a stray write or a bad
+/// sector would leave it; a process that maps it sees the new bytes at once).
+fn scribble(file: &Path) {
+    use std::io::{Seek, SeekFrom, Write};
+    let len = std::fs::metadata(file).unwrap().len();
+    let mut out = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    out.seek(SeekFrom::Start(len / 3)).unwrap();
+    out.write_all(&vec![0xAB; (len / 3).max(1) as usize]).unwrap();
+    out.sync_all().unwrap();
+}
+
+#[test]
+fn scribbled_postings_or_vectors_are_found_on_open_and_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(3));
+    let before = recalled(&db, "piano lessons day 3");
+    for (suffix, reason) in [(".idx", "fail their checksums"), (".bin", "fails its checksum")] {
+        let file = if suffix == ".bin" { largest(&db, "bin") } else { largest(&db, suffix) };
+        let file = if suffix == ".bin" {
+            let name = file.file_name().unwrap().to_str().unwrap().to_owned();
+            assert!(name.starts_with("vectors-"), "{name}");
+            file
+        } else {
+            file
+        };
+        scribble(&file);
+        let out = common::epimem(&db, &["recall", "piano lessons day 3", "--json", "--limit", "8"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("building the search index of tenant default again"), "{said}");
+        assert!(said.contains(reason), "{suffix}: {said}");
+        assert_same(&recalled(&db, "piano lessons day 3"), &before, suffix);
+    }
+}
+
+#[test]
+fn postings_scribbled_under_a_running_server_are_rebuilt_never_answered_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(3));
+    recalled(&db, "ferry timetable"); // saved, so the server maps it
+    let (server, log) = Server::start_logging(&db, "");
+    let query = json!({"query": "note 2 on the piano lessons of chat 1, day 3", "budget": 120});
+    let (status, first) = server.post("/v1/recall", &query);
+    assert_eq!(status, 200, "{first}");
+    let expected = first["context"].as_str().unwrap().to_owned();
+    assert!(expected.contains("piano lessons of chat 1"), "{expected}");
+    for suffix in [".idx", ".term", ".pos"] {
+        scribble(&largest(&db, suffix));
+    }
+    // Every answer is the right one or a refusal while it rebuilds: never 500, never another.
+    let mut answered = 0;
+    let started = Instant::now();
+    while answered < 3 && started.elapsed() < Duration::from_secs(60) {
+        let (status, found) = server.post("/v1/recall", &query);
+        match status {
+            200 => {
+                assert_eq!(found["context"].as_str(), Some(expected.as_str()), "{found}");
+                answered += 1;
+            }
+            503 => assert_eq!(found["error"]["code"], "unavailable", "{found}"),
+            _ => panic!("{status}: {found}"),
+        }
+    }
+    assert_eq!(answered, 3);
+    drop(server);
+    let said: Vec<String> = log.try_iter().collect();
+    if !said.iter().any(|l| l.contains("a search found it damaged")) {
+        // The scribbled bytes were not read by these queries (the answer was right): the next
+        // open still finds them by their checksums.
+        let out = common::epimem(&db, &["recall", "ferry timetable", "--json"]);
+        let again = String::from_utf8_lossy(&out.stderr);
+        assert!(again.contains("fail their checksums"), "{said:?} {again}");
+    }
+}

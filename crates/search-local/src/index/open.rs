@@ -175,6 +175,17 @@ impl TenantIndex {
         else {
             return Err(OpenError::Unusable("no generation in a BM25 index".into()));
         };
+        // Every byte of the commit as it was written (a scribbled postings file would make
+        // searches fail, or worse, answer wrongly).
+        for (part, bm25) in [("episodes", &episodes), ("messages", &messages)] {
+            let damaged = bm25.damaged_files()?;
+            if !damaged.is_empty() {
+                return Err(OpenError::Unusable(format!(
+                    "damaged: {part}/{} fail their checksums",
+                    damaged.join(", ")
+                )));
+            }
+        }
         let bm25 = (episodes, messages);
         // Its head first: a state that does not belong with these BM25 indexes is not decoded.
         if let Some(head) = state::head(folder)? {

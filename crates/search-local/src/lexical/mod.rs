@@ -164,6 +164,14 @@ impl Bm25 {
         Ok(bm25)
     }
 
+    /// The files of its last commit whose bytes fail the checksum written with them.
+    pub(crate) fn damaged_files(&self) -> tantivy::Result<Vec<String>> {
+        let damaged = self.shared.index.validate_checksum()?;
+        let mut names: Vec<String> = damaged.iter().map(|p| p.display().to_string()).collect();
+        names.sort_unstable();
+        Ok(names)
+    }
+
     /// Its writer (committing only when told: merges are chosen at commit) and reader.
     fn over(index: Index, fields: Fields, documents: Documents) -> tantivy::Result<Self> {
         index.tokenizers().register(ANALYZER, analyzer());

@@ -51,8 +51,8 @@ pub(crate) struct VectorIndex {
     /// (`vector_file`).
     #[serde(skip)]
     data: VectorData,
-    /// The file the components were last saved to, and its length; `None` before any save.
-    saved: Option<(String, u64)>,
+    /// The file the components were last saved to; `None` before any save.
+    saved: Option<SavedFile>,
     /// How the components changed since they were last saved.
     #[serde(skip)]
     changed: Changed,
@@ -71,8 +71,18 @@ pub(crate) struct VectorIndex {
 /// What a save of the components is taken from ([`VectorIndex::save_mark`]).
 #[derive(Debug)]
 pub(crate) struct SaveMark {
-    saved: Option<(String, u64)>,
+    saved: Option<SavedFile>,
     changed: Changed,
+}
+
+/// The file a state names for its components: its name, how many of its bytes are the
+/// state's, and their CRC-32, checked when the file is mapped (a scribbled byte would
+/// otherwise change what searches find, silently).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SavedFile {
+    name: String,
+    len: u64,
+    crc: u32,
 }
 
 /// How the components changed since they were last saved, least first.
@@ -265,15 +275,20 @@ impl VectorIndex {
             self.saved = None;
             None
         } else if self.changed != Changed::Nothing || self.saved.is_none() {
-            let (name, from) = match &self.saved {
-                Some((name, from)) if self.changed == Changed::RowsAdded => {
-                    (name.clone(), *from as usize)
-                }
+            // Rows added only: appended, and the checksum goes on from the saved bytes'.
+            let (name, from, hasher) = match &self.saved {
+                Some(file) if self.changed == Changed::RowsAdded => (
+                    file.name.clone(),
+                    file.len as usize,
+                    crc32fast::Hasher::new_with_initial_len(file.crc, file.len),
+                ),
                 current => {
-                    (vector_file::file_name(generation, current.as_ref().map(|c| c.0.as_str())), 0)
+                    let current = current.as_ref().map(|c| c.name.as_str());
+                    (vector_file::file_name(generation, current), 0, crc32fast::Hasher::new())
                 }
             };
-            self.saved = Some((name.clone(), len as u64));
+            let crc = vector_file::checksum(hasher, self.data.components().parts_from(from));
+            self.saved = Some(SavedFile { name: name.clone(), len: len as u64, crc });
             Some(VectorSave { name, from, data: self.data.clone(), rewrites: self.rewrites })
         } else {
             None
@@ -320,13 +335,26 @@ impl VectorIndex {
 
     /// The vector file the state names, if any.
     pub(crate) fn saved_file(&self) -> Option<&str> {
-        self.saved.as_ref().map(|(name, _)| name.as_str())
+        self.saved.as_ref().map(|file| file.name.as_str())
     }
 
     /// Maps the components from the file the loaded state names in `folder`.
     pub(crate) fn attach(&mut self, folder: &Path) -> std::io::Result<()> {
         self.data = match &self.saved {
-            Some((name, len)) => vector_file::map(folder, name, *len)?,
+            Some(file) => {
+                let data = vector_file::map(folder, &file.name, file.len)?;
+                let crc = vector_file::checksum(
+                    crc32fast::Hasher::new(),
+                    data.components().parts_from(0),
+                );
+                if crc != file.crc {
+                    return Err(std::io::Error::other(format!(
+                        "{} fails its checksum: its bytes changed since they were saved",
+                        file.name
+                    )));
+                }
+                data
+            }
             None => VectorData::default(),
         };
         let expected = self.rows.len() * self.dim;
