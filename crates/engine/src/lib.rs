@@ -130,6 +130,11 @@ pub struct Engine<S> {
     jobs_queued: wakeup::Wakeup,
     /// Told when a tenant's index is rebuilt while serving (a search found it damaged).
     repair_log: Option<indexing::RepairLog>,
+    /// Jobs that failed here and whose failure the store could not take yet (a full disk),
+    /// with why it could not.
+    unrecorded: std::sync::Mutex<
+        std::collections::HashMap<epimem_core::JobId, (segmentation::Failure, String)>,
+    >,
 }
 
 impl<S> std::fmt::Debug for Engine<S> {
@@ -166,6 +171,7 @@ impl<S: Store> Engine<S> {
             syncing: Default::default(),
             jobs_queued: Default::default(),
             repair_log: None,
+            unrecorded: Default::default(),
         }
     }
 
@@ -413,6 +419,7 @@ impl<S: Store> Engine<S> {
     /// (judged against the clock), and runs queued jobs, including those whose worker died.
     pub fn tick(&self) -> Result<RunReport, EngineError> {
         let now = self.clock.now();
+        self.record_kept_failures()?;
         for tenant in self.store.tenants()? {
             self.release_leases_of_the_gone(&self.jobs(&tenant, None, 1000)?)?;
         }
@@ -571,7 +578,8 @@ impl<S: Store> Engine<S> {
         conversation: Option<&str>,
         limit: usize,
     ) -> Result<Vec<JobStatus>, EngineError> {
-        Ok(self.store.jobs(tenant, conversation, self.clock.now(), limit)?)
+        let jobs = self.store.jobs(tenant, conversation, self.clock.now(), limit)?;
+        Ok(self.with_kept_failures(jobs))
     }
 
     pub fn stats(&self, tenant: Option<&str>) -> Result<Stats, EngineError> {

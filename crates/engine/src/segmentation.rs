@@ -9,7 +9,12 @@ use epimem_core::{
     summarize,
     work::work_story,
 };
-use epimem_store::{JobsOf, SegmentationBatch, SegmentationCommit, Store, StoreError};
+use std::sync::PoisonError;
+
+use epimem_core::JobId;
+use epimem_store::{
+    JobState, JobStatus, JobsOf, SegmentationBatch, SegmentationCommit, Store, StoreError,
+};
 
 use crate::{Engine, EngineError};
 
@@ -39,6 +44,14 @@ impl RunReport {
         self.facts_changed += other.facts_changed;
         self.timeline_written += other.timeline_written;
     }
+}
+
+/// A job's failure, as it is recorded.
+#[derive(Debug, Clone)]
+pub(crate) struct Failure {
+    conversation: ConversationKey,
+    error: String,
+    retry_at: Option<epimem_core::Timestamp>,
 }
 
 impl<S: Store> Engine<S> {
@@ -102,7 +115,9 @@ impl<S: Store> Engine<S> {
                 let retry_at = (job.attempts < self.config.jobs.max_attempts).then(|| {
                     self.clock.now().plus_millis(self.config.jobs.backoff_ms(job.attempts))
                 });
-                self.store.abandon_job(job.id, Some(conversation), &e.to_string(), retry_at)?;
+                let failure =
+                    Failure { conversation: conversation.clone(), error: e.to_string(), retry_at };
+                self.record_failure(job.id, failure)?;
                 // A model that failed costs a retry later (or a parked job, with its error),
                 // never the run: the messages are stored and cut whatever the model does.
                 match e {
@@ -111,6 +126,58 @@ impl<S: Store> Engine<S> {
                 }
             }
         }
+    }
+
+    /// Records that job `id` failed. When even that cannot be written (the disk that failed
+    /// the job is full), the failure is kept in this process, shown with the job's state
+    /// ([`Engine::jobs`]) and recorded by a later tick, once the store takes it.
+    fn record_failure(&self, id: JobId, failure: Failure) -> Result<(), EngineError> {
+        let recorded = self.store.abandon_job(
+            id,
+            Some(&failure.conversation),
+            &failure.error,
+            failure.retry_at,
+        );
+        let mut unrecorded = self.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
+        match recorded {
+            Ok(()) => {
+                unrecorded.remove(&id);
+                Ok(())
+            }
+            Err(e) => {
+                unrecorded.insert(id, (failure, e.to_string()));
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Records the failures [`Engine::record_failure`] could not (a tick's first step).
+    pub(crate) fn record_kept_failures(&self) -> Result<(), EngineError> {
+        let kept: Vec<(JobId, Failure)> = {
+            let unrecorded = self.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
+            unrecorded.iter().map(|(id, (failure, _))| (*id, failure.clone())).collect()
+        };
+        for (id, failure) in kept {
+            self.record_failure(id, failure)?;
+        }
+        Ok(())
+    }
+
+    /// `jobs` with the failures this process could not record yet shown on theirs.
+    pub(crate) fn with_kept_failures(&self, mut jobs: Vec<JobStatus>) -> Vec<JobStatus> {
+        let unrecorded = self.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
+        for job in &mut jobs {
+            if let Some((failure, why)) = unrecorded.get(&job.id) {
+                job.state = match failure.retry_at {
+                    Some(_) => JobState::Retrying,
+                    None => JobState::Parked,
+                };
+                job.until = failure.retry_at;
+                job.last_error =
+                    Some(format!("{} (not recorded in the database yet: {why})", failure.error));
+            }
+        }
+        jobs
     }
 
     /// Runs `work` while a thread beside it renews the job's lease every third of the lease,

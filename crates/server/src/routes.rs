@@ -357,14 +357,22 @@ pub(crate) async fn healthz() -> &'static str {
     "ok"
 }
 
-/// The search index is open and caught up with the store: recall answers at full speed.
+/// The search index is open and caught up with the store, and writes go through: recall
+/// answers at full speed and messages are stored. Else 503 `unavailable`, saying why.
 #[utoipa::path(get, path = "/readyz", tag = "health",
-    responses((status = 200, body = String), (status = 503, body = String)))]
-pub(crate) async fn readyz<S: Store + 'static>(State(app): State<App<S>>) -> (StatusCode, String) {
-    match app.readiness.check() {
-        Ok(()) => (StatusCode::OK, "ready".into()),
-        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
+    responses((status = 200, body = String), (status = 503, body = ErrorBody)))]
+pub(crate) async fn readyz<S: Store + 'static>(
+    State(app): State<App<S>>,
+) -> Result<&'static str, ApiError> {
+    let unavailable = |why| ApiError::of_status(StatusCode::SERVICE_UNAVAILABLE, why);
+    if let Some(why) = app.engine.store().out_of_space() {
+        return Err(unavailable(format!(
+            "writes fail for lack of space ({why}); what is stored stays, and new messages are \
+             refused until space is freed"
+        )));
     }
+    app.readiness.check().map_err(unavailable)?;
+    Ok("ready")
 }
 
 pub(crate) fn limit(asked: Option<usize>, default: usize) -> Result<usize, ApiError> {

@@ -107,6 +107,9 @@ pub(crate) fn map_db(e: postgres::Error) -> StoreError {
         // No SQLSTATE: the connection failed or closed.
         return StoreError::Unavailable(format!("PostgreSQL: {message}"));
     };
+    if *code == SqlState::DISK_FULL {
+        return StoreError::Full(format!("PostgreSQL: {message}"));
+    }
     match &code.code()[..2] {
         // Connection exceptions, insufficient resources, operator intervention, and
         // conflicts that outlasted every retry.

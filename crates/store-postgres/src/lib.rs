@@ -63,6 +63,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 pub struct PostgresStore {
     pool: r2d2::Pool<Manager>,
+    /// Whether writes fail for lack of space on the server.
+    space: epimem_store::SpaceWatch,
 }
 
 impl PostgresStore {
@@ -98,7 +100,7 @@ impl PostgresStore {
             .map_err(|e| {
                 StoreError::Unavailable(format!("cannot connect to {}: {e}", redacted(url)))
             })?;
-        let store = Self { pool };
+        let store = Self { pool, space: Default::default() };
         store.write(schema::migrate)?;
         Ok(store)
     }
@@ -153,7 +155,12 @@ impl PostgresStore {
 
     /// Runs `f` in a serializable write transaction, again if a conflict aborts it.
     fn write<T>(&self, f: impl FnMut(&mut Tx<'_>) -> Result<T, Failure>) -> Result<T, StoreError> {
-        connection::run(&mut *self.connection()?, Access::Write, f)
+        // A write that went through says the server has space again (one that changed
+        // nothing may not have needed any, which is close enough for a readiness check).
+        let written =
+            connection::run(&mut *self.connection()?, Access::Write, f).map(|t| (t, true));
+        self.space.note(&written);
+        written.map(|(out, _)| out)
     }
 }
 

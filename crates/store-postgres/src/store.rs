@@ -20,6 +20,10 @@ use crate::{
 const INDEXED_PER_QUERY: usize = 500;
 
 impl Store for PostgresStore {
+    fn out_of_space(&self) -> Option<String> {
+        self.space.get()
+    }
+
     fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError> {
         if messages.is_empty() {
             return Ok(Vec::new());

@@ -47,6 +47,8 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     /// Connections that read the file beside it; `None` in memory.
     readers: Option<readers::Readers>,
+    /// Whether writes fail for lack of space.
+    space: epimem_store::SpaceWatch,
 }
 
 impl SqliteStore {
@@ -96,7 +98,7 @@ impl SqliteStore {
             }
         }
         schema::migrate(&mut conn)?;
-        Ok(Self { conn: Mutex::new(conn), readers: None })
+        Ok(Self { conn: Mutex::new(conn), readers: None, space: Default::default() })
     }
 
     fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
@@ -155,13 +157,16 @@ impl SqliteStore {
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        self.with_conn(|conn| {
+        let written = self.with_conn(|conn| {
+            let before = conn.total_changes();
             let tx =
                 conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(map_err)?;
             let out = f(&tx)?;
             tx.commit().map_err(map_err)?;
-            Ok(out)
-        })
+            Ok((out, conn.total_changes() > before))
+        });
+        self.space.note(&written);
+        written.map(|(out, _)| out)
     }
 }
 
@@ -172,10 +177,10 @@ pub(crate) fn map_err(e: rusqlite::Error) -> StoreError {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
             StoreError::Unavailable(e.to_string())
         }
+        Some(ErrorCode::DiskFull) => StoreError::Full(e.to_string()),
         Some(
             ErrorCode::CannotOpen
             | ErrorCode::ReadOnly
-            | ErrorCode::DiskFull
             | ErrorCode::SystemIoFailure
             | ErrorCode::PermissionDenied,
         ) => StoreError::Unavailable(e.to_string()),
@@ -193,6 +198,10 @@ pub(crate) fn plan_once(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 impl Store for SqliteStore {
+    fn out_of_space(&self) -> Option<String> {
+        self.space.get()
+    }
+
     fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError> {
         if messages.is_empty() {
             return Ok(Vec::new());

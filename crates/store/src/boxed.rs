@@ -17,6 +17,10 @@ impl<S: Store + ?Sized> Store for Box<S> {
         (**self).push_messages(messages)
     }
 
+    fn out_of_space(&self) -> Option<String> {
+        (**self).out_of_space()
+    }
+
     fn queue(&self, conversation: &ConversationKey) -> Result<Option<QueueSnapshot>, StoreError> {
         (**self).queue(conversation)
     }

@@ -15,7 +15,7 @@ mod types;
 
 pub use edits::{EpisodeEdit, EpisodeVersion};
 pub use epimem_core::PendingReview;
-pub use error::StoreError;
+pub use error::{SpaceWatch, StoreError};
 pub use transfer::{
     ConversationExport, ExportedFact, ExportedReview, ExportedVectors, ExportedVersion,
 };
@@ -99,6 +99,12 @@ pub trait Store: Send + Sync {
     /// advances the watermark, sets the window flag, releases the fence and retires the job.
     /// Fails with a conflict, changing nothing, if the fence was lost.
     fn commit_segmentation(&self, commit: &SegmentationCommit) -> Result<(), StoreError>;
+
+    /// Why writes fail for lack of space (a full disk), from the last write that did so
+    /// until one stores something again; `None` while writes go through.
+    fn out_of_space(&self) -> Option<String> {
+        None
+    }
 
     /// Records that `job` failed with `error`. With `retry_at` it is queued again, claimable
     /// from then on, and keeps its fence; without, it is parked (kept as failed, never run

@@ -327,3 +327,65 @@ fn mcp_over_stdio_answers_what_it_read_before_its_input_closed() {
     let refused: Vec<i64> = answers.iter().filter_map(|a| a["error"]["code"].as_i64()).collect();
     assert_eq!(refused, [-32700, -32600], "{answers:?}");
 }
+
+#[test]
+fn a_full_disk_is_told_by_readyz_and_loses_nothing_acknowledged() {
+    // A filesystem of its own for the server, a few megabytes, in a mount namespace (no root
+    // needed): most of it taken by ballast the test removes to free space again.
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let probe = std::process::Command::new("unshare").args(["-rm", "true"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: unshare -rm is not available here, so no small filesystem");
+        return;
+    }
+    let at = small.to_str().unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=8m tmpfs {at} && head -c 6000000 /dev/zero > {at}/ballast && \
+         exec \"$0\" \"$@\""
+    );
+    let (server, log) =
+        Server::start_wrapped(&["unshare", "-rm", "sh", "-c", &script], &small.join("e.db"), "");
+    let line = "A line about the quarterly plan, long enough to fill pages. ".repeat(40);
+    let mut acknowledged = 0u64;
+    let refusal = loop {
+        let batch: Vec<Value> = (0..10)
+            .map(|i| {
+                message(
+                    "plans",
+                    &format!("m{acknowledged}-{i}"),
+                    "user",
+                    &line,
+                    "2026-03-14T09:00:00Z",
+                )
+            })
+            .collect();
+        let (status, answer) = server.post("/v1/messages", &json!(batch));
+        match status {
+            200 => acknowledged += answer["inserted"].as_u64().unwrap(),
+            _ => break (status, answer),
+        }
+        assert!(acknowledged < 100_000, "the disk never filled");
+    };
+    assert_eq!((refusal.0, code(&refusal.1)), (503, "unavailable"), "{refusal:?}");
+    assert!(refusal.1["error"]["message"].as_str().unwrap().contains("full"), "{refusal:?}");
+    let (status, ready) = server.send("GET", "/readyz", None);
+    assert_eq!((status, code(&ready)), (503, "unavailable"), "{ready}");
+    assert!(ready["error"]["message"].as_str().unwrap().contains("lack of space"), "{ready}");
+    // Reads still work, and say exactly what was acknowledged.
+    let (_, conversation) = server.send("GET", "/v1/conversations/plans", None);
+    assert_eq!(conversation["last_seq"].as_u64(), Some(acknowledged), "{conversation}");
+
+    std::fs::remove_file(format!("/proc/{}/root{at}/ballast", server.pid())).unwrap();
+    let late = message("plans", "after", "user", "Space again", "2026-03-14T09:10:00Z");
+    let (status, added) = server.post("/v1/messages", &late);
+    assert_eq!(status, 200, "{added}");
+    let (status, ready) = server.send("GET", "/readyz", None);
+    assert_eq!(status, 200, "{ready}");
+    let (_, conversation) = server.send("GET", "/v1/conversations/plans", None);
+    assert_eq!(conversation["last_seq"].as_u64(), Some(acknowledged + 1));
+    drop(server);
+    let said: Vec<String> = log.try_iter().collect();
+    assert!(!said.iter().any(|l| l.contains("panicked")), "{said:?}");
+}

@@ -35,15 +35,52 @@ impl Server {
         (server, crate::common::lines_of(stderr.expect("standard error piped")))
     }
 
+    /// [`Server::start`] started by `wrapper` (a program and its arguments, followed by the
+    /// server's command line), logging on standard error.
+    pub(crate) fn start_wrapped(
+        wrapper: &[&str],
+        db: &Path,
+        config: &str,
+    ) -> (Self, mpsc::Receiver<String>) {
+        let (server, stderr) = Self::spawn_with(wrapper, db, config, "default", Stdio::piped());
+        (server, crate::common::lines_of(stderr.expect("standard error piped")))
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     fn spawn(
         db: &Path,
         config: &str,
         tenant: &str,
         stderr: Stdio,
     ) -> (Self, Option<std::process::ChildStderr>) {
-        let file = db.with_extension("toml");
+        Self::spawn_with(&[], db, config, tenant, stderr)
+    }
+
+    fn spawn_with(
+        wrapper: &[&str],
+        db: &Path,
+        config: &str,
+        tenant: &str,
+        stderr: Stdio,
+    ) -> (Self, Option<std::process::ChildStderr>) {
+        // Beside the database's folder when wrapped: the wrapper may mount over that folder.
+        let file = match wrapper {
+            [] => db.with_extension("toml"),
+            _ => db.parent().unwrap().with_extension("toml"),
+        };
         std::fs::write(&file, config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        let mut command = match wrapper {
+            [] => Command::new(env!("CARGO_BIN_EXE_epimem")),
+            [program, args @ ..] => {
+                let mut command = Command::new(program);
+                command.args(args).arg(env!("CARGO_BIN_EXE_epimem"));
+                command
+            }
+        };
+        let mut child = command
             .args(["--db", db.to_str().unwrap(), "--config", file.to_str().unwrap()])
             .args(["--tenant", tenant])
             .args(["serve", "--listen", "127.0.0.1:0"])
