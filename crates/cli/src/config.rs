@@ -50,6 +50,10 @@ pub(crate) struct AppConfig {
     pub(crate) server: ServerSettings,
     #[serde(default)]
     pub(crate) llm: LlmConfig,
+    /// Where to crash, in a fault-injection test (`EPIMEM_CRASH_AT`; a build of the tests'
+    /// only: see `epimem_engine::CRASH_POINTS`).
+    #[serde(skip)]
+    pub(crate) crash_at: Option<epimem_engine::CrashAt>,
 }
 
 /// `epimem serve`.
@@ -185,6 +189,7 @@ impl PlaceArgs {
             tenant: self.tenant,
             llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
             hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
+            crash_at: std::env::var("EPIMEM_CRASH_AT").ok(),
             ..Overrides::default()
         }
     }
@@ -202,6 +207,7 @@ pub(crate) struct Overrides {
     pub(crate) llm_model: Option<String>,
     pub(crate) llm_api_key: Option<String>,
     pub(crate) hooks_server_key: Option<String>,
+    pub(crate) crash_at: Option<String>,
 }
 
 impl AppConfig {
@@ -237,6 +243,14 @@ impl AppConfig {
         }
         if let Some(key) = &overrides.hooks_server_key {
             config.hooks.server_key = Some(key.clone());
+        }
+        if let Some(at) = &overrides.crash_at {
+            anyhow::ensure!(
+                epimem_engine::CRASH_POINTS,
+                "EPIMEM_CRASH_AT is set, but this build has no crash points (they are for \
+                 fault-injection tests)"
+            );
+            config.crash_at = Some(at.parse().map_err(anyhow::Error::msg)?);
         }
         anyhow::ensure!(!config.tenant.trim().is_empty(), "the tenant must not be empty");
         Ok(config)

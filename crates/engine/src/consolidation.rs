@@ -127,6 +127,7 @@ impl<S: Store> Engine<S> {
             let finished =
                 through >= upto_seq || batch.episodes.len() < config.episodes_per_call.max(1);
             report.facts_changed += changes.len() as u64;
+            self.crash.point("consolidate.before_commit");
             self.store.commit_consolidation(&ConsolidationCommit {
                 job: job.id,
                 conversation: conversation.clone(),
@@ -136,6 +137,7 @@ impl<S: Store> Engine<S> {
                 through_seq: through,
                 finished,
             })?;
+            self.crash.point("consolidate.after_commit");
             if finished {
                 return Ok(report);
             }

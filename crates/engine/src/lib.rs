@@ -6,6 +6,7 @@ mod clock;
 mod config;
 mod consolidation;
 mod context;
+mod crash;
 mod error;
 mod indexing;
 mod keys;
@@ -34,6 +35,7 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig};
 pub use consolidation::FactHit;
 pub use context::{EpisodeContext, RecalledContext};
+pub use crash::{CRASH_POINTS, CrashAt};
 pub use error::EngineError;
 pub use indexing::{Freshness, IndexTask, RepairLog};
 pub use process::process_name;
@@ -130,6 +132,8 @@ pub struct Engine<S> {
     jobs_queued: wakeup::Wakeup,
     /// Told when a tenant's index is rebuilt while serving (a search found it damaged).
     repair_log: Option<indexing::RepairLog>,
+    /// Where to crash, in a fault-injection test.
+    crash: crash::Crash,
     /// Jobs that failed here and whose failure the store could not take yet (a full disk),
     /// with why it could not.
     unrecorded: std::sync::Mutex<
@@ -171,8 +175,17 @@ impl<S: Store> Engine<S> {
             syncing: Default::default(),
             jobs_queued: Default::default(),
             repair_log: None,
+            crash: Default::default(),
             unrecorded: Default::default(),
         }
+    }
+
+    /// Aborts the process at the point `at` names, in a build with crash points
+    /// ([`CRASH_POINTS`]: fault-injection tests); in any other, does nothing.
+    #[must_use]
+    pub fn with_crash_at(mut self, at: CrashAt) -> Self {
+        self.crash = crash::Crash::at(at);
+        self
     }
 
     /// Tells `log` (tenant, task, done, total) how a rebuild goes when a search finds a
@@ -300,7 +313,9 @@ impl<S: Store> Engine<S> {
             batch.push(NewMessage { tokens, ..unchecked });
         }
         let received = batch.len() as u64;
+        self.crash.point("push.before");
         let outcomes = self.store.push_messages(&batch)?;
+        self.crash.point("push.after");
         let inserted: u64 = outcomes.iter().map(|o| o.inserted).sum();
         self.open_triggered(&outcomes)?;
         let mut messages: Vec<PushedMessage> =

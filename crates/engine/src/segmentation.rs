@@ -76,6 +76,7 @@ impl<S: Store> Engine<S> {
         let mut report = RunReport::default();
         let lease = self.config.jobs.lease_seconds * 1000;
         while let Some(job) = self.store.claim_job_of(&self.worker, self.clock.now(), lease, of)? {
+            self.crash.point("job.claimed");
             let done = self.run_job(&job)?;
             // What this process closed is searchable once its job is done, not at the next
             // refresh (a client that sees the episode listed may recall it at once).
@@ -304,7 +305,9 @@ impl<S: Store> Engine<S> {
             window_doubled: plan.window_doubled,
             consolidate: self.consolidation_rule(),
         };
+        self.crash.point("segment.before_commit");
         self.store.commit_segmentation(&commit)?;
+        self.crash.point("segment.after_commit");
         Ok(report)
     }
 

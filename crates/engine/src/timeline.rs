@@ -48,9 +48,12 @@ impl<S: Store> Engine<S> {
             }
             // One period that cannot be written (a model's or the store's failure) must not
             // stop the others: its parents are written from the children that are.
-            let written = self
-                .build_node(tenant, node)
-                .and_then(|built| Ok(self.store.put_timeline_node(tenant, &built)?));
+            let written = self.build_node(tenant, node).and_then(|built| {
+                self.crash.point("rollup.before_put");
+                let put = self.store.put_timeline_node(tenant, &built)?;
+                self.crash.point("rollup.after_put");
+                Ok(put)
+            });
             match written {
                 Ok(_) => report.written += 1,
                 Err(e) => report.failed.push((node, e)),

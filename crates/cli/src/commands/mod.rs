@@ -153,6 +153,9 @@ pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<
     };
     let mut engine = Engine::new(store, boxed, engine_config, Box::new(SystemClock), worker)
         .with_repair_log(index_progress::repair_log());
+    if let Some(at) = &config.crash_at {
+        engine = engine.with_crash_at(at.clone());
+    }
     if let Some(embedder) = embedder {
         engine = engine.with_embedder(embedder);
     }

@@ -5,6 +5,7 @@ mod agent_recall;
 mod cli;
 mod common;
 mod durability;
+mod faults;
 mod forget;
 mod hardening;
 mod hooks;

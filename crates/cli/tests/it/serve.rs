@@ -42,12 +42,33 @@ impl Server {
         db: &Path,
         config: &str,
     ) -> (Self, mpsc::Receiver<String>) {
-        let (server, stderr) = Self::spawn_with(wrapper, db, config, "default", Stdio::piped());
+        let (server, stderr) =
+            Self::spawn_with(wrapper, &[], db, config, "default", Stdio::piped());
         (server, crate::common::lines_of(stderr.expect("standard error piped")))
+    }
+
+    /// [`Server::start`] with these environment variables too.
+    pub(crate) fn start_with_env(db: &Path, config: &str, env: &[(&str, &str)]) -> Self {
+        Self::spawn_with(&[], env, db, config, "default", Stdio::null()).0
     }
 
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Whether the process still runs.
+    pub(crate) fn runs(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// A POST that may meet a server that is gone: `None` when no answer came.
+    pub(crate) fn try_post(&self, path: &str, body: &Value) -> Option<(u16, Value)> {
+        let url = format!("{}{path}", self.base);
+        let call = self.agent.post(&url).content_type("application/json");
+        let mut response = call.send(body.to_string()).ok()?;
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().ok()?;
+        Some((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
     }
 
     fn spawn(
@@ -56,11 +77,12 @@ impl Server {
         tenant: &str,
         stderr: Stdio,
     ) -> (Self, Option<std::process::ChildStderr>) {
-        Self::spawn_with(&[], db, config, tenant, stderr)
+        Self::spawn_with(&[], &[], db, config, tenant, stderr)
     }
 
     fn spawn_with(
         wrapper: &[&str],
+        env: &[(&str, &str)],
         db: &Path,
         config: &str,
         tenant: &str,
@@ -88,6 +110,7 @@ impl Server {
             .env_remove("EPIMEM_TENANT")
             .env_remove("EPIMEM_LLM_URL")
             .env_remove("EPIMEM_LLM_MODEL")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
