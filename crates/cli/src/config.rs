@@ -137,6 +137,18 @@ pub(crate) struct SearchConfig {
     /// Message vectors of a tenant from which vector search scans the groups of vectors
     /// nearest the query instead of every vector.
     pub(crate) approximate_from: usize,
+    /// How often a serving process checks its saved index's files (0: on open only).
+    pub(crate) check_minutes: f64,
+}
+
+impl SearchConfig {
+    /// How often the files are checked while serving, if at all.
+    pub(crate) fn check_every(&self) -> Result<Option<std::time::Duration>> {
+        let every = std::time::Duration::try_from_secs_f64(self.check_minutes * 60.0)
+            .ok()
+            .context("search.check_minutes must be zero or a positive number of minutes")?;
+        Ok((!every.is_zero()).then_some(every))
+    }
 }
 
 impl Default for SearchConfig {
@@ -144,6 +156,7 @@ impl Default for SearchConfig {
         Self {
             backend: SearchBackend::default(),
             approximate_from: epimem_search_local::APPROXIMATE_FROM,
+            check_minutes: 10.0,
         }
     }
 }

@@ -183,7 +183,7 @@ impl<S: Store> Engine<S> {
             return Ok(());
         }
         self.search.discard(tenant)?;
-        let task = IndexTask::Build { why: Some(format!("a search found it damaged: {why}")) };
+        let task = IndexTask::Build { why: Some(format!("found damaged: {why}")) };
         let log = |done, total| {
             if let Some(log) = &self.repair_log {
                 log(tenant, &task, done, total);
@@ -217,6 +217,13 @@ impl<S: Store> Engine<S> {
     pub fn refresh_indexes(&self) -> Result<(), EngineError> {
         let tenants: Vec<String> = self.lock_kept().iter().cloned().collect();
         let mut first_error = None;
+        if self.verify_due() {
+            for tenant in &tenants {
+                if let Err(e) = self.verify_index(tenant) {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
         for tenant in tenants {
             let lock = self.syncing.of(&tenant);
             let held = match lock.sync.try_lock() {
@@ -234,6 +241,37 @@ impl<S: Store> Engine<S> {
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Whether the indexes' files are due a check ([`Engine::with_index_checks`]); if so,
+    /// the next is due a period from now.
+    fn verify_due(&self) -> bool {
+        let Some(every) = self.verify_every else { return false };
+        let mut next = self.next_verify.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        match *next {
+            // Each index was checked as it opened: the first check is a period later.
+            None => {
+                *next = Some(now + every);
+                false
+            }
+            Some(at) if now < at => false,
+            Some(_) => {
+                *next = Some(now + every);
+                true
+            }
+        }
+    }
+
+    /// Checks the tenant's index against its files; when one changed behind its back, builds
+    /// the index again before anything searches it.
+    fn verify_index(&self, tenant: &str) -> Result<(), EngineError> {
+        let locks = self.syncing.of(tenant);
+        let repairs = locks.repairs.load(Ordering::Acquire);
+        match self.search.verify(tenant) {
+            Err(SearchError::Damaged(why)) => self.repair(tenant, &locks, repairs, &why),
+            checked => Ok(checked?),
+        }
     }
 
     /// A refresh of one tenant's index, its sync lock held: caught up; taken over if it was

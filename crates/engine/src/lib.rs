@@ -132,6 +132,9 @@ pub struct Engine<S> {
     jobs_queued: wakeup::Wakeup,
     /// Told when a tenant's index is rebuilt while serving (a search found it damaged).
     repair_log: Option<indexing::RepairLog>,
+    /// How often the owner's refresh checks the indexes' files (none: never after open).
+    verify_every: Option<std::time::Duration>,
+    next_verify: std::sync::Mutex<Option<std::time::Instant>>,
     /// Where to crash, in a fault-injection test.
     crash: crash::Crash,
     /// Jobs that failed here and whose failure the store could not take yet (a full disk),
@@ -175,9 +178,20 @@ impl<S: Store> Engine<S> {
             syncing: Default::default(),
             jobs_queued: Default::default(),
             repair_log: None,
+            verify_every: None,
+            next_verify: Default::default(),
             crash: Default::default(),
             unrecorded: Default::default(),
         }
+    }
+
+    /// Checks the files of every index it keeps current every `every` (the owner's refresh:
+    /// a server, a worker), besides when each is opened: a file changed behind a running
+    /// process's back is then caught and the index built again.
+    #[must_use]
+    pub fn with_index_checks(mut self, every: std::time::Duration) -> Self {
+        self.verify_every = Some(every);
+        self
     }
 
     /// Aborts the process at the point `at` names, in a build with crash points

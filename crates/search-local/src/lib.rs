@@ -306,6 +306,15 @@ impl Search for LocalSearch {
         tenant.write(save, true)
     }
 
+    fn verify(&self, tenant: &str) -> Result<(), SearchError> {
+        // Only an index open here is checked: none is opened for this.
+        let Some(tenant) = self.lock()?.get(tenant).cloned() else { return Ok(()) };
+        // No update or save meanwhile: the files are what the state says they are.
+        let _applying = tenant.applying()?;
+        let index = tenant.read()?;
+        index.verify()
+    }
+
     fn discard(&self, tenant: &str) -> Result<(), SearchError> {
         // Opened if it was not, so that a saved index this process can hold is emptied too.
         self.tenant(tenant)?;

@@ -65,6 +65,13 @@ pub trait Search: Send + Sync + fmt::Debug {
         Ok(())
     }
 
+    /// Checks the tenant's index, if this process holds it open, against what it was saved as:
+    /// `Damaged` when a file changed behind its back (bytes a search would read without
+    /// noticing). The owner calls it now and then; an index with no files does nothing.
+    fn verify(&self, _tenant: &str) -> Result<(), SearchError> {
+        Ok(())
+    }
+
     /// Candidates of episode recall, with their features.
     fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError>;
 
@@ -104,6 +111,9 @@ impl<T: Search + ?Sized> Search for std::sync::Arc<T> {
     }
     fn settle(&self, tenant: &str) -> Result<(), SearchError> {
         (**self).settle(tenant)
+    }
+    fn verify(&self, tenant: &str) -> Result<(), SearchError> {
+        (**self).verify(tenant)
     }
     fn episodes(&self, query: &EpisodeQuery<'_>) -> Result<EpisodeCandidates, SearchError> {
         (**self).episodes(query)

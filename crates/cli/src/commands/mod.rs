@@ -106,10 +106,13 @@ pub(crate) fn open_serving(
     config: &AppConfig,
     database: &Database,
 ) -> Result<Arc<Engine<AnyStore>>> {
-    let engine = open_searching(config, database)?
+    let mut engine = open_searching(config, database)?
         .engine
         .with_freshness(Freshness::Background)
         .with_build_wait(config.server.build_wait()?);
+    if let Some(every) = config.search.check_every()? {
+        engine = engine.with_index_checks(every);
+    }
     Ok(Arc::new(engine))
 }
 

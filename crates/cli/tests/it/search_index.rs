@@ -400,3 +400,31 @@ fn postings_scribbled_under_a_running_server_are_rebuilt_never_answered_from() {
         assert!(again.contains("fail their checksums"), "{said:?} {again}");
     }
 }
+
+#[test]
+fn vectors_scribbled_under_a_running_server_are_caught_by_its_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    ingest(&db, &chats(3));
+    recalled(&db, "ferry timetable"); // saved, so the server maps it
+    let (server, log) = Server::start_logging(&db, "[search]\ncheck_minutes = 0.01\n");
+    let query = json!({"query": "note 2 on the piano lessons of chat 1, day 3", "budget": 120});
+    let (status, first) = server.post("/v1/recall", &query);
+    assert_eq!(status, 200, "{first}");
+    scribble(&largest(&db, "bin"));
+    // Searches read the changed vectors without noticing; the server's check does.
+    let mut said = Vec::new();
+    let line = common::line_with(&log, "found damaged", &mut said);
+    assert!(line.contains("fails its checksum"), "{line}");
+    let started = Instant::now();
+    loop {
+        let (status, found) = server.post("/v1/recall", &query);
+        if status == 200 {
+            assert_eq!(found["context"], first["context"], "rebuilt from the database");
+            break;
+        }
+        assert_eq!((status, found["error"]["code"].as_str()), (503, Some("unavailable")));
+        assert!(started.elapsed() < Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

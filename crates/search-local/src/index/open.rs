@@ -105,6 +105,21 @@ impl TenantIndex {
         }
     }
 
+    /// Whether the files of an index this process saves still hold what it saved: the BM25
+    /// files' checksums and the vectors' CRC-32. An index in memory, or read beside the
+    /// process that holds it (whose files that process changes), is not checked.
+    pub(crate) fn verify(&self) -> Result<(), SearchError> {
+        let Some(folder) = &self.folder else { return Ok(()) };
+        for (part, bm25) in [("episodes", &self.episodes), ("messages", &self.messages)] {
+            let damaged = bm25.damaged_files().map_err(|e| SearchError::Damaged(e.to_string()))?;
+            if !damaged.is_empty() {
+                let files = damaged.join(", ");
+                return Err(SearchError::Damaged(format!("{part}/{files} fail their checksums")));
+            }
+        }
+        self.parts.vectors.verify(folder).map_err(|e| SearchError::Damaged(e.to_string()))
+    }
+
     /// The saved index another process holds, as it last saved it, changed from there in this
     /// process's memory only (its folder is never written to). An empty one in memory, to be
     /// built from the store, when the saved one cannot be read: the holder is building it, or

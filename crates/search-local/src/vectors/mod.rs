@@ -338,25 +338,33 @@ impl VectorIndex {
         self.saved.as_ref().map(|file| file.name.as_str())
     }
 
+    /// The components the saved file holds, if they are what was saved.
+    fn read_saved(&self, folder: &Path) -> std::io::Result<VectorData> {
+        let Some(file) = &self.saved else { return Ok(VectorData::default()) };
+        let data = vector_file::map(folder, &file.name, file.len)?;
+        let crc = vector_file::checksum(crc32fast::Hasher::new(), data.components().parts_from(0));
+        if crc != file.crc {
+            return Err(std::io::Error::other(format!(
+                "{} fails its checksum: its bytes changed since they were saved",
+                file.name
+            )));
+        }
+        Ok(data)
+    }
+
+    /// Whether the saved file still holds what was saved (nothing is being saved meanwhile).
+    /// Components stored anew since the last save (or whose save failed) are written whole by
+    /// the next, and are not checked against a file that may not hold them yet.
+    pub(crate) fn verify(&self, folder: &Path) -> std::io::Result<()> {
+        match self.changed {
+            Changed::Nothing | Changed::RowsAdded => self.read_saved(folder).map(drop),
+            Changed::All => Ok(()),
+        }
+    }
+
     /// Maps the components from the file the loaded state names in `folder`.
     pub(crate) fn attach(&mut self, folder: &Path) -> std::io::Result<()> {
-        self.data = match &self.saved {
-            Some(file) => {
-                let data = vector_file::map(folder, &file.name, file.len)?;
-                let crc = vector_file::checksum(
-                    crc32fast::Hasher::new(),
-                    data.components().parts_from(0),
-                );
-                if crc != file.crc {
-                    return Err(std::io::Error::other(format!(
-                        "{} fails its checksum: its bytes changed since they were saved",
-                        file.name
-                    )));
-                }
-                data
-            }
-            None => VectorData::default(),
-        };
+        self.data = self.read_saved(folder)?;
         let expected = self.rows.len() * self.dim;
         if self.data.len() != expected {
             return Err(std::io::Error::other(format!(
