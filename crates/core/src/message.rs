@@ -126,21 +126,6 @@ pub struct MessageFields<'a> {
     pub timestamp: Option<Timestamp>,
 }
 
-impl NewMessage {
-    pub fn fields(&self) -> MessageFields<'_> {
-        MessageFields {
-            key: &self.key,
-            conversation: &self.conversation.conversation,
-            user: self.user.as_deref(),
-            speaker: self.speaker.as_deref(),
-            agent: self.agent.as_deref(),
-            content: &self.content,
-            metadata: &self.metadata,
-            timestamp: Some(self.timestamp),
-        }
-    }
-}
-
 /// Whether a message is within [`limits`]: sizes, names without control characters, and a
 /// conversation time from 1900 to 2199. Names are stored and printed as they are, so a name
 /// that could move a terminal's cursor or hide text is refused rather than cleaned.
@@ -256,7 +241,17 @@ mod tests {
     fn field(change: impl FnOnce(&mut NewMessage)) -> Option<&'static str> {
         let mut m = message();
         change(&mut m);
-        check_message(m.fields()).err().map(|p| p.field)
+        let fields = MessageFields {
+            key: &m.key,
+            conversation: &m.conversation.conversation,
+            user: m.user.as_deref(),
+            speaker: m.speaker.as_deref(),
+            agent: m.agent.as_deref(),
+            content: &m.content,
+            metadata: &m.metadata,
+            timestamp: Some(m.timestamp),
+        };
+        check_message(fields).err().map(|p| p.field)
     }
 
     #[test]

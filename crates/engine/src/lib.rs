@@ -309,7 +309,9 @@ impl<S: Store> Engine<S> {
                 return Err(EngineError::Invalid("conversation must not be empty".into()));
             }
             // Limits first: a message too long to keep is not worth counting the tokens of.
-            let unchecked = NewMessage {
+            m.check().map_err(|problem| EngineError::InvalidMessage { index, problem })?;
+            let tokens = self.tokens.count(&m.content);
+            batch.push(NewMessage {
                 conversation: m.conversation,
                 user: m.user,
                 agent: m.agent,
@@ -319,12 +321,8 @@ impl<S: Store> Engine<S> {
                 content: m.content,
                 timestamp: m.timestamp.unwrap_or(now),
                 metadata: m.metadata,
-                tokens: 0,
-            };
-            epimem_core::check_message(unchecked.fields())
-                .map_err(|problem| EngineError::InvalidMessage { index, problem })?;
-            let tokens = self.tokens.count(&unchecked.content);
-            batch.push(NewMessage { tokens, ..unchecked });
+                tokens,
+            });
         }
         let received = batch.len() as u64;
         self.crash.point("push.before");

@@ -394,3 +394,59 @@ fn view(m: &Message) -> SegmentMessage<'_> {
 fn all_messages(batch: &SegmentationBatch, i: usize) -> &Message {
     batch.context.get(i).unwrap_or_else(|| &batch.pending[i - batch.context.len()])
 }
+
+#[cfg(test)]
+mod tests {
+    use epimem_core::{Role, Timestamp};
+    use epimem_search_local::LocalSearch;
+    use epimem_store_sqlite::SqliteStore;
+
+    use super::*;
+    use crate::{EngineConfig, FixedClock, MessageInput};
+
+    /// A job whose failure the store could not take (its disk was full) shows that failure in
+    /// the job list, and a later tick records it.
+    #[test]
+    fn a_failure_the_store_could_not_take_is_shown_then_recorded() {
+        let config = EngineConfig::default();
+        let search = Box::new(LocalSearch::in_memory(&config.ranking));
+        let clock = Box::new(FixedClock::new(Timestamp(1_767_225_600_000)));
+        let store = SqliteStore::open_in_memory().unwrap();
+        let engine = Engine::new(store, search, config, clock, "w".into());
+        let key = ConversationKey::new("t", "c");
+        let message = MessageInput {
+            conversation: key.clone(),
+            user: None,
+            agent: None,
+            key: "m1".into(),
+            role: Role::User,
+            speaker: None,
+            content: "The deploy failed".into(),
+            timestamp: None,
+            metadata: serde_json::Value::Null,
+        };
+        engine.enqueue(vec![message]).unwrap();
+        engine.open(&key, Trigger { kind: TriggerKind::Flush, upto_seq: 1 }).unwrap();
+        let job = engine.store.claim_job(&engine.worker, engine.clock.now(), 60_000).unwrap();
+        let job = job.expect("the flush's job");
+        let failure = Failure {
+            conversation: key.clone(),
+            error: "storage full: database or disk is full".into(),
+            retry_at: Some(engine.clock.now().plus_millis(5_000)),
+        };
+        engine.unrecorded.lock().unwrap().insert(job.id, (failure, "disk full".into()));
+
+        let shown = engine.jobs("t", None, 10).unwrap();
+        assert_eq!(shown[0].state, JobState::Retrying);
+        let error = shown[0].last_error.as_deref().unwrap();
+        assert!(error.contains("disk is full") && error.contains("not recorded"), "{error}");
+        let stored = engine.store.jobs("t", None, engine.clock.now(), 10).unwrap();
+        assert_eq!(stored[0].state, JobState::Running, "the store still has it running");
+
+        engine.record_kept_failures().unwrap();
+        assert!(engine.unrecorded.lock().unwrap().is_empty());
+        let stored = engine.store.jobs("t", None, engine.clock.now(), 10).unwrap();
+        assert_eq!(stored[0].state, JobState::Retrying);
+        assert_eq!(stored[0].last_error.as_deref(), Some("storage full: database or disk is full"));
+    }
+}
