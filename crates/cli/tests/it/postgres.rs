@@ -155,7 +155,11 @@ fn servers_and_workers_share_one_postgres_and_a_killed_worker_loses_nothing() {
         let jobs = get(base, "/v1/jobs?limit=500");
         let held = jobs["jobs"].as_array().unwrap().iter().find_map(|j| {
             let worker = j["worker"].as_str()?;
-            let at = workers.iter().position(|w| worker == format!("pid:{}", w.0.id()))?;
+            // `pid:N`, or `pid:N@…` where /proc tells the process apart.
+            let named = |pid: u32| {
+                worker == format!("pid:{pid}") || worker.starts_with(&format!("pid:{pid}@"))
+            };
+            let at = workers.iter().position(|w| named(w.0.id()))?;
             (j["state"] == "running").then(|| (at, j["id"].as_i64().unwrap()))
         });
         if let Some(found) = held {
@@ -165,8 +169,8 @@ fn servers_and_workers_share_one_postgres_and_a_killed_worker_loses_nothing() {
     };
     drop(workers.remove(killed));
 
-    // Everything closes: the idle trigger (these conversations are long silent) and the lease
-    // of the dead worker's job running out.
+    // Everything closes: the idle trigger (these conversations are long silent) and the dead
+    // worker's job, taken over by another (at once: the dead worker was on this machine).
     let started = Instant::now();
     loop {
         let jobs = get(base, "/v1/jobs?limit=500");
