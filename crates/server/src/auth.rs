@@ -1,7 +1,8 @@
 //! Who is calling: with API keys, the tenant of the bearer key (401 without a valid one);
 //! without, the configured tenant. Whether keys are required is the guard's finding
-//! (`guard::KeysRequired`): a key made while the server runs counts from the next request. The tenant travels in the request's extensions, where every
-//! handler and MCP tool takes it from; nothing a client sends can set it.
+//! (`guard::KeysRequired`): a key made while the server runs counts from the next request.
+//! The tenant travels in the request's extensions, where every handler and MCP tool takes it
+//! from; nothing a client sends can set it.
 
 use std::sync::Arc;
 

@@ -47,7 +47,9 @@ Another process reading the database at that moment can keep the log from being 
 its copy goes at the next forget or checkpoint. On PostgreSQL (--db postgres://...) the rows go \
 at once and every process's search index drops them; their bytes leave PostgreSQL's table files \
 at the next `epimem compact`, and its write-ahead log, backups and replicas as those turn over.")]
-#[command(group(clap::ArgGroup::new("what").required(true).args(["id", "conversation", "whole_tenant"])))]
+#[command(group(
+    clap::ArgGroup::new("what").required(true).args(["id", "conversation", "whole_tenant"])
+))]
 pub(crate) struct ForgetArgs {
     /// The episode to forget (ep_…): it leaves every index, and its messages lose their text
     /// but keep their place in the conversation.

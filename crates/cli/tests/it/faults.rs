@@ -117,7 +117,8 @@ fn model() -> ScriptedServer {
                 "num_messages": n, "title": "A step of the plan", "summary": "The plan moves.",
                 "surprise_level": "extremely_high"}]})
         } else {
-            json!({"title": "Steps of the plan", "bullets": ["the plan moved"], "keywords": ["plan"]})
+            let (title, bullets) = ("Steps of the plan", ["the plan moved"]);
+            json!({"title": title, "bullets": bullets, "keywords": ["plan"]})
         };
         Reply::Answer(answer.to_string())
     });
