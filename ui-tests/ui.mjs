@@ -122,6 +122,10 @@ try {
   const context = await page.getByLabel('Context block').textContent();
   expect(context.toLowerCase().includes(topic.toLowerCase()), `the context block lacks ${topic}`);
   await shot('search');
+  // A question the memory knows nothing of gets an empty block that says so.
+  await page.getByLabel('Query').fill('How do I configure the Kubernetes ingress controller?');
+  await page.getByRole('button', { name: 'Recall' }).click();
+  await page.getByText('Nothing remembered bears on this.').waitFor();
 
   // The health page lists the jobs.
   await page.getByRole('link', { name: 'Health' }).click();

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use epimem_core::{
-    MemoryConfig, Profile, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig,
+    MemoryConfig, Profile, RankingConfig, RelevanceConfig, SegmentationPolicy, SummaryConfig,
+    TriggerConfig,
 };
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
 use epimem_engine::{
@@ -34,6 +35,8 @@ pub(crate) struct AppConfig {
     memory: MemoryConfig,
     #[serde(default)]
     ranking: RankingConfig,
+    #[serde(default)]
+    relevance: RelevanceConfig,
     #[serde(default)]
     jobs: JobsConfig,
     #[serde(default)]
@@ -309,6 +312,7 @@ impl AppConfig {
             summary: self.summary.clone(),
             memory: self.memory.clone(),
             ranking: self.ranking.clone(),
+            relevance: self.relevance,
             jobs: self.jobs.clone(),
             consolidation: self.consolidation.clone(),
             timeline: self.timeline.clone(),

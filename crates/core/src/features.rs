@@ -115,4 +115,14 @@ pub struct TurnTable {
     pub neighbors: HashMap<(TurnKey, i64), TurnKey>,
     /// What is known of each candidate turn and each neighbour besides its words.
     pub lines: HashMap<TurnKey, LineSignals>,
+    /// What a line holding every weighed word of the query once or more would score by BM25,
+    /// each word as rare as it is in the tenant (one the tenant never holds, as rare as one it
+    /// holds once), with what each author the query names adds: a line's BM25 over this is the
+    /// share of the query it matches. 0 when the query has no word to weigh.
+    pub lexical_ceiling: f64,
+    /// How many of the tenant's authors the query names.
+    pub named_authors: usize,
+    /// How many of the weighed words' proper nouns (`proper_nouns`) no line of the tenant
+    /// holds and no author is called.
+    pub unknown_names: usize,
 }

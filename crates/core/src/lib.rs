@@ -20,6 +20,7 @@ mod memory;
 mod message;
 mod plan;
 mod ranking;
+mod relevance;
 mod review;
 mod scope;
 pub mod segment;
@@ -61,6 +62,9 @@ pub use message::{
 };
 pub use plan::{ClosedSegment, Plan, plan_proposed, plan_segmentation};
 pub use ranking::{Candidate, Profile, Ranked, RankingConfig, rank, spread_to_neighbors};
+pub use relevance::{
+    Judgement, LineEvidence, QueryEvidence, RelevanceConfig, judge, line_bears, proper_nouns,
+};
 pub use review::{PendingReview, Rating, ReviewItem, aggregate_reviews, may_review, rate_by_use};
 pub use scope::{ConversationKey, Scope};
 pub use segment::{Boundary, BoundaryReason, SegmentMessage, SegmentationPolicy, Strength};

@@ -34,6 +34,10 @@ pub struct TurnScore {
     pub turn: TurnKey,
     /// Its cosine similarity to the query, when it was a vector candidate.
     pub similarity: Option<f64>,
+    /// Its BM25 score, when it was a lexical candidate.
+    pub lexical: Option<f64>,
+    /// Its soft word matching score, when it had one.
+    pub words: Option<f64>,
     /// Its retrievers' scores fused (0 for a turn that was only a neighbour).
     pub fused: f64,
     /// What its episode adds: context, a named date, memory strength (`episode_factor`).
@@ -135,8 +139,8 @@ pub fn rank_turns(
     let mut out: Vec<TurnScore> = spread
         .into_iter()
         .map(|(turn, spread)| {
-            let (fused, factor, similarity) = match own.get(&turn) {
-                Some(&(i, fused)) => (fused, candidates[i].weight, candidates[i].similarity),
+            let (fused, factor, c) = match own.get(&turn) {
+                Some(&(i, fused)) => (fused, candidates[i].weight, Some(&candidates[i])),
                 None => (0.0, factors.get(&turn.episode).copied().unwrap_or(1.0), None),
             };
             let lines = table.lines.get(&turn).copied().unwrap_or(LineSignals::default());
@@ -144,7 +148,9 @@ pub fn rank_turns(
             let lent = spread - fused * factor;
             TurnScore {
                 turn,
-                similarity,
+                similarity: c.and_then(|c| c.similarity),
+                lexical: c.and_then(|c| c.lexical_score),
+                words: c.and_then(|c| c.word_score),
                 fused,
                 episode_factor: factor,
                 lent,

@@ -1,6 +1,8 @@
 //! The engine's configuration tree.
 
-use epimem_core::{MemoryConfig, RankingConfig, SegmentationPolicy, SummaryConfig, TriggerConfig};
+use epimem_core::{
+    MemoryConfig, RankingConfig, RelevanceConfig, SegmentationPolicy, SummaryConfig, TriggerConfig,
+};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -11,6 +13,7 @@ pub struct EngineConfig {
     pub summary: SummaryConfig,
     pub memory: MemoryConfig,
     pub ranking: RankingConfig,
+    pub relevance: RelevanceConfig,
     pub jobs: JobsConfig,
     pub consolidation: ConsolidationConfig,
     pub timeline: TimelineConfig,

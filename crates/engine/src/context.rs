@@ -3,8 +3,8 @@
 use std::collections::{HashMap, HashSet};
 
 use epimem_core::{
-    ContextItem, EpisodeId, KeywordBag, Message, RenderedContext, Scope, TurnItem, jaccard,
-    render_context, render_turns,
+    ContextItem, EpisodeId, Judgement, KeywordBag, LineEvidence, Message, QueryEvidence,
+    RenderedContext, Scope, TurnItem, jaccard, judge, render_context, render_turns,
 };
 use epimem_store::{EpisodeDetail, Store};
 
@@ -16,6 +16,9 @@ pub struct RecalledContext {
     pub text: String,
     /// Tokens of `text`.
     pub tokens: usize,
+    /// False when nothing remembered bears on the query: the block is then empty (which is
+    /// not an error, and not the same as a memory that holds nothing).
+    pub relevant: bool,
     /// The episodes quoted, in the order they appear.
     pub episodes: Vec<EpisodeId>,
     /// The turns quoted (episode, message seq), best first.
@@ -28,6 +31,9 @@ pub struct EpisodeContext {
     pub text: String,
     /// Tokens of `text`.
     pub tokens: usize,
+    /// False when nothing remembered bears on the query (as judged of its lines): the block
+    /// is then empty.
+    pub relevant: bool,
     /// The episodes shown, best first, and why each came back.
     pub hits: Vec<RecallHit>,
 }
@@ -67,7 +73,10 @@ impl<S: Store> Engine<S> {
     ) -> Result<Vec<RecalledContext>, EngineError> {
         let largest = budgets.iter().copied().max().unwrap_or(0);
         let limit = self.config.ranking.turn_candidates.max(query.limit);
-        let (hits, at) = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
+        let (mut hits, at, evidence) =
+            self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
+        let judged = self.judged(query, &hits, &evidence);
+        hits.truncate(judged.lines());
         // Episodes are read from the store until the turns gathered surely overfill the
         // largest budget; later turns of the episodes read still come along, since a block
         // skips a turn that does not fit and takes a shorter one after it (under a heading it
@@ -122,6 +131,7 @@ impl<S: Store> Engine<S> {
                 RecalledContext {
                     text: block.text,
                     tokens: block.tokens,
+                    relevant: judged != Judgement::Nothing,
                     episodes: block.episodes,
                     turns: block
                         .quoted
@@ -139,6 +149,33 @@ impl<S: Store> Engine<S> {
         Ok(blocks)
     }
 
+    /// How the query's rule (the engine's, unless it brings its own) judges `hits`.
+    fn judged(
+        &self,
+        query: &RecallQuery,
+        hits: &[MessageHit],
+        query_evidence: &QueryEvidence,
+    ) -> Judgement {
+        let rule = query.relevance.unwrap_or(self.config.relevance);
+        let lines: Vec<LineEvidence> = hits
+            .iter()
+            .map(|h| LineEvidence { score: h.score, lexical: h.lexical, words: h.words })
+            .collect();
+        judge(&lines, query_evidence, &rule)
+    }
+
+    /// Whether anything remembered bears on `query`, as its lines are judged (always, for a
+    /// query that fills its block).
+    fn bears_on(&self, query: &RecallQuery) -> Result<bool, EngineError> {
+        let rule = query.relevance.unwrap_or(self.config.relevance);
+        if !rule.judge {
+            return Ok(true);
+        }
+        let limit = self.config.ranking.turn_candidates.max(query.limit);
+        let (hits, _, evidence) = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
+        Ok(self.judged(query, &hits, &evidence) != Judgement::Nothing)
+    }
+
     /// The episodes that best answer `query`, as many as fit in `budget` tokens, each as its
     /// title, when, summary and the lines that matched. A recall in one conversation is
     /// recorded as a pending review of the episodes shown.
@@ -147,6 +184,14 @@ impl<S: Store> Engine<S> {
         query: &RecallQuery,
         budget: usize,
     ) -> Result<EpisodeContext, EngineError> {
+        if !self.bears_on(query)? {
+            return Ok(EpisodeContext {
+                text: String::new(),
+                tokens: 0,
+                relevant: false,
+                hits: Vec::new(),
+            });
+        }
         // Ranks more episodes until the budget, not the ranking, is what ends the block.
         let mut limit = query.limit.max(16);
         loop {
@@ -157,7 +202,8 @@ impl<S: Store> Engine<S> {
                 let mut hits = hits;
                 hits.truncate(context.included);
                 self.record_review(query, &hits, at)?;
-                return Ok(EpisodeContext { text: context.text, tokens: context.tokens, hits });
+                let (text, tokens) = (context.text, context.tokens);
+                return Ok(EpisodeContext { text, tokens, relevant: true, hits });
             }
             limit = (limit * 4).min(MAX_EPISODES);
         }

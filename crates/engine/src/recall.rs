@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    DateMention, Episode, EpisodeId, EpisodeState, Scope, Timestamp, date_mention, rank_episodes,
-    rank_turns,
+    DateMention, Episode, EpisodeId, EpisodeState, QueryEvidence, RelevanceConfig, Scope,
+    Timestamp, date_mention, rank_episodes, rank_turns,
 };
 use epimem_embed::Embedder;
 use epimem_search::{EpisodeQuery, SearchError, TurnQuery, WordVectors};
@@ -26,13 +26,27 @@ pub struct RecallQuery {
     pub vector: Option<Vec<f32>>,
     /// A date the query names: episodes from then rank higher. `new` reads it from the text.
     pub date: Option<DateMention>,
+    /// How a context block judges what bears on the query; the engine's (`[relevance]`)
+    /// when absent. `RelevanceConfig::FILL` fills the budget whatever the lines are.
+    pub relevance: Option<RelevanceConfig>,
 }
 
 impl RecallQuery {
     pub fn new(scope: Scope, text: impl Into<String>, limit: usize) -> Self {
         let text = text.into();
         let date = date_mention(&text);
-        Self { scope, text, limit, at: None, vector: None, date }
+        Self { scope, text, limit, at: None, vector: None, date, relevance: None }
+    }
+
+    /// The query's words a line's relevance is weighed against: all but a date it names
+    /// (the date is in the episodes' time, not in their words).
+    fn weighed(&self) -> std::borrow::Cow<'_, str> {
+        match &self.date {
+            Some(d) if d.span.end <= self.text.len() => {
+                format!("{} {}", &self.text[..d.span.start], &self.text[d.span.end..]).into()
+            }
+            _ => self.text.as_str().into(),
+        }
     }
 }
 
@@ -65,6 +79,10 @@ pub struct MessageHit {
     pub seq: u64,
     /// Cosine similarity to the query, when the message was a vector candidate.
     pub similarity: Option<f64>,
+    /// Its BM25 score, when it was a lexical candidate.
+    pub lexical: Option<f64>,
+    /// Its soft word matching score (query words against the line's closest words), if any.
+    pub words: Option<f64>,
     /// The final score, `(fused · episode_factor + lent) · line_factor`; higher is better.
     pub score: f64,
     /// Its retrievers' scores fused (0 for a turn found only beside a better one).
@@ -185,14 +203,24 @@ impl<S: Store> Engine<S> {
     /// their episode answers and by a date the query names, lent to the turns around them,
     /// weighed by who wrote them). Best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
-        self.rank_messages(query).map(|(hits, _)| hits)
+        self.rank_messages(query).map(|(hits, ..)| hits)
     }
 
-    /// [`Engine::recall_messages`], and the moment memory strength was judged at.
+    /// [`Engine::recall_messages`], with what the index told of the query as a whole (what
+    /// relevance is judged against).
+    pub fn recall_messages_judged(
+        &self,
+        query: &RecallQuery,
+    ) -> Result<(Vec<MessageHit>, QueryEvidence), EngineError> {
+        self.rank_messages(query).map(|(hits, _, evidence)| (hits, evidence))
+    }
+
+    /// [`Engine::recall_messages`], the moment memory strength was judged at, and what the
+    /// index told of the query as a whole.
     pub(crate) fn rank_messages(
         &self,
         query: &RecallQuery,
-    ) -> Result<(Vec<MessageHit>, Timestamp), EngineError> {
+    ) -> Result<(Vec<MessageHit>, Timestamp, QueryEvidence), EngineError> {
         if query.text.trim().is_empty() {
             return Err(EngineError::Invalid("the recall query is empty".into()));
         }
@@ -201,6 +229,7 @@ impl<S: Store> Engine<S> {
         let q = self.embed_synced(query)?;
         let moment = self.recall_moment(query)?;
         let words = self.embedder.as_deref().map(EmbedderWords);
+        let weighed = query.weighed();
         let table = self.searched(&query.scope.tenant, || {
             self.search.turns(
                 &TurnQuery {
@@ -212,6 +241,7 @@ impl<S: Store> Engine<S> {
                     word_match: config.word_match && q.is_some(),
                     reach: config.neighbor_weights.len(),
                     max_gap_ms: (config.neighbor_max_gap_minutes * 60_000.0) as i64,
+                    weighed: &weighed,
                 },
                 words.as_ref().map(|w| w as &dyn WordVectors),
             )
@@ -232,6 +262,8 @@ impl<S: Store> Engine<S> {
                 episode: table.episodes[t.turn.episode as usize].id.clone(),
                 seq: t.turn.seq,
                 similarity: t.similarity,
+                lexical: t.lexical,
+                words: t.words,
                 score: t.score,
                 fused: t.fused,
                 episode_factor: t.episode_factor,
@@ -239,7 +271,13 @@ impl<S: Store> Engine<S> {
                 line_factor: t.line_factor,
             })
             .collect();
-        Ok((hits, moment))
+        let evidence = QueryEvidence {
+            lexical_ceiling: table.lexical_ceiling,
+            names_absent: table.named_authors > 0
+                && !table.lines.values().any(|line| line.by_named_author),
+            unknown_names: table.unknown_names > 0,
+        };
+        Ok((hits, moment, evidence))
     }
 
     /// A query with no word to search for is an error only when there are no vectors to fall

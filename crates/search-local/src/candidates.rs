@@ -174,6 +174,9 @@ impl TenantIndex {
             turns,
             neighbors,
             lines,
+            lexical_ceiling: self.lexical_ceiling(q.weighed)?,
+            named_authors: named.len(),
+            unknown_names: self.unknown_names(q.weighed)?,
         })
     }
 

@@ -458,6 +458,7 @@ mod tests {
                     word_match: true,
                     reach: 1,
                     max_gap_ms: 0,
+                    weighed: "tomato seedlings",
                 };
                 let turns = search.turns(&query, Some(&OneAxis)).map(|t| t.turns.len());
                 answer.send((episodes, turns)).unwrap();

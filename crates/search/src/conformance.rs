@@ -28,7 +28,8 @@ macro_rules! conformance_tests {
             names_are_left_out_of_the_embedded_query_but_roles_are_not,
             a_query_without_words_searches_none,
             a_languages_function_words_find_nothing,
-            a_restated_episode_carries_its_new_memory_strength_and_story
+            a_restated_episode_carries_its_new_memory_strength_and_story,
+            a_turn_table_tells_how_much_of_the_query_a_line_can_match
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -150,6 +151,7 @@ fn turns(index: &dyn Search, scope: &Scope, text: &str, vector: usize) -> TurnTa
         word_match: false,
         reach: 1,
         max_gap_ms: 30 * MIN,
+        weighed: text,
     };
     index.turns(&query, None).unwrap()
 }
@@ -444,4 +446,28 @@ pub fn a_restated_episode_carries_its_new_memory_strength_and_story(index: &dyn 
     assert_eq!(ids(&found), ["t/c/1"], "an episode it never had is not added by a restatement");
     let table = turns(index, &scope, "zebra", 0);
     assert_eq!(table.episodes[0].fsrs.stability, Some(42.0));
+}
+
+/// What relevance is read against, alike on every index: the BM25 a line matching every
+/// weighed word would score (a word the tenant never holds counted as held once, names at
+/// what a named author adds), the authors the query names, and its proper nouns no line
+/// holds.
+pub fn a_turn_table_tells_how_much_of_the_query_a_line_can_match(index: &dyn Search) {
+    let dentist =
+        told("t", "c", 1, 0, &[(Role::User, "Ana", "My dentist appointment is on Friday", 0)]);
+    add(index, "t", &[&dentist], Some(1));
+    let scope = Scope::tenant("t");
+    let asked = turns(index, &scope, "When is my dentist appointment?", 0);
+    let line = asked.turns.iter().find_map(|t| t.lexical).expect("the line matches");
+    let share = line.score / asked.lexical_ceiling;
+    assert!((0.3..=1.0).contains(&share), "a line holding every word: {share} of the ceiling");
+    assert_eq!((asked.named_authors, asked.unknown_names), (0, 0));
+    // A word the tenant never holds weighs in the ceiling as one it holds once.
+    let more = turns(index, &scope, "When is my dentist appointment rescheduled?", 0);
+    let line_more = more.turns.iter().find_map(|t| t.lexical).expect("the line matches");
+    let share_more = line_more.score / more.lexical_ceiling;
+    assert!(share_more < share && share_more > share / 2.0, "{share_more} against {share}");
+    let named = turns(index, &scope, "What did Ana say about Flask and Friday?", 0);
+    assert_eq!((named.named_authors, named.unknown_names), (1, 1), "Ana spoke; Flask is unheard");
+    assert!(turns(index, &scope, "zzz", 0).lexical_ceiling > 0.0, "an unheard word weighs too");
 }

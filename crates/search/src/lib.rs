@@ -203,6 +203,9 @@ pub struct TurnQuery<'a> {
     /// Turns (and episodes) of one conversation are neighbours only if at most this many
     /// milliseconds of silence separate their episodes.
     pub max_gap_ms: i64,
+    /// The words of the query a line's relevance is weighed against (the query less a date it
+    /// names, which no line's words say): `TurnTable::lexical_ceiling` is computed from them.
+    pub weighed: &'a str,
 }
 
 /// Word vectors for soft word matching, from the embedder the caller holds.

@@ -43,7 +43,7 @@ use utoipa::OpenApi;
 pub use edits::EpisodeVersionOut;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use facts::{FactOut, FactsOut};
-pub use mcp::{MemoryTools, memory_tools, serve_stdio};
+pub use mcp::{MemoryTools, NOTHING_RELEVANT, memory_tools, serve_stdio};
 pub use project::{ClientError, ProjectMemoryClient, ProjectMemoryIn, ProjectMemoryOut};
 pub use readiness::{IndexEvent, IndexReport};
 pub use timeline::{TimelineNodeOut, TimelineOut};

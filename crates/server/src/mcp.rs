@@ -28,6 +28,9 @@ use crate::{
     wire::{EpisodeOut, MessageIn, RecallIn},
 };
 
+/// What recall says when nothing remembered bears on the query (an answer, not an error).
+pub const NOTHING_RELEVANT: &str = "Nothing remembered bears on this.";
+
 /// The context budget of a recall that names none: room for the gist of a few episodes.
 const DEFAULT_BUDGET: usize = 1000;
 const DEFAULT_LIST: usize = 20;
@@ -220,7 +223,7 @@ impl<S: Store + 'static> MemoryTools<S> {
     }
 
     #[tool(
-        description = "Recall what happened before: returns the lines of past conversations that best answer the query, grouped by episode under the time it began, within a token budget, ready to read. Ask in plain words; name people, things or dates when you can. An empty answer means nothing relevant is remembered."
+        description = "Recall what happened before: returns the lines of past conversations that bear on the query, grouped by episode under the time it began, within a token budget (only as much as bears on it), ready to read. Ask in plain words; name people, things or dates when you can. \"Nothing remembered bears on this.\" means what it says: answer without memory."
     )]
     async fn recall(
         &self,
@@ -237,6 +240,8 @@ impl<S: Store + 'static> MemoryTools<S> {
             limit: None,
             budget: Some(p.budget.unwrap_or(DEFAULT_BUDGET)),
             episodes: p.episodes,
+            fill: false,
+            min_share: None,
         };
         let tenant = self.tenant(&context);
         let out = blocking(&self.app, move |engine| recall_with(engine, &tenant, request)).await?;
@@ -252,7 +257,7 @@ impl<S: Store + 'static> MemoryTools<S> {
         }
         text.push_str(out.context.as_deref().unwrap_or(""));
         if text.trim().is_empty() {
-            text = "Nothing remembered matches this query.".into();
+            text = NOTHING_RELEVANT.into();
         }
         Ok(CallToolResult::success(vec![Content::text(text)]))
     }

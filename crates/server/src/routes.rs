@@ -12,6 +12,7 @@ use axum::{
     },
     http::StatusCode,
 };
+use epimem_core::RelevanceConfig;
 use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
 use epimem_engine::{Engine, RecallQuery};
 use epimem_store::{EpisodeCursor, Store};
@@ -335,7 +336,23 @@ pub(crate) fn recall_with<S: Store>(
         }
         scope = engine.scope_within(scope, within)?;
     }
-    let query = RecallQuery::new(scope, request.query, limit(request.limit, 5)?);
+    if (request.fill || request.min_share.is_some()) && request.budget.is_none() {
+        return Err(ApiError::bad_input("fill, min_share: need a budget"));
+    }
+    let relevance = match (request.fill, request.min_share) {
+        (true, _) => Some(RelevanceConfig::FILL),
+        (false, Some(share)) if (0.0..=1.0).contains(&share) => {
+            Some(RelevanceConfig { min_share: share, ..engine.config().relevance })
+        }
+        (false, Some(share)) => {
+            return Err(ApiError::bad_input(format!("min_share: {share} is not from 0 to 1")));
+        }
+        (false, None) => None,
+    };
+    let query = RecallQuery {
+        relevance,
+        ..RecallQuery::new(scope, request.query, limit(request.limit, 5)?)
+    };
     let mut out: RecallOut = match request.budget {
         Some(budget) if request.episodes => engine.recall_episode_context(&query, budget)?.into(),
         Some(budget) => engine.recall_context(&query, budget)?.into(),
@@ -343,11 +360,16 @@ pub(crate) fn recall_with<S: Store>(
             hits: engine.recall(&query)?.iter().map(EpisodeOut::from).collect(),
             context: None,
             tokens: None,
+            nothing_relevant: None,
             turns: None,
             facts: Vec::new(),
         },
     };
     out.facts = engine.recall_facts(&query)?.iter().map(FactOut::from).collect();
+    // A fact that bears on the query is something remembered.
+    if !out.facts.is_empty() {
+        out.nothing_relevant = out.nothing_relevant.map(|_| false);
+    }
     Ok(out)
 }
 

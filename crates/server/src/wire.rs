@@ -288,6 +288,15 @@ pub struct RecallIn {
     /// With `budget`: whole episodes (title, time, summary, matching lines), not single lines.
     #[serde(default)]
     pub episodes: bool,
+    /// With `budget`: fill it with the best lines whether or not they bear on the query (the
+    /// behaviour before relevance was judged). By default a block holds only lines that do,
+    /// stops where they score well below the best, and is empty when nothing does.
+    #[serde(default)]
+    pub fill: bool,
+    /// With `budget`: the share of the query's weighed words a line must match to bear on
+    /// it (default `relevance.min_share`, 0.24); lower keeps more, higher leaves more empty.
+    #[serde(default)]
+    pub min_share: Option<f64>,
 }
 
 /// What recall found: `hits` without a budget; `context` with one.
@@ -301,6 +310,11 @@ pub struct RecallOut {
     /// Tokens of `context`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<usize>,
+    /// With a budget: true when nothing remembered bears on the query (no line and no fact):
+    /// `context` is then empty. Not an error, and not the same as a memory that holds
+    /// nothing to search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nothing_relevant: Option<bool>,
     /// The lines quoted in `context`, best first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turns: Option<Vec<TurnOut>>,
@@ -560,6 +574,7 @@ impl From<RecalledContext> for RecallOut {
             hits: Vec::new(),
             context: Some(c.text),
             tokens: Some(c.tokens),
+            nothing_relevant: Some(!c.relevant),
             turns: Some(turns),
             facts: Vec::new(),
         }
@@ -572,6 +587,7 @@ impl From<EpisodeContext> for RecallOut {
             hits: c.hits.iter().map(EpisodeOut::from).collect(),
             context: Some(c.text),
             tokens: Some(c.tokens),
+            nothing_relevant: Some(!c.relevant),
             turns: None,
             facts: Vec::new(),
         }

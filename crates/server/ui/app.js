@@ -353,7 +353,8 @@ async function searchPage(arg, token) {
         el('td', {}, when(h.start))))))
       : el('p', { class: 'muted' }, 'Nothing recalled.'),
     el('h2', {}, `The context an agent receives (${context.tokens ?? 0} of ${b || 1000} tokens)`),
-    el('pre', { class: 'context', 'aria-label': 'Context block' }, context.context || '(empty)'));
+    el('pre', { class: 'context', 'aria-label': 'Context block' },
+      context.nothing_relevant ? 'Nothing remembered bears on this.' : (context.context || '(empty)')));
 }
 
 async function healthPage(token) {

@@ -4,10 +4,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
+use epimem_core::{ConversationKey, EpisodeId, RelevanceConfig, Scope, Timestamp};
 use epimem_engine::RecallQuery;
 use epimem_server::{
-    EpisodeVersionOut, FactOut,
+    EpisodeVersionOut, FactOut, NOTHING_RELEVANT,
     wire::{EpisodeOut, MemoryOut},
 };
 
@@ -99,6 +99,15 @@ pub(crate) struct RecallArgs {
     /// summary and the lines that matched, best first.
     #[arg(long, requires = "budget")]
     episodes: bool,
+    /// With --budget: fill it with the best lines whether or not they bear on the query. By
+    /// default a block holds only lines that do, stops where they score well below the best,
+    /// and says "Nothing remembered bears on this." when nothing does.
+    #[arg(long, requires = "budget", conflicts_with = "min_share")]
+    fill: bool,
+    /// With --budget: the share of the query's weighed words a line must match to bear on it
+    /// (0 to 1; default relevance.min_share, 0.24): lower keeps more, higher leaves more empty.
+    #[arg(long, requires = "budget", value_name = "SHARE")]
+    min_share: Option<f64>,
     /// One JSON object per line, best first (with --budget: one object with the context and
     /// the facts that bear on the query; `epimem facts` lists facts too).
     #[arg(long)]
@@ -202,7 +211,18 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
     if let Some(within) = &args.within {
         scope = engine.scope_within(scope, within)?;
     }
-    let query = RecallQuery::new(scope, args.query.clone(), args.limit as usize);
+    let relevance = match (args.fill, args.min_share) {
+        (true, _) => Some(RelevanceConfig::FILL),
+        (false, Some(share)) => {
+            anyhow::ensure!((0.0..=1.0).contains(&share), "--min-share {share}: from 0 to 1");
+            Some(RelevanceConfig { min_share: share, ..config.engine().relevance })
+        }
+        (false, None) => None,
+    };
+    let query = RecallQuery {
+        relevance,
+        ..RecallQuery::new(scope, args.query.clone(), args.limit as usize)
+    };
     let facts: Vec<FactOut> = engine.recall_facts(&query)?.iter().map(FactOut::from).collect();
     if !args.json && !facts.is_empty() {
         outln!("Known facts:");
@@ -217,8 +237,11 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
             let hits: Vec<EpisodeOut> = context.hits.iter().map(EpisodeOut::from).collect();
             let out = serde_json::json!({
                 "context": context.text, "tokens": context.tokens, "episodes": hits, "facts": facts,
+                "nothing_relevant": !context.relevant && facts.is_empty(),
             });
             outln!("{}", json_line(&out));
+        } else if !context.relevant && facts.is_empty() {
+            outln!("{NOTHING_RELEVANT}");
         } else {
             out!("{}", context.text);
             eprintln!("{} episode(s), {} of {budget} tokens", context.hits.len(), context.tokens);
@@ -236,9 +259,11 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
                 .collect();
             let out = serde_json::json!({
                 "context": context.text, "tokens": context.tokens, "episodes": ids, "turns": turns,
-                "facts": facts,
+                "facts": facts, "nothing_relevant": !context.relevant && facts.is_empty(),
             });
             outln!("{}", json_line(&out));
+        } else if !context.relevant && facts.is_empty() {
+            outln!("{NOTHING_RELEVANT}");
         } else {
             out!("{}", context.text);
             eprintln!(

@@ -6,6 +6,7 @@ mod data;
 pub(crate) mod fit;
 mod locomo;
 mod metrics;
+mod negatives;
 mod online;
 mod prompt_context;
 pub(crate) mod recall;

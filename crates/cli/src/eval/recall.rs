@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::{
     agent,
     locomo::{self, Sample, Split},
+    negatives,
     prompt_context::PromptContextSums,
 };
 use crate::{
@@ -56,6 +57,22 @@ pub(crate) struct RecallArgs {
     /// Write one JSON line per question with what was returned, in rank order.
     #[arg(long, value_name = "FILE")]
     dump: Option<PathBuf>,
+    /// Another data set in LoCoMo's layout whose questions are asked in this one's
+    /// conversations, where their answers are not (LoCoMo's for BEAM, BEAM's for LoCoMo):
+    /// beside each question asked in its own conversation, it is asked in another
+    /// conversation of its part (as written, and with the speakers' names replaced), and one of
+    /// these in its conversation; a table says how many blocks were not empty.
+    #[arg(long, value_name = "FILE")]
+    negatives: Option<PathBuf>,
+    /// With --negatives: ask every question under a range of relevance settings too (the
+    /// block as before, and the defaults with one setting moved at a time), and print the
+    /// curve of what each keeps and leaves empty.
+    #[arg(long, requires = "negatives")]
+    curve: bool,
+    /// Write one JSON line per question asked (its own, and with --negatives the others) with
+    /// the lines recalled, best first, and what each retriever scored them.
+    #[arg(long, value_name = "FILE")]
+    dump_lines: Option<PathBuf>,
     /// Run on this PostgreSQL database (postgres://…) instead of a temporary SQLite file. The
     /// data set's tenants (`locomo-tuning`, …) are forgotten there first, then left filled.
     #[arg(long, value_name = "URL")]
@@ -230,6 +247,18 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         .collect();
     let timeline = super::timeline_check::roll_up_and_check(&engine, &tenants)?;
 
+    let foreign = match &args.negatives {
+        Some(path) => negatives::foreign(&locomo::load(path)?),
+        None => Vec::new(),
+    };
+    let hosts = negatives::hosts(&samples);
+    let settings = match args.curve {
+        true => negatives::curve(config.engine().relevance),
+        false => negatives::default_setting(config.engine().relevance),
+    };
+    let mut blocks = negatives::Blocks::default();
+    let mut dump_lines = super::create_dump(args.dump_lines.as_deref())?;
+    let mut asked_foreign = 0usize;
     progress.set_message("asking");
     let mut all = PartSums::default();
     let mut parts: BTreeMap<Split, PartSums> = BTreeMap::new();
@@ -239,7 +268,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut prompt_context = PromptContextSums::default();
     let place = |s: &Sample| (tenant_of(s), project_of(s).expect("an agent set"));
     let mut dump = super::create_dump(args.dump.as_deref())?;
-    for s in &samples {
+    for (at_sample, s) in samples.iter().enumerate() {
         let scope = Scope::tenant(tenant_of(s)).with_conversation(Some(s.id.clone()));
         let at = s.turns.last().map(|t| t.timestamp);
         let episodes = engine.episodes(&scope, None)?;
@@ -280,12 +309,47 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 sums.at_k[i] = q.share_in(&covered);
             }
             let mut contexts = BTreeMap::new();
-            let blocks = engine.recall_contexts(&query, &BUDGETS)?;
-            for (i, (&budget, context)) in BUDGETS.iter().zip(&blocks).enumerate() {
+            let recalled = engine.recall_contexts(&query, &BUDGETS)?;
+            for (i, (&budget, context)) in BUDGETS.iter().zip(&recalled).enumerate() {
                 let quoted: Vec<&str> =
                     context.turns.iter().filter_map(|(_, seq)| s.dia_id(*seq)).collect();
                 sums.at_budget[i] = q.share_in(&quoted.iter().copied().collect());
                 contexts.insert(budget, quoted);
+            }
+            let host = &samples[hosts[at_sample]];
+            let tenant = tenant_of(s);
+            let renamed = negatives::renamed(&q.question, s, host);
+            let other = &foreign[asked_foreign % foreign.len().max(1)];
+            asked_foreign += 1;
+            let mut asks = vec![(negatives::Asked::Own, s, q.question.as_str())];
+            if args.negatives.is_some() {
+                asks.extend([
+                    (negatives::Asked::OtherConversation, host, q.question.as_str()),
+                    (negatives::Asked::Renamed, host, renamed.as_str()),
+                    (negatives::Asked::OtherSet, s, other.as_str()),
+                ]);
+            }
+            for (at_setting, setting) in settings.iter().enumerate() {
+                for &(asked, host, text) in &asks {
+                    let (tokens, quoted) =
+                        negatives::block(&engine, (&tenant, host), text, setting.rule)?;
+                    let evidence = match asked {
+                        negatives::Asked::Own => {
+                            q.share_in(&quoted.iter().filter_map(|&seq| s.dia_id(seq)).collect())
+                        }
+                        _ => 0.0,
+                    };
+                    blocks.add(s.split, (at_setting, setting.label), asked, tokens, evidence);
+                }
+            }
+            if let Some(out) = dump_lines.as_mut() {
+                for &(asked, host, text) in asks.iter().skip(1) {
+                    negatives::dump_lines(out, &engine, (&tenant, host), asked, text, None)?;
+                }
+            }
+            if let Some(out) = dump_lines.as_mut() {
+                let own = negatives::Asked::Own;
+                negatives::dump_lines(out, &engine, (&tenant_of(s), s), own, &q.question, Some(q))?;
             }
             let turn_hits = engine.recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
             let turn_ids: Vec<&str> = turn_hits.iter().filter_map(|m| s.dia_id(m.seq)).collect();
@@ -313,7 +377,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             progress.inc(1);
         }
     }
-    if let Some(mut out) = dump {
+    for out in [dump, dump_lines].into_iter().flatten() {
+        let mut out = out;
         out.flush()?;
     }
     progress.finish_and_clear();
@@ -345,6 +410,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "timeline": timeline,
             "llm_usage": usage,
             "prompt_context": prompt_context.json(),
+            "blocks": blocks.json(),
         });
         outln!("{}", json_line(&out));
         return Ok(ExitCode::SUCCESS);
@@ -390,6 +456,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         write_table(&mut out, &all, &names)?;
     }
     prompt_context.write(&mut out)?;
+    let other_set = args.negatives.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str());
+    blocks.write(&mut out, other_set)?;
     writeln!(
         out,
         "\nrecall latency (query embedding included): p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms",

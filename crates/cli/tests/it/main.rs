@@ -13,6 +13,7 @@ mod keys;
 mod llm;
 mod mcp;
 mod postgres;
+mod relevance;
 mod search_index;
 mod segmentation;
 mod serve;

@@ -10,6 +10,7 @@ mod jobs;
 mod lexical;
 mod model;
 mod recall;
+mod relevance;
 mod review;
 mod tenants;
 mod timeline;

@@ -175,6 +175,17 @@ impl TenantIndex {
         self.lexical(&self.episodes, scope, query, limit, true)
     }
 
+    /// What a line matching every searched word of `query` would score over single messages
+    /// (`TurnTable::lexical_ceiling`).
+    pub(crate) fn lexical_ceiling(&self, query: &str) -> Result<f64, SearchError> {
+        self.messages.ceiling(query).map_err(index_error)
+    }
+
+    /// How many of the proper nouns of `query` no line holds and no author is called.
+    pub(crate) fn unknown_names(&self, query: &str) -> Result<usize, SearchError> {
+        self.messages.never_held(&epimem_core::proper_nouns(query)).map_err(index_error)
+    }
+
     /// BM25 over single messages. `None` if the query has no word to search for.
     pub(crate) fn lexical_messages(
         &self,

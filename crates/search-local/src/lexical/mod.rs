@@ -37,6 +37,8 @@ const SUMMARY_BOOST: f32 = 0.3;
 /// the named person's own lines come first among lines that match equally well otherwise
 /// (on LoCoMo, turn R@10 0.583 without, 0.613 at 1, 0.663 at 8, 0.658 at 100).
 const NAME_SCORE: f32 = 8.0;
+/// BM25's term-frequency saturation, as tantivy scores (its `K1`).
+const BM25_K1: f64 = 1.2;
 /// Bytes the writer buffers before it flushes a segment (tantivy's minimum is 15 MB).
 const WRITER_BUDGET: usize = 20_000_000;
 const ANALYZER: &str = "epimem";
@@ -162,6 +164,44 @@ impl Bm25 {
             directory.pin(Path::new(META), &read)?;
         }
         Ok(bm25)
+    }
+
+    /// What a document holding every word of `query` that a search would look for scores at
+    /// most (each word's idf times `k1 + 1`, a word no document holds counted as held by one),
+    /// with [`NAME_SCORE`] for each author the query names: the scale a line's score is read
+    /// against to tell how much of the query it matches.
+    pub(crate) fn ceiling(&self, query: &str) -> tantivy::Result<f64> {
+        let searcher = self.shared.reader.searcher();
+        let (terms, names) = self.query_terms(query, &searcher)?;
+        let documents = searcher.num_docs() as f64;
+        let mut ceiling = f64::from(NAME_SCORE) * names.len() as f64;
+        for term in &terms {
+            let held = searcher.doc_freq(&Term::from_field_text(self.fields.body, term))?;
+            let held = held.max(1) as f64;
+            let idf = (1.0 + (documents - held + 0.5) / (held + 0.5)).ln();
+            ceiling += idf * (1.0 + BM25_K1);
+        }
+        Ok(ceiling)
+    }
+
+    /// How many of `words` (lower case) no document holds and no author is called.
+    pub(crate) fn never_held(&self, words: &[String]) -> tantivy::Result<usize> {
+        let searcher = self.shared.reader.searcher();
+        let mut analyzer = self.shared.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
+        let mut never = 0;
+        for word in words {
+            if searcher.doc_freq(&Term::from_field_text(self.fields.author, word))? > 0 {
+                continue;
+            }
+            let mut held = false;
+            let mut stream = analyzer.token_stream(word);
+            while let Some(token) = stream.next() {
+                held |=
+                    searcher.doc_freq(&Term::from_field_text(self.fields.body, &token.text))? > 0;
+            }
+            never += usize::from(!held);
+        }
+        Ok(never)
     }
 
     /// The files of its last commit whose bytes fail the checksum written with them.

@@ -144,6 +144,61 @@ fn weights(
     Ok((lexemes, idfs, (tokens / n).max(1e-9)))
 }
 
+/// What a row of `kind` holding every word of `query` (a tsquery source) would score at most:
+/// each word's idf times `k1 + 1` (a word no row holds counted as held by one), and
+/// [`NAME_SCORE`] for each of `named`. The scale a row's score is read against.
+pub(super) fn ceiling(
+    tx: &mut Tx<'_>,
+    kind: Kind,
+    tenant: &str,
+    query: &str,
+    named: usize,
+) -> Result<f64, Failure> {
+    let kind_name = kind.name();
+    let rows = tx
+        .query_opt(
+            "SELECT rows FROM search_stats WHERE tenant = $1 AND kind = $2",
+            &[&tenant, &kind_name],
+        )?
+        .map_or(0, |r| r.get::<_, i64>(0)) as f64;
+    let held = tx.query(
+        &format!(
+            "SELECT coalesce(t.rows, 0) FROM              unnest(tsvector_to_array(to_tsvector('{CONFIG}', replace($3, '|', ' ')))) l(lexeme)              LEFT JOIN search_terms t ON t.tenant = $1 AND t.kind = $2 AND t.lexeme = l.lexeme"
+        ),
+        &[&tenant, &kind_name, &query],
+    )?;
+    let words: f64 = held
+        .iter()
+        .map(|r| {
+            let df = r.get::<_, i64>(0).max(1) as f64;
+            (1.0 + (rows - df + 0.5) / (df + 0.5)).ln() * (K1 + 1.0)
+        })
+        .sum();
+    Ok(words + NAME_SCORE * named as f64)
+}
+
+/// How many of `words` (lower case) no row of `kind` holds, stemmed as the rows were.
+pub(super) fn never_held(
+    tx: &mut Tx<'_>,
+    kind: Kind,
+    tenant: &str,
+    words: &[String],
+) -> Result<usize, Failure> {
+    if words.is_empty() {
+        return Ok(0);
+    }
+    let kind_name = kind.name();
+    let row = tx.query_one(
+        &format!(
+            "SELECT count(*) FROM unnest($3::text[]) w(word) WHERE NOT EXISTS ( \
+               SELECT 1 FROM unnest(tsvector_to_array(to_tsvector('{CONFIG}', w.word))) l(lexeme) \
+               JOIN search_terms t ON t.tenant = $1 AND t.kind = $2 AND t.lexeme = l.lexeme)"
+        ),
+        &[&tenant, &kind_name, &words],
+    )?;
+    Ok(row.get::<_, i64>(0) as usize)
+}
+
 /// The best `limit` rows of `kind` in tenant `tenant` and `scope` for `query` (a tsquery
 /// source), best first: `columns` (of alias `d`) and the score last. For lines, `named`
 /// authors' lines score [`NAME_SCORE`] more and are found without a word.

@@ -31,6 +31,11 @@ impl Names {
         Ok(Self { by_word })
     }
 
+    /// Whether `word` (lower case) is a word of an author's name.
+    pub(super) fn names(&self, word: &str) -> bool {
+        self.by_word.contains_key(word)
+    }
+
     /// The query without the words that name who spoke (all of it if nothing else is left).
     pub(super) fn without_names(&self, text: &str) -> String {
         let kept: Vec<&str> = text

@@ -52,6 +52,15 @@ pub(super) fn candidates(
     let names = Names::of(tx, tenant)?;
     let query = text::tsquery(q.text, &names);
     let named: Vec<String> = query.as_ref().map(|(_, named)| named.clone()).unwrap_or_default();
+    let unheard: Vec<String> = epimem_core::proper_nouns(q.weighed)
+        .into_iter()
+        .filter(|word| !names.names(word))
+        .collect();
+    let unknown_names = bm25::never_held(tx, Kind::Line, tenant, &unheard)?;
+    let lexical_ceiling = match text::tsquery(q.weighed, &names) {
+        Some((weighed, named)) => bm25::ceiling(tx, Kind::Line, tenant, &weighed, named.len())?,
+        None => 0.0,
+    };
 
     let mut table: Seen<String> = Seen::default();
     let mut found = Turns::default();
@@ -166,6 +175,9 @@ pub(super) fn candidates(
             turns,
             neighbors,
             lines: signals,
+            lexical_ceiling,
+            named_authors: named.len(),
+            unknown_names,
         },
         turn_words,
         names,

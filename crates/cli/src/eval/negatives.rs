@@ -1,0 +1,308 @@
+//! Questions the memory cannot answer, asked beside those it can: each question is asked in
+//! its own conversation, in another conversation of the same part (as written, and with its
+//! speakers' names replaced by the host's), and a question from another data set is asked in
+//! its conversation. A block should hold the evidence of the first and stay empty for the rest.
+
+use std::{collections::BTreeMap, fmt::Write as _};
+
+use anyhow::Result;
+use epimem_core::{RelevanceConfig, Scope};
+use epimem_engine::{Engine, RecallQuery};
+use epimem_store::Store;
+use serde::Serialize;
+
+use super::locomo::{Question, Sample, Split};
+
+/// The budget the blocks are judged at.
+pub(crate) const BUDGET: usize = 1_000;
+
+/// Whose question a block was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Asked {
+    /// The conversation's own question: its answer is there.
+    Own,
+    /// Another conversation's question, as written.
+    OtherConversation,
+    /// Another conversation's question with its speakers' names replaced by the host's.
+    Renamed,
+    /// A question from another data set.
+    OtherSet,
+}
+
+/// Blocks of one part, setting and kind: how many, how many not empty, tokens used, and (own
+/// questions) the evidence they held.
+#[derive(Debug, Default, Clone, Serialize)]
+pub(crate) struct BlockSums {
+    pub(crate) questions: usize,
+    pub(crate) non_empty: usize,
+    pub(crate) tokens: usize,
+    pub(crate) evidence: f64,
+}
+
+impl BlockSums {
+    fn json(&self) -> serde_json::Value {
+        let n = self.questions.max(1) as f64;
+        serde_json::json!({
+            "questions": self.questions,
+            "non_empty": self.non_empty as f64 / n,
+            "mean_tokens": self.tokens as f64 / n,
+            "evidence": self.evidence / n,
+        })
+    }
+
+    fn share_non_empty(&self) -> f64 {
+        self.non_empty as f64 / self.questions.max(1) as f64
+    }
+}
+
+/// A way of judging blocks the harness asks with, and its label.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Setting {
+    pub(crate) label: &'static str,
+    pub(crate) rule: RelevanceConfig,
+}
+
+/// The defaults alone.
+pub(crate) fn default_setting(rule: RelevanceConfig) -> Vec<Setting> {
+    vec![Setting { label: "the defaults", rule }]
+}
+
+/// The curve: the block as before (filled), then the defaults with one setting moved at a
+/// time (the share of the query a line must match, where a block stops, how many lines it
+/// takes at least).
+pub(crate) fn curve(rule: RelevanceConfig) -> Vec<Setting> {
+    let share = |label, min_share| Setting { label, rule: RelevanceConfig { min_share, ..rule } };
+    let stop = |label, stop_below| Setting { label, rule: RelevanceConfig { stop_below, ..rule } };
+    vec![
+        Setting { label: "fill the budget (before)", rule: RelevanceConfig::FILL },
+        Setting { label: "the defaults", rule },
+        share("min_share 0.12", 0.12),
+        share("min_share 0.16", 0.16),
+        share("min_share 0.20", 0.20),
+        share("min_share 0.28", 0.28),
+        share("min_share 0.32", 0.32),
+        stop("stop_below 0 (no stop)", 0.0),
+        stop("stop_below 0.3", 0.3),
+        stop("stop_below 0.4", 0.4),
+        Setting {
+            label: "stop 0.4, at least 0",
+            rule: RelevanceConfig { stop_below: 0.4, at_least: 0, ..rule },
+        },
+        Setting { label: "stop 0.5, at least 5", rule: RelevanceConfig { at_least: 5, ..rule } },
+        Setting {
+            label: "stop 0.6, at least 8",
+            rule: RelevanceConfig { stop_below: 0.6, ..rule },
+        },
+    ]
+}
+
+/// The blocks of one setting: its label, and its sums by kind.
+type SettingBlocks = (&'static str, BTreeMap<Asked, BlockSums>);
+
+/// The blocks asked so far, by part and setting (its place in the list asked).
+#[derive(Debug, Default)]
+pub(crate) struct Blocks(BTreeMap<(Split, usize), SettingBlocks>);
+
+impl Blocks {
+    pub(crate) fn add(
+        &mut self,
+        split: Split,
+        setting: (usize, &'static str),
+        asked: Asked,
+        tokens: usize,
+        evidence: f64,
+    ) {
+        let (_, kinds) =
+            self.0.entry((split, setting.0)).or_insert_with(|| (setting.1, BTreeMap::new()));
+        let sums = kinds.entry(asked).or_default();
+        sums.questions += 1;
+        sums.non_empty += usize::from(tokens > 0);
+        sums.tokens += tokens;
+        sums.evidence += evidence;
+    }
+
+    pub(crate) fn json(&self) -> serde_json::Value {
+        let mut out: BTreeMap<&str, BTreeMap<&str, BTreeMap<Asked, serde_json::Value>>> =
+            BTreeMap::new();
+        for ((split, _), (label, kinds)) in &self.0 {
+            let kinds = kinds.iter().map(|(asked, sums)| (*asked, sums.json())).collect();
+            out.entry(split.name()).or_default().insert(label, kinds);
+        }
+        serde_json::json!(out)
+    }
+
+    pub(crate) fn write(&self, out: &mut String, other_set: Option<&str>) -> Result<()> {
+        let splits: std::collections::BTreeSet<Split> = self.0.keys().map(|(s, _)| *s).collect();
+        let other = other_set.unwrap_or("none asked");
+        for split in splits {
+            writeln!(
+                out,
+                "blocks of {BUDGET} tokens, {} part: the evidence held and tokens used on the \
+                 questions whose answer is there, and the share of blocks that are not empty, \
+                 asked by the conversation (own), by another conversation of the part (as \
+                 written, and with its speakers' names replaced) and by another data set ({other})",
+                split.name()
+            )?;
+            writeln!(
+                out,
+                "{:<26} {:>9} {:>7} {:>7} {:>8} {:>8} {:>9}",
+                "setting", "evidence", "tokens", "own", "other", "renamed", "other set"
+            )?;
+            for ((_, _), (label, kinds)) in self.0.range((split, 0)..=(split, usize::MAX)) {
+                let get = |asked| kinds.get(&asked).cloned().unwrap_or_default();
+                let (own, n) = (get(Asked::Own), get(Asked::Own).questions.max(1) as f64);
+                let share = |asked| match kinds.get(&asked) {
+                    Some(s) => format!("{:.1}%", 100.0 * s.share_non_empty()),
+                    None => "-".to_owned(),
+                };
+                writeln!(
+                    out,
+                    "{label:<26} {:>9.3} {:>7.0} {:>7} {:>8} {:>8} {:>9}",
+                    own.evidence / n,
+                    own.tokens as f64 / n,
+                    share(Asked::Own),
+                    share(Asked::OtherConversation),
+                    share(Asked::Renamed),
+                    share(Asked::OtherSet)
+                )?;
+            }
+            writeln!(out)?;
+        }
+        Ok(())
+    }
+}
+
+/// Where each conversation's questions are asked when they are another conversation's: the
+/// next conversation of the same part (the first, after the last).
+pub(crate) fn hosts(samples: &[Sample]) -> Vec<usize> {
+    (0..samples.len())
+        .map(|i| {
+            let part: Vec<usize> =
+                (0..samples.len()).filter(|&j| samples[j].split == samples[i].split).collect();
+            let at = part.iter().position(|&j| j == i).expect("in its own part");
+            part[(at + 1) % part.len()]
+        })
+        .collect()
+}
+
+/// The people who speak in a conversation, in order of their first line (roles are not names).
+fn speakers(s: &Sample) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for t in &s.turns {
+        if t.speaker.parse::<epimem_core::Role>().is_err() && !seen.contains(&t.speaker.as_str()) {
+            seen.push(&t.speaker);
+        }
+    }
+    seen
+}
+
+/// `question` with the speakers of `from` named as those of `to`, first for first.
+pub(crate) fn renamed(question: &str, from: &Sample, to: &Sample) -> String {
+    let pairs: Vec<(&str, &str)> = speakers(from).into_iter().zip(speakers(to)).collect();
+    question
+        .split_inclusive(|c: char| !c.is_alphanumeric())
+        .map(|piece| {
+            let word = piece.trim_end_matches(|c: char| !c.is_alphanumeric());
+            match pairs.iter().find(|(name, _)| *name == word) {
+                Some((_, to)) => format!("{to}{}", &piece[word.len()..]),
+                None => piece.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// The questions of another data set that are asked in this one's conversations, in turn.
+pub(crate) fn foreign(samples: &[Sample]) -> Vec<String> {
+    samples
+        .iter()
+        .flat_map(|s| s.questions.iter())
+        .filter(|q| (1..=4).contains(&q.category))
+        .map(|q| q.question.clone())
+        .collect()
+}
+
+/// Asks `text` in `host`'s conversation under `rule`: the tokens of its block (0 when empty)
+/// and the block's quoted messages.
+pub(crate) fn block<S: Store>(
+    engine: &Engine<S>,
+    (tenant, host): (&str, &Sample),
+    text: &str,
+    rule: RelevanceConfig,
+) -> Result<(usize, Vec<u64>)> {
+    let scope = Scope::tenant(tenant).with_conversation(Some(host.id.clone()));
+    let at = host.turns.last().map(|t| t.timestamp);
+    let query =
+        RecallQuery { at, relevance: Some(rule), ..RecallQuery::new(scope, text.to_owned(), 1) };
+    let context = engine.recall_context(&query, BUDGET)?;
+    let quoted: Vec<u64> = context.turns.iter().map(|(_, seq)| *seq).collect();
+    Ok((if quoted.is_empty() { 0 } else { context.tokens }, quoted))
+}
+
+#[derive(Serialize)]
+struct DumpedLine<'a> {
+    seq: u64,
+    speaker: &'a str,
+    text: &'a str,
+    similarity: Option<f64>,
+    lexical: Option<f64>,
+    words: Option<f64>,
+    fused: f64,
+    score: f64,
+    /// Whether it is evidence of the question (own questions only).
+    evidence: bool,
+}
+
+#[derive(Serialize)]
+struct DumpedAsk<'a> {
+    asked: Asked,
+    /// What a line matching every weighed word would score (`lexical` is read against it).
+    lexical_ceiling: f64,
+    conversation: &'a str,
+    question: &'a str,
+    category: Option<u8>,
+    lines: Vec<DumpedLine<'a>>,
+}
+
+/// Writes the lines `text` recalls in `host`'s conversation, best first, with their scores.
+pub(crate) fn dump_lines<S: Store>(
+    out: &mut impl std::io::Write,
+    engine: &Engine<S>,
+    (tenant, host): (&str, &Sample),
+    asked: Asked,
+    text: &str,
+    question: Option<&Question>,
+) -> Result<()> {
+    let scope = Scope::tenant(tenant).with_conversation(Some(host.id.clone()));
+    let at = host.turns.last().map(|t| t.timestamp);
+    let query = RecallQuery { at, ..RecallQuery::new(scope, text.to_owned(), 30) };
+    let (hits, evidence) = engine.recall_messages_judged(&query)?;
+    let lines = hits
+        .iter()
+        .filter_map(|h| {
+            let turn = host.turns.get(usize::try_from(h.seq).ok()?.checked_sub(1)?)?;
+            let evidence = question.is_some_and(|q| q.evidence.contains(&turn.dia_id));
+            Some(DumpedLine {
+                seq: h.seq,
+                speaker: &turn.speaker,
+                text: &turn.text,
+                similarity: h.similarity,
+                lexical: h.lexical,
+                words: h.words,
+                fused: h.fused,
+                score: h.score,
+                evidence,
+            })
+        })
+        .collect();
+    let line = DumpedAsk {
+        asked,
+        lexical_ceiling: evidence.lexical_ceiling,
+        conversation: &host.id,
+        question: text,
+        category: question.map(|q| q.category),
+        lines,
+    };
+    writeln!(out, "{}", crate::output::json_line(&line))?;
+    Ok(())
+}
