@@ -106,11 +106,11 @@ try {
   await shot('edited');
 
   // A search: the episode comes first under its new title, found by its words, and the
-  // context block is as an agent would receive it. (That the new title's own words find it
+  // context block is as an agent would receive it (the lines that bear on the query). (That the new title's own words find it
   // is the engine's test: with the tests' hashed vectors, one rare word of a title can tie
   // with a vector match.)
   await page.getByRole('link', { name: 'Search' }).click();
-  await page.getByLabel('Query').fill(`${topic} getaway`);
+  await page.getByLabel('Query').fill(`${topic} castle`);
   await page.getByLabel('Context budget').selectOption('500');
   started = Date.now();
   await page.getByRole('button', { name: 'Recall' }).click();

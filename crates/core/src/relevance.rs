@@ -46,7 +46,7 @@ pub struct RelevanceConfig {
 
 impl Default for RelevanceConfig {
     fn default() -> Self {
-        Self { judge: true, min_share: 0.24, min_words: 0.9, stop_below: 0.5, at_least: 8 }
+        Self { judge: true, min_share: 0.16, min_words: 0.9, stop_below: 0.5, at_least: 8 }
     }
 }
 

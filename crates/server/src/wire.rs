@@ -294,7 +294,7 @@ pub struct RecallIn {
     #[serde(default)]
     pub fill: bool,
     /// With `budget`: the share of the query's weighed words a line must match to bear on
-    /// it (default `relevance.min_share`, 0.24); lower keeps more, higher leaves more empty.
+    /// it (default `relevance.min_share`, 0.16); lower keeps more, higher leaves more empty.
     #[serde(default)]
     pub min_share: Option<f64>,
 }

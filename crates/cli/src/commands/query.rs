@@ -105,7 +105,7 @@ pub(crate) struct RecallArgs {
     #[arg(long, requires = "budget", conflicts_with = "min_share")]
     fill: bool,
     /// With --budget: the share of the query's weighed words a line must match to bear on it
-    /// (0 to 1; default relevance.min_share, 0.24): lower keeps more, higher leaves more empty.
+    /// (0 to 1; default relevance.min_share, 0.16): lower keeps more, higher leaves more empty.
     #[arg(long, requires = "budget", value_name = "SHARE")]
     min_share: Option<f64>,
     /// One JSON object per line, best first (with --budget: one object with the context and

@@ -30,6 +30,17 @@ pub(crate) enum Asked {
     OtherSet,
 }
 
+impl Asked {
+    fn name(self) -> &'static str {
+        match self {
+            Asked::Own => "own",
+            Asked::OtherConversation => "other_conversation",
+            Asked::Renamed => "renamed",
+            Asked::OtherSet => "other_set",
+        }
+    }
+}
+
 /// Blocks of one part, setting and kind: how many, how many not empty, tokens used, and (own
 /// questions) the evidence they held.
 #[derive(Debug, Default, Clone, Serialize)]
@@ -77,11 +88,11 @@ pub(crate) fn curve(rule: RelevanceConfig) -> Vec<Setting> {
     vec![
         Setting { label: "fill the budget (before)", rule: RelevanceConfig::FILL },
         Setting { label: "the defaults", rule },
+        share("min_share 0.08", 0.08),
         share("min_share 0.12", 0.12),
-        share("min_share 0.16", 0.16),
         share("min_share 0.20", 0.20),
+        share("min_share 0.24", 0.24),
         share("min_share 0.28", 0.28),
-        share("min_share 0.32", 0.32),
         stop("stop_below 0 (no stop)", 0.0),
         stop("stop_below 0.3", 0.3),
         stop("stop_below 0.4", 0.4),
@@ -122,12 +133,16 @@ impl Blocks {
         sums.evidence += evidence;
     }
 
+    /// By part, the settings in the order asked: `{"tuning": [{"setting": …, "own": …}]}`.
     pub(crate) fn json(&self) -> serde_json::Value {
-        let mut out: BTreeMap<&str, BTreeMap<&str, BTreeMap<Asked, serde_json::Value>>> =
-            BTreeMap::new();
+        let mut out: BTreeMap<&str, Vec<serde_json::Value>> = BTreeMap::new();
         for ((split, _), (label, kinds)) in &self.0 {
-            let kinds = kinds.iter().map(|(asked, sums)| (*asked, sums.json())).collect();
-            out.entry(split.name()).or_default().insert(label, kinds);
+            let mut row = serde_json::Map::new();
+            row.insert("setting".into(), (*label).into());
+            for (asked, sums) in kinds {
+                row.insert(asked.name().into(), sums.json());
+            }
+            out.entry(split.name()).or_default().push(row.into());
         }
         serde_json::json!(out)
     }
@@ -258,6 +273,10 @@ struct DumpedAsk<'a> {
     asked: Asked,
     /// What a line matching every weighed word would score (`lexical` is read against it).
     lexical_ceiling: f64,
+    /// The query names people none of whom spoke in the scope.
+    names_absent: bool,
+    /// The query names something no line of the tenant holds.
+    unknown_names: bool,
     conversation: &'a str,
     question: &'a str,
     category: Option<u8>,
@@ -298,6 +317,8 @@ pub(crate) fn dump_lines<S: Store>(
     let line = DumpedAsk {
         asked,
         lexical_ceiling: evidence.lexical_ceiling,
+        names_absent: evidence.names_absent,
+        unknown_names: evidence.unknown_names,
         conversation: &host.id,
         question: text,
         category: question.map(|q| q.category),

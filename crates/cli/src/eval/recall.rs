@@ -319,14 +319,15 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             let host = &samples[hosts[at_sample]];
             let tenant = tenant_of(s);
             let renamed = negatives::renamed(&q.question, s, host);
-            let other = &foreign[asked_foreign % foreign.len().max(1)];
+            let other =
+                foreign.get(asked_foreign % foreign.len().max(1)).map_or("", String::as_str);
             asked_foreign += 1;
             let mut asks = vec![(negatives::Asked::Own, s, q.question.as_str())];
             if args.negatives.is_some() {
                 asks.extend([
                     (negatives::Asked::OtherConversation, host, q.question.as_str()),
                     (negatives::Asked::Renamed, host, renamed.as_str()),
-                    (negatives::Asked::OtherSet, s, other.as_str()),
+                    (negatives::Asked::OtherSet, s, other),
                 ]);
             }
             for (at_setting, setting) in settings.iter().enumerate() {

@@ -37,7 +37,10 @@ fn an_agents_findings_come_back_from_its_work_sessions() {
     let turns_at_10 = |of: &serde_json::Value| of["turn_recall_at_k"]["10"].as_f64().unwrap();
     assert!(turns_at_10(&run["overall"]) >= 0.9, "{run}");
     assert!(turns_at_10(&run["by_category"]["1"]) >= 0.9, "the agent's findings: {run}");
-    // A 1,000-token context block holds nearly all of it. What a prompt is told of earlier
+    // A 1,000-token context block holds most of it, in a quarter of the tokens: it takes only
+    // the lines that bear on the question (filled to its budget, it held 0.98 of the
+    // evidence in about 1,000 tokens; judged, 0.81-0.82 in about 240, and nothing for one
+    // question in ten, docs/benchmarks.md). What a prompt is told of earlier
     // work, chosen by shared keywords alone (the hook), holds more than half and rarely tells
     // of anything when the project never did that work; chosen by recall where words and
     // meaning agree (the server, MCP), it holds more (keywords: 0.59 and 0.70) and tells
@@ -45,7 +48,12 @@ fn an_agents_findings_come_back_from_its_work_sessions() {
     let context = &run["prompt_context"];
     for part in ["tuning", "test"] {
         let block = run["splits"][part]["overall"]["recall_at_budget"]["1000"].as_f64().unwrap();
-        assert!(block >= 0.95, "{part}: {run}");
+        assert!(block >= 0.75, "{part}: {run}");
+        let judged = &run["blocks"][part][0]["own"];
+        assert_eq!(run["blocks"][part][0]["setting"], "the defaults");
+        let (non_empty, tokens) =
+            (judged["non_empty"].as_f64().unwrap(), judged["mean_tokens"].as_f64().unwrap());
+        assert!(non_empty >= 0.85 && tokens < 400.0, "{part}: {judged}");
         let [keywords, recall] = ["keywords", "recall"]
             .map(|by| &context[by][part])
             .map(|of| (of["held"].as_f64().unwrap(), of["told_elsewhere"].as_f64().unwrap()));
