@@ -2,12 +2,12 @@
 
 use std::collections::HashMap;
 
-use epimem_core::{ConversationKey, NewMessage, QueueSnapshot, Timestamp};
+use epimem_core::{ConversationKey, Message, NewMessage, QueueSnapshot, Scope, Timestamp};
 use epimem_store::{PushOutcome, PushedMessage, encoding::with_given_time};
 
 use crate::{
     Failure, Tx,
-    rows::{int, uint},
+    rows::{MESSAGE_COLUMNS, int, message, uint},
 };
 
 struct Touched {
@@ -206,4 +206,45 @@ pub(crate) fn pending_queues(
         out.push((key, snapshot(tx, row.get(0))?));
     }
     Ok(out)
+}
+
+/// The messages of `scope` after their conversation's watermark, newest first.
+pub(crate) fn pending_messages(
+    tx: &mut Tx<'_>,
+    scope: &Scope,
+    limit: usize,
+) -> Result<Vec<(ConversationKey, Message)>, Failure> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = tx.query(
+        &format!(
+            "SELECT {}, c.external_id FROM conversations c
+             JOIN messages m ON m.conversation_id = c.id AND m.seq > c.watermark
+             WHERE c.tenant = $1 AND c.last_seq > c.watermark
+               AND ($2::text IS NULL OR c.external_id = $2) AND ($3::text IS NULL OR c.user_id = $3)
+               AND ($4::text IS NULL OR c.agent_id = $4)
+               AND ($5::bigint IS NULL OR m.ts >= $5) AND ($6::bigint IS NULL OR m.ts <= $6)
+             ORDER BY m.ts DESC, c.id, m.seq DESC LIMIT $7",
+            prefixed("m", MESSAGE_COLUMNS)
+        ),
+        &[
+            &scope.tenant,
+            &scope.conversation,
+            &scope.user,
+            &scope.agent,
+            &scope.since.map(Timestamp::millis),
+            &scope.until.map(Timestamp::millis),
+            &limit,
+        ],
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let conversation: String = row.get(8);
+        out.push((ConversationKey::new(scope.tenant.clone(), conversation), message(row)?));
+    }
+    Ok(out)
+}
+
+/// `columns` (a comma-separated list) each prefixed with `alias.`.
+fn prefixed(alias: &str, columns: &str) -> String {
+    columns.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
 }

@@ -1,8 +1,8 @@
 //! The storage port on PostgreSQL: each operation one transaction (see `connection.rs`).
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, NewMessage,
-    QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, Message,
+    NewMessage, QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
@@ -22,6 +22,14 @@ const INDEXED_PER_QUERY: usize = 500;
 impl Store for PostgresStore {
     fn out_of_space(&self) -> Option<String> {
         self.space.get()
+    }
+
+    fn pending_messages(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ConversationKey, Message)>, StoreError> {
+        self.read(|tx| ingest::pending_messages(tx, scope, limit))
     }
 
     fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError> {

@@ -2,11 +2,14 @@
 
 use std::collections::HashMap;
 
-use epimem_core::{ConversationKey, NewMessage, QueueSnapshot, Timestamp};
+use epimem_core::{ConversationKey, Message, NewMessage, QueueSnapshot, Scope, Timestamp};
 use epimem_store::{PushOutcome, PushedMessage, StoreError, encoding::with_given_time};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use crate::map_err;
+use crate::{
+    map_err,
+    rows::{MESSAGE_COLUMNS, message},
+};
 
 struct Touched {
     id: i64,
@@ -173,4 +176,44 @@ pub(crate) fn pending_queues(
     rows.into_iter()
         .map(|(id, t, c)| Ok((ConversationKey::new(t, c), snapshot(conn, id)?)))
         .collect()
+}
+
+/// The messages of `scope` after their conversation's watermark, newest first.
+pub(crate) fn pending_messages(
+    conn: &Connection,
+    scope: &Scope,
+    limit: usize,
+) -> Result<Vec<(ConversationKey, Message)>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {MESSAGE_COLUMNS}, c.external_id FROM conversations c
+             JOIN messages m ON m.conversation_id = c.id AND m.seq > c.watermark
+             WHERE c.tenant = ?1 AND c.last_seq > c.watermark
+               AND (?2 IS NULL OR c.external_id = ?2) AND (?3 IS NULL OR c.user_id = ?3)
+               AND (?4 IS NULL OR c.agent_id = ?4)
+               AND (?5 IS NULL OR m.ts >= ?5) AND (?6 IS NULL OR m.ts <= ?6)
+             ORDER BY m.ts DESC, c.id, m.seq DESC LIMIT ?7"
+        ))
+        .map_err(map_err)?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt
+        .query_map(
+            params![
+                scope.tenant,
+                scope.conversation,
+                scope.user,
+                scope.agent,
+                scope.since.map(Timestamp::millis),
+                scope.until.map(Timestamp::millis),
+                limit
+            ],
+            |row| Ok((row.get::<_, String>(8)?, message(row)?)),
+        )
+        .map_err(map_err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (conversation, message) = row.map_err(map_err)?;
+        out.push((ConversationKey::new(scope.tenant.clone(), conversation), message?));
+    }
+    Ok(out)
 }

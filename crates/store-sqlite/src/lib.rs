@@ -26,8 +26,8 @@ mod vectors;
 use std::{path::Path, sync::Mutex, time::Duration};
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, NewMessage,
-    QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, Message,
+    NewMessage, QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 use epimem_store::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
@@ -237,6 +237,14 @@ impl Store for SqliteStore {
         context: usize,
     ) -> Result<SegmentationBatch, StoreError> {
         self.read(|tx| segmentation::batch(tx, conversation, upto_seq, context))
+    }
+
+    fn pending_messages(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ConversationKey, Message)>, StoreError> {
+        self.read(|conn| ingest::pending_messages(conn, scope, limit))
     }
 
     fn commit_segmentation(&self, commit: &SegmentationCommit) -> Result<(), StoreError> {

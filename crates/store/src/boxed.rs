@@ -2,8 +2,8 @@
 //! `postgres://` URL) holds a `Box<dyn Store>` and hands it to the engine like any other.
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, NewMessage, QueueSnapshot,
-    Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
+    ConversationKey, Episode, EpisodeId, Job, JobId, LlmStage, LlmUsage, Message, NewMessage,
+    QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 
 use crate::{
@@ -19,6 +19,14 @@ impl<S: Store + ?Sized> Store for Box<S> {
 
     fn out_of_space(&self) -> Option<String> {
         (**self).out_of_space()
+    }
+
+    fn pending_messages(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ConversationKey, Message)>, StoreError> {
+        (**self).pending_messages(scope, limit)
     }
 
     fn queue(&self, conversation: &ConversationKey) -> Result<Option<QueueSnapshot>, StoreError> {

@@ -26,8 +26,8 @@ pub use types::{
 };
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, NewMessage,
-    QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, Job, JobId, LlmStage, LlmUsage, Message,
+    NewMessage, QueueSnapshot, Scope, TimelineNode, Timestamp, TocLevel, TocNode, Trigger,
 };
 
 /// Whose jobs a claim takes ([`Store::claim_job_of`]).
@@ -85,6 +85,15 @@ pub trait Store: Send + Sync {
         now: Timestamp,
         fence_ttl_ms: i64,
     ) -> Result<Option<JobId>, StoreError>;
+
+    /// The messages of `scope` not yet in an episode (after each conversation's watermark: its
+    /// open tail), newest first, at most `limit`, each with its conversation. Recall searches
+    /// them beside the episodes, so a message is found as soon as it is stored.
+    fn pending_messages(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ConversationKey, Message)>, StoreError>;
 
     /// The pending messages up to `upto_seq`, and up to `context` messages just before them.
     fn segmentation_batch(

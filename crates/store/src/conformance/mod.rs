@@ -39,6 +39,7 @@ macro_rules! conformance_tests {
             push_assigns_gap_free_sequences_and_skips_duplicates,
             push_reports_each_conversation,
             conversation_time_only_moves_forward,
+            the_open_tail_is_every_message_not_yet_in_an_episode,
             fences_are_exclusive_until_released_or_stale,
             commit_advances_watermark_and_retires_job,
             commit_without_the_fence_changes_nothing,
@@ -247,6 +248,38 @@ pub fn conversation_time_only_moves_forward(store: &dyn Store) {
     // Each conversation has its own time.
     let early = store.push_messages(&[message(&other, 1, "early")]).unwrap();
     assert_eq!(early[0].queue.newest, Some(Timestamp(T0 + 60_000)));
+}
+
+pub fn the_open_tail_is_every_message_not_yet_in_an_episode(store: &dyn Store) {
+    let (a, b, other) = (key("t", "a"), key("t", "b"), key("u", "a"));
+    push_n(store, &a, 5);
+    push_n(store, &b, 2);
+    push_n(store, &other, 3);
+    let tail = |scope: &Scope, limit| -> Vec<(String, u64)> {
+        let found = store.pending_messages(scope, limit).unwrap();
+        found.into_iter().map(|(c, m)| (c.conversation, m.seq)).collect()
+    };
+    let all = tail(&Scope::tenant("t"), 100);
+    assert_eq!(all.len(), 7, "{all:?}");
+    assert_eq!(all[0], ("a".to_owned(), 5), "newest first: {all:?}");
+    assert!(all.iter().all(|(c, _)| c == "a" || c == "b"), "another tenant's: {all:?}");
+    assert_eq!(tail(&Scope::tenant("t"), 3).len(), 3);
+    let only_b = Scope::tenant("t").with_conversation(Some("b".into()));
+    assert_eq!(tail(&only_b, 100), [("b".to_owned(), 2), ("b".to_owned(), 1)]);
+    let since = Scope { since: Some(Timestamp(T0 + 4 * 60_000)), ..Scope::tenant("t") };
+    assert_eq!(tail(&since, 100), [("a".to_owned(), 5), ("a".to_owned(), 4)]);
+    // Closed into an episode, a message leaves the tail.
+    segment(store, &a, 3, vec![episode(&a, 1, 3, "Gardening", "")]);
+    let left: Vec<u64> = tail(&Scope::tenant("t").with_conversation(Some("a".into())), 100)
+        .into_iter()
+        .map(|t| t.1)
+        .collect();
+    assert_eq!(left, [5, 4]);
+    let (_, m) = store.pending_messages(&only_b, 1).unwrap().remove(0);
+    assert_eq!(
+        (m.content.as_str(), m.speaker.as_deref()),
+        ("message number 2 about gardening", None)
+    );
 }
 
 pub fn batches_carry_context(store: &dyn Store) {
