@@ -11,6 +11,22 @@ use crate::{BoundaryReason, ConversationKey, Timestamp};
 #[serde(transparent)]
 pub struct EpisodeId(pub String);
 
+/// What the open tail's ids start with: no episode id does (`ep_…`).
+const OPEN_TAIL: &str = "tail:";
+
+impl EpisodeId {
+    /// The id recall gives the open tail of `conversation`: its messages not yet closed into
+    /// an episode, searched and quoted beside the episodes.
+    pub fn open_tail(conversation: &crate::ConversationKey) -> Self {
+        Self(format!("{OPEN_TAIL}{}", conversation.conversation))
+    }
+
+    /// Whether this is an open tail's id rather than an episode's.
+    pub fn is_open_tail(&self) -> bool {
+        self.0.starts_with(OPEN_TAIL)
+    }
+}
+
 impl fmt::Display for EpisodeId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

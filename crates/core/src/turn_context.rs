@@ -77,7 +77,10 @@ fn surely_too_long(m: &Message, left: usize) -> bool {
 /// quotes several. Its (extractive) title would only repeat words of the lines below it.
 fn turn_heading(e: &Episode, with_conversation: bool) -> String {
     let when = e.start.to_datetime().format("%Y-%m-%d %H:%M");
-    if with_conversation {
+    if e.id.is_open_tail() {
+        // Messages not yet closed into an episode: said how new they are.
+        format!("## {when} · {} · not yet an episode\n", e.conversation.conversation)
+    } else if with_conversation {
         format!("## {when} · {}\n", e.conversation.conversation)
     } else {
         format!("## {when}\n")

@@ -73,15 +73,26 @@ impl<S: Store> Engine<S> {
     ) -> Result<Vec<RecalledContext>, EngineError> {
         let largest = budgets.iter().copied().max().unwrap_or(0);
         let limit = self.config.ranking.turn_candidates.max(query.limit);
-        let (mut hits, at, evidence) =
-            self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
-        let judged = self.judged(query, &hits, &evidence);
+        let ranked = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
+        let (mut hits, at) = (ranked.hits, ranked.moment);
+        let judged = self.judged(query, &hits, &ranked.evidence);
         hits.truncate(judged.lines());
         // Episodes are read from the store until the turns gathered surely overfill the
         // largest budget; later turns of the episodes read still come along, since a block
         // skips a turn that does not fit and takes a shorter one after it (under a heading it
         // already has, a line costs little).
         let mut details: HashMap<EpisodeId, EpisodeDetail> = HashMap::new();
+        // The open tails' lines are quoted from the tail the ranking read, as episodes of
+        // their own.
+        for hit in &hits {
+            if !hit.episode.is_open_tail() || details.contains_key(&hit.episode) {
+                continue;
+            }
+            if let Some((episode, messages)) = ranked.tail.episode(&hit.episode) {
+                let context = Vec::new();
+                details.insert(hit.episode.clone(), EpisodeDetail { episode, context, messages });
+            }
+        }
         // Episodes a store read found missing: forgotten by another process since indexed.
         let mut missing: HashSet<EpisodeId> = HashSet::new();
         // (episode, index of the message in its detail), best first.
@@ -117,6 +128,22 @@ impl<S: Store> Engine<S> {
                 chosen.push((hit.episode.clone(), i));
             }
         }
+        // A line closed into an episode while the recall ran is in both: quoted once, from
+        // its episode.
+        let closed: Vec<&epimem_core::Episode> = details
+            .values()
+            .map(|d| &d.episode)
+            .filter(|e| !e.id.is_open_tail() && admitted.contains(&e.id))
+            .collect();
+        chosen.retain(|(id, i)| {
+            let detail = &details[id];
+            let seq = detail.messages[*i].seq;
+            !id.is_open_tail()
+                || !closed.iter().any(|e| {
+                    e.conversation == detail.episode.conversation
+                        && (e.first_seq..=e.last_seq).contains(&seq)
+                })
+        });
         let items: Vec<TurnItem<'_>> = chosen
             .iter()
             .map(|(id, i)| {
@@ -142,8 +169,13 @@ impl<S: Store> Engine<S> {
             })
             .collect();
         if let Some(widest) = budgets.iter().position(|&b| b == largest).map(|i| &blocks[i]) {
-            let quoted: Vec<&epimem_core::Episode> =
-                widest.episodes.iter().map(|id| &details[id].episode).collect();
+            // What was just said is no memory to review yet.
+            let quoted: Vec<&epimem_core::Episode> = widest
+                .episodes
+                .iter()
+                .filter(|id| !id.is_open_tail())
+                .map(|id| &details[id].episode)
+                .collect();
             self.record_review_of(query, &quoted, at)?;
         }
         Ok(blocks)
@@ -172,8 +204,8 @@ impl<S: Store> Engine<S> {
             return Ok(true);
         }
         let limit = self.config.ranking.turn_candidates.max(query.limit);
-        let (hits, _, evidence) = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
-        Ok(self.judged(query, &hits, &evidence) != Judgement::Nothing)
+        let ranked = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
+        Ok(self.judged(query, &ranked.hits, &ranked.evidence) != Judgement::Nothing)
     }
 
     /// The episodes that best answer `query`, as many as fit in `budget` tokens, each as its

@@ -15,6 +15,7 @@ mod process;
 mod recall;
 mod review;
 mod segmentation;
+mod tail;
 mod timeline;
 mod wakeup;
 mod work;
@@ -135,6 +136,8 @@ pub struct Engine<S> {
     /// How often the owner's refresh checks the indexes' files (none: never after open).
     verify_every: Option<std::time::Duration>,
     next_verify: std::sync::Mutex<Option<std::time::Instant>>,
+    /// Vectors of the open tail this process embedded for recalls.
+    tail_vectors: tail::TailVectors,
     /// Where to crash, in a fault-injection test.
     crash: crash::Crash,
     /// Jobs that failed here and whose failure the store could not take yet (a full disk),
@@ -180,6 +183,7 @@ impl<S: Store> Engine<S> {
             repair_log: None,
             verify_every: None,
             next_verify: Default::default(),
+            tail_vectors: Default::default(),
             crash: Default::default(),
             unrecorded: Default::default(),
         }

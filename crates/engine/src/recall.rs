@@ -50,6 +50,17 @@ impl RecallQuery {
     }
 }
 
+/// What turn-level ranking found, and what quoting it needs.
+pub(crate) struct RankedLines {
+    pub(crate) hits: Vec<MessageHit>,
+    /// The moment memory strength was judged at.
+    pub(crate) moment: Timestamp,
+    /// What the index told of the query as a whole.
+    pub(crate) evidence: QueryEvidence,
+    /// The open tail searched (its lines' hits quote from it).
+    pub(crate) tail: crate::tail::OpenTail,
+}
+
 /// One recalled episode and why it came back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecallHit {
@@ -203,7 +214,7 @@ impl<S: Store> Engine<S> {
     /// their episode answers and by a date the query names, lent to the turns around them,
     /// weighed by who wrote them). Best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
-        self.rank_messages(query).map(|(hits, ..)| hits)
+        self.rank_messages(query).map(|ranked| ranked.hits)
     }
 
     /// [`Engine::recall_messages`], with what the index told of the query as a whole (what
@@ -212,19 +223,20 @@ impl<S: Store> Engine<S> {
         &self,
         query: &RecallQuery,
     ) -> Result<(Vec<MessageHit>, QueryEvidence), EngineError> {
-        self.rank_messages(query).map(|(hits, _, evidence)| (hits, evidence))
+        self.rank_messages(query).map(|ranked| (ranked.hits, ranked.evidence))
     }
 
-    /// [`Engine::recall_messages`], the moment memory strength was judged at, and what the
-    /// index told of the query as a whole.
-    pub(crate) fn rank_messages(
-        &self,
-        query: &RecallQuery,
-    ) -> Result<(Vec<MessageHit>, Timestamp, QueryEvidence), EngineError> {
+    /// Turn-level ranking, of the episodes' lines and of the open tail's (messages not yet
+    /// in an episode: a hit among them has `EpisodeId::open_tail` for its episode).
+    pub(crate) fn rank_messages(&self, query: &RecallQuery) -> Result<RankedLines, EngineError> {
         if query.text.trim().is_empty() {
             return Err(EngineError::Invalid("the recall query is empty".into()));
         }
         let config = &self.config.ranking;
+        // Read before the index catches up: a message closed meanwhile is then found in the
+        // tail, or in its episode, or in both (told once), never in neither.
+        let tail = self.open_tail(&query.scope)?;
+        let lines = tail.lines();
         self.index_for_recall(&query.scope.tenant)?;
         let q = self.embed_synced(query)?;
         let moment = self.recall_moment(query)?;
@@ -242,6 +254,7 @@ impl<S: Store> Engine<S> {
                     reach: config.neighbor_weights.len(),
                     max_gap_ms: (config.neighbor_max_gap_minutes * 60_000.0) as i64,
                     weighed: &weighed,
+                    tail: &lines,
                 },
                 words.as_ref().map(|w| w as &dyn WordVectors),
             )
@@ -252,7 +265,11 @@ impl<S: Store> Engine<S> {
             .iter()
             .map(|e| EpisodeState {
                 dated: self.date_match(query, (e.start, e.end)),
-                strength: self.memory.recall_weight(self.memory.retrievability(&e.fsrs, moment)),
+                // What was just said is as strong as a memory gets.
+                strength: match e.id.is_open_tail() {
+                    true => self.memory.recall_weight(1.0),
+                    false => self.memory.recall_weight(self.memory.retrievability(&e.fsrs, moment)),
+                },
             })
             .collect();
         let hits = rank_turns(&table, &states, config)
@@ -277,7 +294,8 @@ impl<S: Store> Engine<S> {
                 && !table.lines.values().any(|line| line.by_named_author),
             unknown_names: table.unknown_names > 0,
         };
-        Ok((hits, moment, evidence))
+        drop(lines);
+        Ok(RankedLines { hits, moment, evidence, tail })
     }
 
     /// A query with no word to search for is an error only when there are no vectors to fall

@@ -165,7 +165,7 @@ impl TenantIndex {
         let episodes: Vec<_> = table.items().iter().map(|&s| self.parts.table.indexed(s)).collect();
         let adjacent =
             (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
-        Ok(TurnTable {
+        let mut table = TurnTable {
             searched_words,
             episodes,
             adjacent,
@@ -176,8 +176,16 @@ impl TenantIndex {
             lines,
             lexical_ceiling: self.lexical_ceiling(q.weighed)?,
             named_authors: named.len(),
-            unknown_names: self.unknown_names(q.weighed)?,
-        })
+            unknown_names: self.unknown_names(q.weighed, q.tail)?,
+        };
+        if !q.tail.is_empty() {
+            let texts: Vec<(&str, &str)> = q.tail.iter().map(|l| (l.author, l.content)).collect();
+            let scores = self.score_outside(q.text, q.weighed, &texts)?;
+            let named = self.name_words_in(q.text);
+            table.lexical_ceiling = scores.ceiling;
+            epimem_search::add_tail(&mut table, q.tail, &scores.lexical, q.vector, &named, q.reach);
+        }
+        Ok(table)
     }
 
     /// The turn `offset` messages from `(slot, seq)` in its conversation: across episode edges

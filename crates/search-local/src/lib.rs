@@ -459,6 +459,7 @@ mod tests {
                     reach: 1,
                     max_gap_ms: 0,
                     weighed: "tomato seedlings",
+                    tail: &[],
                 };
                 let turns = search.turns(&query, Some(&OneAxis)).map(|t| t.turns.len());
                 answer.send((episodes, turns)).unwrap();

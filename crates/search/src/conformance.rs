@@ -9,7 +9,7 @@ use epimem_core::{
     Role, Scope, Timestamp, TurnKey, TurnTable,
 };
 
-use crate::{EpisodeQuery, IndexedEpisode, IndexedLine, Search, TurnQuery, Update};
+use crate::{EpisodeQuery, IndexedEpisode, IndexedLine, Search, TailLine, TurnQuery, Update};
 
 /// Expands to one test per conformance case; `$make` builds a fresh, empty index fixture.
 #[macro_export]
@@ -29,7 +29,8 @@ macro_rules! conformance_tests {
             a_query_without_words_searches_none,
             a_languages_function_words_find_nothing,
             a_restated_episode_carries_its_new_memory_strength_and_story,
-            a_turn_table_tells_how_much_of_the_query_a_line_can_match
+            a_turn_table_tells_how_much_of_the_query_a_line_can_match,
+            the_open_tail_is_searched_with_the_lines
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -152,6 +153,7 @@ fn turns(index: &dyn Search, scope: &Scope, text: &str, vector: usize) -> TurnTa
         reach: 1,
         max_gap_ms: 30 * MIN,
         weighed: text,
+        tail: &[],
     };
     index.turns(&query, None).unwrap()
 }
@@ -470,4 +472,56 @@ pub fn a_turn_table_tells_how_much_of_the_query_a_line_can_match(index: &dyn Sea
     let named = turns(index, &scope, "What did Ana say about Flask and Friday?", 0);
     assert_eq!((named.named_authors, named.unknown_names), (1, 1), "Ana spoke; Flask is unheard");
     assert!(turns(index, &scope, "zzz", 0).lexical_ceiling > 0.0, "an unheard word weighs too");
+}
+
+pub fn the_open_tail_is_searched_with_the_lines(index: &dyn Search) {
+    use std::ops::Not;
+    let conversation = ConversationKey::new("t", "new");
+    let v = axis(3);
+    let line = |seq: u64, content: &'static str| TailLine {
+        conversation: &conversation,
+        seq,
+        role: Role::User,
+        author: "Ben",
+        content,
+        at: Timestamp(T0 + seq as i64 * MIN),
+        vector: Some(&v),
+    };
+    let tail = [line(1, "My dentist appointment is on Friday"), line(2, "Flask is pinned at 3.0")];
+    let ask = |text: &str| {
+        let v = axis(0);
+        let query = TurnQuery {
+            scope: &Scope::tenant("t"),
+            text,
+            vector: Some(&v),
+            candidates: 20,
+            episode_context: true,
+            word_match: false,
+            reach: 1,
+            max_gap_ms: 30 * MIN,
+            weighed: text,
+            tail: &tail,
+        };
+        index.turns(&query, None).unwrap()
+    };
+    let share = |table: &TurnTable, id: &str, seq: u64| {
+        let episode = table.episodes.iter().position(|e| e.id.0 == id).expect("found") as u32;
+        let turn = table.turns.iter().find(|t| t.turn == TurnKey { episode, seq }).expect("a turn");
+        turn.lexical.expect("matched by words").score / table.lexical_ceiling
+    };
+    // With nothing indexed, the tail is all there is, and read on its own scale.
+    let alone = ask("When is my dentist appointment?");
+    let first = share(&alone, "tail:new", 1);
+    assert!((0.3..=1.0).contains(&first), "a tail line holding every word: {first}");
+    assert!(alone.lines[&TurnKey { episode: 0, seq: 1 }].by_machine.not(), "Ben is a person");
+    // A name only the tail holds is no unheard name.
+    assert_eq!(ask("Which version of Flask did we pin?").unknown_names, 0);
+    // Beside an indexed line holding the same words, the tail line weighs about alike (the
+    // indexed line keeps the index's own statistics, in which the tail's words are not).
+    let indexed =
+        told("t", "c", 1, 0, &[(Role::User, "Ana", "My dentist appointment is on Friday", 0)]);
+    add(index, "t", &[&indexed], Some(1));
+    let both = ask("When is my dentist appointment?");
+    let (old, new) = (share(&both, "t/c/1", 1), share(&both, "tail:new", 1));
+    assert!(old >= 0.3 && new >= 0.3 && new < 1.5 * old, "indexed {old} against tail {new}");
 }

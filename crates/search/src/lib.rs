@@ -12,8 +12,13 @@
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod seen;
+mod tail;
 
 pub use seen::Seen;
+pub use tail::{
+    BM25_B, BM25_K1, HeldWords, LineWords, TailLine, TailScores, add_tail, proper_nouns_beyond,
+    score_tail,
+};
 
 use std::fmt;
 
@@ -206,6 +211,9 @@ pub struct TurnQuery<'a> {
     /// The words of the query a line's relevance is weighed against (the query less a date it
     /// names, which no line's words say): `TurnTable::lexical_ceiling` is computed from them.
     pub weighed: &'a str,
+    /// Messages not yet in an episode, searched beside the index's lines (`add_tail`): the
+    /// index scores their words as its own and puts them among its candidates.
+    pub tail: &'a [TailLine<'a>],
 }
 
 /// Word vectors for soft word matching, from the embedder the caller holds.

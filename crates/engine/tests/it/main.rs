@@ -9,6 +9,7 @@ mod index_upkeep;
 mod jobs;
 mod lexical;
 mod model;
+mod open_tail;
 mod recall;
 mod relevance;
 mod review;

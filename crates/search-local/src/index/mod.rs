@@ -181,9 +181,36 @@ impl TenantIndex {
         self.messages.ceiling(query).map_err(index_error)
     }
 
-    /// How many of the proper nouns of `query` no line holds and no author is called.
-    pub(crate) fn unknown_names(&self, query: &str) -> Result<usize, SearchError> {
-        self.messages.never_held(&epimem_core::proper_nouns(query)).map_err(index_error)
+    /// The open tail's lines scored as this index's own (`Bm25::score_outside`).
+    pub(crate) fn score_outside(
+        &self,
+        query: &str,
+        weighed: &str,
+        texts: &[(&str, &str)],
+    ) -> Result<epimem_search::TailScores, SearchError> {
+        self.messages.score_outside(query, weighed, texts).map_err(index_error)
+    }
+
+    /// The words of `query` that name an author, in lower case.
+    pub(crate) fn name_words_in(&self, query: &str) -> Vec<String> {
+        let mut words: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .map(str::to_lowercase)
+            .filter(|w| self.parts.names.contains_key(w))
+            .collect();
+        words.dedup();
+        words
+    }
+
+    /// How many of the proper nouns of `query` no line holds (neither this index's nor one of
+    /// `tail`) and no author is called.
+    pub(crate) fn unknown_names(
+        &self,
+        query: &str,
+        tail: &[epimem_search::TailLine<'_>],
+    ) -> Result<usize, SearchError> {
+        let words = epimem_search::proper_nouns_beyond(query, tail);
+        self.messages.never_held(&words).map_err(index_error)
     }
 
     /// BM25 over single messages. `None` if the query has no word to search for.

@@ -8,6 +8,7 @@ use std::{
 };
 
 use epimem_core::{Episode, Scope, Stopwords};
+use epimem_search::{BM25_K1, HeldWords, LineWords, TailScores, score_tail};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
     collector::TopDocs,
@@ -37,8 +38,6 @@ const SUMMARY_BOOST: f32 = 0.3;
 /// the named person's own lines come first among lines that match equally well otherwise
 /// (on LoCoMo, turn R@10 0.583 without, 0.613 at 1, 0.663 at 8, 0.658 at 100).
 const NAME_SCORE: f32 = 8.0;
-/// BM25's term-frequency saturation, as tantivy scores (its `K1`).
-const BM25_K1: f64 = 1.2;
 /// Bytes the writer buffers before it flushes a segment (tantivy's minimum is 15 MB).
 const WRITER_BUDGET: usize = 20_000_000;
 const ANALYZER: &str = "epimem";
@@ -182,6 +181,47 @@ impl Bm25 {
             ceiling += idf * (1.0 + BM25_K1);
         }
         Ok(ceiling)
+    }
+
+    /// The open tail's lines (an author and a text each) scored for `query` as if this index
+    /// held them too, and the ceiling over `weighed` (`epimem_search::score_tail`): its
+    /// statistics, its analyzer. How the tail, which no index holds, is scored.
+    pub(crate) fn score_outside(
+        &self,
+        query: &str,
+        weighed: &str,
+        texts: &[(&str, &str)],
+    ) -> tantivy::Result<TailScores> {
+        let searcher = self.shared.reader.searcher();
+        let (terms, names) = self.query_terms(query, &searcher)?;
+        let (ceiling_terms, ceiling_names) = self.query_terms(weighed, &searcher)?;
+        let mut index = HeldWords { lines: searcher.num_docs(), ..HeldWords::default() };
+        for segment in searcher.segment_readers() {
+            index.tokens += segment.inverted_index(self.fields.body)?.total_num_tokens();
+        }
+        for term in terms.iter().chain(&ceiling_terms) {
+            let held = searcher.doc_freq(&Term::from_field_text(self.fields.body, term))?;
+            index.held.insert(term.clone(), held);
+        }
+        let mut analyzer = self.shared.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
+        let lines: Vec<LineWords> = texts
+            .iter()
+            .map(|(author, content)| {
+                let mut line = LineWords {
+                    named: epimem_core::name_words(author).iter().any(|w| names.contains(w)),
+                    ..LineWords::default()
+                };
+                let text = format!("{author}: {content}");
+                let mut stream = analyzer.token_stream(&text);
+                while let Some(token) = stream.next() {
+                    line.length += 1;
+                    *line.counts.entry(token.text.clone()).or_default() += 1;
+                }
+                line
+            })
+            .collect();
+        let name_score = f64::from(NAME_SCORE);
+        Ok(score_tail(&index, &terms, &ceiling_terms, ceiling_names.len(), &lines, name_score))
     }
 
     /// How many of `words` (lower case) no document holds and no author is called.

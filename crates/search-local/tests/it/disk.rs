@@ -92,6 +92,7 @@ fn turn_query<'a>(scope: &'a Scope, text: &'a str, vector: &'a [f32]) -> TurnQue
         reach: 2,
         max_gap_ms: 1_800_000,
         weighed: text,
+        tail: &[],
     }
 }
 

@@ -10,6 +10,8 @@
 //! and their total length), so a query reads them instead of counting, and no tenant's words
 //! move another's scores.
 
+use epimem_search::{HeldWords, LineWords, TailScores, score_tail};
+
 use super::{ScopeFilter, text::CONFIG};
 use crate::connection::{Failure, Tx};
 
@@ -18,8 +20,8 @@ use crate::connection::{Failure, Tx};
 /// index adds the same to its BM25).
 pub(super) const NAME_SCORE: f64 = 8.0;
 
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
+/// BM25's parameters, as the embedded index scores.
+use epimem_search::{BM25_B as B, BM25_K1 as K1};
 
 /// The rows searched: lines, or whole episodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +177,81 @@ pub(super) fn ceiling(
         })
         .sum();
     Ok(words + NAME_SCORE * named as f64)
+}
+
+/// The open tail's lines (an author and a text each) scored for `query` (a tsquery source
+/// and the authors it names) as if line rows of the tenant, and the ceiling over `weighed`
+/// (its tsquery source and how many authors it names): `epimem_search::score_tail` over the
+/// tenant's statistics and stemming. How the tail, in no table, is scored.
+pub(super) fn score_outside(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    query: Option<(&str, &[String])>,
+    weighed: Option<(&str, usize)>,
+    texts: &[(&str, &str)],
+) -> Result<TailScores, Failure> {
+    let kind_name = Kind::Line.name();
+    let stats = tx.query_opt(
+        "SELECT rows, tokens FROM search_stats WHERE tenant = $1 AND kind = $2",
+        &[&tenant, &kind_name],
+    )?;
+    let (rows, tokens) = stats.map_or((0, 0.0), |r| (r.get::<_, i64>(0), r.get::<_, f64>(1)));
+    let mut index =
+        HeldWords { lines: rows.max(0) as u64, tokens: tokens as u64, ..Default::default() };
+    let lexemes = |tx: &mut Tx<'_>, source: &str| -> Result<Vec<String>, Failure> {
+        let found = tx.query(
+            &format!(
+                "SELECT DISTINCT l FROM \
+                 unnest(tsvector_to_array(to_tsvector('{CONFIG}', replace($1, '|', ' ')))) l"
+            ),
+            &[&source],
+        )?;
+        Ok(found.iter().map(|r| r.get(0)).collect())
+    };
+    let query_words = match query {
+        Some((source, _)) => lexemes(tx, source)?,
+        None => Vec::new(),
+    };
+    let ceiling_words = match weighed {
+        Some((source, _)) => lexemes(tx, source)?,
+        None => Vec::new(),
+    };
+    let asked: Vec<&String> = query_words.iter().chain(&ceiling_words).collect();
+    let held = tx.query(
+        "SELECT lexeme, rows FROM search_terms \
+         WHERE tenant = $1 AND kind = $2 AND lexeme = ANY($3)",
+        &[&tenant, &kind_name, &asked],
+    )?;
+    for row in &held {
+        index.held.insert(row.get(0), row.get::<_, i64>(1).max(0) as u64);
+    }
+    let named = query.map_or(&[][..], |(_, named)| named);
+    let mut lines: Vec<LineWords> = texts
+        .iter()
+        .map(|(author, _)| LineWords {
+            named: named.iter().any(|n| n == author),
+            ..LineWords::default()
+        })
+        .collect();
+    let sources: Vec<String> = texts.iter().map(|(a, c)| super::text::line_text(a, c)).collect();
+    let found = tx.query(
+        &format!(
+            "SELECT t.i, u.lexeme, cardinality(u.positions)::bigint \
+             FROM unnest($1::text[]) WITH ORDINALITY t(line, i), \
+             LATERAL unnest(to_tsvector('{CONFIG}', t.line)) u"
+        ),
+        &[&sources],
+    )?;
+    for row in &found {
+        let at = usize::try_from(row.get::<_, i64>(0) - 1).unwrap_or(usize::MAX);
+        if let Some(line) = lines.get_mut(at) {
+            let tf = row.get::<_, i64>(2).max(0) as u64;
+            line.length += tf;
+            line.counts.insert(row.get(1), tf);
+        }
+    }
+    let ceiling_names = weighed.map_or(0, |(_, named)| named);
+    Ok(score_tail(&index, &query_words, &ceiling_words, ceiling_names, &lines, NAME_SCORE))
 }
 
 /// How many of `words` (lower case) no row of `kind` holds, stemmed as the rows were.

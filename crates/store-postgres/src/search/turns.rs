@@ -52,13 +52,14 @@ pub(super) fn candidates(
     let names = Names::of(tx, tenant)?;
     let query = text::tsquery(q.text, &names);
     let named: Vec<String> = query.as_ref().map(|(_, named)| named.clone()).unwrap_or_default();
-    let unheard: Vec<String> = epimem_core::proper_nouns(q.weighed)
+    let unheard: Vec<String> = epimem_search::proper_nouns_beyond(q.weighed, q.tail)
         .into_iter()
         .filter(|word| !names.names(word))
         .collect();
     let unknown_names = bm25::never_held(tx, Kind::Line, tenant, &unheard)?;
-    let lexical_ceiling = match text::tsquery(q.weighed, &names) {
-        Some((weighed, named)) => bm25::ceiling(tx, Kind::Line, tenant, &weighed, named.len())?,
+    let weighed = text::tsquery(q.weighed, &names);
+    let lexical_ceiling = match &weighed {
+        Some((weighed, named)) => bm25::ceiling(tx, Kind::Line, tenant, weighed, named.len())?,
         None => 0.0,
     };
 
@@ -165,23 +166,37 @@ pub(super) fn candidates(
     }
     let adjacent =
         (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();
-    Ok(Gathered {
-        table: TurnTable {
-            searched_words: query.is_some(),
-            episodes,
-            adjacent,
-            context_lexical,
-            context_vector,
-            turns,
-            neighbors,
-            lines: signals,
-            lexical_ceiling,
-            named_authors: named.len(),
-            unknown_names,
-        },
-        turn_words,
-        names,
-    })
+    let mut table = TurnTable {
+        searched_words: query.is_some(),
+        episodes,
+        adjacent,
+        context_lexical,
+        context_vector,
+        turns,
+        neighbors,
+        lines: signals,
+        lexical_ceiling,
+        named_authors: named.len(),
+        unknown_names,
+    };
+    if !q.tail.is_empty() {
+        let texts: Vec<(&str, &str)> = q.tail.iter().map(|l| (l.author, l.content)).collect();
+        let asked = query.as_ref().map(|(tsquery, named)| (tsquery.as_str(), named.as_slice()));
+        let weighed = weighed.as_ref().map(|(tsquery, named)| (tsquery.as_str(), named.len()));
+        let scores = bm25::score_outside(tx, tenant, asked, weighed, &texts)?;
+        table.lexical_ceiling = scores.ceiling;
+        let name_words: Vec<String> =
+            named.iter().flat_map(|author| epimem_core::name_words(author)).collect();
+        epimem_search::add_tail(
+            &mut table,
+            q.tail,
+            &scores.lexical,
+            q.vector,
+            &name_words,
+            q.reach,
+        );
+    }
+    Ok(Gathered { table, turn_words, names })
 }
 
 /// The best `limit` lines for `query` (a tsquery source), best first: (conversation, seq,

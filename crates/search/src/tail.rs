@@ -1,0 +1,371 @@
+//! The open tail: messages stored and not yet closed into an episode, which no index holds.
+//! Recall reads them from the store and hands them to the index with the query; the index
+//! scores their words as it scores its own lines, and this puts them among its candidates,
+//! each conversation's tail as an episode of its own (`EpisodeId::open_tail`), so that ranking
+//! and rendering treat them as any line.
+
+use std::collections::HashMap;
+
+use epimem_core::{
+    ConversationKey, EpisodeId, FsrsState, IndexedEpisode, LexicalMatch, LineSignals, Role,
+    Timestamp, TurnFeatures, TurnKey, TurnTable, VectorMatch, name_words, standing_instructions,
+};
+
+/// A message of a conversation's open tail.
+#[derive(Debug, Clone, Copy)]
+pub struct TailLine<'a> {
+    pub conversation: &'a ConversationKey,
+    pub seq: u64,
+    pub role: Role,
+    /// Its speaker, else its role.
+    pub author: &'a str,
+    pub content: &'a str,
+    pub at: Timestamp,
+    /// Its vector, from the embedder the index is kept for.
+    pub vector: Option<&'a [f32]>,
+}
+
+/// Puts `tail` among `table`'s candidates: a line is a lexical candidate when `lexical` (its
+/// BM25, as the index scores its own lines) is some, and a vector candidate when its cosine
+/// to `query` is at least the weakest vector candidate's (or there is none); the ranks of
+/// every candidate are taken again over the whole list. `named` are the words of the
+/// authors the query names. Lines of the tail within `reach` of a candidate are its
+/// neighbours; the tail lends to no episode and borrows from none.
+pub fn add_tail(
+    table: &mut TurnTable,
+    tail: &[TailLine<'_>],
+    lexical: &[Option<f64>],
+    query: Option<&[f32]>,
+    named: &[String],
+    reach: usize,
+) {
+    if tail.is_empty() {
+        return;
+    }
+    // Each conversation's tail is one episode of the table.
+    let mut episode_of: HashMap<&ConversationKey, u32> = HashMap::new();
+    for line in tail {
+        let next = table.episodes.len() as u32;
+        let e = *episode_of.entry(line.conversation).or_insert_with(|| {
+            table.episodes.push(IndexedEpisode {
+                id: EpisodeId::open_tail(line.conversation),
+                start: line.at,
+                end: line.at,
+                fsrs: FsrsState::default(),
+            });
+            table.adjacent.push(Vec::new());
+            next
+        });
+        let episode = &mut table.episodes[e as usize];
+        episode.start = episode.start.min(line.at);
+        episode.end = episode.end.max(line.at);
+    }
+    let key =
+        |line: &TailLine<'_>| TurnKey { episode: episode_of[line.conversation], seq: line.seq };
+    let similarity = |line: &TailLine<'_>| {
+        let (q, v) = (query?, line.vector?);
+        Some(q.iter().zip(v).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum::<f64>())
+    };
+    let weakest = table
+        .turns
+        .iter()
+        .filter(|t| t.vector.is_some_and(|v| v.rank.is_some()))
+        .map(|t| t.vector.map_or(f64::MAX, |v| v.similarity))
+        .fold(f64::MAX, f64::min);
+    let mut candidates: Vec<usize> = Vec::new();
+    for (i, line) in tail.iter().enumerate() {
+        let similarity = similarity(line);
+        let by_vector = similarity.filter(|&s| weakest == f64::MAX || s >= weakest);
+        if lexical[i].is_none() && by_vector.is_none() {
+            continue;
+        }
+        candidates.push(i);
+        table.turns.push(TurnFeatures {
+            turn: key(line),
+            lexical: lexical[i].map(|score| LexicalMatch { rank: 0, score }),
+            vector: similarity
+                .map(|similarity| VectorMatch { rank: by_vector.map(|_| 0), similarity }),
+            words: None,
+        });
+    }
+    rerank(&mut table.turns);
+    add_context(table, tail, &candidates, lexical, &key, &similarity);
+    add_lines(table, tail, named, &key);
+    // Neighbours within each conversation's tail.
+    let at: HashMap<TurnKey, ()> = tail.iter().map(|l| (key(l), ())).collect();
+    for &i in &candidates {
+        let turn = key(&tail[i]);
+        for d in 1..=reach as i64 {
+            for offset in [-d, d] {
+                let Some(seq) = turn.seq.checked_add_signed(offset) else { continue };
+                let near = TurnKey { seq, ..turn };
+                if at.contains_key(&near) {
+                    table.neighbors.insert((turn, offset), near);
+                }
+            }
+        }
+    }
+}
+
+/// BM25's parameters as both indexes score lines (tantivy's `K1` and `B`).
+pub const BM25_K1: f64 = 1.2;
+pub const BM25_B: f64 = 0.75;
+
+/// What an index tells of its own lines, for scoring lines it does not hold.
+#[derive(Debug, Clone, Default)]
+pub struct HeldWords {
+    /// Lines the index holds, and their words in all.
+    pub lines: u64,
+    pub tokens: u64,
+    /// How many of its lines hold each word asked about (as its analyzer makes words).
+    pub held: HashMap<String, u64>,
+}
+
+/// One tail line's words as the index's analyzer makes them.
+#[derive(Debug, Clone, Default)]
+pub struct LineWords {
+    pub counts: HashMap<String, u64>,
+    pub length: u64,
+    /// Its author is one the query names.
+    pub named: bool,
+}
+
+/// The tail's lines scored by BM25 for the query, and the ceiling a line's score is read
+/// against (`TurnTable::lexical_ceiling`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TailScores {
+    pub lexical: Vec<Option<f64>>,
+    pub ceiling: f64,
+}
+
+/// Scores `lines` for `query_words` as if the index held them too: its statistics joined
+/// with the tail's (a tail line is a line more, its words are held once more), a word no line
+/// holds counted as held by one. The ceiling is taken the same way over `ceiling_words` (the
+/// weighed query), with `name_score` for each of `ceiling_names` and for a named author's
+/// line. Without this, a memory whose every message is still in the tail would have no
+/// statistics to read a line against.
+pub fn score_tail(
+    index: &HeldWords,
+    query_words: &[String],
+    ceiling_words: &[String],
+    ceiling_names: usize,
+    lines: &[LineWords],
+    name_score: f64,
+) -> TailScores {
+    let documents = (index.lines + lines.len() as u64) as f64;
+    let tokens = index.tokens + lines.iter().map(|l| l.length).sum::<u64>();
+    let mean_length = (tokens as f64 / documents.max(1.0)).max(1.0);
+    let idf = |word: &str| {
+        let in_tail = lines.iter().filter(|l| l.counts.contains_key(word)).count() as u64;
+        let held = (index.held.get(word).copied().unwrap_or(0) + in_tail).max(1) as f64;
+        (1.0 + (documents - held + 0.5) / (held + 0.5)).ln()
+    };
+    let weights: Vec<(&str, f64)> = query_words.iter().map(|w| (w.as_str(), idf(w))).collect();
+    let lexical = lines
+        .iter()
+        .map(|line| {
+            let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * line.length as f64 / mean_length);
+            let words: f64 = weights
+                .iter()
+                .filter_map(|&(word, idf)| {
+                    let tf = *line.counts.get(word)? as f64;
+                    Some(idf * tf * (BM25_K1 + 1.0) / (tf + norm))
+                })
+                .sum();
+            let score = words + if line.named { name_score } else { 0.0 };
+            (score > 0.0).then_some(score)
+        })
+        .collect();
+    let words: f64 = ceiling_words.iter().map(|w| idf(w) * (BM25_K1 + 1.0)).sum();
+    TailScores { lexical, ceiling: words + name_score * ceiling_names as f64 }
+}
+
+/// The proper nouns of `query` (`epimem_core::proper_nouns`) that no line of `tail` holds: the
+/// ones an index asks itself about.
+pub fn proper_nouns_beyond(query: &str, tail: &[TailLine<'_>]) -> Vec<String> {
+    let held = |word: &str| {
+        tail.iter().any(|line| {
+            [line.author, line.content].iter().any(|text| {
+                text.split(|c: char| !c.is_alphanumeric()).any(|w| w.eq_ignore_ascii_case(word))
+            })
+        })
+    };
+    epimem_core::proper_nouns(query).into_iter().filter(|w| !held(w)).collect()
+}
+
+/// Ranks by BM25 and by cosine taken again over every candidate, index's and tail's alike.
+fn rerank(turns: &mut [TurnFeatures]) {
+    let mut by_words: Vec<usize> =
+        (0..turns.len()).filter(|&i| turns[i].lexical.is_some()).collect();
+    let score = |t: &TurnFeatures| t.lexical.map_or(0.0, |l| l.score);
+    by_words.sort_by(|&a, &b| score(&turns[b]).total_cmp(&score(&turns[a])).then(a.cmp(&b)));
+    for (rank, &i) in by_words.iter().enumerate() {
+        if let Some(l) = &mut turns[i].lexical {
+            l.rank = rank + 1;
+        }
+    }
+    let mut by_vector: Vec<usize> =
+        (0..turns.len()).filter(|&i| turns[i].vector.is_some_and(|v| v.rank.is_some())).collect();
+    let similarity = |t: &TurnFeatures| t.vector.map_or(0.0, |v| v.similarity);
+    by_vector
+        .sort_by(|&a, &b| similarity(&turns[b]).total_cmp(&similarity(&turns[a])).then(a.cmp(&b)));
+    for (rank, &i) in by_vector.iter().enumerate() {
+        if let Some(v) = &mut turns[i].vector {
+            v.rank = Some(rank + 1);
+        }
+    }
+}
+
+/// Each tail's standing as an episode for the query: its best line's BM25 and cosine.
+fn add_context(
+    table: &mut TurnTable,
+    tail: &[TailLine<'_>],
+    candidates: &[usize],
+    lexical: &[Option<f64>],
+    key: &dyn Fn(&TailLine<'_>) -> TurnKey,
+    similarity: &dyn Fn(&TailLine<'_>) -> Option<f64>,
+) {
+    let mut best: HashMap<u32, (Option<f64>, Option<f64>)> = HashMap::new();
+    for &i in candidates {
+        let e = key(&tail[i]).episode;
+        let higher = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        let entry = best.entry(e).or_default();
+        *entry = (higher(entry.0, lexical[i]), higher(entry.1, similarity(&tail[i])));
+    }
+    for (e, (words, meaning)) in best {
+        if let Some(score) = words {
+            table.context_lexical.push((e, score));
+        }
+        if let Some(similarity) = meaning {
+            table.context_vector.push((e, similarity));
+        }
+    }
+    table.context_lexical.sort_by(|a, b| b.1.total_cmp(&a.1));
+    table.context_vector.sort_by(|a, b| b.1.total_cmp(&a.1));
+}
+
+/// What is known of each tail line besides its words, as an index keeps it of its own.
+fn add_lines(
+    table: &mut TurnTable,
+    tail: &[TailLine<'_>],
+    named: &[String],
+    key: &dyn Fn(&TailLine<'_>) -> TurnKey,
+) {
+    let mut by_conversation: HashMap<&ConversationKey, Vec<&TailLine<'_>>> = HashMap::new();
+    for line in tail {
+        by_conversation.entry(line.conversation).or_default().push(line);
+    }
+    for lines in by_conversation.values_mut() {
+        lines.sort_by_key(|l| l.seq);
+        let in_work = lines.iter().any(|l| l.role == Role::Tool);
+        let rules = standing_instructions(lines.iter().map(|l| (l.role, l.content)));
+        for (line, instructs) in lines.iter().zip(rules) {
+            let by_named_author =
+                !named.is_empty() && name_words(line.author).iter().any(|w| named.contains(w));
+            let signals = LineSignals {
+                by_named_author,
+                asks: line.content.trim_end().ends_with('?'),
+                by_machine: line.role != Role::User,
+                in_work,
+                instructs,
+            };
+            table.lines.insert(key(line), signals);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str, named: bool) -> LineWords {
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for word in text.split(' ') {
+            *counts.entry(word.into()).or_default() += 1;
+        }
+        LineWords { length: text.split(' ').count() as u64, counts, named }
+    }
+
+    #[test]
+    fn a_tail_alone_is_scored_against_its_own_statistics() {
+        let query: Vec<String> = ["locker", "code", "gym"].map(String::from).to_vec();
+        let lines = [
+            words("locker code is 4471", false),
+            words("gym opens at six", false),
+            words("dinner at eight", true),
+        ];
+        let alone = score_tail(&HeldWords::default(), &query, &query, 0, &lines, 8.0);
+        let (two, one) = (alone.lexical[0].unwrap(), alone.lexical[1].unwrap());
+        assert!(alone.ceiling > two, "{alone:?}");
+        // Every word as rare as the others: two words score twice one.
+        assert!((1.9..2.1).contains(&(two / one)), "{alone:?}");
+        assert_eq!(alone.lexical[2], Some(8.0), "only its author is named");
+        // The same words common in the index weigh less.
+        let held = HashMap::from([("locker".to_owned(), 90), ("code".to_owned(), 90)]);
+        let index = HeldWords { lines: 100, tokens: 800, held };
+        let common = score_tail(&index, &query, &query, 0, &lines, 8.0);
+        assert!(common.lexical[0].unwrap() / common.ceiling < 0.2, "{common:?}");
+    }
+
+    #[test]
+    fn tail_lines_join_the_candidates_and_take_their_rank() {
+        let conversation = ConversationKey::new("t", "c");
+        let mut table = TurnTable {
+            episodes: vec![IndexedEpisode {
+                id: EpisodeId("ep_1".into()),
+                start: Timestamp(0),
+                end: Timestamp(0),
+                fsrs: FsrsState::default(),
+            }],
+            adjacent: vec![Vec::new()],
+            turns: vec![TurnFeatures {
+                turn: TurnKey { episode: 0, seq: 1 },
+                lexical: Some(LexicalMatch { rank: 1, score: 2.0 }),
+                vector: Some(VectorMatch { rank: Some(1), similarity: 0.5 }),
+                words: None,
+            }],
+            ..TurnTable::default()
+        };
+        let (v1, v2) = ([1.0f32, 0.0], [0.0f32, 1.0]);
+        let tail = [
+            TailLine {
+                conversation: &conversation,
+                seq: 7,
+                role: Role::User,
+                author: "Ana",
+                content: "the zeppelin lands at noon",
+                at: Timestamp(60_000),
+                vector: Some(&v1),
+            },
+            TailLine {
+                conversation: &conversation,
+                seq: 8,
+                role: Role::Assistant,
+                author: "assistant",
+                content: "noted?",
+                at: Timestamp(120_000),
+                vector: Some(&v2),
+            },
+        ];
+        add_tail(&mut table, &tail, &[Some(3.0), None], Some(&[1.0, 0.0]), &["ana".into()], 1);
+        assert_eq!(table.episodes[1].id, EpisodeId::open_tail(&conversation));
+        assert_eq!(
+            (table.episodes[1].start, table.episodes[1].end),
+            (Timestamp(60_000), Timestamp(120_000))
+        );
+        let tail_turn = TurnKey { episode: 1, seq: 7 };
+        let found = table.turns.iter().find(|t| t.turn == tail_turn).unwrap();
+        assert_eq!(found.lexical.map(|l| l.rank), Some(1), "its BM25 beats the index's line");
+        assert_eq!(found.vector.and_then(|v| v.rank), Some(1));
+        assert_eq!(table.turns[0].lexical.map(|l| l.rank), Some(2));
+        assert!(!table.turns.iter().any(|t| t.turn.seq == 8), "the second matches in nothing");
+        assert_eq!(table.neighbors[&(tail_turn, 1)], TurnKey { episode: 1, seq: 8 });
+        assert!(table.lines[&tail_turn].by_named_author);
+        let reply = table.lines[&TurnKey { episode: 1, seq: 8 }];
+        assert!(reply.asks && reply.by_machine);
+        assert_eq!(table.context_lexical[0], (1, 3.0));
+    }
+}
