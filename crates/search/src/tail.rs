@@ -138,12 +138,15 @@ pub struct TailScores {
     pub ceiling: f64,
 }
 
-/// Scores `lines` for `query_words` as if the index held them too: its statistics joined
-/// with the tail's (a tail line is a line more, its words are held once more), a word no line
-/// holds counted as held by one. The ceiling is taken the same way over `ceiling_words` (the
-/// weighed query), with `name_score` for each of `ceiling_names` and for a named author's
-/// line. Without this, a memory whose every message is still in the tail would have no
-/// statistics to read a line against.
+/// Scores `lines` for `query_words` as the index scores its own lines, and the ceiling a
+/// line's score is read against (over `ceiling_words`, the weighed query, with `name_score`
+/// for each of `ceiling_names`; a named author's line gets it too).
+///
+/// A word's rarity is taken over the index's lines and the tail's together (a memory whose
+/// every message is still in the tail has no other statistics), and a tail line's word score
+/// is then put on the index's own scale (times the index's ceiling over the joint one), so
+/// that its share of the ceiling is what it would be among the index's lines. With nothing
+/// indexed, the joint ceiling is the scale.
 pub fn score_tail(
     index: &HeldWords,
     query_words: &[String],
@@ -152,15 +155,27 @@ pub fn score_tail(
     lines: &[LineWords],
     name_score: f64,
 ) -> TailScores {
-    let documents = (index.lines + lines.len() as u64) as f64;
-    let tokens = index.tokens + lines.iter().map(|l| l.length).sum::<u64>();
-    let mean_length = (tokens as f64 / documents.max(1.0)).max(1.0);
-    let idf = |word: &str| {
-        let in_tail = lines.iter().filter(|l| l.counts.contains_key(word)).count() as u64;
-        let held = (index.held.get(word).copied().unwrap_or(0) + in_tail).max(1) as f64;
+    let idf = |documents: f64, held: u64| {
+        let held = held.max(1) as f64;
         (1.0 + (documents - held + 0.5) / (held + 0.5)).ln()
     };
-    let weights: Vec<(&str, f64)> = query_words.iter().map(|w| (w.as_str(), idf(w))).collect();
+    let in_index = |word: &str| index.held.get(word).copied().unwrap_or(0);
+    let in_tail = |word: &str| lines.iter().filter(|l| l.counts.contains_key(word)).count() as u64;
+    let documents = (index.lines + lines.len() as u64) as f64;
+    let joint = |word: &str| idf(documents, in_index(word) + in_tail(word));
+    let own = |word: &str| idf(index.lines as f64, in_index(word));
+    let joint_ceiling: f64 = ceiling_words.iter().map(|w| joint(w) * (BM25_K1 + 1.0)).sum();
+    let (scale, words_ceiling) = match index.lines {
+        0 => (1.0, joint_ceiling),
+        _ => {
+            let own_ceiling: f64 = ceiling_words.iter().map(|w| own(w) * (BM25_K1 + 1.0)).sum();
+            let scale = if joint_ceiling > 0.0 { own_ceiling / joint_ceiling } else { 1.0 };
+            (scale, own_ceiling)
+        }
+    };
+    let tokens = index.tokens + lines.iter().map(|l| l.length).sum::<u64>();
+    let mean_length = (tokens as f64 / documents.max(1.0)).max(1.0);
+    let weights: Vec<(&str, f64)> = query_words.iter().map(|w| (w.as_str(), joint(w))).collect();
     let lexical = lines
         .iter()
         .map(|line| {
@@ -172,12 +187,11 @@ pub fn score_tail(
                     Some(idf * tf * (BM25_K1 + 1.0) / (tf + norm))
                 })
                 .sum();
-            let score = words + if line.named { name_score } else { 0.0 };
+            let score = words * scale + if line.named { name_score } else { 0.0 };
             (score > 0.0).then_some(score)
         })
         .collect();
-    let words: f64 = ceiling_words.iter().map(|w| idf(w) * (BM25_K1 + 1.0)).sum();
-    TailScores { lexical, ceiling: words + name_score * ceiling_names as f64 }
+    TailScores { lexical, ceiling: words_ceiling + name_score * ceiling_names as f64 }
 }
 
 /// The proper nouns of `query` (`epimem_core::proper_nouns`) that no line of `tail` holds: the
@@ -303,11 +317,13 @@ mod tests {
         // Every word as rare as the others: two words score twice one.
         assert!((1.9..2.1).contains(&(two / one)), "{alone:?}");
         assert_eq!(alone.lexical[2], Some(8.0), "only its author is named");
-        // The same words common in the index weigh less.
+        // The same words common in the index weigh less, read on the index's scale.
         let held = HashMap::from([("locker".to_owned(), 90), ("code".to_owned(), 90)]);
         let index = HeldWords { lines: 100, tokens: 800, held };
         let common = score_tail(&index, &query, &query, 0, &lines, 8.0);
         assert!(common.lexical[0].unwrap() / common.ceiling < 0.2, "{common:?}");
+        let own = |w: u64| (1.0 + (100.0 - w as f64 + 0.5) / (w as f64 + 0.5)).ln() * 2.2;
+        assert!((common.ceiling - (2.0 * own(90) + own(1))).abs() < 1e-9, "{common:?}");
     }
 
     #[test]

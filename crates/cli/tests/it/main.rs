@@ -12,6 +12,7 @@ mod hooks;
 mod keys;
 mod llm;
 mod mcp;
+mod open_tail;
 mod postgres;
 mod relevance;
 mod search_index;

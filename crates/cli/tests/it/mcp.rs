@@ -152,6 +152,24 @@ fn stdio_remember_recall_and_forget() {
 }
 
 #[test]
+fn stdio_recalls_what_was_just_remembered() {
+    let dir = tempfile::tempdir().unwrap();
+    runtime().block_on(async {
+        let client = stdio_client(dir.path()).await;
+        // Said now: the conversation stays open, no episode holds it yet.
+        let fresh = json!({"conversation": "ops", "id": "1", "role": "user",
+                           "content": "The staging database password rotates every Tuesday"});
+        let said = call(&client, "remember", json!({"messages": [fresh]})).await.unwrap();
+        assert!(said.contains("Remembered 1"), "{said}");
+        let query = json!({"query": "When does the staging database password rotate?"});
+        let recalled = call(&client, "recall", query).await.unwrap();
+        assert!(recalled.contains("every Tuesday"), "{recalled}");
+        assert!(recalled.contains("not yet an episode"), "{recalled}");
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
 fn any_agent_reads_a_projects_work_memory_over_mcp() {
     let dir = tempfile::tempdir().unwrap();
     runtime().block_on(async {

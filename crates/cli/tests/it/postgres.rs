@@ -86,6 +86,11 @@ fn agent() -> ureq::Agent {
     ureq::Agent::config_builder().http_status_as_error(false).build().new_agent()
 }
 
+fn post(base: &str, path: &str, body: &Value) -> ureq::http::Response<ureq::Body> {
+    let call = agent().post(&format!("{base}{path}")).content_type("application/json");
+    call.send(body.to_string()).unwrap()
+}
+
 fn get(base: &str, path: &str) -> Value {
     let mut response = agent().get(&format!("{base}{path}")).call().unwrap();
     assert_eq!(response.status().as_u16(), 200, "GET {path}");
@@ -414,4 +419,31 @@ fn the_search_index_lives_in_postgres_and_every_process_shares_it() {
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("needs a PostgreSQL database"), "{said}");
+}
+
+#[test]
+fn a_message_stored_by_one_server_is_recalled_by_another_at_once() {
+    let Some(db) = test_database() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "").unwrap();
+    let ((_a, first), (_b, second)) = (serve(&db, &config), serve(&db, &config));
+    let said = serde_json::json!({"conversation": "ops", "id": "1", "role": "user",
+                                  "content": "The staging certificate expires on the ninth"});
+    let stored = post(&first, "/v1/messages", &said);
+    assert_eq!(stored.status().as_u16(), 200);
+    let recall = |base: &str| -> Value {
+        let query = serde_json::json!({"query": "When does the staging certificate expire?",
+                                       "budget": 500});
+        let mut answer = post(base, "/v1/recall", &query);
+        serde_json::from_str(&answer.body_mut().read_to_string().unwrap()).unwrap()
+    };
+    let found = recall(&second);
+    assert!(found["context"].as_str().unwrap().contains("on the ninth"), "{found}");
+    assert!(found["context"].as_str().unwrap().contains("not yet an episode"), "{found}");
+    assert_eq!(get(&second, "/v1/episodes")["episodes"], serde_json::json!([]));
+    // Forgotten through one, gone from the other.
+    let gone = agent().delete(&format!("{second}/v1/conversations/ops")).call().unwrap();
+    assert_eq!(gone.status().as_u16(), 200);
+    assert_eq!(recall(&first)["nothing_relevant"], true);
 }
