@@ -84,6 +84,10 @@ enum Command {
     Show(commands::query::ShowArgs),
     /// Find the episodes that best match a query.
     Recall(commands::query::RecallArgs),
+    /// What an agent reads before its next turn in a conversation, in one block under one
+    /// budget: the long-term memories that bear on the moment, what came earlier in the
+    /// conversation told short, and its newest messages verbatim.
+    NextTurn(commands::next_turn::NextTurnArgs),
     /// Correct an episode's title or summary (the old is kept as a version).
     Edit(commands::edit::EditArgs),
     /// Forget an episode, a whole conversation or everything of a tenant: its text leaves the
@@ -164,6 +168,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Episodes(args) => commands::query::episodes(&config, &args),
         Command::Show(args) => commands::query::show(&config, &args),
         Command::Recall(args) => commands::query::recall(&config, &args),
+        Command::NextTurn(args) => commands::next_turn::next_turn(&config, &args),
         Command::Stats(args) => commands::query::stats(&config, &args),
         Command::Facts(args) => commands::facts::facts(&config, &args),
         Command::Timeline(args) => commands::timeline::timeline(&config, &args),

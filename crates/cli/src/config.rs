@@ -38,6 +38,8 @@ pub(crate) struct AppConfig {
     #[serde(default)]
     relevance: RelevanceConfig,
     #[serde(default)]
+    next_turn: epimem_core::NextTurnConfig,
+    #[serde(default)]
     jobs: JobsConfig,
     #[serde(default)]
     consolidation: ConsolidationConfig,
@@ -313,6 +315,7 @@ impl AppConfig {
             memory: self.memory.clone(),
             ranking: self.ranking.clone(),
             relevance: self.relevance,
+            next_turn: self.next_turn,
             jobs: self.jobs.clone(),
             consolidation: self.consolidation.clone(),
             timeline: self.timeline.clone(),

@@ -18,6 +18,7 @@ mod keywords;
 pub mod llm;
 mod memory;
 mod message;
+mod next_turn;
 mod plan;
 mod ranking;
 mod relevance;
@@ -59,6 +60,10 @@ pub use memory::{Memory, MemoryConfig};
 pub use message::{
     Message, MessageFields, MessageProblem, NewMessage, Role, RoleParseError, check_message,
     clip_middle, limits as message_limits, name_words,
+};
+pub use next_turn::{
+    MEMORY_HEADING, NextTurnConfig, RECENT_HEADING, SUMMARY_HEADING, Shares, quoted_lines,
+    recent_fitting, render_next_turn, summary_fitting, verbatim,
 };
 pub use plan::{ClosedSegment, Plan, plan_proposed, plan_segmentation};
 pub use ranking::{Candidate, Profile, Ranked, RankingConfig, rank, spread_to_neighbors};

@@ -14,6 +14,7 @@ pub struct EngineConfig {
     pub memory: MemoryConfig,
     pub ranking: RankingConfig,
     pub relevance: RelevanceConfig,
+    pub next_turn: epimem_core::NextTurnConfig,
     pub jobs: JobsConfig,
     pub consolidation: ConsolidationConfig,
     pub timeline: TimelineConfig,

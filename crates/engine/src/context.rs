@@ -122,7 +122,14 @@ impl<S: Store> Engine<S> {
                 admitted.insert(hit.episode.clone());
                 estimate += HEADING_TOKENS;
             }
-            let messages = &details[&hit.episode].messages;
+            let detail = &details[&hit.episode];
+            let held = query.asked_in.as_ref().is_some_and(|(conversation, from)| {
+                detail.episode.conversation == *conversation && hit.seq >= *from
+            });
+            if held {
+                continue;
+            }
+            let messages = &detail.messages;
             if let Some(i) = messages.iter().position(|m| m.seq == hit.seq) {
                 estimate += (messages[i].tokens as usize).min(LONG_LINE_TOKENS) + QUOTE_TOKENS;
                 chosen.push((hit.episode.clone(), i));
@@ -158,7 +165,8 @@ impl<S: Store> Engine<S> {
                 RecalledContext {
                     text: block.text,
                     tokens: block.tokens,
-                    relevant: judged != Judgement::Nothing,
+                    // A block holds a line, or is empty and says nothing bears.
+                    relevant: judged != Judgement::Nothing && !block.quoted.is_empty(),
                     episodes: block.episodes,
                     turns: block
                         .quoted

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    DateMention, Episode, EpisodeId, EpisodeState, QueryEvidence, RelevanceConfig, Scope,
-    Timestamp, date_mention, rank_episodes, rank_turns,
+    ConversationKey, DateMention, Episode, EpisodeId, EpisodeState, QueryEvidence, RelevanceConfig,
+    Scope, Timestamp, date_mention, rank_episodes, rank_turns,
 };
 use epimem_embed::Embedder;
 use epimem_search::{EpisodeQuery, SearchError, TurnQuery, WordVectors};
@@ -29,13 +29,17 @@ pub struct RecallQuery {
     /// How a context block judges what bears on the query; the engine's (`[relevance]`)
     /// when absent. `RelevanceConfig::FILL` fills the budget whatever the lines are.
     pub relevance: Option<RelevanceConfig>,
+    /// The conversation the recall is made for, and the first of its messages the caller
+    /// already holds: a context block leaves those out, and what it quotes is reviewed
+    /// against what that conversation says next (as for a recall scoped to it).
+    pub asked_in: Option<(ConversationKey, u64)>,
 }
 
 impl RecallQuery {
     pub fn new(scope: Scope, text: impl Into<String>, limit: usize) -> Self {
         let text = text.into();
         let date = date_mention(&text);
-        Self { scope, text, limit, at: None, vector: None, date, relevance: None }
+        Self { scope, text, limit, at: None, vector: None, date, relevance: None, asked_in: None }
     }
 
     /// The query's words a line's relevance is weighed against: all but a date it names
@@ -355,12 +359,14 @@ impl<S: Store> Engine<S> {
         episodes: &[&Episode],
         at: Timestamp,
     ) -> Result<(), EngineError> {
-        let Some(conversation) = &query.scope.conversation else { return Ok(()) };
+        let asked_in = query.asked_in.as_ref().map(|(key, _)| key.conversation.clone());
+        let Some(conversation) = query.scope.conversation.clone().or(asked_in) else {
+            return Ok(());
+        };
         if episodes.is_empty() {
             return Ok(());
         }
-        let key =
-            epimem_core::ConversationKey::new(query.scope.tenant.clone(), conversation.clone());
+        let key = ConversationKey::new(query.scope.tenant.clone(), conversation);
         let review = PendingReview {
             query: query.text.clone(),
             memory_ids: episodes.iter().map(|e| e.id.clone()).collect(),

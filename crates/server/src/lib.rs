@@ -10,6 +10,7 @@ mod guard;
 mod mcp;
 mod messages;
 mod metrics;
+mod next_turn;
 mod project;
 mod readiness;
 mod routes;
@@ -44,6 +45,10 @@ pub use edits::EpisodeVersionOut;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use facts::{FactOut, FactsOut};
 pub use mcp::{MemoryTools, NOTHING_RELEVANT, memory_tools, serve_stdio};
+pub use next_turn::{
+    DEFAULT_NEXT_TURN_BUDGET, MemoryPartOut, NextTurnIn, NextTurnOut, RecentOut, SummaryOut,
+    next_turn_with,
+};
 pub use project::{ClientError, ProjectMemoryClient, ProjectMemoryIn, ProjectMemoryOut};
 pub use readiness::{IndexEvent, IndexReport};
 pub use timeline::{TimelineNodeOut, TimelineOut};
@@ -135,6 +140,7 @@ impl<S> Clone for App<S> {
         edits::episode_versions,
         routes::list_jobs,
         routes::recall,
+        next_turn::next_turn,
         project::project_memory,
         facts::list_facts,
         timeline::timeline_top,
@@ -192,6 +198,7 @@ fn router<S: Store + 'static>(
             get(routes::get_conversation::<S>).delete(routes::delete_conversation::<S>),
         )
         .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation::<S>))
+        .route("/v1/conversations/{conversation}/next-turn", post(next_turn::next_turn::<S>))
         .route("/v1/tenant", delete(routes::delete_tenant::<S>))
         .route("/v1/episodes", get(routes::list_episodes::<S>))
         .route(

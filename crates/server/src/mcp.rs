@@ -22,6 +22,7 @@ use crate::{
     auth::Tenant,
     error::ApiError,
     messages::to_input,
+    next_turn::{NextTurnIn, next_turn_with},
     project::{ProjectMemoryIn, project_memory_with},
     routes::{blocking, recall_with},
     timeline::TimelineNodeOut,
@@ -76,6 +77,19 @@ pub(crate) struct RecallParams {
     /// Whole episodes (title, time, summary, matching lines) instead of single lines.
     #[serde(default)]
     pub episodes: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NextTurnParams {
+    /// The conversation you are about to answer in (the one you `remember` its messages in).
+    pub conversation: String,
+    /// What to look up in long-term memory; the newest message the user wrote when left out.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// The most tokens the whole block may take (default 2000).
+    #[serde(default)]
+    pub budget: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -203,7 +217,7 @@ impl<S: Store + 'static> MemoryTools<S> {
         let mut said = format!(
             "Remembered {} message(s) ({} already known). They are cut into episodes in the \
              background, when the conversation has enough or falls silent; recall finds them \
-             once they are.",
+             at once.",
             report.inserted, report.duplicates
         );
         let conflicts: Vec<String> = report
@@ -260,6 +274,23 @@ impl<S: Store + 'static> MemoryTools<S> {
             text = NOTHING_RELEVANT.into();
         }
         Ok(CallToolResult::success(vec![Content::text(text)]))
+    }
+
+    #[tool(
+        description = "Everything to read before your next turn in a conversation, in one block under one budget: the long-term memories that bear on the moment (none when nothing does), what was said earlier in this conversation told short, and its newest messages verbatim. Call it before you answer instead of assembling `recall` and the conversation yourself."
+    )]
+    async fn next_turn(
+        &self,
+        Parameters(p): Parameters<NextTurnParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let tenant = self.tenant(&context);
+        let request = NextTurnIn { query: p.query, budget: p.budget, ..NextTurnIn::default() };
+        let out = blocking(&self.app, move |engine| {
+            next_turn_with(engine, &tenant, &p.conversation, request)
+        })
+        .await?;
+        Ok(CallToolResult::success(vec![Content::text(out.context)]))
     }
 
     #[tool(

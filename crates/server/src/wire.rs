@@ -554,7 +554,7 @@ impl From<&EpisodeDetail> for EpisodeOut {
 }
 
 impl MessageOut {
-    fn new(m: &Message, context: bool) -> Self {
+    pub(crate) fn new(m: &Message, context: bool) -> Self {
         Self {
             seq: m.seq,
             id: m.key.strip_prefix("id:").map(str::to_owned),

@@ -12,6 +12,7 @@ mod index_progress;
 pub(crate) mod ingest;
 pub(crate) mod keys;
 pub(crate) mod mcp;
+pub(crate) mod next_turn;
 mod no_index;
 pub(crate) mod query;
 pub(crate) mod reindex;

@@ -12,6 +12,7 @@ mod hooks;
 mod keys;
 mod llm;
 mod mcp;
+mod next_turn;
 mod open_tail;
 mod postgres;
 mod relevance;

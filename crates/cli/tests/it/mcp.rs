@@ -84,6 +84,7 @@ fn stdio_remember_recall_and_forget() {
                 "forget",
                 "get_episode",
                 "list_episodes",
+                "next_turn",
                 "project_memory",
                 "recall",
                 "remember",

@@ -9,6 +9,7 @@ mod index_upkeep;
 mod jobs;
 mod lexical;
 mod model;
+mod next_turn;
 mod open_tail;
 mod recall;
 mod relevance;
