@@ -15,6 +15,6 @@ if ! scripts/postgres.sh url >/dev/null 2>&1; then
     scripts/postgres.sh start >/dev/null
     started=yes
 fi
-stop() { [ -n "$started" ] && scripts/postgres.sh stop; }
+stop() { if [ -n "$started" ]; then scripts/postgres.sh stop; fi; }
 trap stop EXIT
 EPIMEM_TEST_POSTGRES="$(scripts/postgres.sh url)" cargo test --workspace "$@"
