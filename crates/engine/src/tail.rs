@@ -5,7 +5,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Mutex, PoisonError},
+    sync::{Arc, Mutex, PoisonError},
 };
 
 use epimem_core::{ConversationKey, Episode, EpisodeId, Message, Scope};
@@ -24,7 +24,7 @@ const KEPT_VECTORS: usize = 20_000;
 #[derive(Debug, Default)]
 pub(crate) struct OpenTail {
     pub(crate) messages: Vec<(ConversationKey, Message)>,
-    vectors: Vec<Option<Vec<f32>>>,
+    vectors: Vec<Option<Arc<[f32]>>>,
 }
 
 impl OpenTail {
@@ -84,7 +84,7 @@ impl OpenTail {
 
 /// Vectors of tail messages this process made, so a tail searched again is not embedded again.
 #[derive(Debug, Default)]
-pub(crate) struct TailVectors(Mutex<HashMap<u64, Vec<f32>>>);
+pub(crate) struct TailVectors(Mutex<HashMap<u64, Arc<[f32]>>>);
 
 impl<S: Store> Engine<S> {
     /// The open tail of `scope`, newest first, embedded (with the engine's embedder).
@@ -118,7 +118,7 @@ impl<S: Store> Engine<S> {
                 kept.clear();
             }
             for (&i, vector) in missing.iter().zip(made) {
-                kept.insert(keys[i], vector);
+                kept.insert(keys[i], vector.into());
             }
         }
         let kept = self.tail_vectors.0.lock().unwrap_or_else(PoisonError::into_inner);

@@ -183,7 +183,8 @@ impl TenantIndex {
             let scores = self.score_outside(q.text, q.weighed, &texts)?;
             let named = self.name_words_in(q.text);
             table.lexical_ceiling = scores.ceiling;
-            epimem_search::add_tail(&mut table, q.tail, &scores.lexical, q.vector, &named, q.reach);
+            let bounds = (q.candidates, q.reach);
+            epimem_search::add_tail(&mut table, q.tail, &scores.lexical, q.vector, &named, bounds);
         }
         Ok(table)
     }

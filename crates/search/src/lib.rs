@@ -16,8 +16,8 @@ mod tail;
 
 pub use seen::Seen;
 pub use tail::{
-    BM25_B, BM25_K1, HeldWords, LineWords, TailLine, TailScores, add_tail, proper_nouns_beyond,
-    score_tail,
+    BM25_B, BM25_K1, HeldWords, LineWords, TailLine, TailScores, TailWords, add_tail,
+    proper_nouns_beyond, score_tail,
 };
 
 use std::fmt;

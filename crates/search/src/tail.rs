@@ -37,7 +37,7 @@ pub fn add_tail(
     lexical: &[Option<f64>],
     query: Option<&[f32]>,
     named: &[String],
-    reach: usize,
+    (limit, reach): (usize, usize),
 ) {
     if tail.is_empty() {
         return;
@@ -60,11 +60,12 @@ pub fn add_tail(
         episode.start = episode.start.min(line.at);
         episode.end = episode.end.max(line.at);
     }
-    let key =
-        |line: &TailLine<'_>| TurnKey { episode: episode_of[line.conversation], seq: line.seq };
-    let similarity = |line: &TailLine<'_>| {
-        let (q, v) = (query?, line.vector?);
-        Some(q.iter().zip(v).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum::<f64>())
+    // Each line's episode, found once (a key hashed at every use took much of a recall).
+    let line_episode: Vec<u32> = tail.iter().map(|l| episode_of[l.conversation]).collect();
+    let key = |i: usize| TurnKey { episode: line_episode[i], seq: tail[i].seq };
+    let similarity = |i: usize| {
+        let (q, v) = (query?, tail[i].vector?);
+        Some(q.iter().zip(v).map(|(a, b)| a * b).sum::<f32>() as f64)
     };
     let weakest = table
         .turns
@@ -72,39 +73,57 @@ pub fn add_tail(
         .filter(|t| t.vector.is_some_and(|v| v.rank.is_some()))
         .map(|t| t.vector.map_or(f64::MAX, |v| v.similarity))
         .fold(f64::MAX, f64::min);
+    // A tail line matched by words is a candidate as an index's line is: among the best
+    // `limit`, above the weakest the index brought when it brought as many.
+    let index_words: Vec<f64> =
+        table.turns.iter().filter_map(|t| t.lexical.map(|l| l.score)).collect();
+    let words_floor = match index_words.len() >= limit {
+        true => index_words.iter().copied().fold(f64::MAX, f64::min),
+        false => 0.0,
+    };
+    let mut by_words: Vec<usize> =
+        (0..tail.len()).filter(|&i| lexical[i].is_some_and(|s| s >= words_floor)).collect();
+    let score = |i: usize| lexical[i].unwrap_or(0.0);
+    by_words.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
+    by_words.truncate(limit);
+    let by_words: std::collections::HashSet<usize> = by_words.into_iter().collect();
     let mut candidates: Vec<usize> = Vec::new();
-    for (i, line) in tail.iter().enumerate() {
-        let similarity = similarity(line);
+    for (i, score) in lexical.iter().enumerate() {
+        let similarity = similarity(i);
         let by_vector = similarity.filter(|&s| weakest == f64::MAX || s >= weakest);
-        if lexical[i].is_none() && by_vector.is_none() {
+        let words = score.filter(|_| by_words.contains(&i));
+        if words.is_none() && by_vector.is_none() {
             continue;
         }
         candidates.push(i);
         table.turns.push(TurnFeatures {
-            turn: key(line),
-            lexical: lexical[i].map(|score| LexicalMatch { rank: 0, score }),
+            turn: key(i),
+            lexical: words.map(|score| LexicalMatch { rank: 0, score }),
             vector: similarity
                 .map(|similarity| VectorMatch { rank: by_vector.map(|_| 0), similarity }),
             words: None,
         });
     }
     rerank(&mut table.turns);
-    add_context(table, tail, &candidates, lexical, &key, &similarity);
-    add_lines(table, tail, named, &key);
+    add_context(table, &candidates, lexical, &key, &similarity);
     // Neighbours within each conversation's tail.
-    let at: HashMap<TurnKey, ()> = tail.iter().map(|l| (key(l), ())).collect();
+    let at: std::collections::HashSet<TurnKey> = (0..tail.len()).map(key).collect();
+    let mut in_table: std::collections::HashSet<TurnKey> = std::collections::HashSet::new();
     for &i in &candidates {
-        let turn = key(&tail[i]);
+        let turn = key(i);
+        in_table.insert(turn);
         for d in 1..=reach as i64 {
             for offset in [-d, d] {
                 let Some(seq) = turn.seq.checked_add_signed(offset) else { continue };
                 let near = TurnKey { seq, ..turn };
-                if at.contains_key(&near) {
+                if at.contains(&near) {
                     table.neighbors.insert((turn, offset), near);
+                    in_table.insert(near);
                 }
             }
         }
     }
+    add_lines(table, tail, named, &key, &in_table);
 }
 
 /// BM25's parameters as both indexes score lines (tantivy's `K1` and `B`).
@@ -122,12 +141,65 @@ pub struct HeldWords {
 }
 
 /// One tail line's words as the index's analyzer makes them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LineWords {
     pub counts: HashMap<String, u64>,
     pub length: u64,
-    /// Its author is one the query names.
-    pub named: bool,
+}
+
+/// Tail lines' words as an index analyzed them, kept by what they were made from: a tail is
+/// searched by every recall until it closes, and analyzing two thousand lines took most of
+/// such a recall's time.
+#[derive(Debug, Default)]
+pub struct TailWords(std::sync::Mutex<HashMap<u64, std::sync::Arc<LineWords>>>);
+
+/// Lines' words kept at most (then all are dropped, and what is searched next is kept again).
+const KEPT_LINES: usize = 20_000;
+
+impl TailWords {
+    /// The words of each of `texts` (an author and a line), analyzed by `analyze` (given the
+    /// texts not yet kept, it returns their words in order) only when not kept already.
+    pub fn of<E>(
+        &self,
+        texts: &[(&str, &str)],
+        analyze: impl FnOnce(&[(&str, &str)]) -> Result<Vec<LineWords>, E>,
+    ) -> Result<Vec<std::sync::Arc<LineWords>>, E> {
+        let keys: Vec<u64> = texts.iter().map(|&(author, line)| made_of(author, line)).collect();
+        let missing: Vec<usize> = {
+            let kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            (0..texts.len()).filter(|&i| !kept.contains_key(&keys[i])).collect()
+        };
+        let mut found: HashMap<u64, std::sync::Arc<LineWords>> = HashMap::new();
+        if !missing.is_empty() {
+            let asked: Vec<(&str, &str)> = missing.iter().map(|&i| texts[i]).collect();
+            let analyzed = analyze(&asked)?;
+            let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if kept.len() + analyzed.len() > KEPT_LINES {
+                kept.clear();
+            }
+            for (&i, words) in missing.iter().zip(analyzed) {
+                let words = std::sync::Arc::new(words);
+                kept.insert(keys[i], words.clone());
+                found.insert(keys[i], words);
+            }
+        }
+        let kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(keys
+            .iter()
+            .map(|k| found.get(k).or_else(|| kept.get(k)).cloned().unwrap_or_default())
+            .collect())
+    }
+}
+
+/// A fingerprint of an author and a line.
+fn made_of(author: &str, line: &str) -> u64 {
+    use std::hash::Hasher;
+    // Fixed keys: the same text is the same key in every call.
+    let mut hasher = std::hash::DefaultHasher::new();
+    hasher.write_usize(author.len());
+    hasher.write(author.as_bytes());
+    hasher.write(line.as_bytes());
+    hasher.finish()
 }
 
 /// The tail's lines scored by BM25 for the query, and the ceiling a line's score is read
@@ -152,7 +224,8 @@ pub fn score_tail(
     query_words: &[String],
     ceiling_words: &[String],
     ceiling_names: usize,
-    lines: &[LineWords],
+    lines: &[&LineWords],
+    named: &[bool],
     name_score: f64,
 ) -> TailScores {
     let idf = |documents: f64, held: u64| {
@@ -178,7 +251,8 @@ pub fn score_tail(
     let weights: Vec<(&str, f64)> = query_words.iter().map(|w| (w.as_str(), joint(w))).collect();
     let lexical = lines
         .iter()
-        .map(|line| {
+        .zip(named)
+        .map(|(line, &named)| {
             let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * line.length as f64 / mean_length);
             let words: f64 = weights
                 .iter()
@@ -187,7 +261,7 @@ pub fn score_tail(
                     Some(idf * tf * (BM25_K1 + 1.0) / (tf + norm))
                 })
                 .sum();
-            let score = words * scale + if line.named { name_score } else { 0.0 };
+            let score = words * scale + if named { name_score } else { 0.0 };
             (score > 0.0).then_some(score)
         })
         .collect();
@@ -233,21 +307,20 @@ fn rerank(turns: &mut [TurnFeatures]) {
 /// Each tail's standing as an episode for the query: its best line's BM25 and cosine.
 fn add_context(
     table: &mut TurnTable,
-    tail: &[TailLine<'_>],
     candidates: &[usize],
     lexical: &[Option<f64>],
-    key: &dyn Fn(&TailLine<'_>) -> TurnKey,
-    similarity: &dyn Fn(&TailLine<'_>) -> Option<f64>,
+    key: &dyn Fn(usize) -> TurnKey,
+    similarity: &dyn Fn(usize) -> Option<f64>,
 ) {
     let mut best: HashMap<u32, (Option<f64>, Option<f64>)> = HashMap::new();
     for &i in candidates {
-        let e = key(&tail[i]).episode;
+        let e = key(i).episode;
         let higher = |a: Option<f64>, b: Option<f64>| match (a, b) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
         let entry = best.entry(e).or_default();
-        *entry = (higher(entry.0, lexical[i]), higher(entry.1, similarity(&tail[i])));
+        *entry = (higher(entry.0, lexical[i]), higher(entry.1, similarity(i)));
     }
     for (e, (words, meaning)) in best {
         if let Some(score) = words {
@@ -261,22 +334,29 @@ fn add_context(
     table.context_vector.sort_by(|a, b| b.1.total_cmp(&a.1));
 }
 
-/// What is known of each tail line besides its words, as an index keeps it of its own.
+/// What is known of each tail line of the table (`in_table`) besides its words, as an index
+/// keeps it of its own.
 fn add_lines(
     table: &mut TurnTable,
     tail: &[TailLine<'_>],
     named: &[String],
-    key: &dyn Fn(&TailLine<'_>) -> TurnKey,
+    key: &dyn Fn(usize) -> TurnKey,
+    in_table: &std::collections::HashSet<TurnKey>,
 ) {
-    let mut by_conversation: HashMap<&ConversationKey, Vec<&TailLine<'_>>> = HashMap::new();
-    for line in tail {
-        by_conversation.entry(line.conversation).or_default().push(line);
+    let mut by_episode: HashMap<u32, Vec<usize>> = HashMap::new();
+    for i in 0..tail.len() {
+        by_episode.entry(key(i).episode).or_default().push(i);
     }
-    for lines in by_conversation.values_mut() {
-        lines.sort_by_key(|l| l.seq);
+    by_episode.retain(|_, lines| lines.iter().any(|&i| in_table.contains(&key(i))));
+    for indexes in by_episode.values_mut() {
+        indexes.sort_by_key(|&i| tail[i].seq);
+        let lines: Vec<&TailLine<'_>> = indexes.iter().map(|&i| &tail[i]).collect();
         let in_work = lines.iter().any(|l| l.role == Role::Tool);
         let rules = standing_instructions(lines.iter().map(|l| (l.role, l.content)));
-        for (line, instructs) in lines.iter().zip(rules) {
+        for ((line, &i), instructs) in lines.iter().zip(indexes.iter()).zip(rules) {
+            if !in_table.contains(&key(i)) {
+                continue;
+            }
             let by_named_author =
                 !named.is_empty() && name_words(line.author).iter().any(|w| named.contains(w));
             let signals = LineSignals {
@@ -286,7 +366,7 @@ fn add_lines(
                 in_work,
                 instructs,
             };
-            table.lines.insert(key(line), signals);
+            table.lines.insert(key(i), signals);
         }
     }
 }
@@ -295,23 +375,22 @@ fn add_lines(
 mod tests {
     use super::*;
 
-    fn words(text: &str, named: bool) -> LineWords {
+    fn words(text: &str) -> LineWords {
         let mut counts: HashMap<String, u64> = HashMap::new();
         for word in text.split(' ') {
             *counts.entry(word.into()).or_default() += 1;
         }
-        LineWords { length: text.split(' ').count() as u64, counts, named }
+        LineWords { length: text.split(' ').count() as u64, counts }
     }
 
     #[test]
     fn a_tail_alone_is_scored_against_its_own_statistics() {
         let query: Vec<String> = ["locker", "code", "gym"].map(String::from).to_vec();
-        let lines = [
-            words("locker code is 4471", false),
-            words("gym opens at six", false),
-            words("dinner at eight", true),
-        ];
-        let alone = score_tail(&HeldWords::default(), &query, &query, 0, &lines, 8.0);
+        let lines =
+            [words("locker code is 4471"), words("gym opens at six"), words("dinner at eight")];
+        let lines: Vec<&LineWords> = lines.iter().collect();
+        let named = [false, false, true];
+        let alone = score_tail(&HeldWords::default(), &query, &query, 0, &lines, &named, 8.0);
         let (two, one) = (alone.lexical[0].unwrap(), alone.lexical[1].unwrap());
         assert!(alone.ceiling > two, "{alone:?}");
         // Every word as rare as the others: two words score twice one.
@@ -320,10 +399,26 @@ mod tests {
         // The same words common in the index weigh less, read on the index's scale.
         let held = HashMap::from([("locker".to_owned(), 90), ("code".to_owned(), 90)]);
         let index = HeldWords { lines: 100, tokens: 800, held };
-        let common = score_tail(&index, &query, &query, 0, &lines, 8.0);
+        let common = score_tail(&index, &query, &query, 0, &lines, &named, 8.0);
         assert!(common.lexical[0].unwrap() / common.ceiling < 0.2, "{common:?}");
         let own = |w: u64| (1.0 + (100.0 - w as f64 + 0.5) / (w as f64 + 0.5)).ln() * 2.2;
         assert!((common.ceiling - (2.0 * own(90) + own(1))).abs() < 1e-9, "{common:?}");
+    }
+
+    #[test]
+    fn a_lines_words_are_analyzed_once() {
+        let kept = TailWords::default();
+        let texts = [("Ana", "locker code"), ("Ben", "gym")];
+        let mut asked = Vec::new();
+        let mut analyze = |texts: &[(&str, &str)]| -> Result<Vec<LineWords>, ()> {
+            asked.push(texts.len());
+            Ok(texts.iter().map(|(_, line)| words(line)).collect())
+        };
+        let first = kept.of(&texts, &mut analyze).unwrap();
+        let again = kept.of(&[texts[1], ("Ana", "dinner")], &mut analyze).unwrap();
+        assert_eq!(asked, [2, 1], "only the new line is analyzed again");
+        assert_eq!((first[1].length, again[0].length, again[1].length), (1, 1, 1));
+        assert_eq!(first[0].counts["locker"], 1);
     }
 
     #[test]
@@ -366,7 +461,14 @@ mod tests {
                 vector: Some(&v2),
             },
         ];
-        add_tail(&mut table, &tail, &[Some(3.0), None], Some(&[1.0, 0.0]), &["ana".into()], 1);
+        add_tail(
+            &mut table,
+            &tail,
+            &[Some(3.0), None],
+            Some(&[1.0, 0.0]),
+            &["ana".into()],
+            (10, 1),
+        );
         assert_eq!(table.episodes[1].id, EpisodeId::open_tail(&conversation));
         assert_eq!(
             (table.episodes[1].start, table.episodes[1].end),

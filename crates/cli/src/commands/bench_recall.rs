@@ -46,6 +46,10 @@ pub(crate) struct RecallBenchArgs {
     /// its tenant `bench` is forgotten, filled with the same episodes and left there.
     #[arg(long, value_name = "URL")]
     pub(crate) postgres: Option<String>,
+    /// Time the recalls again with this many messages stored and not yet in an episode (the
+    /// open tail every recall searches too), then forget them.
+    #[arg(long, value_name = "MESSAGES", default_value_t = 2_000)]
+    pub(crate) open: usize,
 }
 
 /// Conversations the episodes are spread over.
@@ -156,6 +160,23 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         "target"
     );
     timed.print(true)?;
+    if args.open > 0 {
+        let open = store_open_tail(&engine, args.open, &mut rng)?;
+        // The first recall embeds the tail; later ones reuse the vectors.
+        let first = Instant::now();
+        engine.recall_messages(&queries[0])?;
+        let first_ms = first.elapsed().as_secs_f64() * 1000.0;
+        let with_tail = Timed::run(&engine, &queries)?;
+        outln!(
+            "\nthe same with {} messages not yet in an episode (the first recall, which embeds \
+             them, {first_ms:.0} ms):",
+            args.open
+        );
+        with_tail.print(false)?;
+        for conversation in &open {
+            engine.delete_conversation(conversation)?;
+        }
+    }
     if grouped && !args.no_exact {
         drop(engine);
         let mut exact_config = config.clone();
@@ -315,6 +336,38 @@ fn build(engine: &Engine<AnyStore>, args: &RecallBenchArgs, rng: &mut Rng) -> Re
     }
     bar.finish_and_clear();
     Ok(())
+}
+
+/// Stores `messages` in conversations of their own, fifteen each (fewer than a segmentation
+/// waits for), without closing them: the open tail. Returns the conversations.
+fn store_open_tail(
+    engine: &Engine<AnyStore>,
+    messages: usize,
+    rng: &mut Rng,
+) -> Result<Vec<ConversationKey>> {
+    const PER_CONVERSATION: usize = 15;
+    let mut conversations = Vec::new();
+    let mut batch = Vec::with_capacity(messages);
+    for i in 0..messages {
+        if i.is_multiple_of(PER_CONVERSATION) {
+            conversations
+                .push(ConversationKey::new("bench", format!("open{}", i / PER_CONVERSATION)));
+        }
+        let m = i % PER_CONVERSATION;
+        batch.push(MessageInput {
+            conversation: conversations.last().expect("one per fifteen").clone(),
+            user: None,
+            agent: None,
+            key: format!("{m}"),
+            role: if m.is_multiple_of(2) { Role::User } else { Role::Assistant },
+            speaker: None,
+            content: rng.sentence(8, 12),
+            timestamp: Some(Timestamp(1_767_225_600_000 + m as i64 * 60_000)),
+            metadata: serde_json::Value::Null,
+        });
+    }
+    engine.enqueue(batch)?;
+    Ok(conversations)
 }
 
 /// xorshift: deterministic synthetic text.

@@ -8,7 +8,7 @@ use std::{
 };
 
 use epimem_core::{Episode, Scope, Stopwords};
-use epimem_search::{BM25_K1, HeldWords, LineWords, TailScores, score_tail};
+use epimem_search::{BM25_K1, HeldWords, LineWords, TailScores, TailWords, score_tail};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
     collector::TopDocs,
@@ -67,6 +67,8 @@ pub(crate) struct Bm25 {
     shared: Committer,
     fields: Fields,
     documents: Documents,
+    /// The open tail's lines as this index's analyzer made their words.
+    tail_words: TailWords,
 }
 
 /// What an index's documents are.
@@ -203,25 +205,40 @@ impl Bm25 {
             let held = searcher.doc_freq(&Term::from_field_text(self.fields.body, term))?;
             index.held.insert(term.clone(), held);
         }
-        let mut analyzer = self.shared.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
-        let lines: Vec<LineWords> = texts
-            .iter()
-            .map(|(author, content)| {
-                let mut line = LineWords {
-                    named: epimem_core::name_words(author).iter().any(|w| names.contains(w)),
-                    ..LineWords::default()
-                };
+        let lines = self.tail_words.of(texts, |texts| -> tantivy::Result<Vec<LineWords>> {
+            let mut analyzer =
+                self.shared.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
+            let mut analyzed = Vec::with_capacity(texts.len());
+            for (author, content) in texts {
+                let mut line = LineWords::default();
                 let text = format!("{author}: {content}");
                 let mut stream = analyzer.token_stream(&text);
                 while let Some(token) = stream.next() {
                     line.length += 1;
                     *line.counts.entry(token.text.clone()).or_default() += 1;
                 }
-                line
-            })
-            .collect();
+                analyzed.push(line);
+            }
+            Ok(analyzed)
+        })?;
+        let lines: Vec<&LineWords> = lines.iter().map(AsRef::as_ref).collect();
+        let named: Vec<bool> = match names.is_empty() {
+            true => vec![false; texts.len()],
+            false => {
+                let mut of_author: std::collections::HashMap<&str, bool> = Default::default();
+                texts
+                    .iter()
+                    .map(|&(author, _)| {
+                        *of_author.entry(author).or_insert_with(|| {
+                            epimem_core::name_words(author).iter().any(|w| names.contains(w))
+                        })
+                    })
+                    .collect()
+            }
+        };
         let name_score = f64::from(NAME_SCORE);
-        Ok(score_tail(&index, &terms, &ceiling_terms, ceiling_names.len(), &lines, name_score))
+        let ceiling_names = ceiling_names.len();
+        Ok(score_tail(&index, &terms, &ceiling_terms, ceiling_names, &lines, &named, name_score))
     }
 
     /// How many of `words` (lower case) no document holds and no author is called.
@@ -259,7 +276,8 @@ impl Bm25 {
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let writer = Arc::new(Mutex::new(writer));
-        Ok(Self { shared: Committer { index, writer, reader }, fields, documents })
+        let tail_words = TailWords::default();
+        Ok(Self { shared: Committer { index, writer, reader }, fields, documents, tail_words })
     }
 
     /// The document as this index stores it, to add later ([`Committer::commit`]).

@@ -10,7 +10,7 @@
 //! and their total length), so a query reads them instead of counting, and no tenant's words
 //! move another's scores.
 
-use epimem_search::{HeldWords, LineWords, TailScores, score_tail};
+use epimem_search::{HeldWords, LineWords, TailScores, TailWords, score_tail};
 
 use super::{ScopeFilter, text::CONFIG};
 use crate::connection::{Failure, Tx};
@@ -189,6 +189,7 @@ pub(super) fn score_outside(
     query: Option<(&str, &[String])>,
     weighed: Option<(&str, usize)>,
     texts: &[(&str, &str)],
+    kept: &TailWords,
 ) -> Result<TailScores, Failure> {
     let kind_name = Kind::Line.name();
     let stats = tx.query_opt(
@@ -225,14 +226,17 @@ pub(super) fn score_outside(
     for row in &held {
         index.held.insert(row.get(0), row.get::<_, i64>(1).max(0) as u64);
     }
-    let named = query.map_or(&[][..], |(_, named)| named);
-    let mut lines: Vec<LineWords> = texts
-        .iter()
-        .map(|(author, _)| LineWords {
-            named: named.iter().any(|n| n == author),
-            ..LineWords::default()
-        })
-        .collect();
+    let lines = kept.of(texts, |texts| analyze(tx, texts))?;
+    let lines: Vec<&LineWords> = lines.iter().map(AsRef::as_ref).collect();
+    let named_authors = query.map_or(&[][..], |(_, named)| named);
+    let named: Vec<bool> =
+        texts.iter().map(|(author, _)| named_authors.iter().any(|n| n == author)).collect();
+    let ceiling_names = weighed.map_or(0, |(_, named)| named);
+    Ok(score_tail(&index, &query_words, &ceiling_words, ceiling_names, &lines, &named, NAME_SCORE))
+}
+
+/// The words of each of `texts` (an author and a line) as the line rows' are made.
+fn analyze(tx: &mut Tx<'_>, texts: &[(&str, &str)]) -> Result<Vec<LineWords>, Failure> {
     let sources: Vec<String> = texts.iter().map(|(a, c)| super::text::line_text(a, c)).collect();
     let found = tx.query(
         &format!(
@@ -242,6 +246,7 @@ pub(super) fn score_outside(
         ),
         &[&sources],
     )?;
+    let mut lines = vec![LineWords::default(); texts.len()];
     for row in &found {
         let at = usize::try_from(row.get::<_, i64>(0) - 1).unwrap_or(usize::MAX);
         if let Some(line) = lines.get_mut(at) {
@@ -250,8 +255,7 @@ pub(super) fn score_outside(
             line.counts.insert(row.get(1), tf);
         }
     }
-    let ceiling_names = weighed.map_or(0, |(_, named)| named);
-    Ok(score_tail(&index, &query_words, &ceiling_words, ceiling_names, &lines, NAME_SCORE))
+    Ok(lines)
 }
 
 /// How many of `words` (lower case) no row of `kind` holds, stemmed as the rows were.

@@ -56,6 +56,8 @@ pub struct PostgresSearch {
     dimensions: Mutex<HashSet<usize>>,
     /// Word vectors for soft word matching, from the caller's embedder (one per process).
     words: Mutex<HashMap<String, Vec<f32>>>,
+    /// The open tail's lines as PostgreSQL's text search made their words (one per process).
+    tail_words: epimem_search::TailWords,
 }
 
 impl std::fmt::Debug for PostgresSearch {
@@ -94,6 +96,7 @@ impl PostgresStore {
             fingerprint: fingerprint.unwrap_or("none").to_owned(),
             dimensions: Mutex::default(),
             words: Mutex::default(),
+            tail_words: Default::default(),
         };
         search.run(Access::Write, schema::create).map_err(|e| match e {
             SearchError::Unavailable(m) => StoreError::Unavailable(m),
@@ -173,7 +176,8 @@ impl Search for PostgresSearch {
         query: &TurnQuery<'_>,
         words: Option<&dyn WordVectors>,
     ) -> Result<TurnTable, SearchError> {
-        let mut table = self.run(Access::Read, |tx| turns::candidates(tx, query, self.borrow))?;
+        let mut table = self
+            .run(Access::Read, |tx| turns::candidates(tx, query, self.borrow, &self.tail_words))?;
         if query.word_match
             && let Some(words) = words
         {

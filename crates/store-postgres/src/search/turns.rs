@@ -45,6 +45,7 @@ pub(super) fn candidates(
     tx: &mut Tx<'_>,
     q: &TurnQuery<'_>,
     borrow: Borrow,
+    tail_words: &epimem_search::TailWords,
 ) -> Result<Gathered, Failure> {
     let n = q.candidates;
     let tenant = q.scope.tenant.as_str();
@@ -183,18 +184,12 @@ pub(super) fn candidates(
         let texts: Vec<(&str, &str)> = q.tail.iter().map(|l| (l.author, l.content)).collect();
         let asked = query.as_ref().map(|(tsquery, named)| (tsquery.as_str(), named.as_slice()));
         let weighed = weighed.as_ref().map(|(tsquery, named)| (tsquery.as_str(), named.len()));
-        let scores = bm25::score_outside(tx, tenant, asked, weighed, &texts)?;
+        let scores = bm25::score_outside(tx, tenant, asked, weighed, &texts, tail_words)?;
         table.lexical_ceiling = scores.ceiling;
         let name_words: Vec<String> =
             named.iter().flat_map(|author| epimem_core::name_words(author)).collect();
-        epimem_search::add_tail(
-            &mut table,
-            q.tail,
-            &scores.lexical,
-            q.vector,
-            &name_words,
-            q.reach,
-        );
+        let bounds = (q.candidates, q.reach);
+        epimem_search::add_tail(&mut table, q.tail, &scores.lexical, q.vector, &name_words, bounds);
     }
     Ok(Gathered { table, turn_words, names })
 }
