@@ -25,6 +25,11 @@ impl EpisodeId {
     pub fn is_open_tail(&self) -> bool {
         self.0.starts_with(OPEN_TAIL)
     }
+
+    /// The conversation whose open tail this id names, if it names one.
+    pub fn open_tail_of(&self) -> Option<&str> {
+        self.0.strip_prefix(OPEN_TAIL)
+    }
 }
 
 impl fmt::Display for EpisodeId {

@@ -3,8 +3,8 @@
 use std::collections::{HashMap, HashSet};
 
 use epimem_core::{
-    ContextItem, EpisodeId, Judgement, KeywordBag, LineEvidence, Message, QueryEvidence,
-    RenderedContext, Scope, TurnItem, jaccard, judge, render_context, render_turns,
+    ContextItem, ConversationKey, EpisodeId, Judgement, KeywordBag, LineEvidence, Message,
+    QueryEvidence, RenderedContext, Scope, TurnItem, jaccard, judge, render_context, render_turns,
 };
 use epimem_store::{EpisodeDetail, Store};
 
@@ -82,17 +82,6 @@ impl<S: Store> Engine<S> {
         // skips a turn that does not fit and takes a shorter one after it (under a heading it
         // already has, a line costs little).
         let mut details: HashMap<EpisodeId, EpisodeDetail> = HashMap::new();
-        // The open tails' lines are quoted from the tail the ranking read, as episodes of
-        // their own.
-        for hit in &hits {
-            if !hit.episode.is_open_tail() || details.contains_key(&hit.episode) {
-                continue;
-            }
-            if let Some((episode, messages)) = ranked.tail.episode(&hit.episode) {
-                let context = Vec::new();
-                details.insert(hit.episode.clone(), EpisodeDetail { episode, context, messages });
-            }
-        }
         // Episodes a store read found missing: forgotten by another process since indexed.
         let mut missing: HashSet<EpisodeId> = HashSet::new();
         // (episode, index of the message in its detail), best first.
@@ -104,6 +93,24 @@ impl<S: Store> Engine<S> {
             if !admitted.contains(&hit.episode) {
                 if estimate > largest {
                     continue;
+                }
+                if let Some(conversation) = hit.episode.open_tail_of()
+                    && !details.contains_key(&hit.episode)
+                    && !missing.contains(&hit.episode)
+                {
+                    // An open tail is quoted as the store holds it now: a line closed or
+                    // forgotten since the ranking read the tail is not quoted from it.
+                    let key = ConversationKey::new(query.scope.tenant.clone(), conversation);
+                    let now = self.tail_now(&query.scope, &key)?;
+                    match crate::tail::tail_episode(key, now) {
+                        Some((episode, messages)) => {
+                            let detail = EpisodeDetail { episode, context: Vec::new(), messages };
+                            details.insert(hit.episode.clone(), detail);
+                        }
+                        None => {
+                            missing.insert(hit.episode.clone());
+                        }
+                    }
                 }
                 if !details.contains_key(&hit.episode) && !missing.contains(&hit.episode) {
                     // The next few unread episodes in one read: each read is a snapshot, and
@@ -304,7 +311,11 @@ fn unread(
             break;
         }
         let id = &hit.episode;
-        if !read.contains_key(id) && !missing.contains(id) && !next.contains(id) {
+        if !id.is_open_tail()
+            && !read.contains_key(id)
+            && !missing.contains(id)
+            && !next.contains(id)
+        {
             next.push(id.clone());
         }
     }

@@ -138,8 +138,8 @@ pub struct Engine<S> {
     /// How often the owner's refresh checks the indexes' files (none: never after open).
     verify_every: Option<std::time::Duration>,
     next_verify: std::sync::Mutex<Option<std::time::Instant>>,
-    /// Vectors of the open tail this process embedded for recalls.
-    tail_vectors: tail::TailVectors,
+    /// The open tail of each tenant this process recalls in.
+    tail_cache: tail::TailCache,
     /// Where to crash, in a fault-injection test.
     crash: crash::Crash,
     /// Jobs that failed here and whose failure the store could not take yet (a full disk),
@@ -185,7 +185,7 @@ impl<S: Store> Engine<S> {
             repair_log: None,
             verify_every: None,
             next_verify: Default::default(),
-            tail_vectors: Default::default(),
+            tail_cache: Default::default(),
             crash: Default::default(),
             unrecorded: Default::default(),
         }
@@ -334,6 +334,7 @@ impl<S: Store> Engine<S> {
         self.crash.point("push.before");
         let outcomes = self.store.push_messages(&batch)?;
         self.crash.point("push.after");
+        self.tail_cache.stored(&batch, &outcomes);
         let inserted: u64 = outcomes.iter().map(|o| o.inserted).sum();
         self.open_triggered(&outcomes)?;
         let mut messages: Vec<PushedMessage> =
@@ -576,6 +577,7 @@ impl<S: Store> Engine<S> {
                     conversation.conversation, conversation.tenant
                 )));
             };
+            self.tail_cache.forgotten(&conversation.tenant, Some(conversation));
             self.unindex(&conversation.tenant, &ids)?;
             Ok(ids.len())
         })
@@ -586,6 +588,7 @@ impl<S: Store> Engine<S> {
     pub fn delete_tenant(&self, tenant: &str) -> Result<usize, EngineError> {
         self.forgetting(tenant, || {
             let ids = self.store.delete_tenant(tenant)?;
+            self.tail_cache.forgotten(tenant, None);
             self.unindex(tenant, &ids)?;
             Ok(ids.len())
         })

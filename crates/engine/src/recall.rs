@@ -61,8 +61,6 @@ pub(crate) struct RankedLines {
     pub(crate) moment: Timestamp,
     /// What the index told of the query as a whole.
     pub(crate) evidence: QueryEvidence,
-    /// The open tail searched (its lines' hits quote from it).
-    pub(crate) tail: crate::tail::OpenTail,
 }
 
 /// One recalled episode and why it came back.
@@ -298,8 +296,7 @@ impl<S: Store> Engine<S> {
                 && !table.lines.values().any(|line| line.by_named_author),
             unknown_names: table.unknown_names > 0,
         };
-        drop(lines);
-        Ok(RankedLines { hits, moment, evidence, tail })
+        Ok(RankedLines { hits, moment, evidence })
     }
 
     /// A query with no word to search for is an error only when there are no vectors to fall

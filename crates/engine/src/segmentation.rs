@@ -308,6 +308,9 @@ impl<S: Store> Engine<S> {
         self.crash.point("segment.before_commit");
         self.store.commit_segmentation(&commit)?;
         self.crash.point("segment.after_commit");
+        if let Some(last) = commit.episodes.last() {
+            self.tail_cache.closed(&commit.conversation, last.last_seq);
+        }
         Ok(report)
     }
 

@@ -179,8 +179,7 @@ impl TenantIndex {
             unknown_names: self.unknown_names(q.weighed, q.tail)?,
         };
         if !q.tail.is_empty() {
-            let texts: Vec<(&str, &str)> = q.tail.iter().map(|l| (l.author, l.content)).collect();
-            let scores = self.score_outside(q.text, q.weighed, &texts)?;
+            let scores = self.score_outside(q.text, q.weighed, q.tail)?;
             let named = self.name_words_in(q.text);
             table.lexical_ceiling = scores.ceiling;
             let bounds = (q.candidates, q.reach);

@@ -485,6 +485,7 @@ pub fn the_open_tail_is_searched_with_the_lines(index: &dyn Search) {
         author: "Ben",
         content,
         at: Timestamp(T0 + seq as i64 * MIN),
+        fingerprint: seq,
         vector: Some(&v),
     };
     let tail = [line(1, "My dentist appointment is on Friday"), line(2, "Flask is pinned at 3.0")];

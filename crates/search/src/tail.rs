@@ -21,6 +21,9 @@ pub struct TailLine<'a> {
     pub author: &'a str,
     pub content: &'a str,
     pub at: Timestamp,
+    /// Of its author and content, the same for the same two: what an index keeps its words
+    /// by (`TailWords`).
+    pub fingerprint: u64,
     /// Its vector, from the embedder the index is kept for.
     pub vector: Option<&'a [f32]>,
 }
@@ -157,49 +160,37 @@ pub struct TailWords(std::sync::Mutex<HashMap<u64, std::sync::Arc<LineWords>>>);
 const KEPT_LINES: usize = 20_000;
 
 impl TailWords {
-    /// The words of each of `texts` (an author and a line), analyzed by `analyze` (given the
-    /// texts not yet kept, it returns their words in order) only when not kept already.
+    /// The words of each of `lines`, analyzed by `analyze` (given the lines not yet kept, it
+    /// returns their words in order) only when not kept already.
     pub fn of<E>(
         &self,
-        texts: &[(&str, &str)],
-        analyze: impl FnOnce(&[(&str, &str)]) -> Result<Vec<LineWords>, E>,
+        lines: &[TailLine<'_>],
+        analyze: impl FnOnce(&[&TailLine<'_>]) -> Result<Vec<LineWords>, E>,
     ) -> Result<Vec<std::sync::Arc<LineWords>>, E> {
-        let keys: Vec<u64> = texts.iter().map(|&(author, line)| made_of(author, line)).collect();
-        let missing: Vec<usize> = {
+        let missing: Vec<&TailLine<'_>> = {
             let kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            (0..texts.len()).filter(|&i| !kept.contains_key(&keys[i])).collect()
+            lines.iter().filter(|l| !kept.contains_key(&l.fingerprint)).collect()
         };
         let mut found: HashMap<u64, std::sync::Arc<LineWords>> = HashMap::new();
         if !missing.is_empty() {
-            let asked: Vec<(&str, &str)> = missing.iter().map(|&i| texts[i]).collect();
-            let analyzed = analyze(&asked)?;
+            let analyzed = analyze(&missing)?;
             let mut kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if kept.len() + analyzed.len() > KEPT_LINES {
                 kept.clear();
             }
-            for (&i, words) in missing.iter().zip(analyzed) {
+            for (line, words) in missing.iter().zip(analyzed) {
                 let words = std::sync::Arc::new(words);
-                kept.insert(keys[i], words.clone());
-                found.insert(keys[i], words);
+                kept.insert(line.fingerprint, words.clone());
+                found.insert(line.fingerprint, words);
             }
         }
         let kept = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        Ok(keys
+        Ok(lines
             .iter()
-            .map(|k| found.get(k).or_else(|| kept.get(k)).cloned().unwrap_or_default())
+            .map(|l| found.get(&l.fingerprint).or_else(|| kept.get(&l.fingerprint)).cloned())
+            .map(Option::unwrap_or_default)
             .collect())
     }
-}
-
-/// A fingerprint of an author and a line.
-fn made_of(author: &str, line: &str) -> u64 {
-    use std::hash::Hasher;
-    // Fixed keys: the same text is the same key in every call.
-    let mut hasher = std::hash::DefaultHasher::new();
-    hasher.write_usize(author.len());
-    hasher.write(author.as_bytes());
-    hasher.write(line.as_bytes());
-    hasher.finish()
 }
 
 /// The tail's lines scored by BM25 for the query, and the ceiling a line's score is read
@@ -407,15 +398,25 @@ mod tests {
 
     #[test]
     fn a_lines_words_are_analyzed_once() {
-        let kept = TailWords::default();
-        let texts = [("Ana", "locker code"), ("Ben", "gym")];
-        let mut asked = Vec::new();
-        let mut analyze = |texts: &[(&str, &str)]| -> Result<Vec<LineWords>, ()> {
-            asked.push(texts.len());
-            Ok(texts.iter().map(|(_, line)| words(line)).collect())
+        let conversation = ConversationKey::new("t", "c");
+        let line = |fingerprint: u64, content: &'static str| TailLine {
+            conversation: &conversation,
+            seq: fingerprint,
+            role: Role::User,
+            author: "Ana",
+            content,
+            at: Timestamp(0),
+            fingerprint,
+            vector: None,
         };
-        let first = kept.of(&texts, &mut analyze).unwrap();
-        let again = kept.of(&[texts[1], ("Ana", "dinner")], &mut analyze).unwrap();
+        let kept = TailWords::default();
+        let mut asked = Vec::new();
+        let mut analyze = |lines: &[&TailLine<'_>]| -> Result<Vec<LineWords>, ()> {
+            asked.push(lines.len());
+            Ok(lines.iter().map(|l| words(l.content)).collect())
+        };
+        let first = kept.of(&[line(1, "locker code"), line(2, "gym")], &mut analyze).unwrap();
+        let again = kept.of(&[line(2, "gym"), line(3, "dinner")], &mut analyze).unwrap();
         assert_eq!(asked, [2, 1], "only the new line is analyzed again");
         assert_eq!((first[1].length, again[0].length, again[1].length), (1, 1, 1));
         assert_eq!(first[0].counts["locker"], 1);
@@ -449,6 +450,7 @@ mod tests {
                 author: "Ana",
                 content: "the zeppelin lands at noon",
                 at: Timestamp(60_000),
+                fingerprint: 7,
                 vector: Some(&v1),
             },
             TailLine {
@@ -458,6 +460,7 @@ mod tests {
                 author: "assistant",
                 content: "noted?",
                 at: Timestamp(120_000),
+                fingerprint: 8,
                 vector: Some(&v2),
             },
         ];

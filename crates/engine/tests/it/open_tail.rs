@@ -75,3 +75,19 @@ fn the_open_tail_stays_in_its_tenant_and_is_gone_once_forgotten() {
     assert_eq!(recall(&e, "t", "What is my locker code at the gym?"), "");
     assert!(recall(&e, "u", "What is the office wifi password?").contains("pelican-42"));
 }
+
+#[test]
+fn another_processs_forgetting_is_never_quoted_and_its_new_messages_come_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let (writer, reader) = (engine_at(&path), engine_at(&path));
+    tell(&writer, "t", "1", 0, "The spare house key is under the blue flower pot");
+    assert!(recall(&reader, "t", "Where is the spare house key?").contains("blue flower pot"));
+    // The reader keeps the tail it read; what the writer forgets is still not quoted.
+    writer.delete_conversation(&ConversationKey::new("t", "c")).unwrap();
+    assert_eq!(recall(&reader, "t", "Where is the spare house key?"), "");
+    // What the writer stores, the reader finds once its kept tail is a second old.
+    tell(&writer, "t", "2", 1, "The garage code is 7203");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert!(recall(&reader, "t", "What is the garage code?").contains("7203"));
+}

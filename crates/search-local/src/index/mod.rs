@@ -186,9 +186,9 @@ impl TenantIndex {
         &self,
         query: &str,
         weighed: &str,
-        texts: &[(&str, &str)],
+        tail: &[epimem_search::TailLine<'_>],
     ) -> Result<epimem_search::TailScores, SearchError> {
-        self.messages.score_outside(query, weighed, texts).map_err(index_error)
+        self.messages.score_outside(query, weighed, tail).map_err(index_error)
     }
 
     /// The words of `query` that name an author, in lower case.

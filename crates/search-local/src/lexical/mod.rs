@@ -8,7 +8,7 @@ use std::{
 };
 
 use epimem_core::{Episode, Scope, Stopwords};
-use epimem_search::{BM25_K1, HeldWords, LineWords, TailScores, TailWords, score_tail};
+use epimem_search::{BM25_K1, HeldWords, LineWords, TailLine, TailScores, TailWords, score_tail};
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,
     collector::TopDocs,
@@ -185,14 +185,14 @@ impl Bm25 {
         Ok(ceiling)
     }
 
-    /// The open tail's lines (an author and a text each) scored for `query` as if this index
+    /// The open tail's lines scored for `query` as if this index
     /// held them too, and the ceiling over `weighed` (`epimem_search::score_tail`): its
     /// statistics, its analyzer. How the tail, which no index holds, is scored.
     pub(crate) fn score_outside(
         &self,
         query: &str,
         weighed: &str,
-        texts: &[(&str, &str)],
+        tail: &[TailLine<'_>],
     ) -> tantivy::Result<TailScores> {
         let searcher = self.shared.reader.searcher();
         let (terms, names) = self.query_terms(query, &searcher)?;
@@ -205,30 +205,30 @@ impl Bm25 {
             let held = searcher.doc_freq(&Term::from_field_text(self.fields.body, term))?;
             index.held.insert(term.clone(), held);
         }
-        let lines = self.tail_words.of(texts, |texts| -> tantivy::Result<Vec<LineWords>> {
+        let lines = self.tail_words.of(tail, |lines| -> tantivy::Result<Vec<LineWords>> {
             let mut analyzer =
                 self.shared.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
-            let mut analyzed = Vec::with_capacity(texts.len());
-            for (author, content) in texts {
-                let mut line = LineWords::default();
-                let text = format!("{author}: {content}");
+            let mut analyzed = Vec::with_capacity(lines.len());
+            for line in lines {
+                let mut words = LineWords::default();
+                let text = format!("{}: {}", line.author, line.content);
                 let mut stream = analyzer.token_stream(&text);
                 while let Some(token) = stream.next() {
-                    line.length += 1;
-                    *line.counts.entry(token.text.clone()).or_default() += 1;
+                    words.length += 1;
+                    *words.counts.entry(token.text.clone()).or_default() += 1;
                 }
-                analyzed.push(line);
+                analyzed.push(words);
             }
             Ok(analyzed)
         })?;
         let lines: Vec<&LineWords> = lines.iter().map(AsRef::as_ref).collect();
         let named: Vec<bool> = match names.is_empty() {
-            true => vec![false; texts.len()],
+            true => vec![false; tail.len()],
             false => {
                 let mut of_author: std::collections::HashMap<&str, bool> = Default::default();
-                texts
-                    .iter()
-                    .map(|&(author, _)| {
+                tail.iter()
+                    .map(|line| {
+                        let author = line.author;
                         *of_author.entry(author).or_insert_with(|| {
                             epimem_core::name_words(author).iter().any(|w| names.contains(w))
                         })

@@ -10,7 +10,7 @@
 //! and their total length), so a query reads them instead of counting, and no tenant's words
 //! move another's scores.
 
-use epimem_search::{HeldWords, LineWords, TailScores, TailWords, score_tail};
+use epimem_search::{HeldWords, LineWords, TailLine, TailScores, TailWords, score_tail};
 
 use super::{ScopeFilter, text::CONFIG};
 use crate::connection::{Failure, Tx};
@@ -188,7 +188,7 @@ pub(super) fn score_outside(
     tenant: &str,
     query: Option<(&str, &[String])>,
     weighed: Option<(&str, usize)>,
-    texts: &[(&str, &str)],
+    tail: &[TailLine<'_>],
     kept: &TailWords,
 ) -> Result<TailScores, Failure> {
     let kind_name = Kind::Line.name();
@@ -226,18 +226,19 @@ pub(super) fn score_outside(
     for row in &held {
         index.held.insert(row.get(0), row.get::<_, i64>(1).max(0) as u64);
     }
-    let lines = kept.of(texts, |texts| analyze(tx, texts))?;
+    let lines = kept.of(tail, |lines| analyze(tx, lines))?;
     let lines: Vec<&LineWords> = lines.iter().map(AsRef::as_ref).collect();
     let named_authors = query.map_or(&[][..], |(_, named)| named);
     let named: Vec<bool> =
-        texts.iter().map(|(author, _)| named_authors.iter().any(|n| n == author)).collect();
+        tail.iter().map(|line| named_authors.iter().any(|n| n == line.author)).collect();
     let ceiling_names = weighed.map_or(0, |(_, named)| named);
     Ok(score_tail(&index, &query_words, &ceiling_words, ceiling_names, &lines, &named, NAME_SCORE))
 }
 
-/// The words of each of `texts` (an author and a line) as the line rows' are made.
-fn analyze(tx: &mut Tx<'_>, texts: &[(&str, &str)]) -> Result<Vec<LineWords>, Failure> {
-    let sources: Vec<String> = texts.iter().map(|(a, c)| super::text::line_text(a, c)).collect();
+/// The words of each of `lines` as the line rows' are made.
+fn analyze(tx: &mut Tx<'_>, lines: &[&TailLine<'_>]) -> Result<Vec<LineWords>, Failure> {
+    let sources: Vec<String> =
+        lines.iter().map(|l| super::text::line_text(l.author, l.content)).collect();
     let found = tx.query(
         &format!(
             "SELECT t.i, u.lexeme, cardinality(u.positions)::bigint \
@@ -246,16 +247,16 @@ fn analyze(tx: &mut Tx<'_>, texts: &[(&str, &str)]) -> Result<Vec<LineWords>, Fa
         ),
         &[&sources],
     )?;
-    let mut lines = vec![LineWords::default(); texts.len()];
+    let mut words = vec![LineWords::default(); lines.len()];
     for row in &found {
         let at = usize::try_from(row.get::<_, i64>(0) - 1).unwrap_or(usize::MAX);
-        if let Some(line) = lines.get_mut(at) {
+        if let Some(line) = words.get_mut(at) {
             let tf = row.get::<_, i64>(2).max(0) as u64;
             line.length += tf;
             line.counts.insert(row.get(1), tf);
         }
     }
-    Ok(lines)
+    Ok(words)
 }
 
 /// How many of `words` (lower case) no row of `kind` holds, stemmed as the rows were.

@@ -181,10 +181,9 @@ pub(super) fn candidates(
         unknown_names,
     };
     if !q.tail.is_empty() {
-        let texts: Vec<(&str, &str)> = q.tail.iter().map(|l| (l.author, l.content)).collect();
         let asked = query.as_ref().map(|(tsquery, named)| (tsquery.as_str(), named.as_slice()));
         let weighed = weighed.as_ref().map(|(tsquery, named)| (tsquery.as_str(), named.len()));
-        let scores = bm25::score_outside(tx, tenant, asked, weighed, &texts, tail_words)?;
+        let scores = bm25::score_outside(tx, tenant, asked, weighed, q.tail, tail_words)?;
         table.lexical_ceiling = scores.ceiling;
         let name_words: Vec<String> =
             named.iter().flat_map(|author| epimem_core::name_words(author)).collect();
