@@ -13,6 +13,10 @@ pub struct RankingConfig {
     /// Candidates taken from each retriever in turn-level recall, where a conversation has
     /// several times more messages than episodes.
     pub turn_candidates: usize,
+    /// Messages not yet in an episode (the open tail) a turn-level recall searches beside the
+    /// episodes: the newest of its scope. 0 searches none: what was just said is then found
+    /// once it closes into an episode, and a recall under a stream of writes is faster.
+    pub open_tail_lines: usize,
     /// The `k` of reciprocal rank fusion: `Σ 1 / (k + rank)`.
     pub rrf_k: f64,
     /// How turn-level recall fuses its three rankings.
@@ -116,6 +120,7 @@ impl Default for RankingConfig {
         Self {
             candidates: 100,
             turn_candidates: 300,
+            open_tail_lines: 1000,
             rrf_k: 60.0,
             turn_fusion: Fusion::Scores,
             episode_fusion: Fusion::Scores,

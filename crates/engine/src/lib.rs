@@ -166,6 +166,7 @@ impl<S: Store> Engine<S> {
         worker: String,
     ) -> Self {
         let memory = Memory::new(config.memory.clone());
+        let tail_cache = tail::TailCache::for_lines(config.ranking.open_tail_lines);
         Self {
             store,
             config,
@@ -185,7 +186,7 @@ impl<S: Store> Engine<S> {
             repair_log: None,
             verify_every: None,
             next_verify: Default::default(),
-            tail_cache: Default::default(),
+            tail_cache,
             crash: Default::default(),
             unrecorded: Default::default(),
         }

@@ -21,7 +21,8 @@ use epimem_store::{PushOutcome, Store};
 
 use crate::{Engine, EngineError};
 
-/// The most messages of the open tail one recall searches: the newest of its scope.
+/// The most messages of a conversation's open tail read at once: more than a segmentation
+/// leaves open.
 pub(crate) const TAIL_LINES: usize = 1_000;
 
 /// How long a tenant's tail kept by a process stands for what the store holds.
@@ -122,6 +123,9 @@ pub(crate) struct TailCache(Mutex<Kept>);
 
 #[derive(Debug, Default)]
 struct Kept {
+    /// Messages a tenant's kept tail holds at most (its newest): twice what a recall
+    /// searches, so that a conversation's or a period's tail is found in it too.
+    most: usize,
     tenants: HashMap<String, KeptTail>,
     /// Numbers this process's writes in order, so that a tail read from the store keeps the
     /// writes made while it was read.
@@ -136,6 +140,11 @@ struct KeptTail {
 }
 
 impl TailCache {
+    /// A cache for recalls that search `lines` of the tail.
+    pub(crate) fn for_lines(lines: usize) -> Self {
+        Self(Mutex::new(Kept { most: 2 * lines, ..Kept::default() }))
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -200,7 +209,7 @@ impl TailCache {
             .filter(|(_, e)| !held.contains(&(e.conversation.conversation.as_str(), e.message.seq)))
             .collect();
         messages.extend(read.iter().map(|e| (0, e.clone())));
-        messages.truncate(KEPT_LINES);
+        messages.truncate(kept.most);
         kept.tenants.insert(tenant.to_owned(), KeptTail { read_at, messages });
     }
 
@@ -208,7 +217,7 @@ impl TailCache {
     pub(crate) fn stored(&self, batch: &[NewMessage], outcomes: &[PushOutcome]) {
         let mut kept = self.lock();
         kept.writes += 1;
-        let write = kept.writes;
+        let (write, most) = (kept.writes, kept.most);
         for outcome in outcomes {
             let Some(tail) = kept.tenants.get_mut(&outcome.conversation.tenant) else { continue };
             // Newest first, as the tail is kept.
@@ -234,7 +243,7 @@ impl TailCache {
                 })
                 .collect();
             tail.messages.splice(0..0, new);
-            tail.messages.truncate(KEPT_LINES);
+            tail.messages.truncate(most);
         }
     }
 
@@ -262,13 +271,14 @@ impl TailCache {
     }
 }
 
-/// Messages a kept tail holds at most (its newest).
-const KEPT_LINES: usize = 2 * TAIL_LINES;
-
 impl<S: Store> Engine<S> {
     /// The open tail of `scope`, newest first, each line embedded (with the engine's embedder)
     /// the first time it is searched.
     pub(crate) fn open_tail(&self, scope: &Scope) -> Result<OpenTail, EngineError> {
+        let lines = self.config.ranking.open_tail_lines;
+        if lines == 0 {
+            return Ok(OpenTail::default());
+        }
         let messages = self.tail_messages(scope)?;
         if let Some(embedder) = &self.embedder {
             let new: Vec<&TailMessage> =
@@ -288,7 +298,7 @@ impl<S: Store> Engine<S> {
     /// conversation or period of it).
     fn tail_messages(&self, scope: &Scope) -> Result<Vec<TailMessage>, EngineError> {
         if scope.user.is_some() || scope.agent.is_some() {
-            let read = self.store.pending_messages(scope, TAIL_LINES)?;
+            let read = self.store.pending_messages(scope, self.config.ranking.open_tail_lines)?;
             return Ok(read.into_iter().map(|(c, m)| Arc::new(TailEntry::new(c, m))).collect());
         }
         let all = match self.tail_cache.fresh(&scope.tenant, TAIL_REFRESH) {
@@ -301,7 +311,7 @@ impl<S: Store> Engine<S> {
                 && scope.since.is_none_or(|t| m.timestamp >= t)
                 && scope.until.is_none_or(|t| m.timestamp <= t)
         };
-        Ok(all.iter().filter(within).take(TAIL_LINES).cloned().collect())
+        Ok(all.iter().filter(within).take(self.config.ranking.open_tail_lines).cloned().collect())
     }
 
     /// Reads the tenant's tail from the store and keeps it.
@@ -310,7 +320,7 @@ impl<S: Store> Engine<S> {
         let whole = Scope::tenant(tenant);
         let read: Vec<TailMessage> = self
             .store
-            .pending_messages(&whole, KEPT_LINES)?
+            .pending_messages(&whole, 2 * self.config.ranking.open_tail_lines)?
             .into_iter()
             .map(|(c, m)| Arc::new(TailEntry::new(c, m)))
             .collect();

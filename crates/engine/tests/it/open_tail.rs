@@ -91,3 +91,14 @@ fn another_processs_forgetting_is_never_quoted_and_its_new_messages_come_within_
     std::thread::sleep(std::time::Duration::from_millis(1100));
     assert!(recall(&reader, "t", "What is the garage code?").contains("7203"));
 }
+
+#[test]
+fn with_no_tail_lines_what_was_just_said_waits_for_its_episode() {
+    let mut config = epimem_engine::EngineConfig::default();
+    config.ranking.open_tail_lines = 0;
+    let e = crate::common::engine_with(config);
+    tell(&e, "t", "1", 0, "My locker code at the climbing gym is 4471");
+    assert_eq!(recall(&e, "t", "What is my locker code at the gym?"), "");
+    e.flush(&Scope::tenant("t")).unwrap();
+    assert!(recall(&e, "t", "What is my locker code at the gym?").contains("4471"));
+}
