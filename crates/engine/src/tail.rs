@@ -293,11 +293,12 @@ impl<S: Store> Engine<S> {
         Ok(OpenTail { messages })
     }
 
-    /// The newest messages of `scope` not yet in an episode: from the tenant's kept tail when
-    /// it is fresh, else read from the store (and kept, for a scope of the whole tenant or a
-    /// conversation or period of it).
+    /// The newest messages of `scope` not yet in an episode: for the whole tenant or a period
+    /// of it, from its kept tail when fresh, else read from the store and kept; else read.
     fn tail_messages(&self, scope: &Scope) -> Result<Vec<TailMessage>, EngineError> {
-        if scope.user.is_some() || scope.agent.is_some() {
+        // One conversation's tail is a short read of its own; a user's or an agent's is
+        // chosen by what the kept tail does not hold.
+        if scope.conversation.is_some() || scope.user.is_some() || scope.agent.is_some() {
             let read = self.store.pending_messages(scope, self.config.ranking.open_tail_lines)?;
             return Ok(read.into_iter().map(|(c, m)| Arc::new(TailEntry::new(c, m))).collect());
         }
