@@ -61,6 +61,11 @@ done
 rm -rf "$tmp/grouped.db" "$tmp/grouped.db.search" "$tmp/grouped.db-wal" "$tmp/grouped.db-shm"
 # The server on loopback: adds and recalls at once for 90 s.
 "$bin" --embedder potion bench serve 2>/dev/null > "$tmp/bench_serve.txt"
+# The same without searching the open tail, and with a short one ("What was just said").
+for lines in 0 200; do
+  printf '[ranking]\nopen_tail_lines = %s\n' "$lines" > "$tmp/tail$lines.toml"
+  "$bin" --embedder potion --config "$tmp/tail$lines.toml" bench serve 2>/dev/null > "$tmp/bench_serve_tail$lines.txt"
+done
 # Coding agents' hooks: one process per event, as Claude Code runs them.
 "$bin" bench hook 2>/dev/null > "$tmp/bench_hook.txt"
 "$bin" bench hook --server 2>/dev/null > "$tmp/bench_hook_server.txt"
