@@ -142,6 +142,17 @@ fn episodes(index: &dyn Search, scope: &Scope, text: &str, vector: usize) -> Epi
 }
 
 fn turns(index: &dyn Search, scope: &Scope, text: &str, vector: usize) -> TurnTable {
+    turns_with_tail(index, scope, text, vector, &[])
+}
+
+/// [`turns`] with `tail` searched beside the index's lines.
+fn turns_with_tail(
+    index: &dyn Search,
+    scope: &Scope,
+    text: &str,
+    vector: usize,
+    tail: &[TailLine<'_>],
+) -> TurnTable {
     let v = axis(vector);
     let query = TurnQuery {
         scope,
@@ -153,7 +164,7 @@ fn turns(index: &dyn Search, scope: &Scope, text: &str, vector: usize) -> TurnTa
         reach: 1,
         max_gap_ms: 30 * MIN,
         weighed: text,
-        tail: &[],
+        tail,
     };
     index.turns(&query, None).unwrap()
 }
@@ -489,22 +500,7 @@ pub fn the_open_tail_is_searched_with_the_lines(index: &dyn Search) {
         vector: Some(&v),
     };
     let tail = [line(1, "My dentist appointment is on Friday"), line(2, "Flask is pinned at 3.0")];
-    let ask = |text: &str| {
-        let v = axis(0);
-        let query = TurnQuery {
-            scope: &Scope::tenant("t"),
-            text,
-            vector: Some(&v),
-            candidates: 20,
-            episode_context: true,
-            word_match: false,
-            reach: 1,
-            max_gap_ms: 30 * MIN,
-            weighed: text,
-            tail: &tail,
-        };
-        index.turns(&query, None).unwrap()
-    };
+    let ask = |text: &str| turns_with_tail(index, &Scope::tenant("t"), text, 0, &tail);
     let share = |table: &TurnTable, id: &str, seq: u64| {
         let episode = table.episodes.iter().position(|e| e.id.0 == id).expect("found") as u32;
         let turn = table.turns.iter().find(|t| t.turn == TurnKey { episode, seq }).expect("a turn");
