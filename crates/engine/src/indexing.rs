@@ -211,15 +211,12 @@ impl<S: Store> Engine<S> {
 
     /// Catches up every index recalled from so far with what any process wrote since (in the
     /// background mode; for the owner's timer), and lets each save what updates left unsaved
-    /// once they pause; reads the open tails kept for recall again. Returns the first failure, after trying all.
+    /// once they pause. Returns the first failure, after trying all.
     /// A tenant whose index another thread is building or catching up is left to it: waiting
     /// would hold the worker (and its jobs) for as long as a build takes.
     pub fn refresh_indexes(&self) -> Result<(), EngineError> {
         let tenants: Vec<String> = self.lock_kept().iter().cloned().collect();
         let mut first_error = None;
-        if let Err(e) = self.refresh_tails() {
-            first_error.get_or_insert(e);
-        }
         if self.verify_due() {
             for tenant in &tenants {
                 if let Err(e) = self.verify_index(tenant) {

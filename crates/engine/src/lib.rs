@@ -44,6 +44,7 @@ pub use next_turn::{NextTurn, NextTurnQuery};
 pub use process::process_name;
 pub use recall::{MessageHit, RecallHit, RecallQuery};
 pub use segmentation::RunReport;
+pub use tail::TAIL_REFRESH;
 pub use timeline::RollupReport;
 pub use work::{Patterns, WorkContextConfig, project_scope};
 

@@ -26,7 +26,7 @@ use crate::{Engine, EngineError};
 pub(crate) const TAIL_LINES: usize = 1_000;
 
 /// How long a tenant's tail kept by a process stands for what the store holds.
-pub(crate) const TAIL_REFRESH: Duration = Duration::from_secs(1);
+pub const TAIL_REFRESH: Duration = Duration::from_secs(1);
 
 /// A message of the open tail: its conversation, and what recall makes of it once.
 #[derive(Debug)]
@@ -331,7 +331,7 @@ impl<S: Store> Engine<S> {
 
     /// Reads again the kept tails half their refresh old: the owner's timer (a server's
     /// worker) calls it, so that recalls seldom wait for a read.
-    pub(crate) fn refresh_tails(&self) -> Result<(), EngineError> {
+    pub fn refresh_tails(&self) -> Result<(), EngineError> {
         for tenant in self.tail_cache.older_than(TAIL_REFRESH / 2) {
             self.read_tail(&tenant)?;
         }

@@ -23,6 +23,9 @@ const STOP_CHECK: Duration = Duration::from_millis(50);
 pub struct Worker {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// Reads the open tails kept for recall again, apart from the jobs (a run of jobs can
+    /// take seconds, and a recall would then read a stale tail itself).
+    tails: Option<JoinHandle<()>>,
 }
 
 /// What the worker tells its owner after each run that did something or failed.
@@ -39,6 +42,7 @@ impl Worker {
     ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
+        let engine_for_tails = engine.clone();
         let thread = std::thread::Builder::new()
             .name("epimem-worker".into())
             .spawn(move || {
@@ -78,13 +82,26 @@ impl Worker {
                 }
             })
             .expect("the worker thread starts");
-        Self { stop, thread: Some(thread) }
+        let tails = {
+            let (engine, stopped) = (engine_for_tails, stop.clone());
+            std::thread::Builder::new()
+                .name("epimem-tails".into())
+                .spawn(move || {
+                    while !stopped.load(Ordering::Acquire) {
+                        // A failed read is the recall's to meet and report.
+                        let _ = engine.refresh_tails();
+                        std::thread::sleep(STOP_CHECK.min(epimem_engine::TAIL_REFRESH / 4));
+                    }
+                })
+                .expect("the tail thread starts")
+        };
+        Self { stop, thread: Some(thread), tails: Some(tails) }
     }
 
     /// Waits for the run under way (a segmentation commits or not at all) and ends the thread.
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::Release);
-        if let Some(thread) = self.thread.take() {
+        for thread in [self.thread.take(), self.tails.take()].into_iter().flatten() {
             let _ = thread.join();
         }
     }
