@@ -342,11 +342,16 @@ the tail a recall searches:
 |---|---|---|---|
 | 0 (no tail: as before) | 3.2 / 9.1 ms | 7.7 / 16.1 ms | 8.6 / 16.2 ms |
 | 200 | 5.8 / 13.2 ms | 10.5 / 31.3 ms | 10.9 / 34.1 ms |
-| **1,000 (the default)** | 9.0 / 19.0 ms | 11.4 / 53.3 ms | 11.1 / 64.7 ms |
+| **1,000 (the default)** | 9.8 / 18.2 ms | 11.2 / 28.0 ms | 11.3 / 24.3 ms |
+| 1,000, the tail read again after the worker's runs of jobs (before) | 9.0 / 19.0 ms | 11.4 / 53.3 ms | 11.1 / 64.7 ms |
 
-So under a stream of 8,000-10,000 messages a second into a hundred conversations, with the
-worker hundreds of jobs behind, the tail costs 3-6 ms at the median and more at p99, where
-the target (p99 ≤ 20 ms while adding) is **missed with the tail on** and met without it.
+The kept tails were first read again by the worker after its runs of jobs, which under this
+load take seconds, so recalls often found the tail stale and read it themselves (the last row);
+a thread of their own reads them now. So under a stream of 8,000-10,000 messages a second into
+a hundred conversations, with the worker hundreds of jobs behind, the tail costs 3-6 ms at the
+median and 8-12 ms at p99, where the target (p99 ≤ 20 ms while adding) is **missed with the
+tail on** (28 ms in batches) and met without it. Embedding the new lines on that thread too,
+rather than in the recall, changed nothing measurable (30 ms, one run) and was not kept.
 The default keeps the promise a newcomer tests first (tell it a fact, ask for it); a
 deployment that ingests that fast and recalls tenant-wide can lower `open_tail_lines` (0:
 what was just said is found once the worker closes it, seconds later). Messages/s and the
