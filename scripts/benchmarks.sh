@@ -330,7 +330,7 @@ messages (BM25 + vectors + words)                     9.37     11.45     12.66
 First built, reading the whole tail from the store and scoring its words on every recall, the
 second row was 25 ms at p50. A profile put the time in reading the tail (SQLite, 3 ms idle and
 12-20 ms under writes) and analyzing its words (10 ms). Each process now keeps each tenant's
-tail (read at most every second, by the server's worker off the recall path; its own writes,
+tail (read again every half second on a thread of the server's, off the recall path; its own writes,
 closes and forgets applied at once), each line's vector and words are made once, and only the
 tail's best lines by words become candidates, as an index brings its best.
 
