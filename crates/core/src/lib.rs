@@ -35,6 +35,7 @@ mod trigger;
 mod turn_context;
 mod turn_ranking;
 mod turn_rules;
+mod word_match;
 pub mod work;
 
 pub use cjk::{for_each_bigram, is_cjk};
@@ -90,3 +91,4 @@ pub use turn_ranking::{
 pub use turn_rules::{
     EpisodeSignals, LineSignals, context_with_neighbors, episode_factor, line_factor,
 };
+pub use word_match::{max_sim, similarities};

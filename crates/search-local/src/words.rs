@@ -161,35 +161,21 @@ impl WordIndex {
                 None => known.query.get(w).map(Vec::as_slice),
             })
             .collect();
+        // Each word's similarities to the query, computed once for all the turns.
         let mut similarities: HashMap<u32, Vec<f32>> = HashMap::new();
-        let mut best = vec![f32::MIN; query_vectors.len()];
         turns
             .iter()
             .map(|&turn| {
                 let Some(words) = self.turn(turn) else { return 0.0 };
-                if query_vectors.is_empty() {
-                    return 0.0;
-                }
-                best.fill(f32::MIN);
-                let mut any = false;
                 for &id in words {
-                    let Some(v) = vector(id) else { continue };
-                    any = true;
-                    let sims = similarities.entry(id).or_insert_with(|| {
-                        query_vectors
-                            .iter()
-                            .map(|q| v.iter().zip(*q).map(|(a, b)| a * b).sum::<f32>())
-                            .collect()
-                    });
-                    for (b, &s) in best.iter_mut().zip(sims.iter()) {
-                        *b = b.max(s);
+                    if let Some(v) = vector(id) {
+                        similarities
+                            .entry(id)
+                            .or_insert_with(|| epimem_core::similarities(v, &query_vectors));
                     }
                 }
-                if !any {
-                    return 0.0;
-                }
-                let total: f32 = best.iter().sum();
-                f64::from(total) / query_vectors.len() as f64
+                let line_words = words.iter().filter_map(|id| similarities.get(id));
+                epimem_core::max_sim(query_vectors.len(), line_words)
             })
             .collect()
     }

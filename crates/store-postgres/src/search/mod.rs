@@ -249,28 +249,15 @@ impl PostgresSearch {
         let query_vectors: Vec<&[f32]> =
             query_words.iter().filter_map(|w| cache.get(w)).map(Vec::as_slice).collect();
         for (turn, words) in table.table.turns.iter_mut().zip(&table.turn_words) {
-            let turn_vectors: Vec<&[f32]> =
-                words.iter().filter_map(|w| cache.get(w)).map(Vec::as_slice).collect();
-            let score = max_sim(&query_vectors, &turn_vectors);
+            let line_words = words
+                .iter()
+                .filter_map(|w| cache.get(w))
+                .map(|v| epimem_core::similarities(v, &query_vectors));
+            let score = epimem_core::max_sim(query_vectors.len(), line_words);
             turn.words = (score > 0.0).then_some(score);
         }
         Ok(())
     }
-}
-
-/// Mean over the query's words of the best cosine similarity to a word of the turn (MaxSim);
-/// 0 when either side has no vectors.
-fn max_sim(query: &[&[f32]], turn: &[&[f32]]) -> f64 {
-    if query.is_empty() || turn.is_empty() {
-        return 0.0;
-    }
-    let best = |q: &[f32]| {
-        turn.iter()
-            .map(|t| t.iter().zip(q).map(|(a, b)| a * b).sum::<f32>())
-            .fold(f32::MIN, f32::max)
-    };
-    let total: f32 = query.iter().map(|q| best(q)).sum();
-    f64::from(total) / query.len() as f64
 }
 
 fn poisoned() -> SearchError {
