@@ -7,15 +7,12 @@
 
 use std::{
     collections::{HashMap, HashSet},
-    sync::{
-        Arc, Mutex, PoisonError, TryLockError,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Mutex, PoisonError, TryLockError, atomic::AtomicU64},
     time::{Duration, Instant},
 };
 
 use epimem_core::{EpisodeId, Scope};
-use epimem_search::{IndexedEpisode, IndexedLine, SearchError, Update};
+use epimem_search::{IndexedEpisode, IndexedLine, Update};
 use epimem_store::{IndexedMessage, Store};
 
 use crate::{Engine, EngineError};
@@ -73,12 +70,12 @@ pub enum IndexTask {
 /// process forgets episodes from both: a forget in between would take its episodes out of the
 /// index before the batch read before it put them back.
 #[derive(Debug, Default)]
-struct TenantLocks {
-    sync: Mutex<()>,
+pub(crate) struct TenantLocks {
+    pub(crate) sync: Mutex<()>,
     apply: Mutex<()>,
     /// Counts the rebuilds of a damaged index: a search that met damage before the last one
     /// ended needs none of its own.
-    repairs: AtomicU64,
+    pub(crate) repairs: AtomicU64,
 }
 
 /// Receives what a rebuild of a damaged index does: the tenant, the task (with why), then
@@ -93,7 +90,7 @@ pub(crate) struct SyncLocks {
 }
 
 impl SyncLocks {
-    fn of(&self, tenant: &str) -> Arc<TenantLocks> {
+    pub(crate) fn of(&self, tenant: &str) -> Arc<TenantLocks> {
         // A map of locks: one a panicking thread left is still whole.
         let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
         locks.entry(tenant.to_owned()).or_default().clone()
@@ -107,14 +104,14 @@ impl SyncLocks {
 
 /// Marks a tenant's index as being built while it lives (a mark already there is left to
 /// the guard that made it: the first catch-up of a server holds one over its build's).
-struct Building<'a> {
+pub(crate) struct Building<'a> {
     locks: &'a SyncLocks,
     tenant: &'a str,
     marked: bool,
 }
 
 impl<'a> Building<'a> {
-    fn start(locks: &'a SyncLocks, tenant: &'a str) -> Self {
+    pub(crate) fn start(locks: &'a SyncLocks, tenant: &'a str) -> Self {
         let marked = locks.building().insert(tenant.to_owned());
         Self { locks, tenant, marked }
     }
@@ -145,59 +142,6 @@ impl<S: Store> Engine<S> {
     /// Catches the tenant's index up before a recall, as the engine's [`Freshness`] says.
     pub(crate) fn index_for_recall(&self, tenant: &str) -> Result<(), EngineError> {
         self.load_search_index(tenant, &mut |_, _, _| {})
-    }
-
-    /// Runs `search` on the tenant's index; when it finds the index damaged, builds the index
-    /// again from the store (recalls meanwhile wait, then are refused as unavailable) and
-    /// searches once more. Never an answer from a damaged index.
-    pub(crate) fn searched<T>(
-        &self,
-        tenant: &str,
-        search: impl Fn() -> Result<T, SearchError>,
-    ) -> Result<T, EngineError> {
-        let locks = self.syncing.of(tenant);
-        let repairs = locks.repairs.load(Ordering::Acquire);
-        match search() {
-            Err(SearchError::Damaged(why)) => {
-                self.repair(tenant, &locks, repairs, &why)?;
-                Ok(search()?)
-            }
-            answer => Ok(answer?),
-        }
-    }
-
-    /// Builds the tenant's damaged index again, unless another search's repair did since
-    /// `repairs` was read.
-    fn repair(
-        &self,
-        tenant: &str,
-        locks: &TenantLocks,
-        repairs: u64,
-        why: &str,
-    ) -> Result<(), EngineError> {
-        // Marked first: a recall from here on waits for the rebuild rather than search the
-        // index as it is thrown away.
-        let _building = Building::start(&self.syncing, tenant);
-        let _held = locks.sync.lock().unwrap_or_else(PoisonError::into_inner);
-        if locks.repairs.load(Ordering::Acquire) != repairs {
-            return Ok(());
-        }
-        self.search.discard(tenant)?;
-        let task = IndexTask::Build { why: Some(format!("found damaged: {why}")) };
-        let log = |done, total| {
-            if let Some(log) = &self.repair_log {
-                log(tenant, &task, done, total);
-            }
-        };
-        let target = self.store.change_generation(tenant)?;
-        log(0, target);
-        let built = self.build(tenant, target, &mut |done, total| log(done, total));
-        locks.repairs.fetch_add(1, Ordering::AcqRel);
-        if let Err(e) = built {
-            self.search.discard(tenant)?;
-            return Err(e);
-        }
-        Ok(())
     }
 
     /// After this process wrote to the tenant: in the background mode, its index (if one is
@@ -241,37 +185,6 @@ impl<S: Store> Engine<S> {
             }
         }
         first_error.map_or(Ok(()), Err)
-    }
-
-    /// Whether the indexes' files are due a check ([`Engine::with_index_checks`]); if so,
-    /// the next is due a period from now.
-    fn verify_due(&self) -> bool {
-        let Some(every) = self.verify_every else { return false };
-        let mut next = self.next_verify.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        match *next {
-            // Each index was checked as it opened: the first check is a period later.
-            None => {
-                *next = Some(now + every);
-                false
-            }
-            Some(at) if now < at => false,
-            Some(_) => {
-                *next = Some(now + every);
-                true
-            }
-        }
-    }
-
-    /// Checks the tenant's index against its files; when one changed behind its back, builds
-    /// the index again before anything searches it.
-    fn verify_index(&self, tenant: &str) -> Result<(), EngineError> {
-        let locks = self.syncing.of(tenant);
-        let repairs = locks.repairs.load(Ordering::Acquire);
-        match self.search.verify(tenant) {
-            Err(SearchError::Damaged(why)) => self.repair(tenant, &locks, repairs, &why),
-            checked => Ok(checked?),
-        }
     }
 
     /// A refresh of one tenant's index, its sync lock held: caught up; taken over if it was
@@ -414,7 +327,7 @@ impl<S: Store> Engine<S> {
     /// tenant that forgot, corrected and reviewed much costs what it holds now, not its
     /// history. Every episode the log forgot is forgotten first, in case a build cut short left
     /// one behind. `target` only scales `progress`.
-    fn build(
+    pub(crate) fn build(
         &self,
         tenant: &str,
         target: u64,

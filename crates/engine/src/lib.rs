@@ -8,6 +8,8 @@ mod consolidation;
 mod context;
 mod crash;
 mod error;
+mod forget;
+mod index_repair;
 mod indexing;
 mod keys;
 mod model_segmentation;
@@ -27,7 +29,7 @@ use epimem_core::{
 };
 use epimem_embed::Embedder;
 use epimem_llm::ChatModel;
-use epimem_search::{Search, Update};
+use epimem_search::Search;
 use epimem_store::{
     EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, JobStatus, JobsOf, PushOutcome,
     PushedMessage, Stats, Store,
@@ -511,16 +513,6 @@ impl<S: Store> Engine<S> {
         self.store.episode(scope, id)?.ok_or_else(|| EngineError::NotFound(format!("episode {id}")))
     }
 
-    /// Forgets an episode: it leaves the store and every search index.
-    pub fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<(), EngineError> {
-        self.forgetting(&scope.tenant, || {
-            if !self.store.delete_episode(scope, id)? {
-                return Err(EngineError::NotFound(format!("episode {id}")));
-            }
-            self.unindex(&scope.tenant, std::slice::from_ref(id))
-        })
-    }
-
     /// Gives an episode a new title or summary (or both), keeping the old as a version; the
     /// search indexes take the new words (at once in this process's, from the change log in
     /// every other's). Bad input (nothing to change, an empty title) is refused.
@@ -564,48 +556,6 @@ impl<S: Store> Engine<S> {
         id: &EpisodeId,
     ) -> Result<Vec<EpisodeVersion>, EngineError> {
         Ok(self.store.episode_versions(scope, id)?)
-    }
-
-    /// Forgets a conversation: its messages, episodes and everything derived from them leave
-    /// the store and every search index. Returns how many episodes it had.
-    pub fn delete_conversation(
-        &self,
-        conversation: &ConversationKey,
-    ) -> Result<usize, EngineError> {
-        self.forgetting(&conversation.tenant, || {
-            let Some(ids) = self.store.delete_conversation(conversation)? else {
-                return Err(EngineError::NotFound(format!(
-                    "conversation {:?} of tenant {:?}",
-                    conversation.conversation, conversation.tenant
-                )));
-            };
-            self.tail_cache.forgotten(&conversation.tenant, Some(conversation));
-            self.unindex(&conversation.tenant, &ids)?;
-            Ok(ids.len())
-        })
-    }
-
-    /// Forgets everything `tenant` remembers: every conversation, from the store and every
-    /// search index. Returns how many episodes it had.
-    pub fn delete_tenant(&self, tenant: &str) -> Result<usize, EngineError> {
-        self.forgetting(tenant, || {
-            let ids = self.store.delete_tenant(tenant)?;
-            self.tail_cache.forgotten(tenant, None);
-            self.unindex(tenant, &ids)?;
-            Ok(ids.len())
-        })
-    }
-
-    /// Takes forgotten episodes out of the search index now (the change log would, before its
-    /// next use). The store has forgotten them: an index that fails to is discarded, to be
-    /// built again from the store, rather than answer for them.
-    fn unindex(&self, tenant: &str, ids: &[EpisodeId]) -> Result<(), EngineError> {
-        let update = Update { forgotten: ids, ..Update::default() };
-        if let Err(e) = self.search.apply(tenant, &update) {
-            self.search.discard(tenant)?;
-            return Err(e.into());
-        }
-        Ok(())
     }
 
     /// The tenant's jobs (of one conversation, when given) that are queued, running, waiting

@@ -6,10 +6,13 @@ use epimem_core::{
     Episode, EpisodeId, Message, Timestamp,
     work::{Skeleton, skeleton},
 };
-use epimem_engine::{EpisodeContext, RecallHit, RecalledContext, RunReport};
+use epimem_engine::{RecallHit, RunReport};
 use epimem_store::{EpisodeCursor, EpisodeDetail, JobState, JobStatus};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+
+mod recall;
+pub use recall::{RecallIn, RecallOut, TurnOut};
 
 /// One message to remember: the fields of a line of `epimem ingest`.
 #[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
@@ -255,81 +258,6 @@ pub struct EpisodesOut {
     pub next_cursor: Option<String>,
 }
 
-/// `POST /v1/recall`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RecallIn {
-    /// What to look for, in plain words.
-    pub query: String,
-    /// Only this conversation.
-    #[serde(default)]
-    pub conversation: Option<String>,
-    /// Only the conversations of this agent (a coding agent's sessions: its project's root
-    /// folder, as `epimem hook` records it).
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Only episodes that end at or after this time (RFC 3339).
-    #[serde(default)]
-    pub from: Option<String>,
-    /// Only episodes that start at or before this time (RFC 3339).
-    #[serde(default)]
-    pub to: Option<String>,
-    /// Only episodes of this period: a timeline node id (`toc:week:2026:W09`) or a phrase
-    /// ("last week", "in March") read against the conversation's time; not with from/to.
-    #[serde(default)]
-    pub within: Option<String>,
-    /// At most this many episodes (default 5, at most 1000).
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// Answer with a context block of at most this many tokens instead of hits: the lines
-    /// that best answer the query, grouped by episode.
-    #[serde(default)]
-    pub budget: Option<usize>,
-    /// With `budget`: whole episodes (title, time, summary, matching lines), not single lines.
-    #[serde(default)]
-    pub episodes: bool,
-    /// With `budget`: fill it with the best lines whether or not they bear on the query (the
-    /// behaviour before relevance was judged). By default a block holds only lines that do,
-    /// stops where they score well below the best, and is empty when nothing does.
-    #[serde(default)]
-    pub fill: bool,
-    /// With `budget`: the share of the query's weighed words a line must match to bear on
-    /// it (default `relevance.min_share`, 0.16); lower keeps more, higher leaves more empty.
-    #[serde(default)]
-    pub min_share: Option<f64>,
-}
-
-/// What recall found: `hits` without a budget; `context` with one.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RecallOut {
-    /// The episodes, best first, with why each came back.
-    pub hits: Vec<EpisodeOut>,
-    /// The context block, ready to put in a prompt.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context: Option<String>,
-    /// Tokens of `context`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tokens: Option<usize>,
-    /// With a budget: true when nothing remembered bears on the query (no line and no fact):
-    /// `context` is then empty. Not an error, and not the same as a memory that holds
-    /// nothing to search.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nothing_relevant: Option<bool>,
-    /// The lines quoted in `context`, best first.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub turns: Option<Vec<TurnOut>>,
-    /// Lasting facts that bear on the query, best first (distilled by the language model;
-    /// absent when none does).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub facts: Vec<crate::facts::FactOut>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TurnOut {
-    pub episode: String,
-    pub seq: u64,
-}
-
 /// An episode: one stretch of a conversation about one thing.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EpisodeOut {
@@ -563,33 +491,6 @@ impl MessageOut {
             timestamp: m.timestamp.to_rfc3339(),
             content: m.content.clone(),
             context,
-        }
-    }
-}
-
-impl From<RecalledContext> for RecallOut {
-    fn from(c: RecalledContext) -> Self {
-        let turns = c.turns.into_iter().map(|(id, seq)| TurnOut { episode: id.0, seq }).collect();
-        Self {
-            hits: Vec::new(),
-            context: Some(c.text),
-            tokens: Some(c.tokens),
-            nothing_relevant: Some(!c.relevant),
-            turns: Some(turns),
-            facts: Vec::new(),
-        }
-    }
-}
-
-impl From<EpisodeContext> for RecallOut {
-    fn from(c: EpisodeContext) -> Self {
-        Self {
-            hits: c.hits.iter().map(EpisodeOut::from).collect(),
-            context: Some(c.text),
-            tokens: Some(c.tokens),
-            nothing_relevant: Some(!c.relevant),
-            turns: None,
-            facts: Vec::new(),
         }
     }
 }

@@ -14,6 +14,7 @@ mod llm;
 mod mcp;
 mod next_turn;
 mod open_tail;
+mod other_processes;
 mod postgres;
 mod relevance;
 mod search_index;

@@ -437,50 +437,6 @@ fn metrics_count_requests_by_route_and_what_is_stored() {
 }
 
 #[test]
-fn a_standalone_worker_closes_what_another_process_ingested() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let config = dir.path().join("c.toml");
-    std::fs::write(&config, FAST_WORKER).unwrap();
-    let file = dir.path().join("chat.jsonl");
-    let lines = [
-        message("c", "1", "user", "Where did I leave the spare keys?", "2026-03-14T09:00:00Z"),
-        message("c", "2", "assistant", "In the blue jar by the door.", "2026-03-14T09:00:30Z"),
-    ];
-    std::fs::write(&file, lines.map(|l| l.to_string()).join("\n")).unwrap();
-    let epimem = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_epimem"))
-            .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap()])
-            .args(args)
-            .env("EPIMEM_EMBEDDER", "hash")
-            .env_remove("EPIMEM_TENANT")
-            .output()
-            .unwrap()
-    };
-    assert!(epimem(&["ingest", file.to_str().unwrap()]).status.success());
-    let episodes = || String::from_utf8(epimem(&["episodes", "--json"]).stdout).unwrap();
-    assert_eq!(episodes(), "", "nothing closes without a flush or a worker");
-
-    let mut worker = Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "worker"])
-        .env("EPIMEM_EMBEDDER", "hash")
-        .env_remove("EPIMEM_TENANT")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while episodes().is_empty() && started.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let listed = episodes();
-    let _ = Command::new("kill").args(["-TERM", &worker.id().to_string()]).status();
-    let status = worker.wait().unwrap();
-    assert_eq!(listed.lines().count(), 1, "{listed}");
-    assert!(listed.contains("\"boundary_reason\":\"idle\""), "{listed}");
-    assert!(status.success(), "{status}");
-}
-
-#[test]
 fn bench_serve_prints_its_table_without_errors() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
@@ -527,64 +483,6 @@ fn bench_serve_loads_the_store_and_tenant_it_is_given() {
     assert!(messages("loaded") > 0);
     assert_eq!(messages("default"), 0);
 }
-
-/// Episodes another process closes on the same database become searchable without a restart,
-/// within the index refresh (a second here), and a recall never waits for that catch-up.
-/// `epimem ingest --flush` of one line about a quokka selfie, in a process of its own.
-fn quokka_from_another_process(db: &Path) {
-    let file = db.with_extension("jsonl");
-    let line = json!({"conversation": "island", "role": "user",
-                      "content": "we took a quokka selfie on Rottnest island"});
-    std::fs::write(&file, format!("{line}\n")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .args(["--db", db.to_str().unwrap(), "ingest", file.to_str().unwrap(), "--flush"])
-        .env("EPIMEM_EMBEDDER", "hash")
-        .env_remove("EPIMEM_TENANT")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
-#[test]
-fn episodes_another_process_closes_are_found_within_the_refresh() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    let server = Server::start(&db, FAST_WORKER);
-    let ask = || server.post("/v1/recall", &json!({"query": "quokka selfie", "limit": 5}));
-    let (status, found) = ask();
-    assert_eq!(status, 200, "{found}");
-    assert!(found["hits"].as_array().unwrap().is_empty(), "{found}");
-
-    quokka_from_another_process(&db);
-
-    let closed = Instant::now();
-    let found = loop {
-        let (_, found) = ask();
-        if !found["hits"].as_array().unwrap().is_empty() {
-            break found;
-        }
-        assert!(closed.elapsed() < Duration::from_secs(10), "not found 10 s after it closed");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(found.to_string().contains("Rottnest"), "{found}");
-}
-
-/// A recall sent the moment the server is up waits for the index it opens at start, rather
-/// than read it before it is opened and answer nothing.
-#[test]
-fn a_recall_as_the_server_starts_finds_what_the_database_holds() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
-    quokka_from_another_process(&db);
-    // Each start opens the saved index anew; the first request races that opening.
-    for _ in 0..3 {
-        let server = Server::start(&db, FAST_WORKER);
-        let (status, found) = server.post("/v1/recall", &json!({"query": "quokka selfie"}));
-        assert_eq!(status, 200, "{found}");
-        assert!(found.to_string().contains("Rottnest"), "{found}");
-    }
-}
-
 /// A job that cannot run is parked with its error, and the API shows it (in the tenant's jobs
 /// and its conversation's), never to another tenant.
 #[test]
