@@ -174,16 +174,19 @@ impl TenantIndex {
             turns,
             neighbors,
             lines,
-            lexical_ceiling: self.lexical_ceiling(q.weighed)?,
+            // With a tail, its scoring sets the ceiling (on the same scale).
+            lexical_ceiling: match q.tail.is_empty() {
+                true => self.lexical_ceiling(q.weighed)?,
+                false => 0.0,
+            },
             named_authors: named.len(),
             unknown_names: self.unknown_names(q.weighed, q.tail)?,
         };
         if !q.tail.is_empty() {
             let scores = self.score_outside(q.text, q.weighed, q.tail)?;
-            let named = self.name_words_in(q.text);
             table.lexical_ceiling = scores.ceiling;
             let bounds = (q.candidates, q.reach);
-            epimem_search::add_tail(&mut table, q.tail, &scores.lexical, q.vector, &named, bounds);
+            epimem_search::add_tail(&mut table, q.tail, &scores, q.vector, bounds);
         }
         Ok(table)
     }

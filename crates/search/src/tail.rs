@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use epimem_core::{
     ConversationKey, EpisodeId, FsrsState, IndexedEpisode, LexicalMatch, LineSignals, Role,
-    Timestamp, TurnFeatures, TurnKey, TurnTable, VectorMatch, name_words, standing_instructions,
+    Timestamp, TurnFeatures, TurnKey, TurnTable, VectorMatch, standing_instructions,
 };
 
 /// A message of a conversation's open tail.
@@ -28,23 +28,23 @@ pub struct TailLine<'a> {
     pub vector: Option<&'a [f32]>,
 }
 
-/// Puts `tail` among `table`'s candidates: a line is a lexical candidate when `lexical` (its
-/// BM25, as the index scores its own lines) is some, and a vector candidate when its cosine
-/// to `query` is at least the weakest vector candidate's (or there is none); the ranks of
-/// every candidate are taken again over the whole list. `named` are the words of the
-/// authors the query names. Lines of the tail within `reach` of a candidate are its
-/// neighbours; the tail lends to no episode and borrows from none.
+/// Puts `tail` among `table`'s candidates: a line is a lexical candidate when its BM25 in
+/// `scores` (as the index scores its own lines) is among the best, and a vector candidate
+/// when its cosine to `query` is at least the weakest vector candidate's (or there is none);
+/// the ranks of every candidate are taken again over the whole list. Lines of the tail
+/// within `reach` of a candidate are its neighbours; the tail lends to no episode and borrows
+/// from none.
 pub fn add_tail(
     table: &mut TurnTable,
     tail: &[TailLine<'_>],
-    lexical: &[Option<f64>],
+    scores: &TailScores,
     query: Option<&[f32]>,
-    named: &[String],
     (limit, reach): (usize, usize),
 ) {
     if tail.is_empty() {
         return;
     }
+    let lexical = &scores.lexical;
     // Each conversation's tail is one episode of the table.
     let mut episode_of: HashMap<&ConversationKey, u32> = HashMap::new();
     for line in tail {
@@ -126,7 +126,7 @@ pub fn add_tail(
             }
         }
     }
-    add_lines(table, tail, named, &key, &in_table);
+    add_lines(table, tail, &scores.named, &key, &in_table);
 }
 
 /// BM25's parameters as both indexes score lines (tantivy's `K1` and `B`).
@@ -199,6 +199,8 @@ impl TailWords {
 pub struct TailScores {
     pub lexical: Vec<Option<f64>>,
     pub ceiling: f64,
+    /// Whether each line's author is one the query names.
+    pub named: Vec<bool>,
 }
 
 /// Scores `lines` for `query_words` as the index scores its own lines, and the ceiling a
@@ -256,7 +258,8 @@ pub fn score_tail(
             (score > 0.0).then_some(score)
         })
         .collect();
-    TailScores { lexical, ceiling: words_ceiling + name_score * ceiling_names as f64 }
+    let ceiling = words_ceiling + name_score * ceiling_names as f64;
+    TailScores { lexical, ceiling, named: named.to_vec() }
 }
 
 /// The proper nouns of `query` (`epimem_core::proper_nouns`) that no line of `tail` holds: the
@@ -330,7 +333,7 @@ fn add_context(
 fn add_lines(
     table: &mut TurnTable,
     tail: &[TailLine<'_>],
-    named: &[String],
+    named: &[bool],
     key: &dyn Fn(usize) -> TurnKey,
     in_table: &std::collections::HashSet<TurnKey>,
 ) {
@@ -348,10 +351,8 @@ fn add_lines(
             if !in_table.contains(&key(i)) {
                 continue;
             }
-            let by_named_author =
-                !named.is_empty() && name_words(line.author).iter().any(|w| named.contains(w));
             let signals = LineSignals {
-                by_named_author,
+                by_named_author: named[i],
                 asks: line.content.trim_end().ends_with('?'),
                 by_machine: line.role != Role::User,
                 in_work,
@@ -467,9 +468,8 @@ mod tests {
         add_tail(
             &mut table,
             &tail,
-            &[Some(3.0), None],
+            &TailScores { lexical: vec![Some(3.0), None], ceiling: 4.0, named: vec![true, false] },
             Some(&[1.0, 0.0]),
-            &["ana".into()],
             (10, 1),
         );
         assert_eq!(table.episodes[1].id, EpisodeId::open_tail(&conversation));

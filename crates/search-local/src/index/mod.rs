@@ -191,17 +191,6 @@ impl TenantIndex {
         self.messages.score_outside(query, weighed, tail).map_err(index_error)
     }
 
-    /// The words of `query` that name an author, in lower case.
-    pub(crate) fn name_words_in(&self, query: &str) -> Vec<String> {
-        let mut words: Vec<String> = query
-            .split(|c: char| !c.is_alphanumeric())
-            .map(str::to_lowercase)
-            .filter(|w| self.parts.names.contains_key(w))
-            .collect();
-        words.dedup();
-        words
-    }
-
     /// How many of the proper nouns of `query` no line holds (neither this index's nor one of
     /// `tail`) and no author is called.
     pub(crate) fn unknown_names(

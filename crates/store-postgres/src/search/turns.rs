@@ -59,9 +59,12 @@ pub(super) fn candidates(
         .collect();
     let unknown_names = bm25::never_held(tx, Kind::Line, tenant, &unheard)?;
     let weighed = text::tsquery(q.weighed, &names);
+    // With a tail, its scoring sets the ceiling (on the same scale).
     let lexical_ceiling = match &weighed {
-        Some((weighed, named)) => bm25::ceiling(tx, Kind::Line, tenant, weighed, named.len())?,
-        None => 0.0,
+        Some((weighed, named)) if q.tail.is_empty() => {
+            bm25::ceiling(tx, Kind::Line, tenant, weighed, named.len())?
+        }
+        _ => 0.0,
     };
 
     let mut table: Seen<String> = Seen::default();
@@ -185,10 +188,8 @@ pub(super) fn candidates(
         let weighed = weighed.as_ref().map(|(tsquery, named)| (tsquery.as_str(), named.len()));
         let scores = bm25::score_outside(tx, tenant, asked, weighed, q.tail, tail_words)?;
         table.lexical_ceiling = scores.ceiling;
-        let name_words: Vec<String> =
-            named.iter().flat_map(|author| epimem_core::name_words(author)).collect();
         let bounds = (q.candidates, q.reach);
-        epimem_search::add_tail(&mut table, q.tail, &scores.lexical, q.vector, &name_words, bounds);
+        epimem_search::add_tail(&mut table, q.tail, &scores, q.vector, bounds);
     }
     Ok(Gathered { table, turn_words, names })
 }
