@@ -7,7 +7,7 @@ use epimem_core::{
     plan_fact_changes, rank_facts,
 };
 use epimem_llm::ChatModel;
-use epimem_store::{ConsolidationCommit, ConsolidationRule, Store};
+use epimem_store::{ConsolidationCommit, ConsolidationRule};
 
 use crate::{Engine, EngineError, RecallQuery, segmentation::RunReport};
 
@@ -25,7 +25,7 @@ pub struct FactHit {
     pub score: FactScore,
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// When closing episodes should queue a consolidation: never without a model.
     pub(crate) fn consolidation_rule(&self) -> Option<ConsolidationRule> {
         let config = &self.config.consolidation;

@@ -6,7 +6,7 @@ use epimem_core::{
     ContextItem, ConversationKey, EpisodeId, Judgement, KeywordBag, LineEvidence, Message,
     QueryEvidence, RenderedContext, Scope, TurnItem, jaccard, judge, render_context, render_turns,
 };
-use epimem_store::{EpisodeDetail, Store};
+use epimem_store::EpisodeDetail;
 
 use crate::{Engine, EngineError, MessageHit, RecallHit, RecallQuery};
 
@@ -51,7 +51,7 @@ const MAX_EPISODES: usize = 1000;
 /// Raw lines quoted per episode.
 const LINES_PER_EPISODE: usize = 2;
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// The turns that best answer `query` (turn-level recall), as many as fit in `budget`
     /// tokens, grouped by episode under the time it began. A recall in one conversation is
     /// recorded as a pending review of the episodes quoted.

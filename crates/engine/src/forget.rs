@@ -3,11 +3,10 @@
 
 use epimem_core::{ConversationKey, EpisodeId, Scope};
 use epimem_search::Update;
-use epimem_store::Store;
 
 use crate::{Engine, EngineError};
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// Forgets an episode: it leaves the store and every search index.
     pub fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<(), EngineError> {
         self.forgetting(&scope.tenant, || {

@@ -7,14 +7,13 @@ use std::{
 };
 
 use epimem_search::SearchError;
-use epimem_store::Store;
 
 use crate::{
     Engine, EngineError, IndexTask,
     indexing::{Building, TenantLocks},
 };
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// Runs `search` on the tenant's index; when it finds the index damaged, builds the index
     /// again from the store (recalls meanwhile wait, then are refused as unavailable) and
     /// searches once more. Never an answer from a damaged index.

@@ -13,7 +13,7 @@ use std::{
 
 use epimem_core::{EpisodeId, Scope};
 use epimem_search::{IndexedEpisode, IndexedLine, Update};
-use epimem_store::{IndexedMessage, Store};
+use epimem_store::IndexedMessage;
 
 use crate::{Engine, EngineError};
 
@@ -138,7 +138,7 @@ pub enum Freshness {
     Background,
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// Catches the tenant's index up before a recall, as the engine's [`Freshness`] says.
     pub(crate) fn index_for_recall(&self, tenant: &str) -> Result<(), EngineError> {
         self.load_search_index(tenant, &mut |_, _, _| {})

@@ -1,6 +1,6 @@
 //! API keys: 256 random bits shown once, kept only as their SHA-256.
 
-use epimem_store::{ApiKey, Store};
+use epimem_store::ApiKey;
 use sha2::{Digest, Sha256};
 
 use crate::{Engine, EngineError};
@@ -8,7 +8,7 @@ use crate::{Engine, EngineError};
 /// What every key starts with, so a leaked one is recognisable (secret scanners, logs).
 const PREFIX: &str = "epm_";
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// Makes a key for `tenant`; the key is returned this once and never stored.
     pub fn create_api_key(
         &self,

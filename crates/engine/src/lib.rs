@@ -111,8 +111,8 @@ impl IngestReport {
 }
 
 /// The engine: a store, a configuration and a clock.
-pub struct Engine<S> {
-    store: S,
+pub struct Engine {
+    store: std::sync::Arc<dyn Store>,
     config: EngineConfig,
     clock: Box<dyn Clock>,
     tokens: TokenCounter,
@@ -152,17 +152,17 @@ pub struct Engine<S> {
     >,
 }
 
-impl<S> std::fmt::Debug for Engine<S> {
+impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine").field("worker", &self.worker).finish_non_exhaustive()
     }
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// `search` is the index recall asks (kept current from the store's change log);
     /// `worker` names this process in job leases (say, `host:pid`).
     pub fn new(
-        store: S,
+        store: std::sync::Arc<dyn Store>,
         search: Box<dyn Search>,
         config: EngineConfig,
         clock: Box<dyn Clock>,
@@ -268,8 +268,8 @@ impl<S: Store> Engine<S> {
         self
     }
 
-    pub fn store(&self) -> &S {
-        &self.store
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
     }
 
     pub fn config(&self) -> &EngineConfig {

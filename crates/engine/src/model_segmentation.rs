@@ -10,7 +10,6 @@ use epimem_core::{
     },
 };
 use epimem_llm::ChatModel;
-use epimem_store::Store;
 
 use crate::{Engine, EngineError, consolidation::model_failure_apart};
 
@@ -21,7 +20,7 @@ pub(crate) struct ModelCut {
     pub(crate) repaired: Option<String>,
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// The model's segments of `pending`, tiling it, with what had to be repaired; or why the
     /// model did not cut it (it failed, or there was nothing to cut). What every call cost is
     /// recorded either way.

@@ -5,7 +5,6 @@ use epimem_core::{
     ConversationKey, Episode, EpisodeId, Message, NextTurnConfig, RelevanceConfig, Role, Scope,
     Shares, quoted_lines, recent_fitting, render_next_turn, summary_fitting,
 };
-use epimem_store::Store;
 
 use crate::{Engine, EngineError, RecallQuery, RecalledContext};
 
@@ -51,7 +50,7 @@ pub struct NextTurn {
 /// Messages of the conversation's newest episodes read for the recent part at once.
 const EPISODES_AT_ONCE: usize = 4;
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// The block an agent reads before its next turn in `query.conversation`: the long-term
     /// lines that bear on the moment, what came earlier told short, and the newest messages
     /// verbatim, each within its share of one budget, no line in two parts.

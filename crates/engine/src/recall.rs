@@ -9,7 +9,7 @@ use epimem_core::{
 };
 use epimem_embed::Embedder;
 use epimem_search::{EpisodeQuery, SearchError, TurnQuery, WordVectors};
-use epimem_store::{PendingReview, Store};
+use epimem_store::PendingReview;
 
 use crate::{Engine, EngineError};
 
@@ -108,7 +108,7 @@ pub struct MessageHit {
     pub line_factor: f64,
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// The episodes in the query's scope that best answer it, best first. A recall in one
     /// conversation is recorded as a pending review of what it returned.
     pub fn recall(&self, query: &RecallQuery) -> Result<Vec<RecallHit>, EngineError> {

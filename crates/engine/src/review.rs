@@ -8,14 +8,14 @@ use epimem_core::{
     may_review, rate_by_use,
 };
 use epimem_llm::ChatModel;
-use epimem_store::{ReviewedMemory, Store};
+use epimem_store::ReviewedMemory;
 
 use crate::{Engine, EngineError, consolidation::model_failure_apart, segmentation::RunReport};
 
 /// The most messages of what followed a reviewer reads (the latest ones).
 const FOLLOWING_AT_MOST: usize = 60;
 
-impl<S: Store> Engine<S> {
+impl Engine {
     pub(crate) fn review(
         &self,
         job: &Job,

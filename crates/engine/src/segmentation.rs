@@ -13,7 +13,7 @@ use std::sync::PoisonError;
 
 use epimem_core::JobId;
 use epimem_store::{
-    JobState, JobStatus, JobsOf, SegmentationBatch, SegmentationCommit, Store, StoreError,
+    JobState, JobStatus, JobsOf, SegmentationBatch, SegmentationCommit, StoreError,
 };
 
 use crate::{Engine, EngineError};
@@ -54,7 +54,7 @@ pub(crate) struct Failure {
     retry_at: Option<epimem_core::Timestamp>,
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// Fences `conversation` and enqueues its segmentation, unless another worker holds it.
     pub(crate) fn open(
         &self,
@@ -415,7 +415,7 @@ mod tests {
         let search = Box::new(LocalSearch::in_memory(&config.ranking));
         let clock = Box::new(FixedClock::new(Timestamp(1_767_225_600_000)));
         let store = SqliteStore::open_in_memory().unwrap();
-        let engine = Engine::new(store, search, config, clock, "w".into());
+        let engine = Engine::new(std::sync::Arc::new(store), search, config, clock, "w".into());
         let key = ConversationKey::new("t", "c");
         let message = MessageInput {
             conversation: key.clone(),

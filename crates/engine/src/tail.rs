@@ -17,7 +17,7 @@ use std::{
 
 use epimem_core::{ConversationKey, Episode, EpisodeId, Message, NewMessage, Scope};
 use epimem_search::TailLine;
-use epimem_store::{PushOutcome, Store};
+use epimem_store::PushOutcome;
 
 use crate::{Engine, EngineError};
 
@@ -271,7 +271,7 @@ impl TailCache {
     }
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// The open tail of `scope`, newest first, each line embedded (with the engine's embedder)
     /// the first time it is searched.
     pub(crate) fn open_tail(&self, scope: &Scope) -> Result<OpenTail, EngineError> {

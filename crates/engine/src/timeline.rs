@@ -10,7 +10,6 @@ use epimem_core::{
     EpisodeId, LlmStage, NodeSummary, Scope, TimelineNode, TocLevel, TocNode, extractive_rollup,
     llm::{parse_rollup, rollup_prompt},
 };
-use epimem_store::Store;
 
 use crate::{Engine, EngineError, consolidation::model_failure_apart};
 
@@ -31,7 +30,7 @@ pub struct RollupReport {
     pub failed: Vec<(TocNode, EngineError)>,
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// Brings `tenant`'s timeline up to its episodes: the periods that are over are written
     /// from their children (LLM-free: the extractive rollup); the others wait, marked.
     pub fn roll_up_timeline(&self, tenant: &str) -> Result<RollupReport, EngineError> {

@@ -12,7 +12,7 @@ use epimem_core::{
         prompt_recalled, recurring_intents, render_prompt_context, render_start_context, skeleton,
     },
 };
-use epimem_store::{EpisodeDetail, Store};
+use epimem_store::EpisodeDetail;
 use serde::{Deserialize, Serialize};
 
 use crate::{Engine, EngineError, RecallHit, RecallQuery};
@@ -94,7 +94,7 @@ impl Work {
     }
 }
 
-impl<S: Store> Engine<S> {
+impl Engine {
     /// What a new session of `project` is told: the rules the user set in its sessions, its
     /// recent episodes whole (with their skeletons), the failures that recur across its
     /// sessions, and its older sessions' summaries, within the configured budget. Empty when

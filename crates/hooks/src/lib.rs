@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use epimem_core::{ConversationKey, Scope, Timestamp};
 use epimem_engine::{Engine, EngineError};
-use epimem_store::{JobState, Store};
+use epimem_store::JobState;
 use serde::{Deserialize, Serialize};
 
 pub use event::{EventKind, HookEvent};
@@ -132,11 +132,11 @@ impl Hook<'_> {
     /// Handles the event in `raw` (received at `received`) on the engine `open` gives. Never
     /// fails: a bad event is logged; an event the store cannot take (it is locked, missing,
     /// corrupt) is logged and spooled, and stored first by the next hook that can.
-    pub fn run<S: Store>(
+    pub fn run(
         &self,
         raw: &str,
         received: Timestamp,
-        open: impl FnOnce() -> Result<Engine<S>, String>,
+        open: impl FnOnce() -> Result<Engine, String>,
     ) -> HookOutcome {
         let event = match HookEvent::parse(raw) {
             Ok(event) => event,
@@ -195,9 +195,9 @@ impl Hook<'_> {
         }
     }
 
-    fn handle<S: Store>(
+    fn handle(
         &self,
-        engine: &Engine<S>,
+        engine: &Engine,
         event: &HookEvent,
         kind: EventKind,
         received: Timestamp,

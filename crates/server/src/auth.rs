@@ -15,7 +15,6 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use epimem_store::Store;
 
 use crate::{App, error::ApiError, guard::KeysRequired, routes::blocking};
 
@@ -30,8 +29,8 @@ impl std::ops::Deref for Tenant {
     }
 }
 
-pub(crate) async fn authenticate<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn authenticate(
+    State(app): State<App>,
     mut request: Request,
     next: Next,
 ) -> Response {

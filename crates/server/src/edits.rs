@@ -8,7 +8,7 @@ use axum::{
     extract::{Extension, Path, State, rejection::BytesRejection},
 };
 use epimem_core::{EpisodeId, Scope};
-use epimem_store::{EpisodeVersion, Store};
+use epimem_store::EpisodeVersion;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -64,8 +64,8 @@ pub(crate) struct EpisodeVersionsOut {
     request_body = EpisodeEditIn,
     responses((status = 200, body = EpisodeOut), (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody)))]
-pub(crate) async fn edit_episode<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn edit_episode(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
@@ -83,8 +83,8 @@ pub(crate) async fn edit_episode<S: Store + 'static>(
 #[utoipa::path(get, path = "/v1/episodes/{id}/versions", tag = "episodes",
     params(("id" = String, Path)),
     responses((status = 200, body = EpisodeVersionsOut), (status = 404, body = ErrorBody)))]
-pub(crate) async fn episode_versions<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn episode_versions(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(id): Path<String>,
 ) -> Result<Json<EpisodeVersionsOut>, ApiError> {

@@ -6,7 +6,6 @@ use axum::{
 };
 use epimem_core::{Fact, Scope};
 use epimem_engine::FactHit;
-use epimem_store::Store;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -81,8 +80,8 @@ pub struct FactsOut {
 /// Facts distilled from the caller's episodes, newest first (by when they became true).
 #[utoipa::path(get, path = "/v1/facts", tag = "facts", params(FactsQuery),
     responses((status = 200, body = FactsOut), (status = 400, body = ErrorBody)))]
-pub(crate) async fn list_facts<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn list_facts(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     query: Result<Query<FactsQuery>, QueryRejection>,
 ) -> Result<Json<FactsOut>, ApiError> {

@@ -24,7 +24,6 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use epimem_store::Store;
 
 use crate::{Access, App, error::ApiError, routes::blocking};
 
@@ -35,11 +34,7 @@ pub(crate) const MAX_URI: usize = 8 * 1024;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct KeysRequired(pub(crate) bool);
 
-pub(crate) async fn guard<S: Store + 'static>(
-    State(app): State<App<S>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+pub(crate) async fn guard(State(app): State<App>, mut request: Request, next: Next) -> Response {
     let uri_len = request.uri().to_string().len();
     if uri_len > MAX_URI {
         return ApiError::of_status(

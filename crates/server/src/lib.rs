@@ -32,7 +32,6 @@ use axum::{
     routing::{delete, get, post},
 };
 use epimem_engine::Engine;
-use epimem_store::Store;
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
@@ -98,8 +97,8 @@ impl Default for ServerConfig {
 }
 
 /// What every handler shares.
-pub(crate) struct App<S> {
-    engine: Arc<Engine<S>>,
+pub(crate) struct App {
+    engine: Arc<Engine>,
     /// The tenant without API keys.
     tenant: Arc<str>,
     access: Access,
@@ -108,7 +107,7 @@ pub(crate) struct App<S> {
     metrics: Arc<metrics::Metrics>,
 }
 
-impl<S> Clone for App<S> {
+impl Clone for App {
     fn clone(&self) -> Self {
         Self {
             engine: self.engine.clone(),
@@ -159,8 +158,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// The API's routes over `engine`, and MCP at `/mcp`. `readiness` tells `/readyz` whether the
 /// search index is open; cancelling `mcp_sessions` ends the MCP sessions (their streams would
 /// otherwise hold a graceful shutdown open).
-fn router<S: Store + 'static>(
-    engine: Arc<Engine<S>>,
+fn router(
+    engine: Arc<Engine>,
     config: &ServerConfig,
     readiness: Arc<readiness::Readiness>,
     mcp_sessions: CancellationToken,
@@ -192,28 +191,26 @@ fn router<S: Store + 'static>(
         serde_json::to_vec(&openapi()).expect("the OpenAPI document serializes"),
     );
     let api = Router::new()
-        .route("/v1/messages", post(routes::add_messages::<S>))
+        .route("/v1/messages", post(routes::add_messages))
         .route(
             "/v1/conversations/{conversation}",
-            get(routes::get_conversation::<S>).delete(routes::delete_conversation::<S>),
+            get(routes::get_conversation).delete(routes::delete_conversation),
         )
-        .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation::<S>))
-        .route("/v1/conversations/{conversation}/next-turn", post(next_turn::next_turn::<S>))
-        .route("/v1/tenant", delete(routes::delete_tenant::<S>))
-        .route("/v1/episodes", get(routes::list_episodes::<S>))
+        .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation))
+        .route("/v1/conversations/{conversation}/next-turn", post(next_turn::next_turn))
+        .route("/v1/tenant", delete(routes::delete_tenant))
+        .route("/v1/episodes", get(routes::list_episodes))
         .route(
             "/v1/episodes/{id}",
-            get(routes::get_episode::<S>)
-                .delete(routes::delete_episode::<S>)
-                .patch(edits::edit_episode::<S>),
+            get(routes::get_episode).delete(routes::delete_episode).patch(edits::edit_episode),
         )
-        .route("/v1/episodes/{id}/versions", get(edits::episode_versions::<S>))
-        .route("/v1/jobs", get(routes::list_jobs::<S>))
-        .route("/v1/recall", post(routes::recall::<S>))
-        .route("/v1/project-memory", post(project::project_memory::<S>))
-        .route("/v1/facts", get(facts::list_facts::<S>))
-        .route("/v1/timeline", get(timeline::timeline_top::<S>))
-        .route("/v1/timeline/{node}", get(timeline::timeline_node::<S>))
+        .route("/v1/episodes/{id}/versions", get(edits::episode_versions))
+        .route("/v1/jobs", get(routes::list_jobs))
+        .route("/v1/recall", post(routes::recall))
+        .route("/v1/project-memory", post(project::project_memory))
+        .route("/v1/facts", get(facts::list_facts))
+        .route("/v1/timeline", get(timeline::timeline_top))
+        .route("/v1/timeline/{node}", get(timeline::timeline_node))
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
@@ -223,7 +220,7 @@ fn router<S: Store + 'static>(
         // limit holds here too: the transport reads a body whole.
         .nest_service("/mcp", RequestBodyLimit::new(mcp, config.body_limit))
         // Everything above works in the caller's tenant; what follows is public.
-        .layer(axum::middleware::from_fn_with_state(app.clone(), auth::authenticate::<S>));
+        .layer(axum::middleware::from_fn_with_state(app.clone(), auth::authenticate));
     api.merge(ui::routes())
         .route(
             "/v1/openapi.json",
@@ -232,8 +229,8 @@ fn router<S: Store + 'static>(
             }),
         )
         .route("/healthz", get(routes::healthz))
-        .route("/readyz", get(routes::readyz::<S>))
-        .route("/metrics", get(metrics::scrape::<S>))
+        .route("/readyz", get(routes::readyz))
+        .route("/metrics", get(metrics::scrape))
         .fallback(|| async { ApiError::not_found("no such route") })
         .method_not_allowed_fallback(|method: axum::http::Method| async move {
             ApiError::of_status(
@@ -242,8 +239,8 @@ fn router<S: Store + 'static>(
             )
         })
         // Every route, public ones too: no cross-site page, no rebinding name without keys.
-        .layer(axum::middleware::from_fn_with_state(app.clone(), guard::guard::<S>))
-        .layer(axum::middleware::from_fn_with_state(app.clone(), metrics::track::<S>))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), guard::guard))
+        .layer(axum::middleware::from_fn_with_state(app.clone(), metrics::track))
         .layer(axum::middleware::from_fn(error::json_errors))
         .with_state(app)
 }
@@ -251,8 +248,8 @@ fn router<S: Store + 'static>(
 /// Serves the API on `listener` with the worker beside it until `shutdown` resolves; then
 /// stops taking connections, lets requests under way finish, and stops the worker after its
 /// current run.
-pub async fn serve<S: Store + 'static>(
-    engine: Arc<Engine<S>>,
+pub async fn serve(
+    engine: Arc<Engine>,
     listener: TcpListener,
     config: ServerConfig,
     report: Report,

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use epimem_core::{ConversationKey, EpisodeId, Scope, TocNode};
 use epimem_engine::{Engine, EngineError};
-use epimem_store::Store;
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     handler::server::{tool::ToolRouter, wrapper::Parameters},
@@ -130,18 +129,18 @@ pub(crate) struct ForgetParams {
 }
 
 /// The tools over one engine and tenant.
-pub struct MemoryTools<S> {
-    app: App<S>,
+pub struct MemoryTools {
+    app: App,
     tool_router: ToolRouter<Self>,
 }
 
-impl<S> Clone for MemoryTools<S> {
+impl Clone for MemoryTools {
     fn clone(&self) -> Self {
         Self { app: self.app.clone(), tool_router: self.tool_router.clone() }
     }
 }
 
-impl<S> std::fmt::Debug for MemoryTools<S> {
+impl std::fmt::Debug for MemoryTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MemoryTools").field("tenant", &self.app.tenant).finish_non_exhaustive()
     }
@@ -165,8 +164,8 @@ fn json_text(value: &impl serde::Serialize) -> Result<CallToolResult, McpError> 
 }
 
 #[tool_router]
-impl<S: Store + 'static> MemoryTools<S> {
-    pub(crate) fn new(app: App<S>) -> Self {
+impl MemoryTools {
+    pub(crate) fn new(app: App) -> Self {
         Self { app, tool_router: Self::tool_router() }
     }
 
@@ -375,7 +374,7 @@ impl<S: Store + 'static> MemoryTools<S> {
         let tenant = self.tenant(&context);
         let done = match (p.episode, p.conversation) {
             (Some(id), None) => {
-                blocking(&self.app, move |engine: &Engine<S>| {
+                blocking(&self.app, move |engine: &Engine| {
                     engine
                         .delete_episode(&Scope::tenant(tenant.as_ref()), &EpisodeId(id.clone()))?;
                     Ok(format!("Forgot episode {id}."))
@@ -383,7 +382,7 @@ impl<S: Store + 'static> MemoryTools<S> {
                 .await?
             }
             (None, Some(conversation)) => {
-                blocking(&self.app, move |engine: &Engine<S>| {
+                blocking(&self.app, move |engine: &Engine| {
                     let key = ConversationKey::new(tenant.as_ref(), conversation.clone());
                     let n = engine.delete_conversation(&key)?;
                     Ok(format!("Forgot conversation {conversation} and its {n} episode(s)."))
@@ -402,7 +401,7 @@ impl<S: Store + 'static> MemoryTools<S> {
 }
 
 #[tool_handler]
-impl<S: Store + 'static> ServerHandler for MemoryTools<S> {
+impl ServerHandler for MemoryTools {
     fn get_info(&self) -> ServerInfo {
         ServerInfo {
             instructions: Some(
@@ -421,7 +420,7 @@ impl<S: Store + 'static> ServerHandler for MemoryTools<S> {
 }
 
 /// The tools over `engine`, working in `tenant`.
-pub fn memory_tools<S: Store + 'static>(engine: Arc<Engine<S>>, tenant: &str) -> MemoryTools<S> {
+pub fn memory_tools(engine: Arc<Engine>, tenant: &str) -> MemoryTools {
     MemoryTools::new(App {
         engine,
         tenant: Arc::from(tenant),
@@ -435,8 +434,8 @@ pub fn memory_tools<S: Store + 'static>(engine: Arc<Engine<S>>, tenant: &str) ->
 /// Serves the tools over standard input and output until the client closes them (answering
 /// every request it sent before that), reading no message longer than `max_message` bytes.
 /// Nothing else may write to standard output meanwhile.
-pub async fn serve_stdio<S: Store + 'static>(
-    engine: Arc<Engine<S>>,
+pub async fn serve_stdio(
+    engine: Arc<Engine>,
     tenant: &str,
     max_message: usize,
     index_report: crate::IndexReport,

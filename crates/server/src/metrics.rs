@@ -9,7 +9,6 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use epimem_store::Store;
 use prometheus_client::{
     encoding::{EncodeLabelSet, text::encode},
     metrics::{
@@ -121,11 +120,7 @@ impl Default for Metrics {
 }
 
 /// Counts and times every request by the route it matched.
-pub(crate) async fn track<S: Store + 'static>(
-    State(app): State<App<S>>,
-    request: Request,
-    next: Next,
-) -> Response {
+pub(crate) async fn track(State(app): State<App>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().as_str().to_owned();
     let route = request
@@ -142,7 +137,7 @@ pub(crate) async fn track<S: Store + 'static>(
 }
 
 /// `GET /metrics`: the Prometheus (OpenMetrics) text.
-pub(crate) async fn scrape<S: Store + 'static>(State(app): State<App<S>>) -> Response {
+pub(crate) async fn scrape(State(app): State<App>) -> Response {
     let counts = blocking(&app, |engine| {
         Ok((engine.stats(None)?, engine.indexed_vectors(), engine.llm_usage(None)?))
     })

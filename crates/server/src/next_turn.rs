@@ -9,7 +9,6 @@ use axum::{
 };
 use epimem_core::{ConversationKey, NextTurnConfig};
 use epimem_engine::{Engine, NextTurn, NextTurnQuery};
-use epimem_store::Store;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -134,8 +133,8 @@ impl From<NextTurn> for NextTurnOut {
     params(("conversation" = String, Path)), request_body = NextTurnIn,
     responses((status = 200, body = NextTurnOut), (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody, description = "the conversation has no message")))]
-pub(crate) async fn next_turn<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn next_turn(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(conversation): Path<String>,
     body: Result<Bytes, BytesRejection>,
@@ -150,8 +149,8 @@ pub(crate) async fn next_turn<S: Store + 'static>(
 }
 
 /// What every door answers for a next-turn request.
-pub fn next_turn_with<S: Store>(
-    engine: &Engine<S>,
+pub fn next_turn_with(
+    engine: &Engine,
     tenant: &str,
     conversation: &str,
     request: NextTurnIn,

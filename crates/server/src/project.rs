@@ -11,7 +11,6 @@ use axum::{
     extract::{Extension, State, rejection::BytesRejection},
 };
 use epimem_engine::Engine;
-use epimem_store::Store;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -54,8 +53,8 @@ pub struct ProjectMemoryOut {
 #[utoipa::path(post, path = "/v1/project-memory", tag = "agents", request_body = ProjectMemoryIn,
     responses((status = 200, body = ProjectMemoryOut), (status = 400, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "the caller's tenant is not the request's")))]
-pub(crate) async fn project_memory<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn project_memory(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ProjectMemoryOut>, ApiError> {
@@ -66,8 +65,8 @@ pub(crate) async fn project_memory<S: Store + 'static>(
 }
 
 /// What `POST /v1/project-memory` and the MCP tool `project_memory` answer.
-pub(crate) fn project_memory_with<S: Store>(
-    engine: &Engine<S>,
+pub(crate) fn project_memory_with(
+    engine: &Engine,
     tenant: &str,
     request: &ProjectMemoryIn,
 ) -> Result<String, ApiError> {

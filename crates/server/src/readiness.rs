@@ -12,7 +12,6 @@ use std::{
 };
 
 use epimem_engine::{Engine, EngineError, IndexTask};
-use epimem_store::Store;
 
 /// The first wait before the opening is tried again; it doubles up to [`MAX_RETRY_WAIT`].
 const FIRST_RETRY_WAIT: Duration = Duration::from_secs(1);
@@ -77,8 +76,8 @@ impl Readiness {
 /// Opens (builds, catches up) `tenant`'s search index, telling `report` as it goes (and
 /// `readiness`, for `/readyz`), and tries again after a failure until it succeeds or `stop` is
 /// set. Blocking: run it on its own thread.
-fn open_index<S: Store>(
-    engine: &Engine<S>,
+fn open_index(
+    engine: &Engine,
     tenant: &str,
     readiness: Option<&Readiness>,
     report: &mut IndexReport,
@@ -113,8 +112,8 @@ fn open_index<S: Store>(
 }
 
 /// Runs [`open_index`] on the blocking pool; setting the returned flag stops its retries.
-pub(crate) fn spawn_open_index<S: Store + 'static>(
-    engine: Arc<Engine<S>>,
+pub(crate) fn spawn_open_index(
+    engine: Arc<Engine>,
     tenant: String,
     readiness: Option<Arc<Readiness>>,
     mut report: IndexReport,

@@ -15,7 +15,7 @@ use axum::{
 use epimem_core::RelevanceConfig;
 use epimem_core::{ConversationKey, EpisodeId, Scope, Timestamp};
 use epimem_engine::{Engine, RecallQuery};
-use epimem_store::{EpisodeCursor, Store};
+use epimem_store::EpisodeCursor;
 
 use crate::{
     App,
@@ -34,14 +34,10 @@ const DEFAULT_PAGE: usize = 50;
 const MAX_LIMIT: usize = 1000;
 
 /// Runs `f` on the engine in the blocking pool.
-pub(crate) async fn blocking<S, T>(
-    app: &App<S>,
-    f: impl FnOnce(&Engine<S>) -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError>
-where
-    S: Store + 'static,
-    T: Send + 'static,
-{
+pub(crate) async fn blocking<T: Send + 'static>(
+    app: &App,
+    f: impl FnOnce(&Engine) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
     let engine = app.engine.clone();
     tokio::task::spawn_blocking(move || f(&engine))
         .await
@@ -52,8 +48,8 @@ where
 #[utoipa::path(post, path = "/v1/messages", tag = "messages",
     request_body(content = Vec<crate::wire::MessageIn>, description = "One message, or an array of them"),
     responses((status = 200, body = AddedOut), (status = 400, body = ErrorBody), (status = 413, body = ErrorBody)))]
-pub(crate) async fn add_messages<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn add_messages(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<AddedOut>, ApiError> {
@@ -90,8 +86,8 @@ pub(crate) async fn add_messages<S: Store + 'static>(
 }
 
 /// A conversation's state; 404 if it has no message.
-fn conversation_state<S: Store>(
-    engine: &Engine<S>,
+fn conversation_state(
+    engine: &Engine,
     key: &ConversationKey,
     count_episodes: bool,
 ) -> Result<ConversationOut, ApiError> {
@@ -137,8 +133,8 @@ fn conversation_state<S: Store>(
 #[utoipa::path(get, path = "/v1/conversations/{conversation}", tag = "conversations",
     params(("conversation" = String, Path)),
     responses((status = 200, body = ConversationOut), (status = 404, body = ErrorBody)))]
-pub(crate) async fn get_conversation<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn get_conversation(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(conversation): Path<String>,
 ) -> Result<Json<ConversationOut>, ApiError> {
@@ -150,8 +146,8 @@ pub(crate) async fn get_conversation<S: Store + 'static>(
 #[utoipa::path(post, path = "/v1/conversations/{conversation}/flush", tag = "conversations",
     params(("conversation" = String, Path)),
     responses((status = 200, body = FlushedOut), (status = 404, body = ErrorBody)))]
-pub(crate) async fn flush_conversation<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn flush_conversation(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(conversation): Path<String>,
 ) -> Result<Json<FlushedOut>, ApiError> {
@@ -169,8 +165,8 @@ pub(crate) async fn flush_conversation<S: Store + 'static>(
 #[utoipa::path(delete, path = "/v1/conversations/{conversation}", tag = "conversations",
     params(("conversation" = String, Path)),
     responses((status = 200, body = DeletedOut), (status = 404, body = ErrorBody)))]
-pub(crate) async fn delete_conversation<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn delete_conversation(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(conversation): Path<String>,
 ) -> Result<Json<DeletedOut>, ApiError> {
@@ -183,8 +179,8 @@ pub(crate) async fn delete_conversation<S: Store + 'static>(
 /// index. Its API keys stay.
 #[utoipa::path(delete, path = "/v1/tenant", tag = "conversations",
     responses((status = 200, body = DeletedOut)))]
-pub(crate) async fn delete_tenant<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn delete_tenant(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
 ) -> Result<Json<DeletedOut>, ApiError> {
     let episodes = blocking(&app, move |engine| Ok(engine.delete_tenant(&tenant)?)).await?;
@@ -195,8 +191,8 @@ pub(crate) async fn delete_tenant<S: Store + 'static>(
 /// failing too often (with their errors).
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", params(JobsQuery),
     responses((status = 200, body = JobsOut), (status = 400, body = ErrorBody)))]
-pub(crate) async fn list_jobs<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn list_jobs(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     query: Result<Query<JobsQuery>, QueryRejection>,
 ) -> Result<Json<JobsOut>, ApiError> {
@@ -211,8 +207,8 @@ pub(crate) async fn list_jobs<S: Store + 'static>(
 /// Episodes, newest first (by start), a page at a time.
 #[utoipa::path(get, path = "/v1/episodes", tag = "episodes", params(EpisodesQuery),
     responses((status = 200, body = EpisodesOut), (status = 400, body = ErrorBody)))]
-pub(crate) async fn list_episodes<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn list_episodes(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     query: Result<Query<EpisodesQuery>, QueryRejection>,
 ) -> Result<Json<EpisodesOut>, ApiError> {
@@ -249,8 +245,8 @@ pub(crate) async fn list_episodes<S: Store + 'static>(
 /// One episode with its messages (and the overlap carried in from the one before).
 #[utoipa::path(get, path = "/v1/episodes/{id}", tag = "episodes", params(("id" = String, Path)),
     responses((status = 200, body = EpisodeOut), (status = 404, body = ErrorBody)))]
-pub(crate) async fn get_episode<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn get_episode(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(id): Path<String>,
 ) -> Result<Json<EpisodeOut>, ApiError> {
@@ -275,8 +271,8 @@ const CURVE_POINTS: usize = 24;
 /// Forget an episode: it leaves every index, and its messages lose their text.
 #[utoipa::path(delete, path = "/v1/episodes/{id}", tag = "episodes", params(("id" = String, Path)),
     responses((status = 200, body = DeletedOut), (status = 404, body = ErrorBody)))]
-pub(crate) async fn delete_episode<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn delete_episode(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(id): Path<String>,
 ) -> Result<Json<DeletedOut>, ApiError> {
@@ -288,8 +284,8 @@ pub(crate) async fn delete_episode<S: Store + 'static>(
 /// The episodes that best answer a query, or a context block of them within a token budget.
 #[utoipa::path(post, path = "/v1/recall", tag = "recall", request_body = RecallIn,
     responses((status = 200, body = RecallOut), (status = 400, body = ErrorBody)))]
-pub(crate) async fn recall<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn recall(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<RecallOut>, ApiError> {
@@ -310,8 +306,8 @@ pub(crate) fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T
 
 /// What `POST /v1/recall` and the MCP `recall` tool answer: hits, or a context block within
 /// the budget.
-pub(crate) fn recall_with<S: Store>(
-    engine: &Engine<S>,
+pub(crate) fn recall_with(
+    engine: &Engine,
     tenant: &str,
     request: RecallIn,
 ) -> Result<RecallOut, ApiError> {
@@ -383,9 +379,7 @@ pub(crate) async fn healthz() -> &'static str {
 /// answers at full speed and messages are stored. Else 503 `unavailable`, saying why.
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses((status = 200, body = String), (status = 503, body = ErrorBody)))]
-pub(crate) async fn readyz<S: Store + 'static>(
-    State(app): State<App<S>>,
-) -> Result<&'static str, ApiError> {
+pub(crate) async fn readyz(State(app): State<App>) -> Result<&'static str, ApiError> {
     let unavailable = |why| ApiError::of_status(StatusCode::SERVICE_UNAVAILABLE, why);
     if let Some(why) = app.engine.store().out_of_space() {
         return Err(unavailable(format!(

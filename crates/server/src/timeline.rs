@@ -5,7 +5,6 @@ use axum::{
     extract::{Extension, Path, Query, State, rejection::QueryRejection},
 };
 use epimem_core::{TimelineNode, TocNode};
-use epimem_store::Store;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -74,8 +73,8 @@ pub(crate) struct VersionQuery {
 /// then the months of the year still running, …), oldest first.
 #[utoipa::path(get, path = "/v1/timeline", tag = "timeline",
     responses((status = 200, body = TimelineOut)))]
-pub(crate) async fn timeline_top<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn timeline_top(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
 ) -> Result<Json<TimelineOut>, ApiError> {
     let nodes = blocking(&app, move |engine| Ok(engine.timeline_top(&tenant)?)).await?;
@@ -86,8 +85,8 @@ pub(crate) async fn timeline_top<S: Store + 'static>(
 #[utoipa::path(get, path = "/v1/timeline/{node}", tag = "timeline", params(VersionQuery),
     responses((status = 200, body = TimelineNodeOut), (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody)))]
-pub(crate) async fn timeline_node<S: Store + 'static>(
-    State(app): State<App<S>>,
+pub(crate) async fn timeline_node(
+    State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
     Path(node): Path<String>,
     query: Result<Query<VersionQuery>, QueryRejection>,

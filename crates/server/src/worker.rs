@@ -13,7 +13,6 @@ use std::{
 };
 
 use epimem_engine::{Engine, EngineError, RunReport};
-use epimem_store::Store;
 
 /// How long the worker waits at most before it looks whether it was asked to stop.
 const STOP_CHECK: Duration = Duration::from_millis(50);
@@ -34,12 +33,7 @@ pub type Report = Box<dyn Fn(Result<RunReport, EngineError>) + Send>;
 impl Worker {
     /// Ticks `engine` every `every`, runs the jobs its requests queue as soon as they do, and
     /// refreshes its search indexes after each run and every `refresh`, until stopped.
-    pub fn spawn<S: Store + 'static>(
-        engine: Arc<Engine<S>>,
-        every: Duration,
-        refresh: Duration,
-        report: Report,
-    ) -> Self {
+    pub fn spawn(engine: Arc<Engine>, every: Duration, refresh: Duration, report: Report) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let engine_for_tails = engine.clone();

@@ -4,7 +4,6 @@
 //! "commit these episodes and advance the watermark"), not by tables. Every backend passes the
 //! same conformance suite (feature `conformance`).
 
-mod boxed;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod edits;

@@ -121,7 +121,7 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
         let database = Database::Postgres(url.clone());
         let store = open_store(&database)?;
         store.delete_tenant("bench")?;
-        let took = push_all(&store, &messages, args.batch)?;
+        let took = push_all(&*store, &messages, args.batch)?;
         rows.push(Row::new("store push, batched (PostgreSQL)", messages.len(), took, None));
         store.delete_tenant("bench")?;
         drop(store);

@@ -2,7 +2,6 @@
 
 use std::{process::ExitCode, time::Instant};
 
-use crate::commands::AnyStore;
 use anyhow::{Context, Result};
 use clap::Args;
 use epimem_core::{ConversationKey, Role, Scope, Timestamp};
@@ -225,7 +224,7 @@ struct Timed {
 }
 
 impl Timed {
-    fn run(engine: &Engine<AnyStore>, queries: &[RecallQuery]) -> Result<Self> {
+    fn run(engine: &Engine, queries: &[RecallQuery]) -> Result<Self> {
         let mut episodes = Vec::new();
         let episodes_ms = time_each(queries, |q| {
             let hits = engine.recall(q)?;
@@ -300,7 +299,7 @@ fn time_each<T>(
 
 /// Fills the database: `episodes` episodes over [`CONVERSATIONS`] conversations, four hours
 /// apart (a hard time gap) in each.
-fn build(engine: &Engine<AnyStore>, args: &RecallBenchArgs, rng: &mut Rng) -> Result<()> {
+fn build(engine: &Engine, args: &RecallBenchArgs, rng: &mut Rng) -> Result<()> {
     let bar = ProgressBar::new(args.episodes as u64);
     let per_conversation = args.episodes.div_ceil(CONVERSATIONS);
     let mut made = 0;
@@ -341,7 +340,7 @@ fn build(engine: &Engine<AnyStore>, args: &RecallBenchArgs, rng: &mut Rng) -> Re
 /// Stores `messages` in conversations of their own, fifteen each (fewer than a segmentation
 /// waits for), without closing them: the open tail. Returns the conversations.
 fn store_open_tail(
-    engine: &Engine<AnyStore>,
+    engine: &Engine,
     messages: usize,
     rng: &mut Rng,
 ) -> Result<Vec<ConversationKey>> {

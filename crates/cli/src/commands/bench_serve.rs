@@ -210,10 +210,7 @@ pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<E
 /// minutes); returns how many were left when it began and how long it took. It asks for the
 /// tenant's jobs, not the store's counts: counting a million episodes ten times a second took
 /// a core from the worker it waits for.
-fn drain(
-    engine: &epimem_engine::Engine<crate::commands::AnyStore>,
-    tenant: &str,
-) -> Result<(u64, Duration)> {
+fn drain(engine: &epimem_engine::Engine, tenant: &str) -> Result<(u64, Duration)> {
     let started = Instant::now();
     let left = || -> Result<u64> {
         let jobs = engine.jobs(tenant, None, usize::MAX)?;

@@ -18,7 +18,7 @@ use epimem_hooks::{
 use epimem_server::{ProjectMemoryClient, ProjectMemoryIn};
 use epimem_store_sqlite::SqliteStore;
 
-use super::{AnyStore, beside_this, engine_without_index, open_engine, open_store};
+use super::{beside_this, engine_without_index, open_engine, open_store};
 use crate::config::{AppConfig, Database};
 
 /// Which program records a hook event: it decides how the background work is started.
@@ -162,12 +162,12 @@ impl PromptRecall for ServerRecall<'_> {
 
 /// The store, waiting only briefly for another process's lock; no embedder, no search index
 /// (a hook never searches), tokens estimated.
-fn open_hook_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
+fn open_hook_engine(config: &AppConfig) -> Result<Engine> {
     let database = config.database()?;
-    let store: AnyStore = match &database {
+    let store: std::sync::Arc<dyn epimem_store::Store> = match &database {
         Database::Sqlite(path) => {
             let busy = Duration::from_millis(config.hooks.busy_timeout_ms);
-            Box::new(
+            std::sync::Arc::new(
                 SqliteStore::open_waiting(path, busy)
                     .with_context(|| format!("cannot open the database {}", path.display()))?,
             )

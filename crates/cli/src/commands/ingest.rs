@@ -12,7 +12,6 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_core::{ConversationKey, Scope};
 use epimem_engine::{Engine, IngestReport, RunReport};
-use epimem_store::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -172,8 +171,8 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
 
 /// Ingests the batch read from lines `from..=to` of `name`; on an error, says what was stored
 /// (every batch before it) and what was not (all of this one: a push is one transaction).
-fn send<S: Store>(
-    engine: &Engine<S>,
+fn send(
+    engine: &Engine,
     batch: &mut Vec<epimem_engine::MessageInput>,
     (name, from, to): (&str, u64, u64),
     before: &IngestReport,
@@ -187,11 +186,7 @@ fn send<S: Store>(
     })
 }
 
-fn pending_in<S: Store>(
-    engine: &Engine<S>,
-    tenant: &str,
-    conversations: &BTreeSet<String>,
-) -> Result<u64> {
+fn pending_in(engine: &Engine, tenant: &str, conversations: &BTreeSet<String>) -> Result<u64> {
     let mut pending = 0;
     for c in conversations {
         if let Some(q) = engine.store().queue(&ConversationKey::new(tenant, c.clone()))? {

@@ -36,26 +36,19 @@ use epimem_store_sqlite::SqliteStore;
 use self::no_index::NoIndex;
 use crate::config::{AppConfig, Database, SearchBackend};
 
-/// The store a command runs on: SQLite or PostgreSQL, as `--db` says.
-pub(crate) type AnyStore = Box<dyn epimem_store::Store>;
-
 /// Opens the configured database for reading (no embedder is loaded).
-pub(crate) fn open_engine(config: &AppConfig) -> Result<Engine<AnyStore>> {
+pub(crate) fn open_engine(config: &AppConfig) -> Result<Engine> {
     open_engine_on(config, &config.database()?, false)
 }
 
 /// Opens the configured database with the configured embedder (for ingest, segmentation and
 /// recall).
-pub(crate) fn open_with_embedder(config: &AppConfig) -> Result<Engine<AnyStore>> {
+pub(crate) fn open_with_embedder(config: &AppConfig) -> Result<Engine> {
     open_engine_on(config, &config.database()?, true)
 }
 
 /// [`open_engine_on`] a SQLite file.
-pub(crate) fn open_engine_at(
-    config: &AppConfig,
-    path: &Path,
-    segments: bool,
-) -> Result<Engine<AnyStore>> {
+pub(crate) fn open_engine_at(config: &AppConfig, path: &Path, segments: bool) -> Result<Engine> {
     open_engine_on(config, &Database::Sqlite(path.to_owned()), segments)
 }
 
@@ -63,7 +56,7 @@ pub(crate) fn open_engine_on(
     config: &AppConfig,
     database: &Database,
     segments: bool,
-) -> Result<Engine<AnyStore>> {
+) -> Result<Engine> {
     if segments {
         return Ok(open_searching(config, database)?.engine);
     }
@@ -73,7 +66,10 @@ pub(crate) fn open_engine_on(
 /// An engine on `store` for reads that never search (the saved index is left alone) and
 /// writes that only queue: it keeps no search index at all (`NoIndex`), so none is built and
 /// a search, were one asked for, is refused.
-pub(crate) fn engine_without_index(config: &AppConfig, store: AnyStore) -> Engine<AnyStore> {
+pub(crate) fn engine_without_index(
+    config: &AppConfig,
+    store: Arc<dyn epimem_store::Store>,
+) -> Engine {
     let worker = epimem_engine::process_name();
     Engine::new(store, Box::new(NoIndex), config.engine(), Box::new(SystemClock), worker)
 }
@@ -86,13 +82,13 @@ pub(crate) fn beside_this(name: &str) -> std::io::Result<PathBuf> {
 }
 
 /// Opens (creating or migrating as needed) the store `database` names.
-pub(crate) fn open_store(database: &Database) -> Result<AnyStore> {
+pub(crate) fn open_store(database: &Database) -> Result<Arc<dyn epimem_store::Store>> {
     Ok(match database {
-        Database::Sqlite(path) => Box::new(
+        Database::Sqlite(path) => Arc::new(
             SqliteStore::open(path)
                 .with_context(|| format!("cannot open the database {}", path.display()))?,
         ),
-        Database::Postgres(url) => Box::new(connect_postgres(url, database)?),
+        Database::Postgres(url) => Arc::new(connect_postgres(url, database)?),
     })
 }
 
@@ -103,10 +99,7 @@ fn connect_postgres(url: &str, database: &Database) -> Result<PostgresStore> {
 /// The engine a long-running process answers from (`serve`, `mcp`, `bench serve`): its search
 /// index kept current in the background, and a recall during a build refused after
 /// `server.build_wait_seconds`.
-pub(crate) fn open_serving(
-    config: &AppConfig,
-    database: &Database,
-) -> Result<Arc<Engine<AnyStore>>> {
+pub(crate) fn open_serving(config: &AppConfig, database: &Database) -> Result<Arc<Engine>> {
     let mut engine = open_searching(config, database)?
         .engine
         .with_freshness(Freshness::Background)
@@ -132,25 +125,26 @@ pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<
         };
         Arc::new(search.approximate_from(config.search.approximate_from))
     };
-    let (store, search): (AnyStore, SearchIndex) = match (database, config.search.backend) {
-        (Database::Sqlite(_), SearchBackend::Database) => bail!(
-            "search.backend = \"database\" needs a PostgreSQL database; {database} is a SQLite \
+    let (store, search): (Arc<dyn epimem_store::Store>, SearchIndex) =
+        match (database, config.search.backend) {
+            (Database::Sqlite(_), SearchBackend::Database) => bail!(
+                "search.backend = \"database\" needs a PostgreSQL database; {database} is a SQLite \
              file (use \"auto\" or \"local\")"
-        ),
-        (Database::Sqlite(path), _) => {
-            (open_store(database)?, SearchIndex::Local(local(Some(&search_folder(path)))))
-        }
-        (Database::Postgres(_), SearchBackend::Local) => {
-            (open_store(database)?, SearchIndex::Local(local(None)))
-        }
-        (Database::Postgres(url), _) => {
-            let store = connect_postgres(url, database)?;
-            let search = store
-                .search(&engine_config.ranking, fingerprint)
-                .with_context(|| format!("cannot open the search index in {database}"))?;
-            (Box::new(store), SearchIndex::Database(Arc::new(search)))
-        }
-    };
+            ),
+            (Database::Sqlite(path), _) => {
+                (open_store(database)?, SearchIndex::Local(local(Some(&search_folder(path)))))
+            }
+            (Database::Postgres(_), SearchBackend::Local) => {
+                (open_store(database)?, SearchIndex::Local(local(None)))
+            }
+            (Database::Postgres(url), _) => {
+                let store = connect_postgres(url, database)?;
+                let search = store
+                    .search(&engine_config.ranking, fingerprint)
+                    .with_context(|| format!("cannot open the search index in {database}"))?;
+                (Arc::new(store), SearchIndex::Database(Arc::new(search)))
+            }
+        };
     let boxed: Box<dyn Search> = match &search {
         SearchIndex::Local(s) => Box::new(s.clone()),
         SearchIndex::Database(s) => Box::new(s.clone()),
@@ -173,7 +167,7 @@ pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<
 /// error why when a saved one is built again (or a large one built), with a progress bar on a
 /// terminal meanwhile. What was done, if anything.
 pub(crate) fn load_index(
-    engine: &Engine<AnyStore>,
+    engine: &Engine,
     tenant: &str,
 ) -> Result<Option<epimem_engine::IndexTask>> {
     let mut progress = index_progress::IndexProgress::new(tenant);
@@ -201,7 +195,7 @@ pub(crate) fn worker_report(closes: bool) -> epimem_server::Report {
 
 /// An engine and the search index it asks.
 pub(crate) struct Searching {
-    pub(crate) engine: Engine<AnyStore>,
+    pub(crate) engine: Engine,
     pub(crate) search: SearchIndex,
 }
 

@@ -8,7 +8,6 @@ use std::{collections::BTreeMap, fmt::Write as _};
 use anyhow::Result;
 use epimem_core::{RelevanceConfig, Scope};
 use epimem_engine::{Engine, RecallQuery};
-use epimem_store::Store;
 use serde::Serialize;
 
 use super::locomo::{Question, Sample, Split};
@@ -239,8 +238,8 @@ pub(crate) fn foreign(samples: &[Sample]) -> Vec<String> {
 
 /// Asks `text` in `host`'s conversation under `rule`: the tokens of its block (0 when empty)
 /// and the block's quoted messages.
-pub(crate) fn block<S: Store>(
-    engine: &Engine<S>,
+pub(crate) fn block(
+    engine: &Engine,
     (tenant, host): (&str, &Sample),
     text: &str,
     rule: RelevanceConfig,
@@ -284,9 +283,9 @@ struct DumpedAsk<'a> {
 }
 
 /// Writes the lines `text` recalls in `host`'s conversation, best first, with their scores.
-pub(crate) fn dump_lines<S: Store>(
+pub(crate) fn dump_lines(
     out: &mut impl std::io::Write,
-    engine: &Engine<S>,
+    engine: &Engine,
     (tenant, host): (&str, &Sample),
     asked: Asked,
     text: &str,

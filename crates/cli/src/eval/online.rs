@@ -54,7 +54,8 @@ pub(super) fn replay(
     let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));
     let store = SqliteStore::open_in_memory().context("cannot open an in-memory database")?;
     let clock = Box::new(FixedClock::new(Timestamp(0)));
-    let mut engine = Engine::new(store, search, engine_config, clock, "eval-online".into());
+    let mut engine =
+        Engine::new(std::sync::Arc::new(store), search, engine_config, clock, "eval-online".into());
     if let Some(e) = embedder {
         engine = engine.with_embedder(Box::new(e));
     }
@@ -78,11 +79,7 @@ pub(super) fn replay(
     Ok((all, usage))
 }
 
-fn replay_one(
-    engine: &Engine<SqliteStore>,
-    conversation: &str,
-    d: &Dialogue,
-) -> Result<Vec<usize>> {
+fn replay_one(engine: &Engine, conversation: &str, d: &Dialogue) -> Result<Vec<usize>> {
     let key = ConversationKey::new(TENANT, conversation);
     for (i, (role, text)) in d.utterances.iter().enumerate() {
         engine.ingest(vec![MessageInput {

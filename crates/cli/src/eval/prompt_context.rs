@@ -12,7 +12,6 @@ use std::{
 use anyhow::Result;
 use epimem_core::{Episode, EpisodeId};
 use epimem_engine::Engine;
-use epimem_store::Store;
 
 use super::locomo::{Question, Sample, Split};
 
@@ -40,9 +39,9 @@ impl Chooser {
         }
     }
 
-    fn choose<S: Store>(
+    fn choose(
         self,
-        engine: &Engine<S>,
+        engine: &Engine,
         tenant: &str,
         project: &str,
         prompt: &str,
@@ -71,9 +70,9 @@ pub(crate) struct PromptContextSums(BTreeMap<(Chooser, Split), Sums>);
 impl PromptContextSums {
     /// Asks question `q` of `s` (whose episodes are `episodes`) as a prompt of its project
     /// (`project`), and of every other part's project in `samples`.
-    pub(crate) fn add<S: Store>(
+    pub(crate) fn add(
         &mut self,
-        engine: &Engine<S>,
+        engine: &Engine,
         samples: &[Sample],
         s: &Sample,
         q: &Question,

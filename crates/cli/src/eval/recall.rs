@@ -541,8 +541,8 @@ fn add(total: &mut Sums, one: &Sums) {
 }
 
 /// Ingests one conversation: its sessions in order, speakers kept, everything closed at the end.
-fn ingest<S: epimem_store::Store>(
-    engine: &epimem_engine::Engine<S>,
+fn ingest(
+    engine: &epimem_engine::Engine,
     tenant: &str,
     s: &Sample,
     project: Option<&str>,

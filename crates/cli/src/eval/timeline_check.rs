@@ -3,7 +3,6 @@
 
 use std::{collections::BTreeSet, time::Instant};
 
-use crate::commands::AnyStore;
 use anyhow::{Result, ensure};
 use epimem_core::{Scope, TimelineNode, TocNode};
 use epimem_engine::Engine;
@@ -16,10 +15,7 @@ pub(super) struct TimelineCheck {
 }
 
 /// Rolls up each tenant's timeline and checks every node written.
-pub(super) fn roll_up_and_check(
-    engine: &Engine<AnyStore>,
-    tenants: &[String],
-) -> Result<TimelineCheck> {
+pub(super) fn roll_up_and_check(engine: &Engine, tenants: &[String]) -> Result<TimelineCheck> {
     let started = Instant::now();
     let mut check = TimelineCheck::default();
     for tenant in tenants {
@@ -35,7 +31,7 @@ pub(super) fn roll_up_and_check(
 }
 
 /// Checks `node` and the nodes below it; returns how many it checked.
-fn check_node(engine: &Engine<AnyStore>, tenant: &str, node: &TimelineNode) -> Result<usize> {
+fn check_node(engine: &Engine, tenant: &str, node: &TimelineNode) -> Result<usize> {
     let (start, end) = node.id.span();
     let scope = Scope { since: Some(start), until: Some(end), ..Scope::tenant(tenant) };
     let expected: BTreeSet<String> = engine
@@ -63,11 +59,7 @@ fn check_node(engine: &Engine<AnyStore>, tenant: &str, node: &TimelineNode) -> R
 }
 
 /// The episodes under `node` through its children as written, and how many nodes it visited.
-fn under(
-    engine: &Engine<AnyStore>,
-    tenant: &str,
-    node: &TimelineNode,
-) -> Result<(BTreeSet<String>, usize)> {
+fn under(engine: &Engine, tenant: &str, node: &TimelineNode) -> Result<(BTreeSet<String>, usize)> {
     if matches!(node.id, TocNode::Day(_)) {
         return Ok((node.children.iter().cloned().collect(), 1));
     }

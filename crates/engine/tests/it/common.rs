@@ -12,20 +12,20 @@ use epimem_store_sqlite::SqliteStore;
 pub(crate) const T0: i64 = 1_767_225_600_000;
 pub(crate) const DAY: i64 = 86_400_000;
 
-pub(crate) fn engine() -> Engine<SqliteStore> {
+pub(crate) fn engine() -> Engine {
     engine_with(EngineConfig::default())
 }
 
-pub(crate) fn engine_with(config: EngineConfig) -> Engine<SqliteStore> {
+pub(crate) fn engine_with(config: EngineConfig) -> Engine {
     on_store(SqliteStore::open_in_memory().unwrap(), config)
 }
 
 /// An engine on the database file at `path`: several of them stand for several processes.
-pub(crate) fn engine_at(path: &std::path::Path) -> Engine<SqliteStore> {
+pub(crate) fn engine_at(path: &std::path::Path) -> Engine {
     on_store(SqliteStore::open(path).unwrap(), EngineConfig::default())
 }
 
-fn on_store(store: SqliteStore, config: EngineConfig) -> Engine<SqliteStore> {
+fn on_store(store: SqliteStore, config: EngineConfig) -> Engine {
     engine_on(store, config, Arc::new(FixedClock::new(Timestamp(T0))), 256)
 }
 
@@ -36,15 +36,15 @@ pub(crate) fn engine_on(
     config: EngineConfig,
     clock: Arc<FixedClock>,
     dimensions: usize,
-) -> Engine<SqliteStore> {
+) -> Engine {
     let search = Box::new(LocalSearch::in_memory(&config.ranking));
-    Engine::new(store, search, config, Box::new(clock), "t:1".into())
+    Engine::new(std::sync::Arc::new(store), search, config, Box::new(clock), "t:1".into())
         .with_embedder(Box::new(HashEmbedder::new(dimensions)))
 }
 
 /// One closed episode per (conversation, text), a day apart, said by Caroline.
 pub(crate) fn remember(
-    engine: &Engine<SqliteStore>,
+    engine: &Engine,
     tenant: &str,
     conversation: &str,
     day: i64,
@@ -55,7 +55,7 @@ pub(crate) fn remember(
 
 /// One closed episode in tenant "t", conversation "c", of `lines` a minute apart: (role,
 /// speaker, text).
-pub(crate) fn say(engine: &Engine<SqliteStore>, lines: &[(Role, Option<&str>, &str)]) {
+pub(crate) fn say(engine: &Engine, lines: &[(Role, Option<&str>, &str)]) {
     let msgs: Vec<MessageInput> = lines
         .iter()
         .enumerate()
@@ -77,7 +77,7 @@ pub(crate) fn say(engine: &Engine<SqliteStore>, lines: &[(Role, Option<&str>, &s
 
 /// One closed episode of `lines`, said by `speaker` on `day`.
 pub(crate) fn remember_as(
-    engine: &Engine<SqliteStore>,
+    engine: &Engine,
     tenant: &str,
     conversation: &str,
     day: i64,

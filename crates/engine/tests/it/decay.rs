@@ -5,7 +5,6 @@
 use crate::common::{DAY, T0, engine_with, remember};
 use epimem_core::{MemoryConfig, Scope, Timestamp};
 use epimem_engine::{Engine, EngineConfig, RecallQuery};
-use epimem_store_sqlite::SqliteStore;
 
 /// Episodes in conversation "c", months apart, as (day, lines).
 const REPLAY: [(i64, [&str; 2]); 6] = [
@@ -23,7 +22,7 @@ const REPLAY: [(i64, [&str; 2]); 6] = [
     (152, ["redis looks healthy today", "no alerts overnight"]),
 ];
 
-fn replayed(floor: f64) -> Engine<SqliteStore> {
+fn replayed(floor: f64) -> Engine {
     let config = EngineConfig {
         memory: MemoryConfig { retrievability_floor: floor, ..MemoryConfig::default() },
         ..EngineConfig::default()
@@ -37,7 +36,7 @@ fn replayed(floor: f64) -> Engine<SqliteStore> {
 
 /// The day of the first episode and of the first turn recalled for `text`, judged the day
 /// after the last episode.
-fn first_days(e: &Engine<SqliteStore>, text: &str) -> (i64, i64) {
+fn first_days(e: &Engine, text: &str) -> (i64, i64) {
     let query = RecallQuery {
         at: Some(Timestamp(T0 + 153 * DAY)),
         ..RecallQuery::new(Scope::tenant("t").with_conversation(Some("c".into())), text, 5)

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use epimem_core::{BoundaryReason, ConversationKey, Role, Scope, Timestamp, Trigger, TriggerKind};
 use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput, RecallQuery};
 use epimem_search_local::LocalSearch;
-use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 
 const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
@@ -15,11 +14,11 @@ fn search() -> Box<LocalSearch> {
     Box::new(LocalSearch::in_memory(&EngineConfig::default().ranking))
 }
 
-fn engine() -> (Engine<SqliteStore>, Arc<FixedClock>) {
+fn engine() -> (Engine, Arc<FixedClock>) {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
     let store = SqliteStore::open_in_memory().unwrap();
     let engine = Engine::new(
-        store,
+        std::sync::Arc::new(store),
         search(),
         EngineConfig::default(),
         Box::new(clock.clone()),
@@ -57,7 +56,7 @@ fn same_topic(from: usize, n: usize, start: i64) -> Vec<MessageInput> {
 }
 
 /// Every message is in exactly one episode or still pending; episodes tile the conversation.
-fn assert_tiled(engine: &Engine<SqliteStore>) {
+fn assert_tiled(engine: &Engine) {
     let q = engine.store().queue(&conv()).unwrap().unwrap();
     let mut episodes = engine.episodes(&Scope::tenant("default"), None).unwrap();
     episodes.sort_by_key(|e| e.first_seq);
@@ -278,7 +277,7 @@ fn message_vectors_are_cached_per_model_and_reused() {
         texts: std::sync::atomic::AtomicUsize::new(0),
     });
     let engine = Engine::new(
-        SqliteStore::open(&path).unwrap(),
+        std::sync::Arc::new(SqliteStore::open(&path).unwrap()),
         search(),
         EngineConfig::default(),
         Box::new(clock.clone()),
@@ -299,7 +298,7 @@ fn message_vectors_are_cached_per_model_and_reused() {
         texts: std::sync::atomic::AtomicUsize::new(0),
     });
     let engine = Engine::new(
-        SqliteStore::open(&path).unwrap(),
+        std::sync::Arc::new(SqliteStore::open(&path).unwrap()),
         search(),
         EngineConfig::default(),
         Box::new(clock.clone()),

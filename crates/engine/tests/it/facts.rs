@@ -7,15 +7,13 @@ use std::sync::{Arc, Mutex};
 use epimem_core::{LlmStage, Scope, Timestamp};
 use epimem_engine::{Engine, EngineConfig, FixedClock, RecallQuery};
 use epimem_llm::scripted::{Reply, ScriptedServer};
-use epimem_store::Store;
-use epimem_store_sqlite::SqliteStore;
 use serde_json::{Value, json};
 
 use crate::common::{T0, remember};
 
 type Answers = Arc<Mutex<VecDeque<Reply>>>;
 
-fn engine(surprise: &'static str) -> (Engine<SqliteStore>, ScriptedServer, Answers) {
+fn engine(surprise: &'static str) -> (Engine, ScriptedServer, Answers) {
     let (engine, server, answers, _) = engine_on_clock(surprise);
     (engine, server, answers)
 }
@@ -23,9 +21,7 @@ fn engine(surprise: &'static str) -> (Engine<SqliteStore>, ScriptedServer, Answe
 /// An engine whose model cuts every window as one episode (surprise `surprise`) and answers
 /// consolidations with the queued answers (HTTP 500 once they run out), on a clock the test
 /// moves.
-fn engine_on_clock(
-    surprise: &'static str,
-) -> (Engine<SqliteStore>, ScriptedServer, Answers, Arc<FixedClock>) {
+fn engine_on_clock(surprise: &'static str) -> (Engine, ScriptedServer, Answers, Arc<FixedClock>) {
     let server = ScriptedServer::start([]);
     let answers: Answers = Arc::default();
     let queued = Arc::clone(&answers);
@@ -48,7 +44,7 @@ fn actions(actions: Value) -> Reply {
     Reply::Answer(json!({ "actions": actions }).to_string())
 }
 
-fn facts(engine: &Engine<SqliteStore>, with_invalid: bool) -> Vec<(String, bool)> {
+fn facts(engine: &Engine, with_invalid: bool) -> Vec<(String, bool)> {
     let mut all: Vec<(String, bool)> = engine
         .facts(&Scope::tenant("t"), with_invalid, None)
         .unwrap()

@@ -72,14 +72,20 @@ impl Search for Hooked {
 }
 
 /// An engine on the database at `db` whose index is saved in `folder` and runs `hook`.
-fn hooked(db: &Path, folder: &Path, hook: Hook) -> Engine<SqliteStore> {
+fn hooked(db: &Path, folder: &Path, hook: Hook) -> Engine {
     let config = EngineConfig::default();
     let embedder = HashEmbedder::new(256);
     let inner = LocalSearch::open(folder, &config.ranking, Some(embedder.fingerprint()));
     let search = Box::new(Hooked { inner, hook: Mutex::new(Some(hook)) });
     let clock = Box::new(Arc::new(FixedClock::new(Timestamp(T0))));
-    Engine::new(SqliteStore::open(db).unwrap(), search, config, clock, "t:1".into())
-        .with_embedder(Box::new(embedder))
+    Engine::new(
+        std::sync::Arc::new(SqliteStore::open(db).unwrap()),
+        search,
+        config,
+        clock,
+        "t:1".into(),
+    )
+    .with_embedder(Box::new(embedder))
 }
 
 fn query(text: &str) -> RecallQuery {
@@ -132,7 +138,7 @@ fn an_episode_another_process_forgets_while_it_is_read_is_taken_out_again() {
 fn a_forget_in_this_process_waits_for_a_batch_read_before_it() {
     let dir = tempfile::tempdir().unwrap();
     let (db, folder) = (dir.path().join("e.db"), dir.path().join("e.search"));
-    let engine_cell: Arc<OnceLock<Weak<Engine<SqliteStore>>>> = Arc::default();
+    let engine_cell: Arc<OnceLock<Weak<Engine>>> = Arc::default();
     let forgetter_cell: Arc<Mutex<Option<JoinHandle<usize>>>> = Arc::default();
     let (cell, forgetter_slot) = (engine_cell.clone(), forgetter_cell.clone());
     let hook: Hook = Box::new(move |id, apply| {

@@ -5,7 +5,6 @@
 use crate::common::{engine_at, remember};
 use epimem_core::{ConversationKey, ErrorKind, Scope};
 use epimem_engine::{Engine, Freshness, IndexTask, RecallQuery};
-use epimem_store_sqlite::SqliteStore;
 
 fn query(text: &str) -> RecallQuery {
     RecallQuery::new(Scope::tenant("t"), text, 10)
@@ -40,7 +39,7 @@ fn what_another_process_closes_or_forgets_reaches_a_loaded_index() {
 
 const QUERIES: [&str; 3] = ["ferry to the island", "sourdough starter", "the deploy failed"];
 
-fn answers(e: &Engine<SqliteStore>) -> Vec<String> {
+fn answers(e: &Engine) -> Vec<String> {
     let mut out = Vec::new();
     for text in QUERIES {
         out.push(format!("{:?}", e.recall(&query(text)).unwrap()));
@@ -154,7 +153,7 @@ fn loading_an_index_tells_what_it_takes_and_nothing_when_current() {
     let (engine, other) = (engine_at(&db), engine_at(&db));
     remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
     remember(&engine, "t", "b", 1, &["the sourdough starter is alive", "feed it daily"]);
-    let load = |e: &Engine<SqliteStore>| {
+    let load = |e: &Engine| {
         let mut told = Vec::new();
         e.load_search_index("t", &mut |task, done, total| told.push((task.clone(), done, total)))
             .unwrap();
@@ -183,7 +182,7 @@ fn beside_the_process_holding_the_saved_index_it_is_read_or_copied() {
     let owner = with_saved_index(&db).with_freshness(epimem_engine::Freshness::Background);
     let second = with_saved_index(&db);
     remember(&owner, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
-    let first_task = |e: &Engine<SqliteStore>| tasks(e).first().cloned();
+    let first_task = |e: &Engine| tasks(e).first().cloned();
     assert_eq!(first_task(&owner), Some(IndexTask::Build { why: None }));
     assert_eq!(first_task(&second), None, "read as the owner saved it when built: current");
     assert_eq!(second.recall(&query("ferry island")).unwrap().len(), 1);
@@ -206,7 +205,7 @@ fn beside_the_process_holding_the_saved_index_it_is_read_or_copied() {
 }
 
 /// An engine over the SQLite store at `db`, its search index saved beside it.
-fn with_saved_index(db: &std::path::Path) -> Engine<SqliteStore> {
+fn with_saved_index(db: &std::path::Path) -> Engine {
     with_saved_index_of(db, None)
 }
 
@@ -214,7 +213,7 @@ fn with_saved_index(db: &std::path::Path) -> Engine<SqliteStore> {
 fn with_saved_index_of(
     db: &std::path::Path,
     embedder: Option<epimem_embed::HashEmbedder>,
-) -> Engine<SqliteStore> {
+) -> Engine {
     use epimem_embed::Embedder;
     let search = epimem_search_local::LocalSearch::open(
         &db.with_extension("db.search"),
@@ -223,7 +222,7 @@ fn with_saved_index_of(
     );
     let store = epimem_store_sqlite::SqliteStore::open(db).unwrap();
     let engine = Engine::new(
-        store,
+        std::sync::Arc::new(store),
         Box::new(search),
         Default::default(),
         Box::new(epimem_engine::SystemClock),
@@ -236,7 +235,7 @@ fn with_saved_index_of(
 }
 
 /// The tasks loading tenant "t"'s index took, in order.
-fn tasks(engine: &Engine<SqliteStore>) -> Vec<IndexTask> {
+fn tasks(engine: &Engine) -> Vec<IndexTask> {
     let mut tasks: Vec<IndexTask> = Vec::new();
     engine
         .load_search_index("t", &mut |task, _, _| {
@@ -330,7 +329,7 @@ fn a_server_beside_a_process_that_stops_takes_its_index_over() {
 
 /// An engine in the background mode, as a server runs one, over a new database holding one
 /// episode about a ferry.
-fn server_engine(dir: &tempfile::TempDir) -> Engine<SqliteStore> {
+fn server_engine(dir: &tempfile::TempDir) -> Engine {
     let engine = engine_at(&dir.path().join("e.db")).with_freshness(Freshness::Background);
     remember(&engine, "t", "a", 0, &["we took the ferry to the island", "rough sea"]);
     engine
@@ -338,7 +337,7 @@ fn server_engine(dir: &tempfile::TempDir) -> Engine<SqliteStore> {
 
 /// Loads tenant "t"'s index, running `during` once its build has started, before anything is
 /// in it.
-fn while_building(engine: &Engine<SqliteStore>, mut during: impl FnMut()) {
+fn while_building(engine: &Engine, mut during: impl FnMut()) {
     engine
         .load_search_index("t", &mut |_, done, _| {
             if done == 0 {

@@ -33,12 +33,13 @@ impl Embedder for SlowEmbedder {
     }
 }
 
-fn worker(path: &std::path::Path, name: &str, embedder: Box<dyn Embedder>) -> Engine<SqliteStore> {
+fn worker(path: &std::path::Path, name: &str, embedder: Box<dyn Embedder>) -> Engine {
     let mut config = EngineConfig::default();
     config.jobs.lease_seconds = 1;
     let search = Box::new(LocalSearch::in_memory(&config.ranking));
     let store = SqliteStore::open(path).unwrap();
-    Engine::new(store, search, config, Box::new(SystemClock), name.into()).with_embedder(embedder)
+    Engine::new(std::sync::Arc::new(store), search, config, Box::new(SystemClock), name.into())
+        .with_embedder(embedder)
 }
 
 /// Four lines of a user's about a garden, a minute apart, in `tenant`'s `conversation`.

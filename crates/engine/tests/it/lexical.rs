@@ -10,11 +10,11 @@ use epimem_store_sqlite::SqliteStore;
 const T0: i64 = 1_767_225_600_000;
 const DAY: i64 = 86_400_000;
 
-fn engine() -> Engine<SqliteStore> {
+fn engine() -> Engine {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
     let config = EngineConfig::default();
     Engine::new(
-        SqliteStore::open_in_memory().unwrap(),
+        std::sync::Arc::new(SqliteStore::open_in_memory().unwrap()),
         Box::new(LocalSearch::in_memory(&config.ranking)),
         config,
         Box::new(clock),
@@ -23,7 +23,7 @@ fn engine() -> Engine<SqliteStore> {
 }
 
 /// One closed episode of `lines` on `day`, spoken by Caroline (user) and the assistant.
-fn remember(engine: &Engine<SqliteStore>, conversation: &str, day: i64, lines: &[&str]) {
+fn remember(engine: &Engine, conversation: &str, day: i64, lines: &[&str]) {
     let msgs: Vec<MessageInput> = lines
         .iter()
         .enumerate()
@@ -43,7 +43,7 @@ fn remember(engine: &Engine<SqliteStore>, conversation: &str, day: i64, lines: &
     engine.flush(&Scope::tenant("t").with_conversation(Some(conversation.into()))).unwrap();
 }
 
-fn firsts(engine: &Engine<SqliteStore>, scope: &Scope, text: &str) -> Vec<u64> {
+fn firsts(engine: &Engine, scope: &Scope, text: &str) -> Vec<u64> {
     let query =
         RecallQuery { at: Some(Timestamp(T0)), ..RecallQuery::new(scope.clone(), text, 10) };
     engine.recall(&query).unwrap().iter().map(|h| h.episode.first_seq).collect()

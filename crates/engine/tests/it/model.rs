@@ -9,7 +9,6 @@ use epimem_core::{BoundaryReason, ConversationKey, LlmStage, Role, Scope, Timest
 use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput};
 use epimem_llm::scripted::{Reply, ScriptedServer, dead_url};
 use epimem_llm::{LlmConfig, OpenAiChat};
-use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 use serde_json::json;
 
@@ -23,16 +22,12 @@ fn cutting_only() -> EngineConfig {
     config
 }
 
-pub(crate) fn engine(url: String, config: EngineConfig) -> Engine<SqliteStore> {
+pub(crate) fn engine(url: String, config: EngineConfig) -> Engine {
     engine_on_clock(url, config, Arc::new(FixedClock::new(Timestamp(T0))))
 }
 
 /// The same on a clock the test moves.
-pub(crate) fn engine_on_clock(
-    url: String,
-    config: EngineConfig,
-    clock: Arc<FixedClock>,
-) -> Engine<SqliteStore> {
+pub(crate) fn engine_on_clock(url: String, config: EngineConfig, clock: Arc<FixedClock>) -> Engine {
     let llm = LlmConfig {
         url,
         model: "small".into(),
@@ -83,14 +78,14 @@ fn cut(segments: &[(usize, &str)]) -> Reply {
 }
 
 /// (first, last, title) of each episode, oldest first.
-fn episodes(engine: &Engine<SqliteStore>) -> Vec<(u64, u64, String)> {
+fn episodes(engine: &Engine) -> Vec<(u64, u64, String)> {
     let mut all = engine.episodes(&Scope::tenant("t"), None).unwrap();
     all.sort_by_key(|e| e.first_seq);
     all.into_iter().map(|e| (e.first_seq, e.last_seq, e.title)).collect()
 }
 
 /// Episodes tile `1..=watermark` and the rest is pending.
-fn assert_tiled(engine: &Engine<SqliteStore>, total: u64) {
+fn assert_tiled(engine: &Engine, total: u64) {
     let queue = engine.store().queue(&conversation()).unwrap().unwrap();
     assert_eq!(queue.last_seq, total);
     let mut next = 1;
@@ -262,7 +257,7 @@ fn whatever_the_model_does_wrong_every_message_ends_in_one_episode() {
 
 /// 30 messages arrive (the count trigger runs at 20) and the model fails throughout: the
 /// LLM-free segmenters cut instead, and a flush closes the rest (so no fence was left held).
-fn check_fallback(case: &str, engine: Engine<SqliteStore>) {
+fn check_fallback(case: &str, engine: Engine) {
     engine.ingest(messages(1, 30)).unwrap_or_else(|e| panic!("{case}: {e}"));
     assert_tiled(&engine, 30);
     engine.flush(&Scope::tenant("t")).unwrap_or_else(|e| panic!("{case}: {e}"));

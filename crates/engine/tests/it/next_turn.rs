@@ -3,11 +3,10 @@
 
 use epimem_core::{ConversationKey, NextTurnConfig, Role, Scope, Timestamp};
 use epimem_engine::{Engine, MessageInput, NextTurnQuery};
-use epimem_store_sqlite::SqliteStore;
 
 use crate::common::{DAY, T0, engine, remember};
 
-fn said(e: &Engine<SqliteStore>, conversation: &str, from: usize, lines: &[&str]) {
+fn said(e: &Engine, conversation: &str, from: usize, lines: &[&str]) {
     let messages = lines
         .iter()
         .enumerate()
@@ -26,7 +25,7 @@ fn said(e: &Engine<SqliteStore>, conversation: &str, from: usize, lines: &[&str]
     e.ingest(messages).unwrap();
 }
 
-fn ask(e: &Engine<SqliteStore>, query: Option<&str>, budget: usize) -> epimem_engine::NextTurn {
+fn ask(e: &Engine, query: Option<&str>, budget: usize) -> epimem_engine::NextTurn {
     let query = NextTurnQuery {
         conversation: ConversationKey::new("t", "plan"),
         query: query.map(Into::into),
@@ -37,7 +36,7 @@ fn ask(e: &Engine<SqliteStore>, query: Option<&str>, budget: usize) -> epimem_en
     e.next_turn(&query).unwrap()
 }
 
-fn planning(e: &Engine<SqliteStore>) -> Vec<String> {
+fn planning(e: &Engine) -> Vec<String> {
     let lines: Vec<String> = (0..24)
         .map(|i| format!("Step {i} of the garden shed plan: order timber batch {i} from the yard"))
         .collect();

@@ -4,12 +4,11 @@
 
 use epimem_core::{ConversationKey, Role, Scope, Timestamp};
 use epimem_engine::{Engine, MessageInput, RecallQuery};
-use epimem_store_sqlite::SqliteStore;
 
 use crate::common::{T0, engine, engine_at};
 
 /// Stores one message and closes nothing.
-fn tell(e: &Engine<SqliteStore>, tenant: &str, key: &str, minute: i64, text: &str) {
+fn tell(e: &Engine, tenant: &str, key: &str, minute: i64, text: &str) {
     let message = MessageInput {
         conversation: ConversationKey::new(tenant, "c"),
         user: None,
@@ -24,7 +23,7 @@ fn tell(e: &Engine<SqliteStore>, tenant: &str, key: &str, minute: i64, text: &st
     e.ingest(vec![message]).unwrap();
 }
 
-fn recall(e: &Engine<SqliteStore>, tenant: &str, text: &str) -> String {
+fn recall(e: &Engine, tenant: &str, text: &str) -> String {
     let context =
         e.recall_context(&RecallQuery::new(Scope::tenant(tenant), text, 5), 1000).unwrap();
     assert_eq!(context.text.is_empty(), !context.relevant, "{context:?}");

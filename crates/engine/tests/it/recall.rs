@@ -2,8 +2,6 @@
 
 use epimem_core::{ConversationKey, EpisodeId, Role, Scope, Timestamp};
 use epimem_engine::{Engine, EngineConfig, MessageInput, RecallQuery};
-use epimem_store::Store;
-use epimem_store_sqlite::SqliteStore;
 
 use crate::common::{DAY, T0, engine, engine_with, remember, say};
 
@@ -107,7 +105,7 @@ fn deleting_an_episode_removes_it_from_every_index() {
 }
 
 /// Six episodes two days apart, each planning one garden bed.
-fn garden_plans() -> Engine<SqliteStore> {
+fn garden_plans() -> Engine {
     let e = engine();
     for day in 0..6 {
         let first = format!("on day {day} we planned garden bed {day} and the tomato seedlings");

@@ -9,12 +9,12 @@ use epimem_store_sqlite::SqliteStore;
 
 use crate::common::{T0, engine_on, remember, remember_as};
 
-fn engine() -> Engine<SqliteStore> {
+fn engine() -> Engine {
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
     engine_on(SqliteStore::open_in_memory().unwrap(), EngineConfig::default(), clock, 64)
 }
 
-fn block(e: &Engine<SqliteStore>, scope: Scope, text: &str) -> (bool, String) {
+fn block(e: &Engine, scope: Scope, text: &str) -> (bool, String) {
     let context = e.recall_context(&RecallQuery::new(scope, text, 5), 1000).unwrap();
     assert_eq!(context.text.is_empty(), !context.relevant, "{context:?}");
     (context.relevant, context.text)

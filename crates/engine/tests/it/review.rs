@@ -6,8 +6,6 @@ use std::sync::{Arc, Mutex};
 use epimem_core::{EpisodeId, FsrsState, LlmStage, Scope, Timestamp};
 use epimem_engine::{Engine, EngineConfig, RecallQuery};
 use epimem_llm::scripted::{Reply, ScriptedServer};
-use epimem_store::Store;
-use epimem_store_sqlite::SqliteStore;
 use serde_json::json;
 
 use crate::common::{DAY, T0, engine, remember};
@@ -17,12 +15,12 @@ const TRIP: &[&str] = &[
     "The travel card covers the Sintra train",
 ];
 
-fn state(engine: &Engine<SqliteStore>, id: &EpisodeId) -> FsrsState {
+fn state(engine: &Engine, id: &EpisodeId) -> FsrsState {
     engine.store().episodes_by_id(&Scope::tenant("t"), std::slice::from_ref(id)).unwrap()[0].fsrs
 }
 
 /// Recalls the trip in conversation "c" at `at`, and returns its episode.
-fn recall_trip(engine: &Engine<SqliteStore>, at: i64) -> EpisodeId {
+fn recall_trip(engine: &Engine, at: i64) -> EpisodeId {
     let scope = Scope::tenant("t").with_conversation(Some("c".into()));
     let query =
         RecallQuery { at: Some(Timestamp(at)), ..RecallQuery::new(scope, "sintra travel card", 3) };
@@ -66,7 +64,7 @@ fn a_memory_the_conversation_did_not_use_is_left_alone_llm_free() {
 }
 
 /// An engine whose model cuts every window as one episode and rates with `rating`.
-fn with_reviewer(rating: &'static str) -> (Engine<SqliteStore>, ScriptedServer) {
+fn with_reviewer(rating: &'static str) -> (Engine, ScriptedServer) {
     let server = ScriptedServer::start([]);
     let ratings = Arc::new(Mutex::new(rating));
     server.otherwise(move |asked| {
@@ -82,7 +80,7 @@ fn with_reviewer(rating: &'static str) -> (Engine<SqliteStore>, ScriptedServer) 
     (crate::model::engine(server.url(), EngineConfig::default()), server)
 }
 
-fn reviewed_by_model(rating: &'static str) -> (FsrsState, FsrsState, Engine<SqliteStore>) {
+fn reviewed_by_model(rating: &'static str) -> (FsrsState, FsrsState, Engine) {
     let (engine, _server) = with_reviewer(rating);
     remember(&engine, "t", "c", 0, TRIP);
     let trip = recall_trip(&engine, T0 + 3 * DAY);
@@ -122,7 +120,7 @@ fn recall_ranks_with_the_reviewed_strength() {
     let engine = engine();
     remember(&engine, "t", "c", 0, TRIP);
     // Judged a month on, without a conversation (no review is recorded).
-    let later = |engine: &Engine<SqliteStore>| {
+    let later = |engine: &Engine| {
         let query = RecallQuery {
             at: Some(Timestamp(T0 + 30 * DAY)),
             ..RecallQuery::new(Scope::tenant("t"), "sintra travel card", 3)

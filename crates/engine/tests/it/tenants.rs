@@ -3,10 +3,9 @@
 use crate::common::{engine, remember, remember_as};
 use epimem_core::{EpisodeId, Scope};
 use epimem_engine::{Engine, RecallQuery};
-use epimem_store_sqlite::SqliteStore;
 
 /// Tenant "a": a developer debugging with an assistant, and a chat about a pet snake.
-fn tenant_a(e: &Engine<SqliteStore>) {
+fn tenant_a(e: &Engine) {
     remember_as(
         e,
         "a",
@@ -29,7 +28,7 @@ fn tenant_a(e: &Engine<SqliteStore>) {
 }
 
 /// Tenant "b": the same words in other proportions, and a speaker called Python.
-fn tenant_b(e: &Engine<SqliteStore>) {
+fn tenant_b(e: &Engine) {
     for day in 0..4 {
         remember_as(
             e,
@@ -53,7 +52,7 @@ const QUERIES: [&str; 4] = [
 ];
 
 /// Everything tenant "a" gets back for its queries: episodes, turns and context blocks.
-fn answers(e: &Engine<SqliteStore>) -> Vec<String> {
+fn answers(e: &Engine) -> Vec<String> {
     let mut out = Vec::new();
     for text in QUERIES {
         for scope in [Scope::tenant("a"), Scope::tenant("a").with_conversation(Some("work".into()))]

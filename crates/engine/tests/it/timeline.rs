@@ -10,7 +10,7 @@ use epimem_store_sqlite::SqliteStore;
 
 use crate::common::{DAY, T0, engine_on, remember};
 
-fn engine(clock: Arc<FixedClock>) -> Engine<SqliteStore> {
+fn engine(clock: Arc<FixedClock>) -> Engine {
     engine_on(SqliteStore::open_in_memory().unwrap(), EngineConfig::default(), clock, 64)
 }
 
@@ -19,7 +19,7 @@ fn node(id: &str) -> TocNode {
 }
 
 /// The episodes under a node, down through its children as written.
-fn episodes_under(engine: &Engine<SqliteStore>, id: &str) -> BTreeSet<String> {
+fn episodes_under(engine: &Engine, id: &str) -> BTreeSet<String> {
     let Some(written) = engine.timeline_node("t", &node(id), None).unwrap() else {
         return BTreeSet::new();
     };
@@ -127,7 +127,7 @@ fn a_forgotten_episode_leaves_every_node() {
     remember(&engine, "t", "c", 6, &["The basil seedlings came up", "Thin them next week"]);
     clock.set(Timestamp(T0 + 60 * DAY));
     engine.roll_up_timeline("t").unwrap();
-    let said = |engine: &Engine<SqliteStore>| -> String {
+    let said = |engine: &Engine| -> String {
         ["toc:day:2026-01-05", "toc:day:2026-01-07", "toc:week:2026:W02", "toc:month:2026:01"]
             .iter()
             .filter_map(|id| engine.timeline_node("t", &node(id), None).unwrap())
@@ -160,7 +160,6 @@ fn a_forgotten_episode_leaves_every_node() {
 fn with_a_model_the_periods_are_told_by_it_and_without_an_answer_by_their_words() {
     use epimem_core::LlmStage;
     use epimem_llm::scripted::{Reply, ScriptedServer};
-    use epimem_store::Store;
     use serde_json::json;
 
     let server = ScriptedServer::start([]);

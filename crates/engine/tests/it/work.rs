@@ -11,13 +11,7 @@ use epimem_store_sqlite::SqliteStore;
 use crate::common::{T0, engine_on};
 
 /// One closed session of `project`: a prompt, the tool's output and the agent's finding.
-fn session(
-    engine: &Engine<SqliteStore>,
-    project: &str,
-    session: &str,
-    hour: i64,
-    lines: [&str; 3],
-) {
+fn session(engine: &Engine, project: &str, session: &str, hour: i64, lines: [&str; 3]) {
     let roles = [Role::User, Role::Tool, Role::Assistant];
     let msgs: Vec<MessageInput> = lines
         .iter()
@@ -39,7 +33,7 @@ fn session(
     engine.flush(&Scope::tenant("t").with_conversation(Some(session.into()))).unwrap();
 }
 
-fn project_history(engine: &Engine<SqliteStore>) {
+fn project_history(engine: &Engine) {
     session(
         engine,
         "/src/shop",
@@ -113,7 +107,7 @@ fn without_an_embedder_a_prompt_is_matched_by_its_keywords() {
     let search = Box::new(LocalSearch::in_memory(&config.ranking));
     let clock = FixedClock::new(Timestamp(T0 + 86_400_000));
     let engine = Engine::new(
-        SqliteStore::open_in_memory().unwrap(),
+        std::sync::Arc::new(SqliteStore::open_in_memory().unwrap()),
         search,
         config,
         Box::new(clock),

@@ -10,13 +10,13 @@ use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 use serde_json::json;
 
-fn engine(db: &Path) -> Result<Engine<SqliteStore>, String> {
+fn engine(db: &Path) -> Result<Engine, String> {
     let store = SqliteStore::open(db).map_err(|e| e.to_string())?;
     let config = EngineConfig::default();
     let search = Box::new(LocalSearch::in_memory(&config.ranking));
     let clock =
         Box::new(FixedClock::new(Timestamp::parse_rfc3339("2026-11-20T10:00:00Z").unwrap()));
-    Ok(Engine::new(store, search, config, clock, "test".into())
+    Ok(Engine::new(std::sync::Arc::new(store), search, config, clock, "test".into())
         .with_token_counter(TokenCounter::estimate()))
 }
 
