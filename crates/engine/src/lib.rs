@@ -558,6 +558,15 @@ impl Engine {
         Ok(self.store.episode_versions(scope, id)?)
     }
 
+    /// Where a conversation's queue stands (its newest message, its watermark), or `None` if
+    /// it has no message.
+    pub fn queue(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Option<epimem_core::QueueSnapshot>, EngineError> {
+        Ok(self.store.queue(conversation)?)
+    }
+
     /// The tenant's jobs (of one conversation, when given) that are queued, running, waiting
     /// to be retried or parked, oldest first, at most `limit`.
     pub fn jobs(

@@ -106,6 +106,12 @@ impl ApiError {
     }
 }
 
+impl From<epimem_api::MemoryError> for ApiError {
+    fn from(e: epimem_api::MemoryError) -> Self {
+        Self::of_kind(e.kind(), e.message().to_owned())
+    }
+}
+
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         Self::of_kind(e.kind(), e.to_string())

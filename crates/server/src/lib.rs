@@ -1,23 +1,17 @@
-//! epimem over HTTP: the `/v1` API and its OpenAPI document, served with the background
-//! worker beside it. This is the only crate that knows HTTP; it speaks to the engine in
-//! domain types and turns them into its own wire types (`wire.rs`).
+//! epimem over HTTP and MCP: the `/v1` API and its OpenAPI document, and the MCP tools, served
+//! with the background worker beside it. This is the only crate that knows HTTP and MCP; each
+//! handler and tool parses its request, calls `epimem_api::Memory`, and renders its answer.
 
 mod auth;
-mod edits;
 mod error;
-mod facts;
 mod guard;
 mod mcp;
-mod messages;
 mod metrics;
-mod next_turn;
 mod project;
 mod readiness;
 mod routes;
 mod stdio;
-mod timeline;
 mod ui;
-pub mod wire;
 mod worker;
 
 use std::{
@@ -40,17 +34,10 @@ use tokio_util::sync::CancellationToken;
 use tower_http::{limit::RequestBodyLimit, timeout::TimeoutLayer};
 use utoipa::OpenApi;
 
-pub use edits::EpisodeVersionOut;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
-pub use facts::{FactOut, FactsOut};
-pub use mcp::{MemoryTools, NOTHING_RELEVANT, memory_tools, serve_stdio};
-pub use next_turn::{
-    DEFAULT_NEXT_TURN_BUDGET, MemoryPartOut, NextTurnIn, NextTurnOut, RecentOut, SummaryOut,
-    next_turn_with,
-};
-pub use project::{ClientError, ProjectMemoryClient, ProjectMemoryIn, ProjectMemoryOut};
+pub use mcp::{MemoryTools, memory_tools, serve_stdio};
+pub use project::{ClientError, ProjectMemoryClient};
 pub use readiness::{IndexEvent, IndexReport};
-pub use timeline::{TimelineNodeOut, TimelineOut};
 pub use worker::{Report, Worker};
 
 /// Who may call the API.
@@ -135,15 +122,15 @@ impl Clone for App {
         routes::list_episodes,
         routes::get_episode,
         routes::delete_episode,
-        edits::edit_episode,
-        edits::episode_versions,
+        routes::edit_episode,
+        routes::episode_versions,
         routes::list_jobs,
         routes::recall,
-        next_turn::next_turn,
-        project::project_memory,
-        facts::list_facts,
-        timeline::timeline_top,
-        timeline::timeline_node,
+        routes::next_turn,
+        routes::project_memory,
+        routes::list_facts,
+        routes::timeline_top,
+        routes::timeline_node,
         routes::healthz,
         routes::readyz,
     )
@@ -197,20 +184,20 @@ fn router(
             get(routes::get_conversation).delete(routes::delete_conversation),
         )
         .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation))
-        .route("/v1/conversations/{conversation}/next-turn", post(next_turn::next_turn))
+        .route("/v1/conversations/{conversation}/next-turn", post(routes::next_turn))
         .route("/v1/tenant", delete(routes::delete_tenant))
         .route("/v1/episodes", get(routes::list_episodes))
         .route(
             "/v1/episodes/{id}",
-            get(routes::get_episode).delete(routes::delete_episode).patch(edits::edit_episode),
+            get(routes::get_episode).delete(routes::delete_episode).patch(routes::edit_episode),
         )
-        .route("/v1/episodes/{id}/versions", get(edits::episode_versions))
+        .route("/v1/episodes/{id}/versions", get(routes::episode_versions))
         .route("/v1/jobs", get(routes::list_jobs))
         .route("/v1/recall", post(routes::recall))
-        .route("/v1/project-memory", post(project::project_memory))
-        .route("/v1/facts", get(facts::list_facts))
-        .route("/v1/timeline", get(timeline::timeline_top))
-        .route("/v1/timeline/{node}", get(timeline::timeline_node))
+        .route("/v1/project-memory", post(routes::project_memory))
+        .route("/v1/facts", get(routes::list_facts))
+        .route("/v1/timeline", get(routes::timeline_top))
+        .route("/v1/timeline/{node}", get(routes::timeline_node))
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,

@@ -4,8 +4,13 @@
 
 use std::sync::Arc;
 
-use epimem_core::{ConversationKey, EpisodeId, Scope, TocNode};
-use epimem_engine::{Engine, EngineError};
+use epimem_api::{
+    message_list,
+    wire::{
+        EpisodesQuery, MessageIn, NextTurnIn, ProjectMemoryIn, RecallIn, RecallOut, TimelineNodeOut,
+    },
+};
+use epimem_engine::Engine;
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     handler::server::{tool::ToolRouter, wrapper::Parameters},
@@ -14,22 +19,9 @@ use rmcp::{
     tool, tool_handler, tool_router,
 };
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::{
-    App,
-    auth::Tenant,
-    error::ApiError,
-    messages::to_input,
-    next_turn::{NextTurnIn, next_turn_with},
-    project::{ProjectMemoryIn, project_memory_with},
-    routes::{blocking, recall_with},
-    timeline::TimelineNodeOut,
-    wire::{EpisodeOut, MessageIn, RecallIn},
-};
-
-/// What recall says when nothing remembered bears on the query (an answer, not an error).
-pub const NOTHING_RELEVANT: &str = "Nothing remembered bears on this.";
+use crate::{App, auth::Tenant, error::ApiError, routes::ask};
 
 /// The context budget of a recall that names none: room for the gist of a few episodes.
 const DEFAULT_BUDGET: usize = 1000;
@@ -70,6 +62,12 @@ pub(crate) struct RecallParams {
     /// (`toc:week:2026:W09`), read against the conversation's time.
     #[serde(default)]
     pub within: Option<String>,
+    /// Only episodes that end at or after this time (RFC 3339); not with `within`.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only episodes that start at or before this time (RFC 3339); not with `within`.
+    #[serde(default)]
+    pub until: Option<String>,
     /// The most tokens of context to return (default 1000).
     #[serde(default)]
     pub budget: Option<usize>,
@@ -157,10 +155,22 @@ impl From<ApiError> for McpError {
     }
 }
 
-fn json_text(value: &impl serde::Serialize) -> Result<CallToolResult, McpError> {
+/// A tool's answer: `text` for the model to read, and the same answer as the HTTP API gives
+/// it as structured content.
+fn answer(text: String, value: &impl Serialize) -> Result<CallToolResult, McpError> {
+    let structured =
+        serde_json::to_value(value).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+    Ok(CallToolResult {
+        structured_content: Some(structured),
+        ..CallToolResult::success(vec![Content::text(text)])
+    })
+}
+
+/// A tool's answer whose text is its JSON, pretty-printed.
+fn answer_json(value: &impl Serialize) -> Result<CallToolResult, McpError> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-    Ok(CallToolResult::success(vec![Content::text(text)]))
+    answer(text, value)
 }
 
 #[tool_router]
@@ -187,43 +197,21 @@ impl MemoryTools {
         Parameters(p): Parameters<RememberParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        if p.messages.is_empty() {
-            return Err(ApiError::bad_input("messages: send at least one").into());
-        }
         let tenant = self.tenant(&context);
-        let inputs = p
-            .messages
-            .into_iter()
-            .enumerate()
-            .map(|(i, m)| {
-                to_input(&tenant, m).map_err(|(field, why)| {
-                    ApiError::bad_input(format!("messages[{i}].{field}: {why}"))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let ids: Vec<Option<String>> =
-            inputs.iter().map(|m| m.key.strip_prefix("id:").map(str::to_owned)).collect();
-        let report = blocking(&self.app, move |engine| {
-            engine.enqueue(inputs).map_err(|e| match e {
-                EngineError::InvalidMessage { index, problem } => ApiError::bad_input(format!(
-                    "messages[{index}].{}: {}",
-                    problem.field, problem.why
-                )),
-                other => other.into(),
-            })
-        })
-        .await?;
+        let batch = message_list(&tenant, "messages", p.messages).map_err(ApiError::from)?;
+        let added = ask(&self.app, move |memory| memory.remember(batch)).await?;
         let mut said = format!(
             "Remembered {} message(s) ({} already known). They are cut into episodes in the \
              background, when the conversation has enough or falls silent; recall finds them \
              at once.",
-            report.inserted, report.duplicates
+            added.inserted, added.duplicates
         );
-        let conflicts: Vec<String> = report
+        let conflicts: Vec<String> = added
             .messages
             .iter()
-            .filter(|m| m.conflict)
-            .map(|m| ids[m.index].clone().unwrap_or_else(|| format!("messages[{}]", m.index)))
+            .enumerate()
+            .filter(|(_, m)| m.status == epimem_api::wire::AddedStatus::Conflict)
+            .map(|(i, m)| m.id.clone().unwrap_or_else(|| format!("messages[{i}]")))
             .collect();
         if !conflicts.is_empty() {
             said.push_str(&format!(
@@ -232,7 +220,7 @@ impl MemoryTools {
                 conflicts.join(", ")
             ));
         }
-        Ok(CallToolResult::success(vec![Content::text(said)]))
+        answer(said, &added)
     }
 
     #[tool(
@@ -246,33 +234,17 @@ impl MemoryTools {
         let request = RecallIn {
             query: p.query,
             conversation: p.conversation,
-            agent: p.project,
-            from: None,
-            to: None,
+            project: p.project,
+            since: p.since,
+            until: p.until,
             within: p.within,
-            limit: None,
             budget: Some(p.budget.unwrap_or(DEFAULT_BUDGET)),
             episodes: p.episodes,
-            fill: false,
-            min_share: None,
+            ..RecallIn::default()
         };
         let tenant = self.tenant(&context);
-        let out = blocking(&self.app, move |engine| recall_with(engine, &tenant, request)).await?;
-        // Lasting facts first (they sum up), then the lines that tell what happened.
-        let mut text = String::new();
-        if !out.facts.is_empty() {
-            text.push_str("Known facts:\n");
-            for fact in &out.facts {
-                let since = fact.valid_at.get(..10).unwrap_or(&fact.valid_at);
-                text.push_str(&format!("- {} (since {since})\n", fact.text));
-            }
-            text.push('\n');
-        }
-        text.push_str(out.context.as_deref().unwrap_or(""));
-        if text.trim().is_empty() {
-            text = NOTHING_RELEVANT.into();
-        }
-        Ok(CallToolResult::success(vec![Content::text(text)]))
+        let out: RecallOut = ask(&self.app, move |memory| memory.recall(&tenant, request)).await?;
+        answer(out.text(), &out)
     }
 
     #[tool(
@@ -285,11 +257,9 @@ impl MemoryTools {
     ) -> Result<CallToolResult, McpError> {
         let tenant = self.tenant(&context);
         let request = NextTurnIn { query: p.query, budget: p.budget, ..NextTurnIn::default() };
-        let out = blocking(&self.app, move |engine| {
-            next_turn_with(engine, &tenant, &p.conversation, request)
-        })
-        .await?;
-        Ok(CallToolResult::success(vec![Content::text(out.context)]))
+        let out = ask(&self.app, move |memory| memory.next_turn(&tenant, &p.conversation, request))
+            .await?;
+        answer(out.context.clone(), &out)
     }
 
     #[tool(
@@ -300,15 +270,14 @@ impl MemoryTools {
         Parameters(p): Parameters<ListParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let limit = p.limit.unwrap_or(DEFAULT_LIST);
-        if limit == 0 || limit > 1000 {
-            return Err(ApiError::bad_input("limit: between 1 and 1000").into());
-        }
-        let scope = Scope::tenant(self.tenant(&context).as_ref()).with_conversation(p.conversation);
-        let episodes =
-            blocking(&self.app, move |engine| Ok(engine.episodes(&scope, Some(limit))?)).await?;
-        let out: Vec<EpisodeOut> = episodes.iter().map(EpisodeOut::from).collect();
-        json_text(&out)
+        let tenant = self.tenant(&context);
+        let query = EpisodesQuery {
+            conversation: p.conversation,
+            limit: Some(p.limit.unwrap_or(DEFAULT_LIST)),
+            ..EpisodesQuery::default()
+        };
+        let page = ask(&self.app, move |memory| memory.episodes(&tenant, query)).await?;
+        answer_json(&page)
     }
 
     #[tool(description = "One episode in full: its title, summary, keywords and every message.")]
@@ -317,11 +286,9 @@ impl MemoryTools {
         Parameters(p): Parameters<EpisodeParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let scope = Scope::tenant(self.tenant(&context).as_ref());
-        let detail =
-            blocking(&self.app, move |engine| Ok(engine.episode(&scope, &EpisodeId(p.id))?))
-                .await?;
-        json_text(&EpisodeOut::from(&detail))
+        let tenant = self.tenant(&context);
+        let episode = ask(&self.app, move |memory| memory.episode(&tenant, &p.id)).await?;
+        answer_json(&episode)
     }
 
     #[tool(
@@ -334,16 +301,12 @@ impl MemoryTools {
     ) -> Result<CallToolResult, McpError> {
         let tenant = self.tenant(&context);
         let Some(node) = p.node else {
-            let top = blocking(&self.app, move |engine| Ok(engine.timeline_top(&tenant)?)).await?;
-            let nodes: Vec<TimelineNodeOut> = top.iter().map(TimelineNodeOut::from).collect();
-            return json_text(&nodes);
+            let top = ask(&self.app, move |memory| memory.timeline(&tenant)).await?;
+            return answer_json(&top);
         };
-        let id: TocNode = node.parse().map_err(|e| ApiError::bad_input(format!("node: {e}")))?;
-        let found =
-            blocking(&self.app, move |engine| Ok(engine.timeline_node(&tenant, &id, None)?))
-                .await?
-                .ok_or_else(|| ApiError::not_found(format!("timeline node {node}")))?;
-        json_text(&TimelineNodeOut::from(&found))
+        let found: TimelineNodeOut =
+            ask(&self.app, move |memory| memory.timeline_node(&tenant, &node, None)).await?;
+        answer_json(&found)
     }
 
     #[tool(
@@ -357,10 +320,10 @@ impl MemoryTools {
         let tenant = self.tenant(&context);
         let request =
             ProjectMemoryIn { project: p.project, prompt: p.prompt, session: None, tenant: None };
-        let text =
-            blocking(&self.app, move |engine| project_memory_with(engine, &tenant, &request))
-                .await?;
-        Ok(CallToolResult::success(vec![Content::text(text)]))
+        let context =
+            ask(&self.app, move |memory| memory.project_memory(&tenant, &request)).await?;
+        let out = epimem_api::wire::ProjectMemoryOut { context };
+        answer(out.context.clone(), &out)
     }
 
     #[tool(
@@ -372,22 +335,18 @@ impl MemoryTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let tenant = self.tenant(&context);
-        let done = match (p.episode, p.conversation) {
+        let (said, out) = match (p.episode, p.conversation) {
             (Some(id), None) => {
-                blocking(&self.app, move |engine: &Engine| {
-                    engine
-                        .delete_episode(&Scope::tenant(tenant.as_ref()), &EpisodeId(id.clone()))?;
-                    Ok(format!("Forgot episode {id}."))
-                })
-                .await?
+                let said = format!("Forgot episode {id}.");
+                (said, ask(&self.app, move |memory| memory.forget_episode(&tenant, &id)).await?)
             }
             (None, Some(conversation)) => {
-                blocking(&self.app, move |engine: &Engine| {
-                    let key = ConversationKey::new(tenant.as_ref(), conversation.clone());
-                    let n = engine.delete_conversation(&key)?;
-                    Ok(format!("Forgot conversation {conversation} and its {n} episode(s)."))
+                let said = format!("Forgot conversation {conversation}");
+                let out = ask(&self.app, move |memory| {
+                    memory.forget_conversation(&tenant, &conversation)
                 })
-                .await?
+                .await?;
+                (format!("{said} and its {} episode(s).", out.episodes), out)
             }
             _ => {
                 return Err(ApiError::bad_input(
@@ -396,7 +355,7 @@ impl MemoryTools {
                 .into());
             }
         };
-        Ok(CallToolResult::success(vec![Content::text(done)]))
+        answer(said, &out)
     }
 }
 

@@ -1,92 +1,10 @@
-//! A project's memory for coding agents over HTTP, `POST /v1/project-memory`: what the MCP
-//! tool `project_memory` answers, and what a hook asks a server for, since the server holds
-//! the search index and the embedder that choose a prompt's earlier work by recall; and the
-//! client a hook asks with.
+//! The client a hook asks a server for a project's memory with (`POST /v1/project-memory`):
+//! the server holds the search index and the embedder that choose a prompt's earlier work by
+//! recall.
 
 use std::time::Duration;
 
-use axum::{
-    Json,
-    body::Bytes,
-    extract::{Extension, State, rejection::BytesRejection},
-};
-use epimem_engine::Engine;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-
-use crate::{
-    App,
-    auth::Tenant,
-    error::{ApiError, ErrorBody},
-    routes::{blocking, json_body},
-};
-
-/// `POST /v1/project-memory`.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ProjectMemoryIn {
-    /// The project: the root folder of its repository, as the sessions recorded it (their
-    /// messages' `agent`).
-    pub project: String,
-    /// The request about to be worked on: only earlier work that bears on it is told (chosen
-    /// by recall, words and meaning agreeing). Without it, what a new session is told.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    /// The session the prompt is sent in (its conversation): its own work is not told back.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<String>,
-    /// The tenant the caller stores its sessions in, if it has one (a hook does). A request
-    /// that works in another (its key's, or the server's own) is refused with `conflict`
-    /// rather than told another tenant's work.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant: Option<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ProjectMemoryOut {
-    /// The block to hand the agent; empty when nothing bears on it.
-    pub context: String,
-}
-
-/// What a coding agent should know of a project: given a prompt, the earlier work that bears
-/// on it; else its recent work, recurring failures and older sessions.
-#[utoipa::path(post, path = "/v1/project-memory", tag = "agents", request_body = ProjectMemoryIn,
-    responses((status = 200, body = ProjectMemoryOut), (status = 400, body = ErrorBody),
-        (status = 409, body = ErrorBody, description = "the caller's tenant is not the request's")))]
-pub(crate) async fn project_memory(
-    State(app): State<App>,
-    Extension(tenant): Extension<Tenant>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<ProjectMemoryOut>, ApiError> {
-    let request: ProjectMemoryIn = json_body(&body?)?;
-    let context =
-        blocking(&app, move |engine| project_memory_with(engine, &tenant, &request)).await?;
-    Ok(Json(ProjectMemoryOut { context }))
-}
-
-/// What `POST /v1/project-memory` and the MCP tool `project_memory` answer.
-pub(crate) fn project_memory_with(
-    engine: &Engine,
-    tenant: &str,
-    request: &ProjectMemoryIn,
-) -> Result<String, ApiError> {
-    if request.project.trim().is_empty() {
-        return Err(ApiError::bad_input("project: must not be empty"));
-    }
-    if let Some(expected) = &request.tenant
-        && expected != tenant
-    {
-        return Err(ApiError::conflict(format!(
-            "tenant: the caller stores its sessions in {expected:?}, but this request works \
-             in {tenant:?} (its API key's, or the server's configured tenant)"
-        )));
-    }
-    let session = request.session.as_deref().unwrap_or("");
-    Ok(match &request.prompt {
-        Some(prompt) => engine.prompt_context(tenant, &request.project, session, prompt)?,
-        None => engine.start_context(tenant, &request.project)?,
-    })
-}
+use epimem_api::wire::{ProjectMemoryIn, ProjectMemoryOut};
 
 /// Why a server did not answer a [`ProjectMemoryClient`].
 #[derive(Debug, thiserror::Error)]

@@ -4,10 +4,15 @@ use std::{io::Write, process::ExitCode};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use epimem_api::{
+    Memory,
+    wire::{EpisodesQuery, RecallIn},
+};
 use epimem_core::Scope;
 
 use super::open_engine_on;
 use crate::{
+    commands::query::said,
     config::{AppConfig, Database},
     input::parse_line,
     output::{episode_line, hit_text},
@@ -58,17 +63,20 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
         report.segmentation.episodes_closed, flushed.episodes_closed
     )?;
     writeln!(out, "Episodes:")?;
-    for e in engine.episodes(&scope, None)?.iter().rev() {
+    let memory = Memory::new(&engine);
+    let page = memory.episodes(&config.tenant, EpisodesQuery::default()).map_err(said)?;
+    for e in page.episodes.iter().rev() {
         writeln!(out, "{}", episode_line(e))?;
     }
     writeln!(out, "\nRecall {:?}:", args.query)?;
-    let query = epimem_engine::RecallQuery::new(
-        scope.clone().with_conversation(Some(conversation.clone())),
-        args.query.clone(),
-        3,
-    );
-    for (i, h) in engine.recall(&query)?.iter().enumerate() {
-        writeln!(out, "{}", hit_text(i + 1, h))?;
+    let request = RecallIn {
+        query: args.query.clone(),
+        conversation: Some(conversation),
+        limit: Some(3),
+        ..RecallIn::default()
+    };
+    for (i, hit) in memory.recall(&config.tenant, request).map_err(said)?.hits.iter().enumerate() {
+        writeln!(out, "{}", hit_text(i + 1, hit))?;
     }
     Ok(ExitCode::SUCCESS)
 }

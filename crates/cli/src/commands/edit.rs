@@ -4,8 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use epimem_core::{EpisodeId, Scope};
-use epimem_server::wire::EpisodeOut;
+use epimem_api::{Memory, wire::EpisodeEditIn};
 
 use super::open_with_embedder;
 use crate::{config::AppConfig, output::json_line};
@@ -31,11 +30,12 @@ pub(crate) struct EditArgs {
 pub(crate) fn edit(config: &AppConfig, args: &EditArgs) -> Result<ExitCode> {
     // With the embedder the saved search index was built for, so it is opened, not rebuilt.
     let engine = open_with_embedder(config)?;
-    let id = EpisodeId(args.id.clone());
-    let scope = Scope::tenant(&config.tenant);
-    let edited = engine.edit_episode(&scope, &id, args.title.clone(), args.summary.clone())?;
+    let edit = EpisodeEditIn { title: args.title.clone(), summary: args.summary.clone() };
+    let edited = Memory::new(&engine)
+        .edit_episode(&config.tenant, &args.id, edit)
+        .map_err(super::query::said)?;
     if args.json {
-        outln!("{}", json_line(&EpisodeOut::from(&edited)));
+        outln!("{}", json_line(&edited));
     } else {
         outln!("{}: {}", edited.id, edited.title);
     }

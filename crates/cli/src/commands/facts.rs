@@ -4,8 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use epimem_core::Scope;
-use epimem_server::FactOut;
+use epimem_api::{Memory, wire::FactsQuery};
 
 use super::open_engine;
 use crate::{config::AppConfig, output::json_line};
@@ -28,23 +27,26 @@ pub(crate) struct FactsArgs {
 
 pub(crate) fn facts(config: &AppConfig, args: &FactsArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
-    let scope = Scope::tenant(&config.tenant).with_conversation(args.conversation.clone());
-    let facts = engine.facts(&scope, args.all, args.limit)?;
-    for fact in &facts {
-        let out = FactOut::from(fact);
-        if args.json {
-            outln!("{}", json_line(&out));
-            continue;
-        }
-        let since = out.valid_at.get(..10).unwrap_or(&out.valid_at);
-        match out.invalid_at.as_deref() {
-            None => outln!("{since}  {}", out.text),
+    let query = FactsQuery {
+        conversation: args.conversation.clone(),
+        all: args.all,
+        limit: args.limit.or(Some(epimem_api::MAX_LIMIT)),
+    };
+    let out = Memory::new(&engine).facts(&config.tenant, query).map_err(super::query::said)?;
+    if args.json {
+        outln!("{}", json_line(&out));
+        return Ok(ExitCode::SUCCESS);
+    }
+    for fact in &out.facts {
+        let since = fact.valid_at.get(..10).unwrap_or(&fact.valid_at);
+        match fact.invalid_at.as_deref() {
+            None => outln!("{since}  {}", fact.text),
             Some(until) => {
-                outln!("{since}  {}  (until {})", out.text, until.get(..10).unwrap_or(until))
+                outln!("{since}  {}  (until {})", fact.text, until.get(..10).unwrap_or(until))
             }
         }
     }
-    if facts.is_empty() && !args.json {
+    if out.facts.is_empty() {
         eprintln!(
             "no facts yet (a language model distils them from episodes: see `epimem config`, [llm])"
         );

@@ -10,12 +10,13 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use epimem_api::wire::ProjectMemoryIn;
 use epimem_core::TokenCounter;
 use epimem_engine::{Clock, Engine, SystemClock};
 use epimem_hooks::{
     Background, Hook, HookConfig, HookDir, PromptRecall, install, project_of, uninstall,
 };
-use epimem_server::{ProjectMemoryClient, ProjectMemoryIn};
+use epimem_server::ProjectMemoryClient;
 use epimem_store_sqlite::SqliteStore;
 
 use super::{beside_this, engine_without_index, open_engine, open_store};

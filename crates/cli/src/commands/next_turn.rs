@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use epimem_server::{NextTurnIn, next_turn_with};
+use epimem_api::{Memory, wire::NextTurnIn};
 
 use super::open_with_embedder;
 use crate::{config::AppConfig, output::json_line};
@@ -18,7 +18,7 @@ pub(crate) struct NextTurnArgs {
     #[arg(long)]
     query: Option<String>,
     /// The most tokens the whole block may take.
-    #[arg(long, value_name = "TOKENS", default_value_t = epimem_server::DEFAULT_NEXT_TURN_BUDGET)]
+    #[arg(long, value_name = "TOKENS", default_value_t = epimem_api::wire::DEFAULT_NEXT_TURN_BUDGET)]
     budget: usize,
     /// The share of the budget for the newest messages, verbatim (0 to 1; default
     /// next_turn.recent_share, 0.4).
@@ -42,8 +42,9 @@ pub(crate) fn next_turn(config: &AppConfig, args: &NextTurnArgs) -> Result<ExitC
         recent_share: args.recent_share,
         summary_share: args.summary_share,
     };
-    let out = next_turn_with(&engine, &config.tenant, &args.conversation, request)
-        .map_err(|e| anyhow::anyhow!("{}", e.message()))?;
+    let out = Memory::new(&engine)
+        .next_turn(&config.tenant, &args.conversation, request)
+        .map_err(super::query::said)?;
     if args.json {
         outln!("{}", json_line(&out));
     } else {

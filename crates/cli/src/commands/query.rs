@@ -2,13 +2,11 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use epimem_core::{ConversationKey, EpisodeId, RelevanceConfig, Scope, Timestamp};
-use epimem_engine::RecallQuery;
-use epimem_server::{
-    EpisodeVersionOut, FactOut, NOTHING_RELEVANT,
-    wire::{EpisodeOut, MemoryOut},
+use epimem_api::{
+    Memory, MemoryError,
+    wire::{EpisodesQuery, RecallIn},
 };
 
 use super::{open_engine, open_with_embedder};
@@ -121,20 +119,36 @@ pub(crate) struct StatsArgs {
     json: bool,
 }
 
+/// A [`MemoryError`] as the CLI says it: its message alone (the code is for programs).
+pub(crate) fn said(e: MemoryError) -> anyhow::Error {
+    anyhow::anyhow!("{}", e.message())
+}
+
 pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
-    let scope = Scope::tenant(&config.tenant).with_conversation(args.conversation.clone());
-    let mut episodes = engine.episodes(&scope, args.limit)?;
-    // The store lists newest first; read in time order, oldest first.
-    episodes.reverse();
-    for e in &episodes {
-        if args.json {
-            outln!("{}", json_line(&EpisodeOut::from(e)));
-        } else {
-            outln!("{}", episode_line(e));
-        }
+    let memory = Memory::new(&engine);
+    let mut query = EpisodesQuery {
+        conversation: args.conversation.clone(),
+        limit: args.limit.or(Some(epimem_api::MAX_LIMIT)),
+        ..EpisodesQuery::default()
+    };
+    let mut page = memory.episodes(&config.tenant, query.clone()).map_err(said)?;
+    // Without a limit, every episode: the pages one after another, as one answer.
+    while let (None, Some(cursor)) = (args.limit, page.next_cursor.take()) {
+        query.cursor = Some(cursor);
+        let next = memory.episodes(&config.tenant, query.clone()).map_err(said)?;
+        page.episodes.extend(next.episodes);
+        page.next_cursor = next.next_cursor;
     }
-    if episodes.is_empty() && !args.json {
+    if args.json {
+        outln!("{}", json_line(&page));
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The API pages newest first; a person reads in time order, oldest first.
+    for e in page.episodes.iter().rev() {
+        outln!("{}", episode_line(e));
+    }
+    if page.episodes.is_empty() {
         eprintln!(
             "no episodes yet (messages become episodes when a trigger fires or on `epimem flush`)"
         );
@@ -144,146 +158,65 @@ pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCo
 
 pub(crate) fn show(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
-    let scope = Scope::tenant(&config.tenant);
-    let detail = engine.episode(&scope, &EpisodeId(args.id.clone()))?;
-    let id = &detail.episode.id;
-    let (now, curve) = engine.memory_curve(&detail.episode.fsrs, CURVE_POINTS);
-    let memory =
-        MemoryOut::new(&detail.episode.fsrs, now, &curve, &engine.episode_reviews(&scope, id)?);
-    let versions: Vec<EpisodeVersionOut> =
-        engine.episode_versions(&scope, id)?.iter().map(EpisodeVersionOut::from).collect();
+    let episode = Memory::new(&engine).episode(&config.tenant, &args.id).map_err(said)?;
     if args.json {
-        let mut out =
-            serde_json::to_value(EpisodeOut { memory: Some(memory), ..EpisodeOut::from(&detail) })?;
-        out["versions"] = serde_json::to_value(&versions)?;
-        outln!("{}", json_line(&out));
+        outln!("{}", json_line(&episode));
     } else {
-        out!("{}", detail_text(&detail));
-        out!("{}", memory_text(&memory, &versions));
+        out!("{}", detail_text(&episode));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Points of the forgetting curve `show --json` gives, as the API does.
-const CURVE_POINTS: usize = 24;
-
-/// How strong the memory is and what the episode said before it was corrected.
-fn memory_text(memory: &MemoryOut, versions: &[EpisodeVersionOut]) -> String {
-    let day =
-        |t: &Option<String>| t.as_deref().map_or("-", |t| t.get(..10).unwrap_or(t)).to_owned();
-    let mut out = match memory.stability_days {
-        Some(stability) => format!(
-            "\nmemory: recall {:.2} now, stability {stability:.1} days, due {}, {}\n",
-            memory.retrievability,
-            day(&memory.due),
-            match memory.reviews.len() {
-                0 => "no review recorded".to_owned(),
-                n => format!("{n} review(s) recorded"),
-            }
-        ),
-        None => "\nmemory: not reviewed yet\n".to_owned(),
-    };
-    if !versions.is_empty() {
-        out.push_str("earlier versions:\n");
-        for v in versions {
-            let replaced = v.replaced_at.get(..16).unwrap_or(&v.replaced_at).replace('T', " ");
-            out.push_str(&format!(
-                "  {} (replaced {replaced}): {} | {}\n",
-                v.version, v.title, v.summary
-            ));
-        }
-    }
-    out
 }
 
 pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let engine = open_with_embedder(config)?;
     super::load_index(&engine, &config.tenant)?;
-    let time = |t: &Option<String>, flag: &str| {
-        t.as_deref().map(Timestamp::parse_rfc3339).transpose().with_context(|| format!("--{flag}"))
+    let request = RecallIn {
+        query: args.query.clone(),
+        conversation: args.conversation.clone(),
+        project: args.project.as_deref().map(super::hook::project_name).transpose()?,
+        since: args.since.clone(),
+        until: args.until.clone(),
+        within: args.within.clone(),
+        limit: Some(args.limit as usize),
+        budget: args.budget,
+        episodes: args.episodes,
+        fill: args.fill,
+        min_share: args.min_share,
     };
-    let mut scope = Scope {
-        since: time(&args.since, "since")?,
-        until: time(&args.until, "until")?,
-        agent: args.project.as_deref().map(super::hook::project_name).transpose()?,
-        ..Scope::tenant(&config.tenant).with_conversation(args.conversation.clone())
-    };
-    if let Some(within) = &args.within {
-        scope = engine.scope_within(scope, within)?;
+    let out = Memory::new(&engine).recall(&config.tenant, request).map_err(said)?;
+    if args.json {
+        outln!("{}", json_line(&out));
+        return Ok(ExitCode::SUCCESS);
     }
-    let relevance = match (args.fill, args.min_share) {
-        (true, _) => Some(RelevanceConfig::FILL),
-        (false, Some(share)) => {
-            anyhow::ensure!((0.0..=1.0).contains(&share), "--min-share {share}: from 0 to 1");
-            Some(RelevanceConfig { min_share: share, ..config.engine().relevance })
+    if let Some(budget) = args.budget {
+        out!("{}", out.text());
+        if !out.text().ends_with('\n') {
+            outln!();
         }
-        (false, None) => None,
-    };
-    let query = RecallQuery {
-        relevance,
-        ..RecallQuery::new(scope, args.query.clone(), args.limit as usize)
-    };
-    let facts: Vec<FactOut> = engine.recall_facts(&query)?.iter().map(FactOut::from).collect();
-    if !args.json && !facts.is_empty() {
+        let lines = out.turns.as_ref().map(Vec::len);
+        match lines {
+            Some(lines) => {
+                eprintln!("{lines} line(s), {} of {budget} tokens", out.tokens.unwrap_or(0))
+            }
+            None => eprintln!(
+                "{} episode(s), {} of {budget} tokens",
+                out.hits.len(),
+                out.tokens.unwrap_or(0)
+            ),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !out.facts.is_empty() {
         outln!("Known facts:");
-        for fact in &facts {
+        for fact in &out.facts {
             outln!("- {} (since {})", fact.text, fact.valid_at.get(..10).unwrap_or(&fact.valid_at));
         }
         outln!();
     }
-    if let (Some(budget), true) = (args.budget, args.episodes) {
-        let context = engine.recall_episode_context(&query, budget)?;
-        if args.json {
-            let hits: Vec<EpisodeOut> = context.hits.iter().map(EpisodeOut::from).collect();
-            let out = serde_json::json!({
-                "context": context.text, "tokens": context.tokens, "episodes": hits, "facts": facts,
-                "nothing_relevant": !context.relevant && facts.is_empty(),
-            });
-            outln!("{}", json_line(&out));
-        } else if !context.relevant && facts.is_empty() {
-            outln!("{NOTHING_RELEVANT}");
-        } else {
-            out!("{}", context.text);
-            eprintln!("{} episode(s), {} of {budget} tokens", context.hits.len(), context.tokens);
-        }
-        return Ok(ExitCode::SUCCESS);
+    for (i, hit) in out.hits.iter().enumerate() {
+        outln!("{}", hit_text(i + 1, hit));
     }
-    if let Some(budget) = args.budget {
-        let context = engine.recall_context(&query, budget)?;
-        if args.json {
-            let ids: Vec<&str> = context.episodes.iter().map(|id| id.0.as_str()).collect();
-            let turns: Vec<serde_json::Value> = context
-                .turns
-                .iter()
-                .map(|(id, seq)| serde_json::json!({"episode": id.0, "seq": seq}))
-                .collect();
-            let out = serde_json::json!({
-                "context": context.text, "tokens": context.tokens, "episodes": ids, "turns": turns,
-                "facts": facts, "nothing_relevant": !context.relevant && facts.is_empty(),
-            });
-            outln!("{}", json_line(&out));
-        } else if !context.relevant && facts.is_empty() {
-            outln!("{NOTHING_RELEVANT}");
-        } else {
-            out!("{}", context.text);
-            eprintln!(
-                "{} line(s) from {} episode(s), {} of {budget} tokens",
-                context.turns.len(),
-                context.episodes.len(),
-                context.tokens
-            );
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let hits = engine.recall(&query)?;
-    for (i, h) in hits.iter().enumerate() {
-        if args.json {
-            outln!("{}", json_line(&EpisodeOut::from(h)));
-        } else {
-            outln!("{}", hit_text(i + 1, h));
-        }
-    }
-    if hits.is_empty() && !args.json {
+    if out.hits.is_empty() {
         eprintln!("no episode matches {:?}", args.query);
     }
     Ok(ExitCode::SUCCESS)
@@ -319,34 +252,24 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
 pub(crate) fn forget(config: &AppConfig, args: &ForgetArgs) -> Result<ExitCode> {
     // With the embedder the saved search index was built for, so it is opened, not rebuilt.
     let engine = open_with_embedder(config)?;
-    if args.whole_tenant {
-        let episodes = engine.delete_tenant(&config.tenant)?;
-        if args.json {
-            let out = serde_json::json!({"forgotten_tenant": config.tenant, "episodes": episodes});
-            outln!("{}", json_line(&out));
-        } else {
-            outln!("forgot everything of tenant {} ({episodes} episode(s))", config.tenant);
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(conversation) = &args.conversation {
-        let key = ConversationKey::new(config.tenant.clone(), conversation.clone());
-        let episodes = engine.delete_conversation(&key)?;
-        if args.json {
-            let out =
-                serde_json::json!({"forgotten_conversation": conversation, "episodes": episodes});
-            outln!("{}", json_line(&out));
-        } else {
-            outln!("forgot conversation {conversation} ({episodes} episode(s))");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let id = args.id.as_deref().expect("clap requires one of the three");
-    engine.delete_episode(&Scope::tenant(&config.tenant), &EpisodeId(id.to_owned()))?;
-    if args.json {
-        outln!("{}", json_line(&serde_json::json!({"forgotten": id})));
+    let memory = Memory::new(&engine);
+    let tenant = &config.tenant;
+    let (out, said_text) = if args.whole_tenant {
+        let out = memory.forget_tenant(tenant).map_err(said)?;
+        let text = format!("forgot everything of tenant {tenant} ({} episode(s))", out.episodes);
+        (out, text)
+    } else if let Some(conversation) = &args.conversation {
+        let out = memory.forget_conversation(tenant, conversation).map_err(said)?;
+        let text = format!("forgot conversation {conversation} ({} episode(s))", out.episodes);
+        (out, text)
     } else {
-        outln!("forgot {id}");
+        let id = args.id.as_deref().expect("clap requires one of the three");
+        (memory.forget_episode(tenant, id).map_err(said)?, format!("forgot {id}"))
+    };
+    if args.json {
+        outln!("{}", json_line(&out));
+    } else {
+        outln!("{said_text}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,10 +2,10 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
-use epimem_core::{TimelineNode, TocNode};
-use epimem_server::TimelineNodeOut;
+use epimem_api::{Memory, wire::TimelineNodeOut};
+use epimem_core::ErrorKind;
 
 use super::open_engine;
 use crate::{config::AppConfig, output::json_line};
@@ -33,23 +33,30 @@ pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCo
         engine = engine.with_chat_model(chat);
     }
     engine.roll_up_timeline(&config.tenant)?;
-    let nodes: Vec<TimelineNode> = match &args.node {
-        None => engine.timeline_top(&config.tenant)?,
-        Some(id) => {
-            let node: TocNode = id.parse()?;
-            let found = engine.timeline_node(&config.tenant, &node, args.version)?;
-            vec![found.with_context(|| match args.version {
+    let memory = Memory::new(&engine);
+    let nodes: Vec<TimelineNodeOut> = match &args.node {
+        None => {
+            let top = memory.timeline(&config.tenant).map_err(super::query::said)?;
+            if args.json {
+                outln!("{}", json_line(&top));
+                return Ok(ExitCode::SUCCESS);
+            }
+            top.nodes
+        }
+        Some(id) => match memory.timeline_node(&config.tenant, id, args.version) {
+            Ok(node) if args.json => {
+                outln!("{}", json_line(&node));
+                return Ok(ExitCode::SUCCESS);
+            }
+            Ok(node) => vec![node],
+            Err(e) if e.kind() == ErrorKind::NotFound => anyhow::bail!(match args.version {
                 Some(v) => format!("{id} has no version {v}"),
                 None => format!("{id} is not rolled up (nothing remembered then, or not over yet)"),
-            })?]
-        }
+            }),
+            Err(e) => return Err(super::query::said(e)),
+        },
     };
-    for node in &nodes {
-        let out = TimelineNodeOut::from(node);
-        if args.json {
-            outln!("{}", json_line(&out));
-            continue;
-        }
+    for out in &nodes {
         let span = |t: &str| t.get(..10).unwrap_or(t).to_owned();
         outln!(
             "{} (v{})  {} to {}  {}",
@@ -72,7 +79,7 @@ pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCo
             outln!("  children: {}", out.children.join(" "));
         }
     }
-    if nodes.is_empty() && !args.json {
+    if nodes.is_empty() {
         eprintln!("the timeline is empty: periods appear once they are over (see --help)");
     }
     Ok(ExitCode::SUCCESS)

@@ -4,7 +4,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{epimem, json_lines};
+use crate::common::{epimem, json_lines, listed};
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample-conversation.jsonl");
 
@@ -20,7 +20,10 @@ fn ingested() -> tempfile::TempDir {
 #[test]
 fn sample_conversation_episodes() {
     let dir = ingested();
-    let episodes = json_lines(&epimem(&dir.path().join("e.db"), &["episodes", "--json"]));
+    let mut episodes =
+        listed(&epimem(&dir.path().join("e.db"), &["episodes", "--json"]), "episodes");
+    // Newest first, as the API pages them; the snapshot reads in time order.
+    episodes.reverse();
     insta::assert_json_snapshot!(episodes);
 }
 
@@ -29,18 +32,20 @@ fn recall_ranks_the_right_episode_first() {
     let dir = ingested();
     let db = dir.path().join("e.db");
     let hits =
-        json_lines(&epimem(&db, &["recall", "flaky webhook test", "--limit", "2", "--json"]));
+        listed(&epimem(&db, &["recall", "flaky webhook test", "--limit", "2", "--json"]), "hits");
     assert!(!hits.is_empty() && hits.len() <= 2);
     assert_eq!(hits[0]["first_seq"], 11, "the CI episode: {}", hits[0]);
     assert_eq!(hits[0]["lexical_rank"], 1);
     assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
-    let shakshuka = json_lines(&epimem(
-        &db,
-        &["recall", "shakshuka", "--json", "--conversation", "maya-assistant"],
-    ));
+    let shakshuka = listed(
+        &epimem(&db, &["recall", "shakshuka", "--json", "--conversation", "maya-assistant"]),
+        "hits",
+    );
     assert_eq!(shakshuka.len(), 1);
-    let elsewhere =
-        json_lines(&epimem(&db, &["recall", "shakshuka", "--json", "--tenant", "someone-else"]));
+    let elsewhere = listed(
+        &epimem(&db, &["recall", "shakshuka", "--json", "--tenant", "someone-else"]),
+        "hits",
+    );
     assert!(elsewhere.is_empty());
 }
 
@@ -56,7 +61,7 @@ fn recall_with_a_budget_prints_lines_or_whole_episodes() {
         &db,
         &["recall", "flaky webhook test", "--budget", "400", "--episodes", "--json"],
     ));
-    let episodes = whole[0]["episodes"].as_array().unwrap();
+    let episodes = whole[0]["hits"].as_array().unwrap();
     assert!(whole[0]["tokens"].as_u64().unwrap() <= 400, "{}", whole[0]);
     let title = episodes[0]["title"].as_str().unwrap();
     assert_eq!(episodes[0]["first_seq"], 11, "the CI episode: {}", whole[0]);
@@ -71,7 +76,7 @@ fn recall_with_a_budget_prints_lines_or_whole_episodes() {
 fn show_returns_messages_and_names_unknown_ids() {
     let dir = ingested();
     let db = dir.path().join("e.db");
-    let first = &json_lines(&epimem(&db, &["episodes", "--json", "--limit", "1"]))[0];
+    let first = &listed(&epimem(&db, &["episodes", "--json", "--limit", "1"]), "episodes")[0];
     let id = first["id"].as_str().unwrap();
     let detail = &json_lines(&epimem(&db, &["show", id, "--json"]))[0];
     let messages = detail["messages"].as_array().unwrap();
@@ -93,7 +98,7 @@ fn stats_and_demo() {
     );
     assert_eq!(
         stats["episodes"].as_u64(),
-        Some(json_lines(&epimem(&db, &["episodes", "--json"])).len() as u64)
+        Some(listed(&epimem(&db, &["episodes", "--json"]), "episodes").len() as u64)
     );
     let demo = Command::new(env!("CARGO_BIN_EXE_epimem"))
         .arg("demo")
@@ -212,7 +217,7 @@ fn a_message_going_back_in_time_is_kept_at_its_conversations_last_time() {
     ];
     std::fs::write(&file, text.join("\n")).unwrap();
     json_lines(&epimem(&db, &["ingest", file.to_str().unwrap(), "--flush", "--json"]));
-    let episodes = json_lines(&epimem(&db, &["episodes", "--json"]));
+    let episodes = listed(&epimem(&db, &["episodes", "--json"]), "episodes");
     assert_eq!(episodes.len(), 1, "{episodes:?}");
     assert_eq!(episodes[0]["start"], "2026-05-01T10:00:00Z");
     assert_eq!(episodes[0]["end"], "2026-05-01T10:00:00Z");

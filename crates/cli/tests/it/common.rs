@@ -36,6 +36,18 @@ pub(crate) fn json_lines(out: &std::process::Output) -> Vec<Value> {
         .collect()
 }
 
+/// The items of an answer that lists (`recall` without a budget: `hits`; `episodes`:
+/// `episodes`; `facts`: `facts`; `timeline`: `nodes`): the array under `field` of its one JSON
+/// object, failing the test if the command failed or answered otherwise.
+pub(crate) fn listed(out: &std::process::Output, field: &str) -> Vec<Value> {
+    let answer = json_lines(out);
+    assert_eq!(answer.len(), 1, "one answer: {answer:?}");
+    match &answer[0][field] {
+        Value::Array(items) => items.clone(),
+        other => panic!("{field} is not a list: {other} in {}", answer[0]),
+    }
+}
+
 /// The models folder if potion is there (else the test skips; see `fetched_models`).
 pub(crate) fn real_models() -> Option<std::path::PathBuf> {
     epimem_embed::test_support::fetched_models(&[epimem_embed::EmbedderName::Potion])

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use epimem_llm::scripted::{Reply, ScriptedServer};
 use serde_json::{Value, json};
 
-use crate::common::json_lines;
+use crate::common::{json_lines, listed};
 
 /// Schema-valid episodes for a window of `n` messages, their counts chosen by `seed` and not
 /// always adding up to `n`.
@@ -93,7 +93,7 @@ fn a_model_that_fails_a_third_of_its_calls_loses_and_duplicates_nothing() {
     assert!(ingest.status.success(), "{}", String::from_utf8_lossy(&ingest.stderr));
 
     // Every message in exactly one episode, conversation by conversation.
-    let episodes = json_lines(&epimem(&["episodes", "--json"]));
+    let episodes = listed(&epimem(&["episodes", "--json"]), "episodes");
     for c in 0..4 {
         let mut ranges: Vec<(u64, u64)> = episodes
             .iter()
@@ -182,7 +182,7 @@ fn facts_are_listed_and_recalled_over_the_command_line_and_http() {
     let ingest = epimem(&["ingest", input.to_str().unwrap(), "--flush"]);
     assert!(ingest.status.success(), "{}", String::from_utf8_lossy(&ingest.stderr));
 
-    let facts = json_lines(&epimem(&["facts", "--json"]));
+    let facts = listed(&epimem(&["facts", "--json"]), "facts");
     assert_eq!(facts.len(), 1, "{facts:?}");
     assert_eq!(facts[0]["text"], "Ana's sister married Rui in Porto");
     assert_eq!(facts[0]["valid_at"], "2026-03-01T10:01:00Z");
@@ -212,5 +212,5 @@ fn facts_are_listed_and_recalled_over_the_command_line_and_http() {
     // Forgetting the conversation forgets its facts.
     let forget = epimem(&["forget", "--conversation", "c"]);
     assert!(forget.status.success());
-    assert!(json_lines(&epimem(&["facts", "--json", "--all"])).is_empty());
+    assert!(crate::common::listed(&epimem(&["facts", "--json", "--all"]), "facts").is_empty());
 }

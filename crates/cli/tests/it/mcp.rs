@@ -124,12 +124,12 @@ fn stdio_remember_recall_and_forget() {
             listed =
                 serde_json::from_str(&call(&client, "list_episodes", json!({})).await.unwrap())
                     .unwrap();
-            if listed.as_array().is_some_and(|a| !a.is_empty()) {
+            if listed["episodes"].as_array().is_some_and(|a| !a.is_empty()) {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        let episodes = listed.as_array().unwrap();
+        let episodes = listed["episodes"].as_array().unwrap();
         assert_eq!(episodes.len(), 1, "{listed}");
         assert_eq!(episodes[0]["message_count"], 2, "the refused call stored nothing");
         let id = episodes[0]["id"].as_str().unwrap();

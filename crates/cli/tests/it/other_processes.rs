@@ -9,7 +9,10 @@ use std::{
 
 use serde_json::json;
 
-use crate::serve::{FAST_WORKER, Server, message};
+use crate::{
+    common,
+    serve::{FAST_WORKER, Server, message},
+};
 
 #[test]
 fn a_standalone_worker_closes_what_another_process_ingested() {
@@ -33,8 +36,12 @@ fn a_standalone_worker_closes_what_another_process_ingested() {
             .unwrap()
     };
     assert!(epimem(&["ingest", file.to_str().unwrap()]).status.success());
-    let episodes = || String::from_utf8(epimem(&["episodes", "--json"]).stdout).unwrap();
-    assert_eq!(episodes(), "", "nothing closes without a flush or a worker");
+    let episodes = || common::listed(&epimem(&["episodes", "--json"]), "episodes");
+    assert_eq!(
+        episodes(),
+        Vec::<serde_json::Value>::new(),
+        "nothing closes without a flush or a worker"
+    );
 
     let mut worker = Command::new(env!("CARGO_BIN_EXE_epimem"))
         .args(["--db", db.to_str().unwrap(), "--config", config.to_str().unwrap(), "worker"])
@@ -50,8 +57,8 @@ fn a_standalone_worker_closes_what_another_process_ingested() {
     let listed = episodes();
     let _ = Command::new("kill").args(["-TERM", &worker.id().to_string()]).status();
     let status = worker.wait().unwrap();
-    assert_eq!(listed.lines().count(), 1, "{listed}");
-    assert!(listed.contains("\"boundary_reason\":\"idle\""), "{listed}");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["boundary_reason"], "idle", "{listed:?}");
     assert!(status.success(), "{status}");
 }
 

@@ -257,7 +257,8 @@ fn a_memory_moves_from_sqlite_to_postgres_and_back_without_loss() {
         run(first, &["--tenant", tenant, "timeline"]);
     }
     let episodes = run(first, &["--tenant", "alice", "episodes", "--json"]);
-    let forgotten: Value = serde_json::from_str(episodes.lines().next().unwrap()).unwrap();
+    let episodes: Value = serde_json::from_str(&episodes).unwrap();
+    let forgotten = &episodes["episodes"][0];
     run(first, &["--tenant", "alice", "forget", forgotten["id"].as_str().unwrap()]);
     let pending = dir.path().join("pending.jsonl");
     std::fs::write(&pending, line(9, 0).to_string()).unwrap();
@@ -380,7 +381,7 @@ fn the_search_index_lives_in_postgres_and_every_process_shares_it() {
     let local =
         run(&["--config", local_config.to_str().unwrap(), "recall", "ferry to Zanzibar", "--json"]);
     let first_id = |out: &str| -> Value {
-        serde_json::from_str::<Value>(out.lines().next().unwrap()).unwrap()["id"].clone()
+        serde_json::from_str::<Value>(out).unwrap()["hits"][0]["id"].clone()
     };
     assert_eq!(first_id(&found), first_id(&local));
 

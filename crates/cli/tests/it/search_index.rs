@@ -20,6 +20,11 @@ fn epimem(db: &Path, args: &[&str]) -> Vec<Value> {
     common::json_lines(&common::epimem(db, args))
 }
 
+/// The hits of a recall without a budget.
+fn hits_of(db: &Path, args: &[&str]) -> Vec<Value> {
+    common::listed(&common::epimem(db, args), "hits")
+}
+
 /// `n` conversations of a few sessions each, about topics that differ by a word or two.
 fn chats(n: usize) -> String {
     let topics =
@@ -51,7 +56,7 @@ fn ingest(db: &Path, text: &str) {
 
 /// The episodes recalled, best first, with their scores.
 fn recalled(db: &Path, query: &str) -> Vec<(String, f64)> {
-    epimem(db, &["recall", query, "--json", "--limit", "8"])
+    hits_of(db, &["recall", query, "--json", "--limit", "8"])
         .iter()
         .map(|h| (h["id"].to_string(), h["score"].as_f64().unwrap()))
         .collect()
@@ -95,7 +100,7 @@ fn the_first_recall_saves_the_index_and_the_next_opens_it() {
     // Another process stores more: the next recall catches up from where the index stopped.
     let more = r#"{"conversation": "late", "role": "user", "content": "the zeppelin hangar opens in May", "timestamp": "2026-04-01T09:00:00Z"}"#;
     ingest(&db, more);
-    let hits = epimem(&db, &["recall", "zeppelin hangar", "--json"]);
+    let hits = hits_of(&db, &["recall", "zeppelin hangar", "--json"]);
     assert_eq!(hits[0]["conversation"], "late", "{hits:?}");
 }
 

@@ -20,13 +20,16 @@ fn episodes(db: &Path, models: &Path) -> Vec<(u64, u64)> {
 
 /// The episodes of `db` as (first, last) message numbers, with their surprise.
 fn surprises(db: &Path, models: &Path) -> Vec<((u64, u64), f64)> {
-    let mut out: Vec<((u64, u64), f64)> = potion(db, models, &["episodes", "--json"])
-        .iter()
-        .map(|e| {
-            let range = (e["first_seq"].as_u64().unwrap(), e["last_seq"].as_u64().unwrap());
-            (range, e["surprise"].as_f64().unwrap())
-        })
-        .collect();
+    let mut out: Vec<((u64, u64), f64)> =
+        potion(db, models, &["episodes", "--json"])[0]["episodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let range = (e["first_seq"].as_u64().unwrap(), e["last_seq"].as_u64().unwrap());
+                (range, e["surprise"].as_f64().unwrap())
+            })
+            .collect();
     out.sort_by_key(|&(range, _)| range);
     out
 }

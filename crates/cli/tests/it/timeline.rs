@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{epimem, json_lines};
+use crate::common::{epimem, json_lines, listed};
 
 fn ingest_days(db: &std::path::Path) {
     let lines: String = [
@@ -32,7 +32,7 @@ fn the_timeline_is_walked_from_the_top_down_to_episodes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     ingest_days(&db);
-    let top = json_lines(&epimem(&db, &["timeline", "--json"]));
+    let top = listed(&epimem(&db, &["timeline", "--json"]), "nodes");
     let ids: Vec<&str> = top.iter().map(|n| n["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["toc:year:2020"], "2020 is long over");
     let year = &json_lines(&epimem(&db, &["timeline", "toc:year:2020", "--json"]))[0];
@@ -62,7 +62,7 @@ fn the_timeline_is_walked_from_the_top_down_to_episodes() {
     let within = |period: &str| -> Vec<String> {
         let args =
             ["recall", "garden tomato", "--conversation", "garden", "--within", period, "--json"];
-        json_lines(&epimem(&db, &args))
+        listed(&epimem(&db, &args), "hits")
             .iter()
             .map(|h| h["start"].as_str().unwrap()[..10].to_owned())
             .collect()
@@ -147,7 +147,7 @@ fn a_rollup_killed_between_two_nodes_resumes_without_duplicate_or_missing_ones()
     assert!((2..7).contains(&written), "killed between two nodes: {written} of 7 written");
 
     // The next run (LLM-free) finishes what was left, writing nothing twice.
-    let top = json_lines(&epimem(&db, &["timeline", "--json"]));
+    let top = listed(&epimem(&db, &["timeline", "--json"]), "nodes");
     assert_eq!(top[0]["id"], "toc:year:2020");
     assert_eq!(nodes_written(&db), 7, "every node once: 3 days, 2 weeks, a month, a year");
     let year = &top[0];

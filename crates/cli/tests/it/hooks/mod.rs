@@ -10,7 +10,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::common::{epimem, json_lines};
+use crate::common::{epimem, json_lines, listed};
 
 mod safety;
 mod server;
@@ -105,8 +105,9 @@ impl Claude {
 
     /// Episodes with their messages and skeletons, oldest first.
     pub(crate) fn episodes(&self, session: &str) -> Vec<Value> {
-        json_lines(&self.run(&["episodes", "--json", "--conversation", session]))
+        listed(&self.run(&["episodes", "--json", "--conversation", session]), "episodes")
             .iter()
+            .rev()
             .map(|e| {
                 json_lines(&self.run(&["show", "--json", e["id"].as_str().unwrap()])).remove(0)
             })

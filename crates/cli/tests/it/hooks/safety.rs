@@ -10,7 +10,7 @@ use std::{
 use serde_json::{Value, json};
 
 use super::Claude;
-use crate::common::json_lines;
+use crate::common::listed;
 
 #[test]
 fn a_locked_missing_or_corrupt_store_never_fails_the_turn() {
@@ -192,7 +192,7 @@ fn a_session_end_leaves_the_cutting_to_a_background_worker() {
     assert!(started.elapsed() < Duration::from_secs(2), "the hook waited for the worker");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let episodes = json_lines(&claude.run(&["episodes", "--json"]));
+        let episodes = listed(&claude.run(&["episodes", "--json"]), "episodes");
         if !episodes.is_empty() {
             assert_eq!(episodes[0]["message_count"], 3);
             break;
@@ -208,7 +208,7 @@ fn a_session_end_leaves_the_cutting_to_a_background_worker() {
 fn without_a_server_a_queued_session_is_cut_when_the_next_session_starts() {
     let claude = Claude::new("[hooks]\nbackground = true\n");
     let episodes_of = |session: &str| {
-        json_lines(&claude.run(&["episodes", "--json", "--conversation", session])).len()
+        listed(&claude.run(&["episodes", "--json", "--conversation", session]), "episodes").len()
     };
     let wait_for = |what: &str, done: &dyn Fn() -> bool| {
         let deadline = Instant::now() + Duration::from_secs(60);

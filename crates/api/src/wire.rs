@@ -1,6 +1,7 @@
-//! The JSON the API reads and writes (and `epimem`'s `--json` output prints the same episodes).
-//! Domain types never cross the wire: each is turned into one of these here. Field names are a
-//! public contract: add, never rename.
+//! What every door reads and writes: the HTTP API's JSON, the MCP tools' structured content and
+//! `epimem`'s `--json` output are these same types. Domain types never cross the wire: each is
+//! turned into one of these here. Field names are a public contract: add, never rename (an
+//! older name stays as an alias).
 
 use epimem_core::{
     Episode, EpisodeId, Message, Timestamp,
@@ -11,8 +12,21 @@ use epimem_store::{EpisodeCursor, EpisodeDetail, JobState, JobStatus};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+mod edits;
+mod facts;
+mod next_turn;
+mod project;
 mod recall;
-pub use recall::{RecallIn, RecallOut, TurnOut};
+mod timeline;
+
+pub use edits::{EpisodeEditIn, EpisodeVersionOut, EpisodeVersionsOut};
+pub use facts::{FactOut, FactsOut, FactsQuery};
+pub use next_turn::{
+    DEFAULT_NEXT_TURN_BUDGET, MemoryPartOut, NextTurnIn, NextTurnOut, RecentOut, SummaryOut,
+};
+pub use project::{ProjectMemoryIn, ProjectMemoryOut};
+pub use recall::{NOTHING_RELEVANT, RecallIn, RecallOut, TurnOut};
+pub use timeline::{TimelineNodeOut, TimelineOut, VersionQuery};
 
 /// One message to remember: the fields of a line of `epimem ingest`.
 #[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
@@ -221,16 +235,22 @@ pub struct DeletedOut {
 }
 
 /// `GET /v1/episodes` filters.
-#[derive(Debug, Deserialize, IntoParams)]
+#[derive(Debug, Default, Clone, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct EpisodesQuery {
     /// Only this conversation.
     pub conversation: Option<String>,
-    /// Only episodes that end at or after this time (RFC 3339).
-    pub from: Option<String>,
-    /// Only episodes that start at or before this time (RFC 3339).
-    pub to: Option<String>,
+    /// Only the sessions of this project (a coding agent's: its repository's root folder, as
+    /// `epimem hook` records it). Also read as `agent`.
+    #[serde(alias = "agent")]
+    pub project: Option<String>,
+    /// Only episodes that end at or after this time (RFC 3339). Also read as `from`.
+    #[serde(alias = "from")]
+    pub since: Option<String>,
+    /// Only episodes that start at or before this time (RFC 3339). Also read as `to`.
+    #[serde(alias = "to")]
+    pub until: Option<String>,
     /// At most this many (default 50, at most 1000).
     pub limit: Option<usize>,
     /// `next_cursor` of the previous page.
@@ -238,12 +258,12 @@ pub struct EpisodesQuery {
 }
 
 /// A cursor as the API writes it: the episode's start in milliseconds, a dot, its id.
-pub(crate) fn encode_cursor(cursor: &EpisodeCursor) -> String {
+pub fn encode_cursor(cursor: &EpisodeCursor) -> String {
     format!("{}.{}", cursor.start.millis(), cursor.id)
 }
 
 /// The cursor `text` names, if it is one [`encode_cursor`] could have written.
-pub(crate) fn decode_cursor(text: &str) -> Option<EpisodeCursor> {
+pub fn decode_cursor(text: &str) -> Option<EpisodeCursor> {
     let (start, id) = text.split_once('.')?;
     let id_is_plain = !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     id_is_plain.then_some(())?;
@@ -305,6 +325,10 @@ pub struct EpisodeOut {
     /// `GET /v1/episodes/{id}` only: its memory strength and forgetting curve.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryOut>,
+    /// `GET /v1/episodes/{id}` only: what its title and summary said before each edit, oldest
+    /// first (empty if it was never edited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versions: Option<Vec<EpisodeVersionOut>>,
 }
 
 /// An episode's memory strength (FSRS): how stable it is, when it is due, and the probability
@@ -451,6 +475,7 @@ impl From<&Episode> for EpisodeOut {
             messages: None,
             skeleton: None,
             memory: None,
+            versions: None,
         }
     }
 }
@@ -482,7 +507,7 @@ impl From<&EpisodeDetail> for EpisodeOut {
 }
 
 impl MessageOut {
-    pub(crate) fn new(m: &Message, context: bool) -> Self {
+    pub fn new(m: &Message, context: bool) -> Self {
         Self {
             seq: m.seq,
             id: m.key.strip_prefix("id:").map(str::to_owned),

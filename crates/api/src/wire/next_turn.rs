@@ -1,24 +1,10 @@
-//! What an agent reads before its next turn, in one call:
-//! `POST /v1/conversations/{c}/next-turn`, the MCP tool `next_turn` and `epimem next-turn`
-//! answer it alike (`NextTurnOut`).
+//! What an agent reads before its next turn, in one call.
 
-use axum::{
-    Json,
-    body::Bytes,
-    extract::{Extension, Path, State, rejection::BytesRejection},
-};
-use epimem_core::{ConversationKey, NextTurnConfig};
-use epimem_engine::{Engine, NextTurn, NextTurnQuery};
+use epimem_engine::NextTurn;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::{
-    App,
-    auth::Tenant,
-    error::{ApiError, ErrorBody},
-    routes::{blocking, json_body},
-    wire::{MessageOut, TurnOut},
-};
+use super::{MessageOut, TurnOut};
 
 /// The budget of a next-turn block that names none.
 pub const DEFAULT_NEXT_TURN_BUDGET: usize = 2000;
@@ -124,53 +110,4 @@ impl From<NextTurn> for NextTurnOut {
             },
         }
     }
-}
-
-/// Everything an agent reads before its next turn in a conversation, under one budget: the
-/// long-term lines that bear on the moment (empty when nothing does), what came earlier told
-/// short, and the newest messages verbatim; no line in two parts.
-#[utoipa::path(post, path = "/v1/conversations/{conversation}/next-turn", tag = "recall",
-    params(("conversation" = String, Path)), request_body = NextTurnIn,
-    responses((status = 200, body = NextTurnOut), (status = 400, body = ErrorBody),
-        (status = 404, body = ErrorBody, description = "the conversation has no message")))]
-pub(crate) async fn next_turn(
-    State(app): State<App>,
-    Extension(tenant): Extension<Tenant>,
-    Path(conversation): Path<String>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<NextTurnOut>, ApiError> {
-    let body = body?;
-    // An empty body asks with every default.
-    let request: NextTurnIn =
-        if body.is_empty() { NextTurnIn::default() } else { json_body(&body)? };
-    let out = blocking(&app, move |engine| next_turn_with(engine, &tenant, &conversation, request))
-        .await?;
-    Ok(Json(out))
-}
-
-/// What every door answers for a next-turn request.
-pub fn next_turn_with(
-    engine: &Engine,
-    tenant: &str,
-    conversation: &str,
-    request: NextTurnIn,
-) -> Result<NextTurnOut, ApiError> {
-    let budget = request.budget.unwrap_or(DEFAULT_NEXT_TURN_BUDGET);
-    if budget == 0 {
-        return Err(ApiError::bad_input("budget: must be at least 1 token"));
-    }
-    let defaults = engine.config().next_turn;
-    let shares = NextTurnConfig {
-        recent_share: request.recent_share.unwrap_or(defaults.recent_share),
-        summary_share: request.summary_share.unwrap_or(defaults.summary_share),
-    };
-    shares.check().map_err(ApiError::bad_input)?;
-    let query = NextTurnQuery {
-        conversation: ConversationKey::new(tenant, conversation),
-        query: request.query.filter(|q| !q.trim().is_empty()),
-        budget,
-        shares: Some(shares),
-        relevance: None,
-    };
-    Ok(engine.next_turn(&query)?.into())
 }

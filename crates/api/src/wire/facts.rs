@@ -1,20 +1,9 @@
-//! Facts over HTTP: `GET /v1/facts`, and the facts a recall hands back.
+//! Facts: `GET /v1/facts`, and the facts a recall hands back.
 
-use axum::{
-    Json,
-    extract::{Extension, Query, State, rejection::QueryRejection},
-};
-use epimem_core::{Fact, Scope};
+use epimem_core::Fact;
 use epimem_engine::FactHit;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-
-use crate::{
-    App,
-    auth::Tenant,
-    error::{ApiError, ErrorBody},
-    routes::{blocking, limit},
-};
 
 /// A lasting fact distilled from episodes by the language model.
 #[derive(Debug, Serialize, ToSchema)]
@@ -62,32 +51,17 @@ impl From<&FactHit> for FactOut {
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
-pub(crate) struct FactsQuery {
+pub struct FactsQuery {
     /// Only this conversation's.
-    conversation: Option<String>,
+    pub conversation: Option<String>,
     /// Invalidated facts too (default: only those that hold).
     #[serde(default)]
-    all: bool,
+    pub all: bool,
     /// At most this many, newest first (default 100, at most 1000).
-    limit: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FactsOut {
     pub facts: Vec<FactOut>,
-}
-
-/// Facts distilled from the caller's episodes, newest first (by when they became true).
-#[utoipa::path(get, path = "/v1/facts", tag = "facts", params(FactsQuery),
-    responses((status = 200, body = FactsOut), (status = 400, body = ErrorBody)))]
-pub(crate) async fn list_facts(
-    State(app): State<App>,
-    Extension(tenant): Extension<Tenant>,
-    query: Result<Query<FactsQuery>, QueryRejection>,
-) -> Result<Json<FactsOut>, ApiError> {
-    let Query(q) = query?;
-    let limit = limit(q.limit, 100)?;
-    let scope = Scope::tenant(&*tenant).with_conversation(q.conversation);
-    let facts = blocking(&app, move |engine| Ok(engine.facts(&scope, q.all, Some(limit))?)).await?;
-    Ok(Json(FactsOut { facts: facts.iter().map(FactOut::from).collect() }))
 }

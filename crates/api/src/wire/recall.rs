@@ -1,4 +1,5 @@
-//! What `POST /v1/recall` (and the MCP `recall` tool) take and answer.
+//! What a recall takes and answers: `POST /v1/recall`, the MCP `recall` tool (its structured
+//! content) and `epimem recall --json` alike.
 
 use epimem_engine::{EpisodeContext, RecalledContext};
 use serde::{Deserialize, Serialize};
@@ -6,8 +7,11 @@ use utoipa::ToSchema;
 
 use super::EpisodeOut;
 
-/// `POST /v1/recall`.
-#[derive(Debug, Deserialize, ToSchema)]
+/// What recall says when nothing remembered bears on the query (an answer, not an error).
+pub const NOTHING_RELEVANT: &str = "Nothing remembered bears on this.";
+
+/// A recall: what to look for, where, and in what form.
+#[derive(Debug, Default, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecallIn {
     /// What to look for, in plain words.
@@ -15,16 +19,16 @@ pub struct RecallIn {
     /// Only this conversation.
     #[serde(default)]
     pub conversation: Option<String>,
-    /// Only the conversations of this agent (a coding agent's sessions: its project's root
-    /// folder, as `epimem hook` records it).
-    #[serde(default)]
-    pub agent: Option<String>,
-    /// Only episodes that end at or after this time (RFC 3339).
-    #[serde(default)]
-    pub from: Option<String>,
-    /// Only episodes that start at or before this time (RFC 3339).
-    #[serde(default)]
-    pub to: Option<String>,
+    /// Only the sessions of this project: a coding agent's, named by its repository's root
+    /// folder as `epimem hook` records it (the messages' `agent`). Also read as `agent`.
+    #[serde(default, alias = "agent")]
+    pub project: Option<String>,
+    /// Only episodes that end at or after this time (RFC 3339). Also read as `from`.
+    #[serde(default, alias = "from")]
+    pub since: Option<String>,
+    /// Only episodes that start at or before this time (RFC 3339). Also read as `to`.
+    #[serde(default, alias = "to")]
+    pub until: Option<String>,
     /// Only episodes of this period: a timeline node id (`toc:week:2026:W09`) or a phrase
     /// ("last week", "in March") read against the conversation's time; not with from/to.
     #[serde(default)]
@@ -51,7 +55,7 @@ pub struct RecallIn {
 }
 
 /// What recall found: `hits` without a budget; `context` with one.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Default, Serialize, ToSchema)]
 pub struct RecallOut {
     /// The episodes, best first, with why each came back.
     pub hits: Vec<EpisodeOut>,
@@ -72,9 +76,11 @@ pub struct RecallOut {
     /// Lasting facts that bear on the query, best first (distilled by the language model;
     /// absent when none does).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub facts: Vec<crate::facts::FactOut>,
+    pub facts: Vec<super::FactOut>,
 }
 
+/// A line quoted in a block: its episode (or `tail:<conversation>` for a message not yet in one)
+/// and its sequence number.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TurnOut {
     pub episode: String,
@@ -105,5 +111,27 @@ impl From<EpisodeContext> for RecallOut {
             turns: None,
             facts: Vec::new(),
         }
+    }
+}
+
+impl RecallOut {
+    /// The answer as a person or a model reads it: the facts that bear on the query, then the
+    /// context block, or [`NOTHING_RELEVANT`] when there is neither. Hits (a recall without a
+    /// budget) are not text; each door lists them its own way.
+    pub fn text(&self) -> String {
+        let mut text = String::new();
+        if !self.facts.is_empty() {
+            text.push_str("Known facts:\n");
+            for fact in &self.facts {
+                let since = fact.valid_at.get(..10).unwrap_or(&fact.valid_at);
+                text.push_str(&format!("- {} (since {since})\n", fact.text));
+            }
+            text.push('\n');
+        }
+        text.push_str(self.context.as_deref().unwrap_or(""));
+        if text.trim().is_empty() {
+            text = NOTHING_RELEVANT.into();
+        }
+        text
     }
 }

@@ -1,4 +1,5 @@
-//! Turning request bodies into the engine's messages, naming what is wrong when one is not.
+//! Turning messages as a door receives them (JSON) into the engine's, naming what is wrong
+//! when one is not.
 
 use std::{
     sync::atomic::{AtomicU64, Ordering},
@@ -8,7 +9,7 @@ use std::{
 use epimem_core::{ConversationKey, Role, RoleParseError, Timestamp};
 use epimem_engine::{EngineError, MessageInput};
 
-use crate::{error::ApiError, wire::MessageIn};
+use crate::{MemoryError, wire::MessageIn};
 
 /// Messages sent without an id get one that no other message has: the time the server read
 /// them and a counter.
@@ -16,22 +17,25 @@ static SENT_WITHOUT_ID: AtomicU64 = AtomicU64::new(0);
 
 /// The messages of a request body, and how its errors name a message.
 #[derive(Debug)]
-pub(crate) struct Batch {
-    pub(crate) messages: Vec<MessageInput>,
+pub struct Batch {
+    pub messages: Vec<MessageInput>,
     /// The body was an array: a message is named by its index (`[2].content`).
     in_array: bool,
+    /// What the array is called where the caller sent it (`messages` in an MCP call), if
+    /// anything.
+    array: &'static str,
 }
 
 impl Batch {
     /// Where `field` of message `i` is in the body: `[i].field`, or `field` alone.
     fn place(&self, i: usize, field: &str) -> String {
-        place(self.in_array, i, field)
+        format!("{}{}", self.array, place(self.in_array, i, field))
     }
 
     /// The engine's refusal of a message, named by its place in the body.
-    pub(crate) fn refusal(&self, error: EngineError) -> ApiError {
+    pub(crate) fn refusal(&self, error: EngineError) -> MemoryError {
         match error {
-            EngineError::InvalidMessage { index, problem } => ApiError::bad_input(format!(
+            EngineError::InvalidMessage { index, problem } => MemoryError::bad_input(format!(
                 "{}: {}",
                 self.place(index, problem.field),
                 problem.why
@@ -48,20 +52,20 @@ fn place(in_array: bool, i: usize, field: &str) -> String {
 
 /// The messages of a body that is one message object or an array of them. Either all of them
 /// are valid or the error names the first one that is not (and nothing is stored).
-pub(crate) fn parse_messages(tenant: &str, body: &[u8]) -> Result<Batch, ApiError> {
+pub fn parse_messages(tenant: &str, body: &[u8]) -> Result<Batch, MemoryError> {
     let value: serde_json::Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_input(format!("the body is not JSON: {e}")))?;
+        .map_err(|e| MemoryError::bad_input(format!("the body is not JSON: {e}")))?;
     let (items, in_array) = match value {
         serde_json::Value::Array(items) => (items, true),
         object @ serde_json::Value::Object(_) => (vec![object], false),
         _ => {
-            return Err(ApiError::bad_input(
+            return Err(MemoryError::bad_input(
                 "the body must be a message object or an array of them",
             ));
         }
     };
     if items.is_empty() {
-        return Err(ApiError::bad_input("the array holds no message"));
+        return Err(MemoryError::bad_input("the array holds no message"));
     }
     let at = |i: usize, field: &str| place(in_array, i, field);
     let mut out = Vec::with_capacity(items.len());
@@ -69,17 +73,40 @@ pub(crate) fn parse_messages(tenant: &str, body: &[u8]) -> Result<Batch, ApiErro
         let message: MessageIn = serde_path_to_error::deserialize(item).map_err(|e| {
             let path = at(i, &e.path().to_string());
             let place = if path.is_empty() { String::new() } else { format!("{path}: ") };
-            ApiError::bad_input(format!("{place}{}", e.into_inner()))
+            MemoryError::bad_input(format!("{place}{}", e.into_inner()))
         })?;
         out.push(
-            to_input(tenant, message)
-                .map_err(|(field, why)| ApiError::bad_input(format!("{}: {why}", at(i, field))))?,
+            to_input(tenant, message).map_err(|(field, why)| {
+                MemoryError::bad_input(format!("{}: {why}", at(i, field)))
+            })?,
         );
     }
-    Ok(Batch { messages: out, in_array })
+    Ok(Batch { messages: out, in_array, array: "" })
 }
 
-pub(crate) fn to_input(tenant: &str, m: MessageIn) -> Result<MessageInput, (&'static str, String)> {
+/// The messages of a list the caller names `array` (an MCP tool's `messages`), each named as
+/// `array[i].field` in an error.
+pub fn message_list(
+    tenant: &str,
+    array: &'static str,
+    messages: Vec<MessageIn>,
+) -> Result<Batch, MemoryError> {
+    if messages.is_empty() {
+        return Err(MemoryError::bad_input(format!("{array}: send at least one")));
+    }
+    let messages = messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            to_input(tenant, m).map_err(|(field, why)| {
+                MemoryError::bad_input(format!("{array}[{i}].{field}: {why}"))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Batch { messages, in_array: true, array })
+}
+
+fn to_input(tenant: &str, m: MessageIn) -> Result<MessageInput, (&'static str, String)> {
     if m.conversation.trim().is_empty() {
         return Err(("conversation", "must not be empty".into()));
     }

@@ -1,0 +1,157 @@
+//! Conversations and what the tenant holds: remembering messages, a conversation's state,
+//! flushing, forgetting, jobs, facts and the timeline.
+
+use std::collections::BTreeSet;
+
+use epimem_core::{ConversationKey, Scope, Timestamp, TocNode};
+
+use crate::{
+    Batch, MAX_LIMIT, Memory, MemoryError, limit,
+    wire::{
+        AddedMessageOut, AddedOut, AddedStatus, ConversationOut, DeletedOut, FactOut, FactsOut,
+        FactsQuery, FlushedOut, JobOut, JobsOut, JobsQuery, SessionSummaryOut, TimelineNodeOut,
+        TimelineOut,
+    },
+};
+
+impl Memory<'_> {
+    /// Stores the messages durably and queues their segmentation for a worker; the answer
+    /// says where each message is and how each conversation touched stands.
+    pub fn remember(&self, mut batch: Batch) -> Result<AddedOut, MemoryError> {
+        let messages = std::mem::take(&mut batch.messages);
+        let touched: BTreeSet<ConversationKey> =
+            messages.iter().map(|m| m.conversation.clone()).collect();
+        let sent: Vec<(String, Option<String>)> = messages
+            .iter()
+            .map(|m| {
+                let id = m.key.strip_prefix("id:").map(str::to_owned);
+                (m.conversation.conversation.clone(), id)
+            })
+            .collect();
+        let report = self.engine.enqueue(messages).map_err(|e| batch.refusal(e))?;
+        let placed = report.messages.iter().zip(sent).map(|(m, (conversation, id))| {
+            AddedMessageOut { conversation, id, seq: m.seq, new: m.new, status: AddedStatus::of(m) }
+        });
+        let conversations = touched
+            .into_iter()
+            .map(|key| self.conversation_state(&key, false))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AddedOut {
+            inserted: report.inserted,
+            duplicates: report.duplicates,
+            conflicts: report.conflicts,
+            messages: placed.collect(),
+            conversations,
+        })
+    }
+
+    /// A conversation: its messages, pending ones, episodes, jobs and summary; not found if it
+    /// has no message.
+    pub fn conversation(
+        &self,
+        tenant: &str,
+        conversation: &str,
+    ) -> Result<ConversationOut, MemoryError> {
+        self.conversation_state(&ConversationKey::new(tenant, conversation), true)
+    }
+
+    fn conversation_state(
+        &self,
+        key: &ConversationKey,
+        in_full: bool,
+    ) -> Result<ConversationOut, MemoryError> {
+        let engine = self.engine;
+        let queue = engine.queue(key)?.ok_or_else(|| {
+            MemoryError::not_found(format!("conversation {:?}", key.conversation))
+        })?;
+        let (episodes, summary, jobs) = if in_full {
+            let scope =
+                Scope::tenant(&key.tenant).with_conversation(Some(key.conversation.clone()));
+            let all = engine.episodes(&scope, None)?;
+            let summary = (!all.is_empty()).then(|| {
+                let s = epimem_core::session_summary(&all, engine.config().timeline.bullets);
+                SessionSummaryOut {
+                    title: s.title,
+                    bullets: s.bullets,
+                    keywords: s.keywords,
+                    messages: s.messages,
+                }
+            });
+            let jobs = engine.jobs(&key.tenant, Some(&key.conversation), MAX_LIMIT)?;
+            (Some(all.len() as u64), summary, Some(jobs.into_iter().map(JobOut::from).collect()))
+        } else {
+            (None, None, None)
+        };
+        Ok(ConversationOut {
+            conversation: key.conversation.clone(),
+            last_seq: queue.last_seq,
+            pending: queue.pending(),
+            last_activity: queue.newest.map(Timestamp::to_rfc3339),
+            episodes,
+            jobs,
+            summary,
+        })
+    }
+
+    /// Closes everything pending in a conversation into episodes now (the end of a session);
+    /// not found if it has no message.
+    pub fn flush(&self, tenant: &str, conversation: &str) -> Result<FlushedOut, MemoryError> {
+        self.conversation_state(&ConversationKey::new(tenant, conversation), false)?;
+        let scope = Scope::tenant(tenant).with_conversation(Some(conversation.to_owned()));
+        Ok(self.engine.flush(&scope)?.into())
+    }
+
+    /// Forgets a conversation: its messages, episodes, vectors and pending work, from every
+    /// file and index.
+    pub fn forget_conversation(
+        &self,
+        tenant: &str,
+        conversation: &str,
+    ) -> Result<DeletedOut, MemoryError> {
+        let key = ConversationKey::new(tenant, conversation);
+        let episodes = self.engine.delete_conversation(&key)?;
+        Ok(DeletedOut { episodes: episodes as u64 })
+    }
+
+    /// Forgets everything the tenant remembers, from every file and index. Its API keys stay.
+    pub fn forget_tenant(&self, tenant: &str) -> Result<DeletedOut, MemoryError> {
+        let episodes = self.engine.delete_tenant(tenant)?;
+        Ok(DeletedOut { episodes: episodes as u64 })
+    }
+
+    /// The tenant's jobs not yet done: queued, running, retrying or parked.
+    pub fn jobs(&self, tenant: &str, query: JobsQuery) -> Result<JobsOut, MemoryError> {
+        let limit = limit(query.limit, 100)?;
+        let jobs = self.engine.jobs(tenant, query.conversation.as_deref(), limit)?;
+        Ok(JobsOut { jobs: jobs.into_iter().map(JobOut::from).collect() })
+    }
+
+    /// Facts distilled from the tenant's episodes, newest first (by when they became true).
+    pub fn facts(&self, tenant: &str, query: FactsQuery) -> Result<FactsOut, MemoryError> {
+        let limit = limit(query.limit, 100)?;
+        let scope = Scope::tenant(tenant).with_conversation(query.conversation);
+        let facts = self.engine.facts(&scope, query.all, Some(limit))?;
+        Ok(FactsOut { facts: facts.iter().map(FactOut::from).collect() })
+    }
+
+    /// The top of the tenant's timeline: the periods rolled up whose parent is not, oldest
+    /// first.
+    pub fn timeline(&self, tenant: &str) -> Result<TimelineOut, MemoryError> {
+        let nodes = self.engine.timeline_top(tenant)?;
+        Ok(TimelineOut { nodes: nodes.iter().map(TimelineNodeOut::from).collect() })
+    }
+
+    /// One node of the tenant's timeline (its newest version, or `version`), with its
+    /// children's ids.
+    pub fn timeline_node(
+        &self,
+        tenant: &str,
+        node: &str,
+        version: Option<u32>,
+    ) -> Result<TimelineNodeOut, MemoryError> {
+        let id: TocNode = node.parse().map_err(|e| MemoryError::bad_input(format!("node: {e}")))?;
+        let found = self.engine.timeline_node(tenant, &id, version)?;
+        let found = found.ok_or_else(|| MemoryError::not_found(format!("timeline node {node}")))?;
+        Ok(TimelineNodeOut::from(&found))
+    }
+}

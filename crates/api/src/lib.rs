@@ -1,0 +1,51 @@
+//! epimem's front door. [`Memory`] is the whole surface an interface needs: remember, recall
+//! (hits, a block of lines, a block of episodes), the next turn's block, episodes and one
+//! episode, corrections, forgetting, flushing, the timeline, facts, jobs and a project's memory
+//! for coding agents. Each call takes a request of [`wire`] types and answers with another, so
+//! the CLI's `--json`, the HTTP API and the MCP tools give the same fields for the same
+//! question. A door only parses its protocol, calls `Memory`, and renders.
+
+mod conversations;
+mod episodes;
+mod error;
+mod messages;
+mod recall;
+pub mod wire;
+
+use epimem_core::Timestamp;
+use epimem_engine::Engine;
+
+pub use error::MemoryError;
+pub use messages::{Batch, message_list, parse_messages};
+
+/// The use cases over one engine. Cheap to make: a door makes one per call.
+#[derive(Debug, Clone, Copy)]
+pub struct Memory<'e> {
+    engine: &'e Engine,
+}
+
+impl<'e> Memory<'e> {
+    pub fn new(engine: &'e Engine) -> Self {
+        Self { engine }
+    }
+}
+
+/// The most items a list or a recall returns.
+pub const MAX_LIMIT: usize = 1000;
+
+/// `asked`, or `default` when not given; refused when 0 or above [`MAX_LIMIT`].
+pub fn limit(asked: Option<usize>, default: usize) -> Result<usize, MemoryError> {
+    match asked.unwrap_or(default) {
+        0 => Err(MemoryError::bad_input("limit: must be at least 1")),
+        n if n > MAX_LIMIT => Err(MemoryError::bad_input(format!("limit: at most {MAX_LIMIT}"))),
+        n => Ok(n),
+    }
+}
+
+/// An RFC 3339 time of the request's `field`, if given.
+fn time(value: Option<&str>, field: &str) -> Result<Option<Timestamp>, MemoryError> {
+    value
+        .map(Timestamp::parse_rfc3339)
+        .transpose()
+        .map_err(|e| MemoryError::bad_input(format!("{field}: {e}")))
+}
