@@ -59,6 +59,12 @@ pub(crate) struct AppConfig {
     /// only: see `epimem_engine::CRASH_POINTS`).
     #[serde(skip)]
     pub(crate) crash_at: Option<epimem_engine::CrashAt>,
+    /// The time the clock reads, always (`EPIMEM_CLOCK`, RFC 3339): for runs that must answer
+    /// the same each time, such as a test comparing two processes' answers. Conversation
+    /// time is the data's; this is the time of messages sent without one, of leases and of
+    /// how strong a memory is now.
+    #[serde(skip)]
+    pub(crate) fixed_clock: Option<epimem_core::Timestamp>,
 }
 
 /// `epimem serve`.
@@ -208,6 +214,7 @@ impl PlaceArgs {
             llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
             hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
             crash_at: std::env::var("EPIMEM_CRASH_AT").ok(),
+            fixed_clock: std::env::var("EPIMEM_CLOCK").ok(),
             ..Overrides::default()
         }
     }
@@ -226,6 +233,7 @@ pub(crate) struct Overrides {
     pub(crate) llm_api_key: Option<String>,
     pub(crate) hooks_server_key: Option<String>,
     pub(crate) crash_at: Option<String>,
+    pub(crate) fixed_clock: Option<String>,
 }
 
 impl AppConfig {
@@ -270,6 +278,11 @@ impl AppConfig {
             );
             config.crash_at = Some(at.parse().map_err(anyhow::Error::msg)?);
         }
+        if let Some(at) = &overrides.fixed_clock {
+            let at = epimem_core::Timestamp::parse_rfc3339(at)
+                .map_err(|e| anyhow::anyhow!("EPIMEM_CLOCK: {e}"))?;
+            config.fixed_clock = Some(at);
+        }
         anyhow::ensure!(!config.tenant.trim().is_empty(), "the tenant must not be empty");
         Ok(config)
     }
@@ -305,6 +318,14 @@ impl AppConfig {
 
     fn parse(text: &str) -> Result<Self> {
         Ok(toml::from_str(text)?)
+    }
+
+    /// The clock the engine reads: the system's, or the fixed time `EPIMEM_CLOCK` gives.
+    pub(crate) fn clock(&self) -> Box<dyn epimem_engine::Clock> {
+        match self.fixed_clock {
+            Some(at) => Box::new(epimem_engine::FixedClock::new(at)),
+            None => Box::new(epimem_engine::SystemClock),
+        }
     }
 
     pub(crate) fn engine(&self) -> EngineConfig {

@@ -27,7 +27,7 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
-use epimem_engine::{Engine, Freshness, SystemClock};
+use epimem_engine::{Engine, Freshness};
 use epimem_search::Search;
 use epimem_search_local::LocalSearch;
 use epimem_store_postgres::{PostgresSearch, PostgresStore};
@@ -71,7 +71,7 @@ pub(crate) fn engine_without_index(
     store: Arc<dyn epimem_store::Store>,
 ) -> Engine {
     let worker = epimem_engine::process_name();
-    Engine::new(store, Box::new(NoIndex), config.engine(), Box::new(SystemClock), worker)
+    Engine::new(store, Box::new(NoIndex), config.engine(), config.clock(), worker)
 }
 
 /// `name` in the folder this program runs from (`epimem` and `epimem-hook` are installed
@@ -149,7 +149,7 @@ pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<
         SearchIndex::Local(s) => Box::new(s.clone()),
         SearchIndex::Database(s) => Box::new(s.clone()),
     };
-    let mut engine = Engine::new(store, boxed, engine_config, Box::new(SystemClock), worker)
+    let mut engine = Engine::new(store, boxed, engine_config, config.clock(), worker)
         .with_repair_log(index_progress::repair_log());
     if let Some(at) = &config.crash_at {
         engine = engine.with_crash_at(at.clone());

@@ -13,6 +13,7 @@ mod keys;
 mod llm;
 mod mcp;
 mod next_turn;
+mod one_door;
 mod open_tail;
 mod other_processes;
 mod postgres;
