@@ -3,14 +3,14 @@
 
 use std::collections::BTreeSet;
 
-use epimem_core::{ConversationKey, Scope, Timestamp, TocNode};
+use epimem_core::{ConversationKey, Scope, Timestamp, TocNode, top_nodes};
 
 use crate::{
-    Batch, MAX_LIMIT, Memory, MemoryError, limit,
+    Batch, MAX_LIMIT, Memory, MemoryError, limit, user,
     wire::{
         AddedMessageOut, AddedOut, AddedStatus, ConversationOut, DeletedOut, FactOut, FactsOut,
         FactsQuery, FlushedOut, JobOut, JobsOut, JobsQuery, SessionSummaryOut, TimelineNodeOut,
-        TimelineOut,
+        TimelineOut, TimelineQuery, VersionQuery,
     },
 };
 
@@ -113,6 +113,13 @@ impl Memory<'_> {
         Ok(DeletedOut { episodes: episodes as u64 })
     }
 
+    /// Forgets everything one person said: every conversation whose messages carry `user`, from
+    /// every file and index; the tenant's timeline is told again without them.
+    pub fn forget_user(&self, tenant: &str, user: &str) -> Result<DeletedOut, MemoryError> {
+        let episodes = self.engine.delete_user(tenant, user)?;
+        Ok(DeletedOut { episodes: episodes as u64 })
+    }
+
     /// Forgets everything the tenant remembers, from every file and index. Its API keys stay.
     pub fn forget_tenant(&self, tenant: &str) -> Result<DeletedOut, MemoryError> {
         let episodes = self.engine.delete_tenant(tenant)?;
@@ -129,15 +136,22 @@ impl Memory<'_> {
     /// Facts distilled from the tenant's episodes, newest first (by when they became true).
     pub fn facts(&self, tenant: &str, query: FactsQuery) -> Result<FactsOut, MemoryError> {
         let limit = limit(query.limit, 100)?;
-        let scope = Scope::tenant(tenant).with_conversation(query.conversation);
+        let scope = Scope { user: user(query.user)?, ..Scope::tenant(tenant) }
+            .with_conversation(query.conversation);
         let facts = self.engine.facts(&scope, query.all, Some(limit))?;
         Ok(FactsOut { facts: facts.iter().map(FactOut::from).collect() })
     }
 
-    /// The top of the tenant's timeline: the periods rolled up whose parent is not, oldest
-    /// first.
-    pub fn timeline(&self, tenant: &str) -> Result<TimelineOut, MemoryError> {
-        let nodes = self.engine.timeline_top(tenant)?;
+    /// The top of the tenant's timeline (or, given a `user`, of theirs): the periods rolled
+    /// up whose parent is not, oldest first.
+    pub fn timeline(&self, tenant: &str, query: TimelineQuery) -> Result<TimelineOut, MemoryError> {
+        let nodes = match user(query.user)? {
+            None => self.engine.timeline_top(tenant)?,
+            Some(user) => {
+                let mut told = self.engine.user_timeline(tenant, &user)?;
+                top_nodes(told.keys().copied()).iter().filter_map(|id| told.remove(id)).collect()
+            }
+        };
         Ok(TimelineOut { nodes: nodes.iter().map(TimelineNodeOut::from).collect() })
     }
 
@@ -147,10 +161,17 @@ impl Memory<'_> {
         &self,
         tenant: &str,
         node: &str,
-        version: Option<u32>,
+        query: VersionQuery,
     ) -> Result<TimelineNodeOut, MemoryError> {
         let id: TocNode = node.parse().map_err(|e| MemoryError::bad_input(format!("node: {e}")))?;
-        let found = self.engine.timeline_node(tenant, &id, version)?;
+        let found = match user(query.user)? {
+            None => self.engine.timeline_node(tenant, &id, query.version)?,
+            // A timeline told on the spot has one version.
+            Some(user) if query.version.is_none_or(|v| v == 1) => {
+                self.engine.user_timeline(tenant, &user)?.remove(&id)
+            }
+            Some(_) => None,
+        };
         let found = found.ok_or_else(|| MemoryError::not_found(format!("timeline node {node}")))?;
         Ok(TimelineNodeOut::from(&found))
     }

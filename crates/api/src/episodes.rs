@@ -4,7 +4,7 @@ use epimem_core::{EpisodeId, Scope};
 use epimem_store::EpisodeCursor;
 
 use crate::{
-    Memory, MemoryError, limit, time,
+    Memory, MemoryError, limit, time, user,
     wire::{
         DeletedOut, EpisodeEditIn, EpisodeOut, EpisodeVersionOut, EpisodeVersionsOut, EpisodesOut,
         EpisodesQuery, MemoryOut, decode_cursor, encode_cursor,
@@ -30,6 +30,7 @@ impl Memory<'_> {
         let scope = Scope {
             since: time(query.since.as_deref(), "since")?,
             until: time(query.until.as_deref(), "until")?,
+            user: user(query.user)?,
             agent: query.project,
             ..Scope::tenant(tenant).with_conversation(query.conversation)
         };

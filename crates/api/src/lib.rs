@@ -42,6 +42,14 @@ pub fn limit(asked: Option<usize>, default: usize) -> Result<usize, MemoryError>
     }
 }
 
+/// The person a request names, if any; an empty name is refused rather than read as everyone.
+fn user(value: Option<String>) -> Result<Option<String>, MemoryError> {
+    match value {
+        Some(u) if u.trim().is_empty() => Err(MemoryError::bad_input("user: must not be empty")),
+        other => Ok(other),
+    }
+}
+
 /// An RFC 3339 time of the request's `field`, if given.
 fn time(value: Option<&str>, field: &str) -> Result<Option<Timestamp>, MemoryError> {
     value

@@ -4,7 +4,7 @@ use epimem_core::{ConversationKey, NextTurnConfig, RelevanceConfig, Scope};
 use epimem_engine::{NextTurnQuery, RecallQuery};
 
 use crate::{
-    Memory, MemoryError, limit, time,
+    Memory, MemoryError, limit, time, user,
     wire::{
         DEFAULT_NEXT_TURN_BUDGET, EpisodeOut, FactOut, NextTurnIn, NextTurnOut, ProjectMemoryIn,
         RecallIn, RecallOut,
@@ -28,6 +28,7 @@ impl Memory<'_> {
         let mut scope = Scope {
             since: time(request.since.as_deref(), "since")?,
             until: time(request.until.as_deref(), "until")?,
+            user: user(request.user.clone())?,
             agent: request.project.clone(),
             ..Scope::tenant(tenant).with_conversation(request.conversation.clone())
         };

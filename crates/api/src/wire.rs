@@ -26,7 +26,7 @@ pub use next_turn::{
 };
 pub use project::{ProjectMemoryIn, ProjectMemoryOut};
 pub use recall::{NOTHING_RELEVANT, RecallIn, RecallOut, TurnOut};
-pub use timeline::{TimelineNodeOut, TimelineOut, VersionQuery};
+pub use timeline::{TimelineNodeOut, TimelineOut, TimelineQuery, VersionQuery};
 
 /// One message to remember: the fields of a line of `epimem ingest`.
 #[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
@@ -241,6 +241,8 @@ pub struct DeletedOut {
 pub struct EpisodesQuery {
     /// Only this conversation.
     pub conversation: Option<String>,
+    /// Only this person's conversations (their messages' `user`).
+    pub user: Option<String>,
     /// Only the sessions of this project (a coding agent's: its repository's root folder, as
     /// `epimem hook` records it). Also read as `agent`.
     #[serde(alias = "agent")]

@@ -80,7 +80,7 @@ pub use summary::{Summary, SummaryConfig, summarize};
 pub use time::{Timestamp, TimestampParseError};
 pub use timeline::{
     NodeSummary, TimelineNode, TocLevel, TocNode, TocNodeParseError, extractive_rollup,
-    period_named, session_summary,
+    period_named, session_summary, timeline_of, top_nodes,
 };
 pub use tokens::TokenCounter;
 pub use trigger::{QueueSnapshot, Trigger, TriggerConfig, TriggerKind, evaluate_trigger};

@@ -9,6 +9,7 @@
 
 mod phrase;
 mod rollup;
+mod told;
 
 use std::fmt;
 
@@ -19,6 +20,7 @@ use crate::Timestamp;
 
 pub use phrase::period_named;
 pub use rollup::{NodeSummary, extractive_rollup, session_summary};
+pub use told::{timeline_of, top_nodes};
 
 /// One version of a timeline node as stored: what it says, its span, and its children (the
 /// nodes below, or the episodes of a day), in time order.

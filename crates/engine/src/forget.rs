@@ -47,6 +47,23 @@ impl Engine {
         })
     }
 
+    /// Forgets everything `user` said in `tenant`: every conversation of theirs, from the store
+    /// and every search index; the tenant's timeline is told again without them. Returns how
+    /// many episodes they had.
+    pub fn delete_user(&self, tenant: &str, user: &str) -> Result<usize, EngineError> {
+        if user.trim().is_empty() {
+            return Err(EngineError::Invalid("user must not be empty".into()));
+        }
+        self.forgetting(tenant, || {
+            let ids = self.store.delete_user(tenant, user)?;
+            // Which conversations were the user's is the store's to know: the tenant's tail is
+            // read again whole.
+            self.tail_cache.forgotten(tenant, None);
+            self.unindex(tenant, &ids)?;
+            Ok(ids.len())
+        })
+    }
+
     /// Takes forgotten episodes out of the search index now (the change log would, before its
     /// next use). The store has forgotten them: an index that fails to is discarded, to be
     /// built again from the store, rather than answer for them.

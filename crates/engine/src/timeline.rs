@@ -3,12 +3,13 @@
 //! days first, a node at a time (its write and its mark's removal in one transaction, so a
 //! crash resumes where it stopped).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{Datelike, Duration};
 use epimem_core::{
     EpisodeId, LlmStage, NodeSummary, Scope, TimelineNode, TocLevel, TocNode, extractive_rollup,
     llm::{parse_rollup, rollup_prompt},
+    timeline_of, top_nodes,
 };
 
 use crate::{Engine, EngineError, consolidation::model_failure_apart};
@@ -78,15 +79,31 @@ impl Engine {
         for level in [TocLevel::Year, TocLevel::Month, TocLevel::Week, TocLevel::Day] {
             written.extend(self.store.timeline_nodes(tenant, level)?);
         }
-        let ids: BTreeSet<TocNode> = written.iter().copied().collect();
-        let mut top: Vec<TocNode> =
-            written.into_iter().filter(|n| n.parent().is_none_or(|p| !ids.contains(&p))).collect();
-        top.sort_by_key(|n| (n.first_day(), n.level()));
+        let top = top_nodes(written);
         let mut nodes = Vec::with_capacity(top.len());
         for id in top {
             nodes.extend(self.store.timeline_node(tenant, &id, None)?);
         }
         Ok(nodes)
+    }
+
+    /// The timeline of what `user` said in `tenant`, told on the spot from their episodes
+    /// without a model (the tenant's stored timeline tells everyone's): every period that is
+    /// over, by node.
+    pub fn user_timeline(
+        &self,
+        tenant: &str,
+        user: &str,
+    ) -> Result<BTreeMap<TocNode, TimelineNode>, EngineError> {
+        let scope = Scope { user: Some(user.to_owned()), ..Scope::tenant(tenant) };
+        let episodes = self.store.episodes(&scope, None, None)?;
+        let timeline = &self.config.timeline;
+        Ok(timeline_of(
+            &episodes,
+            self.clock.now(),
+            |level| timeline.grace_ms(level),
+            timeline.bullets,
+        ))
     }
 
     /// `scope` narrowed to the period `within` names: a node id, or a phrase ("last week", "in

@@ -119,6 +119,7 @@ impl Clone for App {
         routes::flush_conversation,
         routes::delete_conversation,
         routes::delete_tenant,
+        routes::delete_user,
         routes::list_episodes,
         routes::get_episode,
         routes::delete_episode,
@@ -186,6 +187,7 @@ fn router(
         .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation))
         .route("/v1/conversations/{conversation}/next-turn", post(routes::next_turn))
         .route("/v1/tenant", delete(routes::delete_tenant))
+        .route("/v1/users/{user}", delete(routes::delete_user))
         .route("/v1/episodes", get(routes::list_episodes))
         .route(
             "/v1/episodes/{id}",

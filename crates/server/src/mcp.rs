@@ -7,7 +7,8 @@ use std::sync::Arc;
 use epimem_api::{
     message_list,
     wire::{
-        EpisodesQuery, MessageIn, NextTurnIn, ProjectMemoryIn, RecallIn, RecallOut, TimelineNodeOut,
+        EpisodesQuery, MessageIn, NextTurnIn, ProjectMemoryIn, RecallIn, RecallOut,
+        TimelineNodeOut, TimelineQuery, VersionQuery,
     },
 };
 use epimem_engine::Engine;
@@ -55,6 +56,9 @@ pub(crate) struct RecallParams {
     /// Only this conversation.
     #[serde(default)]
     pub conversation: Option<String>,
+    /// Only what this person said (the `user` their messages carry).
+    #[serde(default)]
+    pub user: Option<String>,
     /// Only the sessions of this project (a coding agent's: its repository's root folder).
     #[serde(default)]
     pub project: Option<String>,
@@ -234,6 +238,7 @@ impl MemoryTools {
         let request = RecallIn {
             query: p.query,
             conversation: p.conversation,
+            user: p.user,
             project: p.project,
             since: p.since,
             until: p.until,
@@ -301,11 +306,15 @@ impl MemoryTools {
     ) -> Result<CallToolResult, McpError> {
         let tenant = self.tenant(&context);
         let Some(node) = p.node else {
-            let top = ask(&self.app, move |memory| memory.timeline(&tenant)).await?;
+            let top =
+                ask(&self.app, move |memory| memory.timeline(&tenant, TimelineQuery::default()))
+                    .await?;
             return answer_json(&top);
         };
-        let found: TimelineNodeOut =
-            ask(&self.app, move |memory| memory.timeline_node(&tenant, &node, None)).await?;
+        let found: TimelineNodeOut = ask(&self.app, move |memory| {
+            memory.timeline_node(&tenant, &node, VersionQuery::default())
+        })
+        .await?;
         answer_json(&found)
     }
 

@@ -16,7 +16,7 @@ use epimem_api::{
         AddedOut, ConversationOut, DeletedOut, EpisodeEditIn, EpisodeOut, EpisodeVersionsOut,
         EpisodesOut, EpisodesQuery, FactsOut, FactsQuery, FlushedOut, JobsOut, JobsQuery,
         NextTurnIn, NextTurnOut, ProjectMemoryIn, ProjectMemoryOut, RecallIn, RecallOut,
-        TimelineNodeOut, TimelineOut, VersionQuery,
+        TimelineNodeOut, TimelineOut, TimelineQuery, VersionQuery,
     },
 };
 use epimem_engine::Engine;
@@ -103,6 +103,19 @@ pub(crate) async fn delete_conversation(
     Path(conversation): Path<String>,
 ) -> Result<Json<DeletedOut>, ApiError> {
     Ok(Json(ask(&app, move |memory| memory.forget_conversation(&tenant, &conversation)).await?))
+}
+
+/// Forget everything one person said: every conversation whose messages carry this `user`,
+/// from every file and index. The tenant's timeline is told again without them.
+#[utoipa::path(delete, path = "/v1/users/{user}", tag = "conversations",
+    params(("user" = String, Path)),
+    responses((status = 200, body = DeletedOut), (status = 400, body = ErrorBody)))]
+pub(crate) async fn delete_user(
+    State(app): State<App>,
+    Extension(tenant): Extension<Tenant>,
+    Path(user): Path<String>,
+) -> Result<Json<DeletedOut>, ApiError> {
+    Ok(Json(ask(&app, move |memory| memory.forget_user(&tenant, &user)).await?))
 }
 
 /// Forget everything the caller's tenant remembers: every conversation, from every file and
@@ -252,13 +265,15 @@ pub(crate) async fn list_facts(
 
 /// The top of the caller's timeline: the periods rolled up whose parent is not (past years,
 /// then the months of the year still running, …), oldest first.
-#[utoipa::path(get, path = "/v1/timeline", tag = "timeline",
-    responses((status = 200, body = TimelineOut)))]
+#[utoipa::path(get, path = "/v1/timeline", tag = "timeline", params(TimelineQuery),
+    responses((status = 200, body = TimelineOut), (status = 400, body = ErrorBody)))]
 pub(crate) async fn timeline_top(
     State(app): State<App>,
     Extension(tenant): Extension<Tenant>,
+    query: Result<Query<TimelineQuery>, QueryRejection>,
 ) -> Result<Json<TimelineOut>, ApiError> {
-    Ok(Json(ask(&app, move |memory| memory.timeline(&tenant)).await?))
+    let Query(q) = query?;
+    Ok(Json(ask(&app, move |memory| memory.timeline(&tenant, q)).await?))
 }
 
 /// One node of the caller's timeline with its children's ids.
@@ -272,7 +287,7 @@ pub(crate) async fn timeline_node(
     query: Result<Query<VersionQuery>, QueryRejection>,
 ) -> Result<Json<TimelineNodeOut>, ApiError> {
     let Query(q) = query?;
-    Ok(Json(ask(&app, move |memory| memory.timeline_node(&tenant, &node, q.version)).await?))
+    Ok(Json(ask(&app, move |memory| memory.timeline_node(&tenant, &node, q)).await?))
 }
 
 /// The process is up.

@@ -78,6 +78,23 @@ pub(crate) fn conversation(
     Ok(Some(episodes))
 }
 
+/// Forgets every conversation of `user` in `tenant`.
+pub(crate) fn user(tx: &mut Tx<'_>, tenant: &str, user: &str) -> Result<Vec<EpisodeId>, Failure> {
+    let conversations: Vec<String> = tx
+        .query(
+            "SELECT external_id FROM conversations WHERE tenant = $1 AND user_id = $2 ORDER BY id",
+            &[&tenant, &user],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut episodes = Vec::new();
+    for c in conversations {
+        episodes.extend(conversation(tx, &ConversationKey::new(tenant, c))?.unwrap_or_default());
+    }
+    Ok(episodes)
+}
+
 /// Forgets every conversation of `tenant`.
 pub(crate) fn tenant(tx: &mut Tx<'_>, tenant: &str) -> Result<Vec<EpisodeId>, Failure> {
     let conversations: Vec<String> = tx

@@ -253,6 +253,10 @@ impl Store for PostgresStore {
         self.write(|tx| forget::tenant(tx, tenant))
     }
 
+    fn delete_user(&self, tenant: &str, user: &str) -> Result<Vec<EpisodeId>, StoreError> {
+        self.write(|tx| forget::user(tx, tenant, user))
+    }
+
     fn consolidation_batch(
         &self,
         conversation: &ConversationKey,

@@ -132,6 +132,25 @@ pub(crate) fn tenant(tx: &Transaction<'_>, tenant: &str) -> Result<Vec<EpisodeId
     Ok(episodes)
 }
 
+/// Forgets every conversation of `user` in `tenant`.
+pub(crate) fn user(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    user: &str,
+) -> Result<Vec<EpisodeId>, StoreError> {
+    let conversations: Vec<String> = tx
+        .prepare_cached(
+            "SELECT external_id FROM conversations WHERE tenant = ?1 AND user_id = ?2 ORDER BY id",
+        )
+        .and_then(|mut s| s.query_map([tenant, user], |r| r.get(0))?.collect())
+        .map_err(map_err)?;
+    let mut episodes = Vec::new();
+    for c in conversations {
+        episodes.extend(conversation(tx, &ConversationKey::new(tenant, c))?.unwrap_or_default());
+    }
+    Ok(episodes)
+}
+
 /// Moves every committed page into the database file and empties the write-ahead log, so
 /// text zeroed by a delete survives in no file. A reader in another process can keep the log
 /// from being emptied; then the text goes at the next checkpoint that finds no reader.

@@ -427,6 +427,10 @@ impl Store for SqliteStore {
         self.forget(|tx| forget::tenant(tx, tenant), |_| true)
     }
 
+    fn delete_user(&self, tenant: &str, user: &str) -> Result<Vec<EpisodeId>, StoreError> {
+        self.forget(|tx| forget::user(tx, tenant, user), |_| true)
+    }
+
     fn consolidation_batch(
         &self,
         conversation: &ConversationKey,

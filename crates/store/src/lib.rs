@@ -304,6 +304,12 @@ pub trait Store: Send + Sync {
     /// Returns the ids of the episodes it had.
     fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError>;
 
+    /// Forgets every conversation of `user` within `tenant`, in one transaction, as
+    /// [`Store::delete_conversation`] does for one; the tenant's timeline loses the days that
+    /// told their episodes, to be told again from what remains. Returns the ids of the
+    /// episodes they had.
+    fn delete_user(&self, tenant: &str, user: &str) -> Result<Vec<EpisodeId>, StoreError>;
+
     /// Rewrites the database's files so that nothing forgotten is left in them, and returns
     /// the space it held. SQLite zeroes what a forget frees as it goes, so this only reclaims
     /// space there; PostgreSQL keeps deleted rows' bytes in its table files until they are

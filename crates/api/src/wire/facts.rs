@@ -48,12 +48,14 @@ impl From<&FactHit> for FactOut {
 }
 
 /// `GET /v1/facts`.
-#[derive(Debug, Deserialize, IntoParams)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct FactsQuery {
     /// Only this conversation's.
     pub conversation: Option<String>,
+    /// Only those drawn from this person's conversations (their messages' `user`).
+    pub user: Option<String>,
     /// Invalidated facts too (default: only those that hold).
     #[serde(default)]
     pub all: bool,

@@ -19,6 +19,9 @@ pub struct RecallIn {
     /// Only this conversation.
     #[serde(default)]
     pub conversation: Option<String>,
+    /// Only what this person said: the conversations whose messages carry this `user`.
+    #[serde(default)]
+    pub user: Option<String>,
     /// Only the sessions of this project: a coding agent's, named by its repository's root
     /// folder as `epimem hook` records it (the messages' `agent`). Also read as `agent`.
     #[serde(default, alias = "agent")]

@@ -50,10 +50,23 @@ pub struct TimelineOut {
 }
 
 /// `GET /v1/timeline/{node}`.
-#[derive(Debug, Deserialize, IntoParams)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct VersionQuery {
     /// That version instead of the newest.
     pub version: Option<u32>,
+    /// The node of this person's timeline instead: told on the spot from their episodes,
+    /// without a model (always version 1).
+    pub user: Option<String>,
+}
+
+/// `GET /v1/timeline`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct TimelineQuery {
+    /// This person's timeline instead of the tenant's: told on the spot from their episodes,
+    /// without a model.
+    pub user: Option<String>,
 }

@@ -14,13 +14,16 @@ pub(crate) struct FactsArgs {
     /// Only this conversation's.
     #[arg(long)]
     conversation: Option<String>,
+    /// Only those drawn from this person's conversations (the `user` their messages carry).
+    #[arg(long)]
+    user: Option<String>,
     /// Invalidated facts too (marked with when they stopped holding).
     #[arg(long)]
     all: bool,
     /// Only the newest this many.
     #[arg(long)]
     limit: Option<usize>,
-    /// One JSON object per line.
+    /// The answer as one JSON object, as `GET /v1/facts` gives it.
     #[arg(long)]
     json: bool,
 }
@@ -29,6 +32,7 @@ pub(crate) fn facts(config: &AppConfig, args: &FactsArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
     let query = FactsQuery {
         conversation: args.conversation.clone(),
+        user: args.user.clone(),
         all: args.all,
         limit: args.limit.or(Some(epimem_api::MAX_LIMIT)),
     };

@@ -20,10 +20,13 @@ pub(crate) struct EpisodesArgs {
     /// Only this conversation.
     #[arg(long)]
     conversation: Option<String>,
+    /// Only this person's conversations (the `user` their messages carry).
+    #[arg(long)]
+    user: Option<String>,
     /// Only the newest this many episodes.
     #[arg(long)]
     limit: Option<usize>,
-    /// One JSON object per line.
+    /// The answer as one JSON object, as `GET /v1/episodes` gives it (newest first).
     #[arg(long)]
     json: bool,
 }
@@ -32,7 +35,7 @@ pub(crate) struct EpisodesArgs {
 pub(crate) struct ShowArgs {
     /// The episode's id (ep_…).
     id: String,
-    /// One JSON object, messages included.
+    /// The episode as one JSON object, as `GET /v1/episodes/ID` gives it.
     #[arg(long)]
     json: bool,
 }
@@ -46,7 +49,7 @@ its copy goes at the next forget or checkpoint. On PostgreSQL (--db postgres://.
 at once and every process's search index drops them; their bytes leave PostgreSQL's table files \
 at the next `epimem compact`, and its write-ahead log, backups and replicas as those turn over.")]
 #[command(group(
-    clap::ArgGroup::new("what").required(true).args(["id", "conversation", "whole_tenant"])
+    clap::ArgGroup::new("what").required(true).args(["id", "conversation", "user", "whole_tenant"])
 ))]
 pub(crate) struct ForgetArgs {
     /// The episode to forget (ep_…): it leaves every index, and its messages lose their text
@@ -55,11 +58,16 @@ pub(crate) struct ForgetArgs {
     /// Forget a whole conversation instead: its messages, episodes, vectors and pending work.
     #[arg(long, value_name = "ID")]
     conversation: Option<String>,
+    /// Forget everything this person said instead: every conversation whose messages carry
+    /// this `user`, from every file and index; the tenant's timeline is told again without
+    /// them.
+    #[arg(long)]
+    user: Option<String>,
     /// Forget everything the tenant (--tenant) remembers instead: every conversation, its
     /// facts and timeline, from every file and index. Its API keys stay.
     #[arg(long)]
     whole_tenant: bool,
-    /// Print one JSON object.
+    /// The answer as one JSON object (`episodes`: how many were forgotten).
     #[arg(long)]
     json: bool,
 }
@@ -71,6 +79,9 @@ pub(crate) struct RecallArgs {
     /// Only this conversation.
     #[arg(long)]
     conversation: Option<String>,
+    /// Only what this person said (the `user` their messages carry).
+    #[arg(long)]
+    user: Option<String>,
     /// Only the coding sessions of this project (a folder in its repository), as `epimem
     /// hook` recorded them.
     #[arg(long, value_name = "DIR")]
@@ -106,8 +117,9 @@ pub(crate) struct RecallArgs {
     /// (0 to 1; default relevance.min_share, 0.16): lower keeps more, higher leaves more empty.
     #[arg(long, requires = "budget", value_name = "SHARE")]
     min_share: Option<f64>,
-    /// One JSON object per line, best first (with --budget: one object with the context and
-    /// the facts that bear on the query; `epimem facts` lists facts too).
+    /// The answer as one JSON object, as `POST /v1/recall` and the MCP `recall` tool give it:
+    /// `hits`, best first (with --budget: the `context` block and the `turns` it quotes), and
+    /// the `facts` that bear on the query.
     #[arg(long)]
     json: bool,
 }
@@ -129,6 +141,7 @@ pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCo
     let memory = Memory::new(&engine);
     let mut query = EpisodesQuery {
         conversation: args.conversation.clone(),
+        user: args.user.clone(),
         limit: args.limit.or(Some(epimem_api::MAX_LIMIT)),
         ..EpisodesQuery::default()
     };
@@ -173,6 +186,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
     let request = RecallIn {
         query: args.query.clone(),
         conversation: args.conversation.clone(),
+        user: args.user.clone(),
         project: args.project.as_deref().map(super::hook::project_name).transpose()?,
         since: args.since.clone(),
         until: args.until.clone(),
@@ -257,6 +271,10 @@ pub(crate) fn forget(config: &AppConfig, args: &ForgetArgs) -> Result<ExitCode> 
     let (out, said_text) = if args.whole_tenant {
         let out = memory.forget_tenant(tenant).map_err(said)?;
         let text = format!("forgot everything of tenant {tenant} ({} episode(s))", out.episodes);
+        (out, text)
+    } else if let Some(user) = &args.user {
+        let out = memory.forget_user(tenant, user).map_err(said)?;
+        let text = format!("forgot everything {user} said ({} episode(s))", out.episodes);
         (out, text)
     } else if let Some(conversation) = &args.conversation {
         let out = memory.forget_conversation(tenant, conversation).map_err(said)?;

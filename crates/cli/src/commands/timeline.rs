@@ -4,7 +4,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use epimem_api::{Memory, wire::TimelineNodeOut};
+use epimem_api::{
+    Memory,
+    wire::{TimelineNodeOut, TimelineQuery, VersionQuery},
+};
 use epimem_core::ErrorKind;
 
 use super::open_engine;
@@ -21,7 +24,11 @@ pub(crate) struct TimelineArgs {
     /// That version of the node instead of the newest.
     #[arg(long, requires = "node")]
     version: Option<u32>,
-    /// One JSON object per node.
+    /// This person's timeline instead of the tenant's: told on the spot from the episodes of
+    /// their conversations, without a model.
+    #[arg(long)]
+    user: Option<String>,
+    /// The answer as one JSON object (the top: its nodes; a node: the node).
     #[arg(long)]
     json: bool,
 }
@@ -36,14 +43,19 @@ pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCo
     let memory = Memory::new(&engine);
     let nodes: Vec<TimelineNodeOut> = match &args.node {
         None => {
-            let top = memory.timeline(&config.tenant).map_err(super::query::said)?;
+            let query = TimelineQuery { user: args.user.clone() };
+            let top = memory.timeline(&config.tenant, query).map_err(super::query::said)?;
             if args.json {
                 outln!("{}", json_line(&top));
                 return Ok(ExitCode::SUCCESS);
             }
             top.nodes
         }
-        Some(id) => match memory.timeline_node(&config.tenant, id, args.version) {
+        Some(id) => match memory.timeline_node(
+            &config.tenant,
+            id,
+            VersionQuery { version: args.version, user: args.user.clone() },
+        ) {
             Ok(node) if args.json => {
                 outln!("{}", json_line(&node));
                 return Ok(ExitCode::SUCCESS);

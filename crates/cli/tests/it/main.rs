@@ -23,3 +23,4 @@ mod segmentation;
 mod serve;
 mod timeline;
 mod ui;
+mod users;

@@ -68,7 +68,7 @@ fn serve(db: &TestDatabase, config: &Path) -> (Process, String) {
 }
 
 /// `epimem --db target ARGS…` to its end; what it printed (it must succeed).
-fn run_on(target: &str, args: &[&str]) -> String {
+pub(crate) fn run_on(target: &str, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
         .args(["--db", target])
         .args(args)
@@ -285,6 +285,43 @@ fn a_memory_moves_from_sqlite_to_postgres_and_back_without_loss() {
     assert!(recalled.contains("conversation 1 line"), "{recalled}");
 }
 
+/// Where the test schema's tables live in the server's data directory.
+pub(crate) fn files(client: &mut postgres::Client) -> Vec<std::path::PathBuf> {
+    let data: String = client.query_one("SHOW data_directory", &[]).unwrap().get(0);
+    client
+        .query(
+            "SELECT pg_relation_filepath(c.oid) FROM pg_class c
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = current_schema() AND pg_relation_filepath(c.oid) IS NOT NULL",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| Path::new(&data).join(r.get::<_, String>(0)))
+        .collect()
+}
+
+/// The write-ahead log's segments (the test server deletes old ones: `wal_recycle = off`).
+pub(crate) fn wal(client: &mut postgres::Client) -> Vec<std::path::PathBuf> {
+    let data: String = client.query_one("SHOW data_directory", &[]).unwrap().get(0);
+    std::fs::read_dir(Path::new(&data).join("pg_wal"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// How many of `paths` hold `word`.
+pub(crate) fn holding(paths: &[std::path::PathBuf], word: &str) -> usize {
+    paths
+        .iter()
+        .filter(|p| {
+            let bytes = std::fs::read(p).unwrap_or_default();
+            bytes.windows(word.len()).any(|w| w == word.as_bytes())
+        })
+        .count()
+}
+
 #[test]
 fn forgotten_text_leaves_postgres_table_files_once_compacted() {
     let Some(db) = test_database() else { return };
@@ -299,40 +336,8 @@ fn forgotten_text_leaves_postgres_table_files_once_compacted() {
     std::fs::write(&file, lines.map(|l| l.to_string()).join("\n")).unwrap();
     run(&["ingest", "--flush", file.to_str().unwrap()]);
 
-    // Where this schema's tables live in the server's data directory.
     let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
-    let files = |client: &mut postgres::Client| -> Vec<std::path::PathBuf> {
-        let data: String = client.query_one("SHOW data_directory", &[]).unwrap().get(0);
-        client
-            .query(
-                "SELECT pg_relation_filepath(c.oid) FROM pg_class c
-                 JOIN pg_namespace n ON n.oid = c.relnamespace
-                 WHERE n.nspname = current_schema() AND pg_relation_filepath(c.oid) IS NOT NULL",
-                &[],
-            )
-            .unwrap()
-            .iter()
-            .map(|r| Path::new(&data).join(r.get::<_, String>(0)))
-            .collect()
-    };
-    let holding = |paths: &[std::path::PathBuf]| -> usize {
-        paths
-            .iter()
-            .filter(|p| {
-                let bytes = std::fs::read(p).unwrap_or_default();
-                bytes.windows(12).any(|w| w == b"zanzibarquux")
-            })
-            .count()
-    };
-    // The write-ahead log's segments (the test server deletes old ones: `wal_recycle = off`).
-    let wal = |client: &mut postgres::Client| -> Vec<std::path::PathBuf> {
-        let data: String = client.query_one("SHOW data_directory", &[]).unwrap().get(0);
-        std::fs::read_dir(Path::new(&data).join("pg_wal"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_file())
-            .collect()
-    };
+    let holding = |paths: &[std::path::PathBuf]| holding(paths, "zanzibarquux");
     client.batch_execute("CHECKPOINT").unwrap();
     assert!(holding(&files(&mut client)) > 0, "the word is not on disk to begin with");
     assert!(holding(&wal(&mut client)) > 0, "the word is not in the log to begin with");

@@ -1,5 +1,5 @@
 use epimem_core::{
-    ConversationKey, EpisodeId, Fact, FactChange, FactId, JobId, JobKind, Scope, Timestamp,
+    ConversationKey, Episode, EpisodeId, Fact, FactChange, FactId, JobId, JobKind, Scope, Timestamp,
 };
 
 use super::{T0, episode, fence, key, push_n};
@@ -15,9 +15,14 @@ fn close(
     last: u64,
     surprise: f64,
 ) -> EpisodeId {
-    let job = fence(store, conv, last);
     let mut e = episode(conv, first, last, "Garden", "About the garden.");
     e.surprise = surprise;
+    close_as(store, conv, e)
+}
+
+/// Closes `e` under the consolidation rule.
+pub(super) fn close_as(store: &dyn Store, conv: &ConversationKey, e: Episode) -> EpisodeId {
+    let job = fence(store, conv, e.last_seq);
     let id = e.id.clone();
     let commit = SegmentationCommit {
         job,
@@ -39,11 +44,11 @@ fn consolidations_at(store: &dyn Store, at_ms: i64) -> Vec<(JobId, JobKind)> {
     found
 }
 
-fn consolidations(store: &dyn Store) -> Vec<(JobId, JobKind)> {
+pub(super) fn consolidations(store: &dyn Store) -> Vec<(JobId, JobKind)> {
     consolidations_at(store, 0)
 }
 
-fn fact(conv: &ConversationKey, n: u64, text: &str, sources: &[&EpisodeId]) -> Fact {
+pub(super) fn fact(conv: &ConversationKey, n: u64, text: &str, sources: &[&EpisodeId]) -> Fact {
     Fact {
         id: FactId(format!("fact-{n}")),
         conversation: conv.clone(),
@@ -55,7 +60,7 @@ fn fact(conv: &ConversationKey, n: u64, text: &str, sources: &[&EpisodeId]) -> F
     }
 }
 
-fn commit(
+pub(super) fn commit(
     job: JobId,
     conv: &ConversationKey,
     changes: Vec<FactChange>,

@@ -21,6 +21,7 @@ mod llm_usage;
 mod reviews;
 mod timeline;
 mod transfer;
+mod users;
 pub use changes::*;
 pub use edits::*;
 pub use facts::*;
@@ -30,6 +31,7 @@ pub use llm_usage::*;
 pub use reviews::*;
 pub use timeline::*;
 pub use transfer::*;
+pub use users::*;
 
 /// Expands to one test per conformance case; `$make` builds a fresh, empty store fixture.
 #[macro_export]
@@ -77,7 +79,8 @@ macro_rules! conformance_tests {
             forgetting_an_episode_takes_its_words_out_of_the_timeline,
             a_node_told_from_children_gone_since_is_not_written,
             an_exported_conversation_imports_whole,
-            compacting_keeps_everything_not_forgotten
+            compacting_keeps_everything_not_forgotten,
+            two_users_of_one_tenant_never_meet_and_forget_apart
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
