@@ -1,10 +1,9 @@
 //! Facts distilled from episodes, their sources, and when consolidation runs.
 
-use epimem_core::{
-    ConversationKey, EpisodeId, Fact, FactChange, FactId, JobKind, Scope, Timestamp,
-};
+use epimem_core::{ConversationKey, EpisodeId, Fact, FactId, JobKind, Scope, Timestamp};
 use epimem_store::{
     ConsolidationBatch, ConsolidationCommit, ConsolidationRule, StoreError, StoredFact,
+    rules::{self, ConsolidationRows, FactWrite},
 };
 
 use crate::{
@@ -80,22 +79,6 @@ pub(crate) fn batch(
     Ok(ConsolidationBatch { episodes: details, facts })
 }
 
-/// Whether every episode of `sources` is still there. One forgotten since the job read its
-/// batch leaves out what was told from it: a fact would bring its words back.
-fn sources_kept(tx: &mut Tx<'_>, tenant: &str, sources: &[EpisodeId]) -> Result<bool, Failure> {
-    let ids: Vec<&str> = sources.iter().map(|s| s.0.as_str()).collect();
-    let kept: Vec<String> = tx
-        .query(
-            "SELECT e.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE e.id = ANY($1) AND c.tenant = $2",
-            &[&ids, &tenant],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    Ok(sources.iter().all(|s| kept.contains(&s.0)))
-}
-
 pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<(), Failure> {
     let exists: bool =
         tx.query_one("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)", &[&commit.job.0])?.get(0);
@@ -107,28 +90,36 @@ pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<()
     let conversation = &commit.conversation;
     let id = rows::conversation_id(tx, conversation)?
         .ok_or_else(|| StoreError::Conflict(format!("conversation {conversation} is gone")))?;
-    for change in &commit.changes {
-        match change {
-            FactChange::Insert(fact) => {
-                if fact.conversation != *conversation {
-                    return Err(StoreError::Invalid(format!(
-                        "fact {} is not of {conversation}",
-                        fact.id
-                    ))
-                    .into());
-                }
-                if !sources_kept(tx, &conversation.tenant, &fact.sources)? {
-                    continue;
-                }
-                let vector = commit.vectors.iter().find(|(f, _)| *f == fact.id);
-                let fingerprint = vector.and(commit.fingerprint.as_deref());
-                insert(tx, id, fact, fingerprint, vector.map(|(_, v)| v.as_slice()))?;
+    let (facts, sources) = rules::consolidation_reads(commit);
+    let fact_ids: Vec<&str> = facts.iter().map(|f| f.0.as_str()).collect();
+    let ours: Vec<String> = tx
+        .query(
+            "SELECT id FROM facts WHERE id = ANY($1) AND conversation_id = $2",
+            &[&fact_ids, &id],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let source_ids: Vec<&str> = sources.iter().map(|s| s.0.as_str()).collect();
+    let kept: Vec<String> = tx
+        .query(
+            "SELECT e.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE e.id = ANY($1) AND c.tenant = $2",
+            &[&source_ids, &conversation.tenant],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let found = ConsolidationRows {
+        ours: facts.into_iter().filter(|f| ours.contains(&f.0)).collect(),
+        kept: sources.into_iter().filter(|s| kept.contains(&s.0)).collect(),
+    };
+    for write in rules::consolidation_writes(commit, &found)? {
+        match write {
+            FactWrite::Insert { fact, vector, fingerprint } => {
+                insert(tx, id, fact, fingerprint, vector)?;
             }
-            FactChange::Reinforce { id: fact, sources } => {
-                if !sources_kept(tx, &conversation.tenant, sources)? {
-                    continue;
-                }
-                ours(tx, fact, id, conversation)?;
+            FactWrite::Reinforce { fact, sources } => {
                 tx.execute(
                     "UPDATE facts SET reinforced = reinforced + 1
                      WHERE id = $1 AND invalid_at IS NULL",
@@ -136,8 +127,7 @@ pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<()
                 )?;
                 add_sources(tx, fact, sources)?;
             }
-            FactChange::Invalidate { id: fact, at } => {
-                ours(tx, fact, id, conversation)?;
+            FactWrite::Invalidate { fact, at } => {
                 tx.execute(
                     "UPDATE facts SET invalid_at = $2 WHERE id = $1 AND invalid_at IS NULL",
                     &[&fact.0, &at.millis()],
@@ -154,26 +144,6 @@ pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<()
         tx.execute("DELETE FROM jobs WHERE id = $1", &[&commit.job.0])?;
     }
     Ok(())
-}
-
-/// Refuses a change to a fact of another conversation.
-fn ours(
-    tx: &mut Tx<'_>,
-    fact: &FactId,
-    conversation_id: i64,
-    conversation: &ConversationKey,
-) -> Result<(), Failure> {
-    let ours: bool = tx
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM facts WHERE id = $1 AND conversation_id = $2)",
-            &[&fact.0, &conversation_id],
-        )?
-        .get(0);
-    if ours {
-        Ok(())
-    } else {
-        Err(StoreError::Invalid(format!("fact {fact} is not of {conversation}")).into())
-    }
 }
 
 /// Stores `fact` (with its sources) unless it is there already.

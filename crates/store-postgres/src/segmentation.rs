@@ -1,7 +1,10 @@
 //! Fences, segmentation batches and the one-transaction commit.
 
 use epimem_core::{ConversationKey, Episode, JobId, JobKind, Timestamp, Trigger};
-use epimem_store::{SegmentationBatch, SegmentationCommit, StoreError};
+use epimem_store::{
+    SegmentationBatch, SegmentationCommit, StoreError,
+    rules::{self, FenceRow, Opening},
+};
 
 use crate::{
     Failure, Tx,
@@ -21,32 +24,15 @@ pub(crate) fn open(
     fence_ttl_ms: i64,
 ) -> Result<Option<JobId>, Failure> {
     let id = conversation_id(tx, key)?;
-    let row = tx.query_one(
-        "SELECT last_seq, watermark, fence_job, fence_since FROM conversations WHERE id = $1
-         FOR UPDATE",
-        &[&id],
-    )?;
-    let (last_seq, watermark) = (uint(&row, 0), uint(&row, 1));
-    let (fence_job, fence_since): (Option<i64>, Option<i64>) = (row.get(2), row.get(3));
-    if trigger.upto_seq > last_seq {
-        return Err(StoreError::Invalid(format!(
-            "cannot segment {key} up to message {} of {last_seq}",
-            trigger.upto_seq
-        ))
-        .into());
-    }
-    if trigger.upto_seq <= watermark {
+    let Opening::Open { stale } =
+        rules::opening(key, &fence_row(tx, id)?, trigger, now, fence_ttl_ms)?
+    else {
         return Ok(None);
-    }
-    if let Some(old) = fence_job {
-        let since = fence_since.unwrap_or(i64::MIN);
-        if now.since(Timestamp(since)) < fence_ttl_ms {
-            return Ok(None);
-        }
-        // A stale fence: its job is presumed dead and may no longer commit.
+    };
+    if let Some(old) = stale {
         tx.execute(
             "UPDATE jobs SET state = 'failed', last_error = 'fence expired' WHERE id = $1",
-            &[&old],
+            &[&old.0],
         )?;
     }
     let kind = JobKind::Segment {
@@ -60,6 +46,22 @@ pub(crate) fn open(
         &[&id, &job, &int(trigger.upto_seq), &now.millis()],
     )?;
     Ok(Some(JobId(job)))
+}
+
+/// The queue and fence of conversation `id`, locked for this transaction.
+fn fence_row(tx: &mut Tx<'_>, id: i64) -> Result<FenceRow, Failure> {
+    let row = tx.query_one(
+        "SELECT last_seq, watermark, fence_job, fence_upto, fence_since
+         FROM conversations WHERE id = $1 FOR UPDATE",
+        &[&id],
+    )?;
+    Ok(FenceRow {
+        last_seq: uint(&row, 0),
+        watermark: uint(&row, 1),
+        fence_job: row.get::<_, Option<i64>>(2).map(JobId),
+        fence_upto: opt_uint(&row, 3),
+        fence_since: row.get::<_, Option<i64>>(4).map(Timestamp),
+    })
 }
 
 /// Reads in one snapshot: call it in a transaction.
@@ -86,37 +88,7 @@ pub(crate) fn batch(
 pub(crate) fn commit(tx: &mut Tx<'_>, commit: &SegmentationCommit) -> Result<(), Failure> {
     let key = &commit.conversation;
     let id = conversation_id(tx, key)?;
-    let row = tx.query_one(
-        "SELECT watermark, fence_job, fence_upto FROM conversations WHERE id = $1 FOR UPDATE",
-        &[&id],
-    )?;
-    let (watermark, fence_job, fence_upto) =
-        (uint(&row, 0), row.get::<_, Option<i64>>(1), opt_uint(&row, 2));
-    if fence_job != Some(commit.job.0) {
-        return Err(StoreError::Conflict(format!(
-            "job {} no longer holds the segmentation fence of {key}",
-            commit.job.0
-        ))
-        .into());
-    }
-    let mut next = watermark + 1;
-    for e in &commit.episodes {
-        if e.conversation != *key || e.first_seq != next || e.last_seq < e.first_seq {
-            return Err(StoreError::Invalid(format!(
-                "episode {} ({}..={}) does not continue {key} at message {next}",
-                e.id, e.first_seq, e.last_seq
-            ))
-            .into());
-        }
-        next = e.last_seq + 1;
-    }
-    let new_watermark = next - 1;
-    if fence_upto.is_some_and(|upto| new_watermark > upto) {
-        return Err(StoreError::Invalid(format!(
-            "episodes reach past the fenced batch of {key} (message {new_watermark})"
-        ))
-        .into());
-    }
+    let new_watermark = rules::committed_watermark(&fence_row(tx, id)?, commit)?;
     let ids: Vec<_> = commit.episodes.iter().map(|e| e.id.clone()).collect();
     crate::changes::append(tx, &key.tenant, &ids, crate::changes::Change::Closed)?;
     for e in &commit.episodes {

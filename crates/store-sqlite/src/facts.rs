@@ -1,10 +1,9 @@
 //! Facts distilled from episodes, their sources, and when consolidation runs.
 
-use epimem_core::{
-    ConversationKey, EpisodeId, Fact, FactChange, FactId, JobKind, Scope, Timestamp,
-};
+use epimem_core::{ConversationKey, EpisodeId, Fact, FactId, JobKind, Scope, Timestamp};
 use epimem_store::{
     ConsolidationBatch, ConsolidationCommit, ConsolidationRule, StoreError, StoredFact,
+    rules::{self, ConsolidationRows, FactWrite},
 };
 use rusqlite::{Connection, Transaction, params};
 
@@ -94,39 +93,37 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
     let conversation = &commit.conversation;
     let id = rows::conversation_id(tx, conversation)?
         .ok_or_else(|| StoreError::Conflict(format!("conversation {conversation} is gone")))?;
-    let ours = |fact: &FactId| -> Result<bool, StoreError> {
-        tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM facts WHERE id = ?1 AND conversation_id = ?2)",
-            params![fact.0, id],
-            |r| r.get(0),
+    let (facts, sources) = rules::consolidation_reads(commit);
+    let mut found = ConsolidationRows::default();
+    for fact in facts {
+        let ours: bool = tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM facts WHERE id = ?1 AND conversation_id = ?2)",
+                params![fact.0, id],
+                |r| r.get(0),
+            )
+            .map_err(map_err)?;
+        if ours {
+            found.ours.insert(fact);
+        }
+    }
+    let mut kept = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM episodes e JOIN conversations c
+                 ON c.id = e.conversation_id WHERE e.id = ?1 AND c.tenant = ?2)",
         )
-        .map_err(map_err)
-    };
-    for change in &commit.changes {
-        match change {
-            FactChange::Insert(fact) => {
-                if fact.conversation != *conversation {
-                    return Err(StoreError::Invalid(format!(
-                        "fact {} is not of {conversation}",
-                        fact.id
-                    )));
-                }
-                if !sources_kept(tx, &conversation.tenant, &fact.sources)? {
-                    continue;
-                }
-                let vector = commit.vectors.iter().find(|(f, _)| *f == fact.id);
-                let fingerprint = vector.and(commit.fingerprint.as_deref());
-                insert(tx, id, fact, fingerprint, vector.map(|(_, v)| v.as_slice()))?;
+        .map_err(map_err)?;
+    for source in sources {
+        if kept.query_row(params![source.0, conversation.tenant], |r| r.get(0)).map_err(map_err)? {
+            found.kept.insert(source);
+        }
+    }
+    for write in rules::consolidation_writes(commit, &found)? {
+        match write {
+            FactWrite::Insert { fact, vector, fingerprint } => {
+                insert(tx, id, fact, fingerprint, vector)?;
             }
-            FactChange::Reinforce { id: fact, sources } => {
-                if !sources_kept(tx, &conversation.tenant, sources)? {
-                    continue;
-                }
-                if !ours(fact)? {
-                    return Err(StoreError::Invalid(format!(
-                        "fact {fact} is not of {conversation}"
-                    )));
-                }
+            FactWrite::Reinforce { fact, sources } => {
                 tx.execute(
                     "UPDATE facts SET reinforced = reinforced + 1 WHERE id = ?1 AND invalid_at IS NULL",
                     [&fact.0],
@@ -134,12 +131,7 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
                 .map_err(map_err)?;
                 add_sources(tx, fact, sources)?;
             }
-            FactChange::Invalidate { id: fact, at } => {
-                if !ours(fact)? {
-                    return Err(StoreError::Invalid(format!(
-                        "fact {fact} is not of {conversation}"
-                    )));
-                }
+            FactWrite::Invalidate { fact, at } => {
                 tx.execute(
                     "UPDATE facts SET invalid_at = ?2 WHERE id = ?1 AND invalid_at IS NULL",
                     params![fact.0, at.millis()],
@@ -157,29 +149,6 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
         tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
     }
     Ok(())
-}
-
-/// Whether every episode of `sources` is still there. One forgotten since the job read its
-/// batch leaves out what was told from it: a fact would bring its words back.
-fn sources_kept(
-    tx: &Transaction<'_>,
-    tenant: &str,
-    sources: &[EpisodeId],
-) -> Result<bool, StoreError> {
-    let mut kept = tx
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM episodes e JOIN conversations c
-                 ON c.id = e.conversation_id WHERE e.id = ?1 AND c.tenant = ?2)",
-        )
-        .map_err(map_err)?;
-    for source in sources {
-        let there: bool =
-            kept.query_row(params![source.0, tenant], |r| r.get(0)).map_err(map_err)?;
-        if !there {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 /// Stores `fact` (with its sources) unless it is there already.

@@ -1,7 +1,10 @@
 //! Fences, segmentation batches and the one-transaction commit.
 
 use epimem_core::{ConversationKey, Episode, JobId, JobKind, Timestamp, Trigger};
-use epimem_store::{SegmentationBatch, SegmentationCommit, StoreError};
+use epimem_store::{
+    SegmentationBatch, SegmentationCommit, StoreError,
+    rules::{self, FenceRow, Opening},
+};
 use rusqlite::{Connection, Transaction, params};
 
 use crate::{map_err, rows};
@@ -19,31 +22,15 @@ pub(crate) fn open(
     fence_ttl_ms: i64,
 ) -> Result<Option<JobId>, StoreError> {
     let id = conversation_id(tx, key)?;
-    let (last_seq, watermark, fence_job, fence_since): (u64, u64, Option<i64>, Option<i64>) = tx
-        .query_row(
-            "SELECT last_seq, watermark, fence_job, fence_since FROM conversations WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .map_err(map_err)?;
-    if trigger.upto_seq > last_seq {
-        return Err(StoreError::Invalid(format!(
-            "cannot segment {key} up to message {} of {last_seq}",
-            trigger.upto_seq
-        )));
-    }
-    if trigger.upto_seq <= watermark {
+    let Opening::Open { stale } =
+        rules::opening(key, &fence_row(tx, id)?, trigger, now, fence_ttl_ms)?
+    else {
         return Ok(None);
-    }
-    if let Some(old) = fence_job {
-        let since = fence_since.unwrap_or(i64::MIN);
-        if now.since(Timestamp(since)) < fence_ttl_ms {
-            return Ok(None);
-        }
-        // A stale fence: its job is presumed dead and may no longer commit.
+    };
+    if let Some(old) = stale {
         tx.execute(
             "UPDATE jobs SET state = 'failed', last_error = 'fence expired' WHERE id = ?1",
-            [old],
+            [old.0],
         )
         .map_err(map_err)?;
     }
@@ -62,6 +49,25 @@ pub(crate) fn open(
     )
     .map_err(map_err)?;
     Ok(Some(JobId(job)))
+}
+
+/// The queue and fence of conversation `id`.
+fn fence_row(tx: &Connection, id: i64) -> Result<FenceRow, StoreError> {
+    tx.query_row(
+        "SELECT last_seq, watermark, fence_job, fence_upto, fence_since
+         FROM conversations WHERE id = ?1",
+        [id],
+        |r| {
+            Ok(FenceRow {
+                last_seq: r.get(0)?,
+                watermark: r.get(1)?,
+                fence_job: r.get::<_, Option<i64>>(2)?.map(JobId),
+                fence_upto: r.get(3)?,
+                fence_since: r.get::<_, Option<i64>>(4)?.map(Timestamp),
+            })
+        },
+    )
+    .map_err(map_err)
 }
 
 /// Reads in one snapshot: call it in a transaction.
@@ -89,35 +95,7 @@ pub(crate) fn batch(
 pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Result<(), StoreError> {
     let key = &commit.conversation;
     let id = conversation_id(tx, key)?;
-    let (watermark, fence_job, fence_upto): (u64, Option<i64>, Option<u64>) = tx
-        .query_row(
-            "SELECT watermark, fence_job, fence_upto FROM conversations WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .map_err(map_err)?;
-    if fence_job != Some(commit.job.0) {
-        return Err(StoreError::Conflict(format!(
-            "job {} no longer holds the segmentation fence of {key}",
-            commit.job.0
-        )));
-    }
-    let mut next = watermark + 1;
-    for e in &commit.episodes {
-        if e.conversation != *key || e.first_seq != next || e.last_seq < e.first_seq {
-            return Err(StoreError::Invalid(format!(
-                "episode {} ({}..={}) does not continue {key} at message {next}",
-                e.id, e.first_seq, e.last_seq
-            )));
-        }
-        next = e.last_seq + 1;
-    }
-    let new_watermark = next - 1;
-    if fence_upto.is_some_and(|upto| new_watermark > upto) {
-        return Err(StoreError::Invalid(format!(
-            "episodes reach past the fenced batch of {key} (message {new_watermark})"
-        )));
-    }
+    let new_watermark = rules::committed_watermark(&fence_row(tx, id)?, commit)?;
     for e in &commit.episodes {
         insert_episode(tx, &key.tenant, id, e)?;
     }

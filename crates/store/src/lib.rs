@@ -9,6 +9,7 @@ pub mod conformance;
 mod edits;
 pub mod encoding;
 mod error;
+pub mod rules;
 mod transfer;
 mod types;
 
