@@ -3,6 +3,7 @@
 //! Nothing in this crate performs I/O or reads a clock: `now`, seeds and configuration are
 //! always parameters, so every function here is deterministic and testable in isolation.
 
+mod borrowing;
 mod cjk;
 mod context;
 mod dates;
@@ -38,6 +39,7 @@ mod turn_rules;
 mod word_match;
 pub mod work;
 
+pub use borrowing::{Borrow, Similarity, borrowed};
 pub use cjk::{for_each_bigram, is_cjk};
 pub use context::{ContextItem, RenderedContext, render_context};
 pub use dates::{DateMention, date_mention};

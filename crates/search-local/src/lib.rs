@@ -41,7 +41,7 @@ use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVe
 
 use index::{StateSave, TenantIndex, io_error};
 pub use vectors::APPROXIMATE_FROM;
-use vectors::{Borrow, Regroup, VectorConfig};
+use vectors::{Regroup, VectorConfig};
 
 /// Episodes an update stages while holding the index: a search waits for at most this many.
 const STAGED_AT_ONCE: usize = 16;
@@ -366,9 +366,7 @@ impl Search for LocalSearch {
 
 /// How message vectors are searched, from the ranking settings that concern them.
 fn vector_config(config: &RankingConfig) -> VectorConfig {
-    let [before, after] = config.vector_neighbor_weights.map(|w| w as f32);
-    let max_gap_ms = (config.neighbor_max_gap_minutes * 60_000.0) as i64;
-    VectorConfig { borrow: Borrow { before, after, max_gap_ms }, ..VectorConfig::default() }
+    VectorConfig { borrow: epimem_core::Borrow::of(config), ..VectorConfig::default() }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! The exact search: every visible row scanned, on several threads once there are many, each
 //! share compiled for the widest SIMD the CPU has.
 
+use epimem_core::borrowed;
+
 use super::{Quantized, VectorHits, VectorIndex, dot_i8, layout::Layout};
 use crate::top_k::TopK;
 
@@ -109,8 +111,9 @@ impl VectorIndex {
         let mut top_messages = TopK::new(messages);
         // The episode being scanned and its best (similarity, message) so far.
         let mut run: Option<(usize, f32, u64)> = None;
-        // The message waiting for its successor's similarity: (slot, seq, own, borrowed).
-        let mut waiting: Option<(usize, u64, f32, f32)> = None;
+        // The message waiting for its successor's similarity: (slot, seq, own, what the
+        // message before it lends it).
+        let mut waiting: Option<(usize, u64, f32, Option<f32>)> = None;
         let borrow = self.config.borrow;
         let (dim, data) = (self.dim, self.data.components());
         for row in rows {
@@ -134,20 +137,17 @@ impl VectorIndex {
                 }
                 None => Some((e, sim, seq)),
             };
-            let mut lent = f32::MIN;
-            if let Some((we, wseq, own, borrowed)) = waiting {
+            let mut lent = None;
+            if let Some((we, wseq, own, from_before)) = waiting {
                 let adjacent = self.next_to((we, wseq), (e, seq));
-                let from_next =
-                    if adjacent && borrow.after > 0.0 { borrow.after * sim } else { f32::MIN };
-                top_messages.offer(own.max(borrowed).max(from_next), (we, wseq));
-                if adjacent && borrow.before > 0.0 {
-                    lent = borrow.before * own;
-                }
+                let from_after = borrow.from_after(sim).filter(|_| adjacent);
+                top_messages.offer(borrowed(own, [from_before, from_after]), (we, wseq));
+                lent = borrow.from_before(own).filter(|_| adjacent);
             }
             waiting = Some((e, seq, sim, lent));
         }
-        if let Some((we, wseq, own, borrowed)) = waiting {
-            top_messages.offer(own.max(borrowed), (we, wseq));
+        if let Some((we, wseq, own, from_before)) = waiting {
+            top_messages.offer(borrowed(own, [from_before]), (we, wseq));
         }
         if let Some((r, best, at)) = run {
             top_episodes.offer(best, (r, at));

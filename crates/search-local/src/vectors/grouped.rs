@@ -1,6 +1,8 @@
 //! The grouped search: the visible rows of the groups nearest the query ([`Clusters`]),
 //! then its best candidates scored exactly.
 
+use epimem_core::borrowed;
+
 use super::{Quantized, VectorHits, VectorIndex};
 use crate::{clusters::Clusters, top_k::TopK};
 
@@ -45,7 +47,8 @@ impl VectorIndex {
             probed.extend(span.filter(visible_at));
             probed.extend(joined.iter().map(|&p| p as usize).filter(visible_at));
         }
-        let lends = self.config.borrow.before.max(self.config.borrow.after);
+        let borrow = self.config.borrow;
+        let lends = borrow.before.max(borrow.after) as f32;
         for (&position, sim) in probed.iter().zip(self.similarities(&probed, query)) {
             let row = self.row_at(position);
             best_rows.offer(sim, row);
@@ -58,11 +61,11 @@ impl VectorIndex {
             // It lends to the message after it what that one borrows from before, and the
             // other way round.
             let (previous, next) = self.neighbours(row, &is_visible);
-            if let Some(next) = next.filter(|_| self.config.borrow.before > 0.0) {
-                message_rows.offer(self.config.borrow.before * sim, next);
+            if let Some((next, lent)) = next.zip(borrow.from_before(sim)) {
+                message_rows.offer(lent, next);
             }
-            if let Some(previous) = previous.filter(|_| self.config.borrow.after > 0.0) {
-                message_rows.offer(self.config.borrow.after * sim, previous);
+            if let Some((previous, lent)) = previous.zip(borrow.from_after(sim)) {
+                message_rows.offer(lent, previous);
             }
         }
         let mut slots: Vec<usize> =
@@ -100,15 +103,11 @@ impl VectorIndex {
         query: &Quantized,
         is_visible: &impl Fn(usize) -> bool,
     ) -> f32 {
-        let mut score = self.similarity(row, query);
+        let borrow = self.config.borrow;
         let (previous, next) = self.neighbours(row, is_visible);
-        if let Some(previous) = previous.filter(|_| self.config.borrow.before > 0.0) {
-            score = score.max(self.config.borrow.before * self.similarity(previous, query));
-        }
-        if let Some(next) = next.filter(|_| self.config.borrow.after > 0.0) {
-            score = score.max(self.config.borrow.after * self.similarity(next, query));
-        }
-        score
+        let lent_before = previous.and_then(|p| borrow.from_before(self.similarity(p, query)));
+        let lent_after = next.and_then(|n| borrow.from_after(self.similarity(n, query)));
+        borrowed(self.similarity(row, query), [lent_before, lent_after])
     }
 
     /// The visible rows right before and after `row` in its conversation, if they are its

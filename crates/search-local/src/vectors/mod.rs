@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use epimem_core::Episode;
+use epimem_core::{Borrow, Episode};
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -119,18 +119,6 @@ impl Default for VectorConfig {
             probe_rows: PROBE_ROWS,
         }
     }
-}
-
-/// How much of its neighbours' similarity a message borrows: a message is scored
-/// `max(own, before · previous, after · next)`, so an answer that shares no word with a
-/// query rises behind the question that does. Neighbours are the rows right before and after
-/// in the same conversation (consecutive messages, usually of one episode; across an
-/// episode's edge only if the silence between the two is at most `max_gap_ms`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct Borrow {
-    pub(crate) before: f32,
-    pub(crate) after: f32,
-    pub(crate) max_gap_ms: i64,
 }
 
 /// What a search found.
@@ -477,7 +465,7 @@ impl VectorIndex {
     /// across an episode's edge after a silence of at most `max_gap_ms`).
     fn next_to(&self, (e1, s1): (usize, u64), (e2, s2): (usize, u64)) -> bool {
         let ((c1, _, end), (c2, start, _)) = (self.episodes[e1], self.episodes[e2]);
-        s2 == s1 + 1 && (e1 == e2 || (c1 == c2 && start - end <= self.config.borrow.max_gap_ms))
+        s2 == s1 + 1 && (e1 == e2 || c1 == c2) && self.config.borrow.adjacent(e1 == e2, start - end)
     }
 
     #[inline(always)]

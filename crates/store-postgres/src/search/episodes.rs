@@ -4,14 +4,14 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Episode, EpisodeCandidates, EpisodeFeatures, IndexedEpisode, LexicalMatch, VectorMatch,
+    Borrow, Episode, EpisodeCandidates, EpisodeFeatures, IndexedEpisode, LexicalMatch, VectorMatch,
     story_fingerprint,
 };
 use epimem_search::EpisodeQuery;
 use postgres::types::Json;
 
 use super::{
-    Borrow, ScopeFilter,
+    ScopeFilter,
     apply::vector_text,
     bm25::{self, Kind},
     text::{self, Names},

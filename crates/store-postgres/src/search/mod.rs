@@ -26,7 +26,7 @@ use std::{
     sync::Mutex,
 };
 
-use epimem_core::{EpisodeCandidates, RankingConfig, TurnTable};
+use epimem_core::{Borrow, EpisodeCandidates, RankingConfig, TurnTable};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
 use epimem_store::StoreError;
 
@@ -34,17 +34,6 @@ use crate::{
     PostgresStore,
     connection::{self, Access, Failure, Manager, Tx},
 };
-
-/// How much of its neighbours' similarity a message borrows: a message scores
-/// `max(own, before · previous, after · next)`, the neighbours being the messages just before
-/// and after it in its conversation, unless a silence longer than `max_gap_ms` separates
-/// their episodes (the embedded index's rule, from the same settings).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Borrow {
-    pub(crate) before: f64,
-    pub(crate) after: f64,
-    pub(crate) max_gap_ms: i64,
-}
 
 /// A [`Search`] index in the PostgreSQL database of a [`PostgresStore`].
 pub struct PostgresSearch {
@@ -84,12 +73,7 @@ impl PostgresStore {
         ranking: &RankingConfig,
         fingerprint: Option<&str>,
     ) -> Result<PostgresSearch, StoreError> {
-        let [before, after] = ranking.vector_neighbor_weights;
-        let borrow = Borrow {
-            before,
-            after,
-            max_gap_ms: (ranking.neighbor_max_gap_minutes * 60_000.0) as i64,
-        };
+        let borrow = Borrow::of(ranking);
         let search = PostgresSearch {
             pool: self.pool.clone(),
             borrow,

@@ -6,13 +6,13 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Episode, IndexedEpisode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable,
+    Borrow, Episode, IndexedEpisode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable,
     VectorMatch, keyword_list,
 };
 use epimem_search::{Seen, TurnQuery};
 
 use super::{
-    Borrow, ScopeFilter,
+    ScopeFilter,
     bm25::{self, Kind},
     episodes,
     text::{self, Names},

@@ -1,12 +1,14 @@
 //! The messages nearest a query vector. pgvector's HNSW index (one per dimension, on a cast
 //! of the column) finds the nearest by their own similarity; each then borrows from the
-//! messages just before and after it, as in the embedded index, and the messages next to a
+//! messages just before and after it by core's rule (`epimem_core::borrowed`), and the messages next to a
 //! hit become candidates too: an answer that shares no word with the query rises behind the
 //! question that does.
 
 use std::collections::HashMap;
 
-use super::{Borrow, ScopeFilter, apply::vector_text};
+use epimem_core::{Borrow, borrowed};
+
+use super::{ScopeFilter, apply::vector_text};
 use crate::connection::{Failure, Tx};
 
 /// A message found by its vector: its own similarity and the one it has after borrowing.
@@ -97,21 +99,27 @@ pub(super) fn nearest(
     let mut near: Vec<(Near, i64)> = rows
         .iter()
         .map(|((conversation, seq), r)| {
-            let lent = |other: u64, share: f64, forward: bool| {
-                let Some(o) = rows.get(&(conversation.clone(), other)) else { return f64::MIN };
+            // A neighbour's own similarity, if it is one (`forward`: the message after).
+            let neighbour = |other: u64, forward: bool| -> Option<f64> {
+                let o = rows.get(&(conversation.clone(), other))?;
                 let (first, second) = if forward { (r, o) } else { (o, r) };
-                let adjacent = first.episode == second.episode
-                    || second.start - first.end <= borrow.max_gap_ms;
-                if adjacent && share > 0.0 { share * o.own } else { f64::MIN }
+                let gap = second.start - first.end;
+                borrow.adjacent(first.episode == second.episode, gap).then_some(o.own)
             };
-            let before = seq.checked_sub(1).map_or(f64::MIN, |p| lent(p, borrow.before, false));
-            let after = lent(seq + 1, borrow.after, true);
+            let before = seq.checked_sub(1).and_then(|p| neighbour(p, false));
+            let after = neighbour(seq + 1, true);
             let near = Near {
                 conversation: conversation.clone(),
                 seq: *seq,
                 episode: r.episode.clone(),
                 own: r.own,
-                borrowed: r.own.max(before).max(after),
+                borrowed: borrowed(
+                    r.own,
+                    [
+                        before.and_then(|s| borrow.from_before(s)),
+                        after.and_then(|s| borrow.from_after(s)),
+                    ],
+                ),
             };
             (near, r.added)
         })
