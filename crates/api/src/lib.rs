@@ -1,10 +1,11 @@
 //! epimem's front door. [`Memory`] is the whole surface an interface needs: remember, recall
 //! (hits, a block of lines, a block of episodes), the next turn's block, episodes and one
-//! episode, corrections, forgetting, flushing, the timeline, facts, jobs and a project's memory
-//! for coding agents. Each call takes a request of [`wire`] types and answers with another, so
+//! episode, corrections, forgetting (an episode, a conversation, a person, a tenant), flushing,
+//! the timeline, facts, jobs, a project's memory for coding agents, stats and API keys. Each call takes a request of [`wire`] types and answers with another, so
 //! the CLI's `--json`, the HTTP API and the MCP tools give the same fields for the same
 //! question. A door only parses its protocol, calls `Memory`, and renders.
 
+mod admin;
 mod conversations;
 mod episodes;
 mod error;

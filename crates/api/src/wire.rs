@@ -12,6 +12,7 @@ use epimem_store::{EpisodeCursor, EpisodeDetail, JobState, JobStatus};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+mod admin;
 mod edits;
 mod facts;
 mod next_turn;
@@ -19,6 +20,7 @@ mod project;
 mod recall;
 mod timeline;
 
+pub use admin::{KeyOut, KeysOut, StatsOut};
 pub use edits::{EpisodeEditIn, EpisodeVersionOut, EpisodeVersionsOut};
 pub use facts::{FactOut, FactsOut, FactsQuery};
 pub use next_turn::{

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use serde::Serialize;
+use epimem_api::Memory;
 
-use super::open_engine;
+use super::{open_engine, query::said};
 use crate::{config::AppConfig, output::json_line};
 
 #[derive(Debug, Subcommand)]
@@ -32,7 +32,7 @@ pub(crate) struct CreateArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
-    /// One JSON object per line.
+    /// The answer as one JSON object (`keys`: every key, oldest first).
     #[arg(long)]
     json: bool,
 }
@@ -43,63 +43,42 @@ pub(crate) struct RevokeArgs {
     id: u64,
 }
 
-#[derive(Debug, Serialize)]
-struct KeyJson<'a> {
-    id: u64,
-    tenant: &'a str,
-    name: &'a str,
-    created: String,
-    revoked: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key: Option<&'a str>,
-}
-
 pub(crate) fn keys(config: &AppConfig, command: &KeysCommand) -> Result<ExitCode> {
     let engine = open_engine(config)?;
+    let memory = Memory::new(&engine);
     match command {
         KeysCommand::Create(args) => {
-            let tenant = config.tenant.as_str();
-            let (stored, key) = engine.create_api_key(tenant, &args.name)?;
+            let made = memory.create_key(&config.tenant, &args.name).map_err(said)?;
             if args.json {
-                let line = KeyJson {
-                    id: stored.id,
-                    tenant,
-                    name: &stored.name,
-                    created: stored.created.to_rfc3339(),
-                    revoked: None,
-                    key: Some(&key),
-                };
-                outln!("{}", json_line(&line));
+                outln!("{}", json_line(&made));
             } else {
-                outln!("{key}");
+                outln!("{}", made.key.as_deref().unwrap_or_default());
                 eprintln!(
-                    "key {} for tenant {tenant:?}: shown this once, only its hash is kept",
-                    stored.id
+                    "key {} for tenant {:?}: shown this once, only its hash is kept",
+                    made.id, made.tenant
                 );
             }
         }
         KeysCommand::List(args) => {
-            for k in engine.api_keys(None)? {
-                let created = k.created.to_rfc3339();
-                let revoked = k.revoked.map(|t| t.to_rfc3339());
-                if args.json {
-                    let line = KeyJson {
-                        id: k.id,
-                        tenant: &k.tenant,
-                        name: &k.name,
-                        created,
-                        revoked,
-                        key: None,
-                    };
-                    outln!("{}", json_line(&line));
-                } else {
-                    let state = revoked.map_or("active".to_owned(), |t| format!("revoked {t}"));
-                    outln!("{:>4}  {:<16} {:<16} made {created}  {state}", k.id, k.tenant, k.name);
+            let all = memory.keys().map_err(said)?;
+            if args.json {
+                outln!("{}", json_line(&all));
+            } else {
+                for k in &all.keys {
+                    let state =
+                        k.revoked.as_ref().map_or("active".to_owned(), |t| format!("revoked {t}"));
+                    outln!(
+                        "{:>4}  {:<16} {:<16} made {}  {state}",
+                        k.id,
+                        k.tenant,
+                        k.name,
+                        k.created
+                    );
                 }
             }
         }
         KeysCommand::Revoke(args) => {
-            engine.revoke_api_key(args.id)?;
+            memory.revoke_key(args.id).map_err(said)?;
             eprintln!("key {} revoked", args.id);
         }
     }

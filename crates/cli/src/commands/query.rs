@@ -238,27 +238,20 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
 
 pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
     let engine = open_engine(config)?;
-    let s = engine.stats(Some(&config.tenant))?;
-    let llm = engine.llm_usage(Some(&config.tenant))?;
+    let s = Memory::new(&engine).stats(&config.tenant).map_err(said)?;
     if args.json {
-        let mut out = serde_json::to_value(s)?;
-        let stages: serde_json::Map<String, serde_json::Value> = llm
-            .iter()
-            .map(|(stage, usage)| Ok((stage.as_str().to_owned(), serde_json::to_value(usage)?)))
-            .collect::<Result<_>>()?;
-        out["llm"] = serde_json::Value::Object(stages);
-        outln!("{}", json_line(&out));
-    } else {
-        outln!("tenant          {}", config.tenant);
-        outln!("conversations   {}", s.conversations);
-        outln!("messages        {}", s.messages);
-        outln!("pending         {}", s.pending_messages);
-        outln!("episodes        {}", s.episodes);
-        outln!("jobs queued     {}", s.queued_jobs);
-        outln!("jobs failed     {}", s.failed_jobs);
-        for (stage, u) in &llm {
-            outln!("llm {:<11} {u}", stage.as_str());
-        }
+        outln!("{}", json_line(&s));
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!("tenant          {}", config.tenant);
+    outln!("conversations   {}", s.conversations);
+    outln!("messages        {}", s.messages);
+    outln!("pending         {}", s.pending_messages);
+    outln!("episodes        {}", s.episodes);
+    outln!("jobs queued     {}", s.queued_jobs);
+    outln!("jobs failed     {}", s.failed_jobs);
+    for (stage, u) in &s.llm {
+        outln!("llm {stage:<11} {u}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -80,11 +80,7 @@ fn with_keys_every_request_works_in_its_keys_tenant_only() {
         .args(["--db", db.to_str().unwrap(), "keys", "list", "--json"])
         .output()
         .unwrap();
-    let listed: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let listed = crate::common::listed(&out, "keys");
     assert_eq!(listed.len(), 2);
     assert!(listed.iter().all(|k| k.get("key").is_none()), "keys are never shown again");
     let acme_id = listed.iter().find(|k| k["tenant"] == "acme").unwrap()["id"].to_string();
