@@ -133,7 +133,7 @@ fn to_input(tenant: &str, m: MessageIn) -> Result<MessageInput, (&'static str, S
     Ok(MessageInput {
         conversation: ConversationKey::new(tenant, m.conversation),
         user: m.user,
-        agent: m.agent,
+        agent: m.project,
         key,
         role,
         speaker: m.speaker.filter(|s| !s.trim().is_empty()),

@@ -55,10 +55,14 @@ pub struct MessageIn {
     /// id is stored once. Without one every request stores a new message.
     #[serde(default)]
     pub id: Option<String>,
+    /// The person the conversation is with: recall, episodes, facts and the timeline can be
+    /// asked for one person, and a person forgotten (`DELETE /v1/users/{user}`).
     #[serde(default)]
     pub user: Option<String>,
-    #[serde(default)]
-    pub agent: Option<String>,
+    /// The project a coding agent works in (its repository's root folder). Also read as
+    /// `agent`.
+    #[serde(default, alias = "agent")]
+    pub project: Option<String>,
 }
 
 /// What `POST /v1/messages` did.

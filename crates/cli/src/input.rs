@@ -22,8 +22,9 @@ struct Line {
     id: Option<IdValue>,
     #[serde(default)]
     user: Option<String>,
-    #[serde(default)]
-    agent: Option<String>,
+    /// A coding agent's project; also read as `agent`.
+    #[serde(default, alias = "agent")]
+    project: Option<String>,
 }
 
 /// Ids may be written as strings or numbers.
@@ -88,7 +89,7 @@ pub(crate) fn parse_line(
     let message = MessageInput {
         conversation: ConversationKey::new(tenant, conversation),
         user: line.user,
-        agent: line.agent,
+        agent: line.project,
         key,
         role,
         speaker: line.speaker.filter(|s| !s.trim().is_empty()),

@@ -156,3 +156,22 @@ fn over_http_a_person_is_scoped_and_forgotten_by_name() {
         .collect();
     assert_eq!(left, ["bob-boat"]);
 }
+
+#[test]
+fn a_project_is_named_project_everywhere_and_agent_still_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = crate::serve::Server::start(&dir.path().join("e.db"), "");
+    let message = json!({"conversation": "s1", "project": "/src/shop", "role": "user",
+                         "content": "Fix the flaky checkout test", "id": "1"});
+    assert_eq!(server.post("/v1/messages", &message).0, 200);
+    assert_eq!(server.send("POST", "/v1/conversations/s1/flush", None).0, 200);
+    for name in ["project", "agent"] {
+        let (status, page) = server.send("GET", &format!("/v1/episodes?{name}=/src/shop"), None);
+        assert_eq!((status, page["episodes"].as_array().unwrap().len()), (200, 1), "{page}");
+        let (_, none) = server.send("GET", &format!("/v1/episodes?{name}=/src/other"), None);
+        assert_eq!(none["episodes"], json!([]), "{name}");
+        let (_, found) =
+            server.post("/v1/recall", &json!({"query": "flaky checkout", name: "/src/shop"}));
+        assert_eq!(found["hits"].as_array().unwrap().len(), 1, "{name}: {found}");
+    }
+}
