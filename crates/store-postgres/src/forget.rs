@@ -78,11 +78,17 @@ pub(crate) fn conversation(
     Ok(Some(episodes))
 }
 
-/// Forgets every conversation of `user` in `tenant`.
-pub(crate) fn user(tx: &mut Tx<'_>, tenant: &str, user: &str) -> Result<Vec<EpisodeId>, Failure> {
+/// Forgets every conversation of `tenant` (of `user` only, if given). Returns the ids of the
+/// episodes they had.
+fn conversations_of(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    user: Option<&str>,
+) -> Result<Vec<EpisodeId>, Failure> {
     let conversations: Vec<String> = tx
         .query(
-            "SELECT external_id FROM conversations WHERE tenant = $1 AND user_id = $2 ORDER BY id",
+            "SELECT external_id FROM conversations
+             WHERE tenant = $1 AND ($2::text IS NULL OR user_id = $2) ORDER BY id",
             &[&tenant, &user],
         )?
         .iter()
@@ -95,17 +101,14 @@ pub(crate) fn user(tx: &mut Tx<'_>, tenant: &str, user: &str) -> Result<Vec<Epis
     Ok(episodes)
 }
 
+/// Forgets every conversation of `user` in `tenant`.
+pub(crate) fn user(tx: &mut Tx<'_>, tenant: &str, user: &str) -> Result<Vec<EpisodeId>, Failure> {
+    conversations_of(tx, tenant, Some(user))
+}
+
 /// Forgets every conversation of `tenant`.
 pub(crate) fn tenant(tx: &mut Tx<'_>, tenant: &str) -> Result<Vec<EpisodeId>, Failure> {
-    let conversations: Vec<String> = tx
-        .query("SELECT external_id FROM conversations WHERE tenant = $1 ORDER BY id", &[&tenant])?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    let mut episodes = Vec::new();
-    for c in conversations {
-        episodes.extend(conversation(tx, &ConversationKey::new(tenant, c))?.unwrap_or_default());
-    }
+    let episodes = conversations_of(tx, tenant, None)?;
     // The timeline is told from the tenant's episodes: it goes with them.
     for table in ["timeline_nodes", "timeline_marks", "timeline_checkpoints"] {
         tx.execute(&format!("DELETE FROM {table} WHERE tenant = $1"), &[&tenant])?;

@@ -117,14 +117,7 @@ pub(crate) fn conversation(
 
 /// Forgets every conversation of `tenant`.
 pub(crate) fn tenant(tx: &Transaction<'_>, tenant: &str) -> Result<Vec<EpisodeId>, StoreError> {
-    let conversations: Vec<String> = tx
-        .prepare_cached("SELECT external_id FROM conversations WHERE tenant = ?1 ORDER BY id")
-        .and_then(|mut s| s.query_map([tenant], |r| r.get(0))?.collect())
-        .map_err(map_err)?;
-    let mut episodes = Vec::new();
-    for c in conversations {
-        episodes.extend(conversation(tx, &ConversationKey::new(tenant, c))?.unwrap_or_default());
-    }
+    let episodes = conversations_of(tx, tenant, None)?;
     // The timeline is told from the tenant's episodes: it goes with them.
     for table in ["timeline_nodes", "timeline_marks", "timeline_checkpoints"] {
         tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [tenant]).map_err(map_err)?;
@@ -138,11 +131,22 @@ pub(crate) fn user(
     tenant: &str,
     user: &str,
 ) -> Result<Vec<EpisodeId>, StoreError> {
+    conversations_of(tx, tenant, Some(user))
+}
+
+/// Forgets every conversation of `tenant` (of `user` only, if given). Returns the ids of the
+/// episodes they had.
+fn conversations_of(
+    tx: &Transaction<'_>,
+    tenant: &str,
+    user: Option<&str>,
+) -> Result<Vec<EpisodeId>, StoreError> {
     let conversations: Vec<String> = tx
         .prepare_cached(
-            "SELECT external_id FROM conversations WHERE tenant = ?1 AND user_id = ?2 ORDER BY id",
+            "SELECT external_id FROM conversations
+             WHERE tenant = ?1 AND (?2 IS NULL OR user_id = ?2) ORDER BY id",
         )
-        .and_then(|mut s| s.query_map([tenant, user], |r| r.get(0))?.collect())
+        .and_then(|mut s| s.query_map(rusqlite::params![tenant, user], |r| r.get(0))?.collect())
         .map_err(map_err)?;
     let mut episodes = Vec::new();
     for c in conversations {

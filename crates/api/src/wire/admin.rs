@@ -9,28 +9,17 @@ use serde::Serialize;
 /// Counts of what a tenant holds, and what calls to a language model cost it per stage.
 #[derive(Debug, Serialize)]
 pub struct StatsOut {
-    pub conversations: u64,
-    pub messages: u64,
-    /// Messages not yet in an episode.
-    pub pending_messages: u64,
-    pub episodes: u64,
-    pub queued_jobs: u64,
-    pub failed_jobs: u64,
+    /// Conversations, messages, pending messages, episodes, queued and failed jobs.
+    #[serde(flatten)]
+    pub counts: Stats,
     /// By stage (`segment`, `review`, …); stages never called are left out.
     pub llm: BTreeMap<String, LlmUsage>,
 }
 
 impl StatsOut {
-    pub fn new(stats: Stats, llm: &[(epimem_core::LlmStage, LlmUsage)]) -> Self {
-        Self {
-            conversations: stats.conversations,
-            messages: stats.messages,
-            pending_messages: stats.pending_messages,
-            episodes: stats.episodes,
-            queued_jobs: stats.queued_jobs,
-            failed_jobs: stats.failed_jobs,
-            llm: llm.iter().map(|(stage, usage)| (stage.as_str().to_owned(), *usage)).collect(),
-        }
+    pub fn new(counts: Stats, llm: &[(epimem_core::LlmStage, LlmUsage)]) -> Self {
+        let llm = llm.iter().map(|(stage, usage)| (stage.as_str().to_owned(), *usage)).collect();
+        Self { counts, llm }
     }
 }
 

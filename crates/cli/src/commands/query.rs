@@ -243,13 +243,14 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
         outln!("{}", json_line(&s));
         return Ok(ExitCode::SUCCESS);
     }
+    let c = &s.counts;
     outln!("tenant          {}", config.tenant);
-    outln!("conversations   {}", s.conversations);
-    outln!("messages        {}", s.messages);
-    outln!("pending         {}", s.pending_messages);
-    outln!("episodes        {}", s.episodes);
-    outln!("jobs queued     {}", s.queued_jobs);
-    outln!("jobs failed     {}", s.failed_jobs);
+    outln!("conversations   {}", c.conversations);
+    outln!("messages        {}", c.messages);
+    outln!("pending         {}", c.pending_messages);
+    outln!("episodes        {}", c.episodes);
+    outln!("jobs queued     {}", c.queued_jobs);
+    outln!("jobs failed     {}", c.failed_jobs);
     for (stage, u) in &s.llm {
         outln!("llm {stage:<11} {u}");
     }

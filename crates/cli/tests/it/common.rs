@@ -93,3 +93,24 @@ pub(crate) fn line_with(
         }
     }
 }
+
+/// `epimem --db target ARGS…` to its end; what it printed (it must succeed).
+pub(crate) fn run_on(target: &str, args: &[&str]) -> String {
+    run_on_with(target, args, &[])
+}
+
+/// [`run_on`] with these environment variables too.
+pub(crate) fn run_on_with(target: &str, args: &[&str], env: &[(&str, &str)]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
+        .args(["--db", target])
+        .args(args)
+        .envs(env.iter().copied())
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .env_remove("EPIMEM_CONFIG")
+        .env_remove("EPIMEM_LLM_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -3,7 +3,7 @@
 //! values. Every process reads the same fixed clock, so that how strong a memory is "now" is
 //! the same number in each.
 
-use std::{path::Path, process::Command};
+use std::path::Path;
 
 use rmcp::{
     ServiceExt,
@@ -17,19 +17,8 @@ use crate::serve::{Server, message};
 const NOW: &str = "2026-04-01T12:00:00Z";
 
 fn epimem(db: &Path, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .env("EPIMEM_CLOCK", NOW)
-        .env("EPIMEM_EMBEDDER", "hash")
-        .env_remove("EPIMEM_TENANT")
-        .env_remove("EPIMEM_CONFIG")
-        .env_remove("EPIMEM_LLM_URL")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    let out = crate::common::run_on_with(db.to_str().unwrap(), args, &[("EPIMEM_CLOCK", NOW)]);
+    serde_json::from_str(&out).unwrap()
 }
 
 /// Two conversations closed into episodes, and one message after them not yet in one.

@@ -13,7 +13,7 @@ use epimem_llm::scripted::{Reply, ScriptedServer};
 use epimem_store_postgres::test_support::{TestDatabase, test_database};
 use serde_json::Value;
 
-use crate::serve::message;
+use crate::{common::run_on, serve::message};
 
 const CONVERSATIONS: usize = 50;
 const MESSAGES: usize = 12;
@@ -65,21 +65,6 @@ fn serve(db: &TestDatabase, config: &Path) -> (Process, String) {
     let base = line.trim().rsplit(' ').next().unwrap().to_owned();
     assert!(base.starts_with("http://127.0.0.1:"), "{line:?}");
     (Process(child), base)
-}
-
-/// `epimem --db target ARGS…` to its end; what it printed (it must succeed).
-pub(crate) fn run_on(target: &str, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
-        .args(["--db", target])
-        .args(args)
-        .env("EPIMEM_EMBEDDER", "hash")
-        .env_remove("EPIMEM_TENANT")
-        .env_remove("EPIMEM_CONFIG")
-        .env_remove("EPIMEM_LLM_URL")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn agent() -> ureq::Agent {

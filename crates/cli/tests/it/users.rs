@@ -26,11 +26,11 @@ fn remember_two(target: &str, dir: &Path) {
     ];
     let file = dir.join("people.jsonl");
     std::fs::write(&file, lines.join("\n")).unwrap();
-    postgres::run_on(target, &["ingest", "--flush", file.to_str().unwrap()]);
+    common::run_on(target, &["ingest", "--flush", file.to_str().unwrap()]);
 }
 
 fn json_of(target: &str, args: &[&str]) -> Value {
-    serde_json::from_str(&postgres::run_on(target, args)).unwrap()
+    serde_json::from_str(&common::run_on(target, args)).unwrap()
 }
 
 /// Every conversation named anywhere in a timeline (a person's, or the tenant's) walked down
@@ -121,7 +121,7 @@ fn on_postgres_two_people_never_meet_and_forget_apart() {
     let Some(db) = test_database() else { return };
     let dir = tempfile::tempdir().unwrap();
     two_people_never_meet_and_forget_apart(&db.url, dir.path());
-    postgres::run_on(&db.url, &["compact"]);
+    common::run_on(&db.url, &["compact"]);
     let mut client = ::postgres::Client::connect(&db.url, ::postgres::NoTls).unwrap();
     client.batch_execute("CHECKPOINT").unwrap();
     let files = postgres::files(&mut client);
