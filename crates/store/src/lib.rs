@@ -315,7 +315,8 @@ pub trait Store: Send + Sync {
     /// the space it held. SQLite zeroes what a forget frees as it goes, so this only reclaims
     /// space there; PostgreSQL keeps deleted rows' bytes in its table files until they are
     /// rewritten, which this does (it locks each table while it does: run it when the load
-    /// allows).
+    /// allows). A row that a transaction open elsewhere at that moment may still see is kept
+    /// by the rewrite, and goes at the next compact.
     fn compact(&self) -> Result<(), StoreError>;
 
     /// What a consolidation of `conversation` reads: its episodes not yet consolidated that end
