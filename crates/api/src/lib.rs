@@ -13,6 +13,9 @@ mod messages;
 mod recall;
 pub mod wire;
 
+#[cfg(test)]
+mod tests;
+
 use epimem_core::Timestamp;
 use epimem_engine::Engine;
 
