@@ -7,7 +7,6 @@ use clap::{Parser, Subcommand};
 use crate::{
     commands::{self, hook::HookEntry},
     config::{self, AppConfig, Overrides, PlaceArgs},
-    eval,
 };
 
 /// Episodic memory for LLM agents: stream conversations in, get episodes out.
@@ -121,7 +120,7 @@ enum Command {
     Bench(commands::bench::BenchCommand),
     /// Measure quality on public data sets.
     #[command(subcommand)]
-    Eval(eval::EvalCommand),
+    Eval(epimem_eval::EvalCommand),
 }
 
 /// `epimem`: parses the command line and runs the command.
@@ -185,15 +184,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Demo(args) => commands::demo::demo(&config, explicit_db, &args),
         Command::Bench(command) => commands::bench::bench(&config, &command),
-        Command::Eval(eval::EvalCommand::Segmentation(args)) => {
-            let embedder = config.embedder()?.map(std::sync::Arc::from);
-            eval::segmentation::run(&config, embedder, &args)
-        }
-        Command::Eval(eval::EvalCommand::Recall(args)) => eval::recall::run(&config, &args),
-        Command::Eval(eval::EvalCommand::FitSegmenter(args)) => {
-            let embedder = config.embedder()?.map(std::sync::Arc::from);
-            eval::fit::run(&config, embedder, &args)
-        }
+        Command::Eval(command) => commands::eval::eval(&config, &command),
     }
 }
 

@@ -404,16 +404,6 @@ impl From<PathBuf> for Database {
     }
 }
 
-impl Database {
-    /// `sqlite` or `postgres`.
-    pub(crate) fn kind(&self) -> &'static str {
-        match self {
-            Self::Sqlite(_) => "sqlite",
-            Self::Postgres(_) => "postgres",
-        }
-    }
-}
-
 impl std::fmt::Display for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

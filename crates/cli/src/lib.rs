@@ -22,7 +22,6 @@ macro_rules! out {
 mod cli;
 mod commands;
 mod config;
-mod eval;
 mod hook_cli;
 mod input;
 mod output;

@@ -6,6 +6,7 @@ mod bench_recall;
 mod bench_serve;
 pub(crate) mod demo;
 pub(crate) mod edit;
+pub(crate) mod eval;
 pub(crate) mod facts;
 pub(crate) mod hook;
 mod index_progress;

@@ -22,14 +22,10 @@ use super::{
     negatives,
     prompt_context::PromptContextSums,
 };
-use crate::{
-    commands::open_engine_on,
-    config::{AppConfig, Database},
-    output::json_line,
-};
+use crate::{Setup, Target, json_line};
 
 #[derive(Debug, Args)]
-pub(crate) struct RecallArgs {
+pub struct RecallArgs {
     /// The data set, in LoCoMo's layout: `locomo`, or `beam` (BEAM's user/assistant chats:
     /// speakers named `User` and `Assistant` take those roles, and categories are BEAM's); or
     /// `agent`: coding-agent sessions in `epimem ingest`'s format (`--path`, each session's
@@ -178,7 +174,7 @@ impl PartSums {
     }
 }
 
-pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
+pub fn run(config: &dyn Setup, args: &RecallArgs) -> Result<ExitCode> {
     if !["locomo", "beam", "agent"].contains(&args.dataset.as_str()) {
         bail!("unknown dataset {:?}: expected locomo, beam or agent", args.dataset);
     }
@@ -203,11 +199,12 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         bail!("{} has no conversations in the {} split", args.path.display(), args.split);
     }
     let dir = tempfile::tempdir().context("temporary directory")?;
+    let db_path = dir.path().join("locomo.db");
     let database = match &args.postgres {
-        Some(url) => Database::Postgres(url.clone()),
-        None => Database::Sqlite(dir.path().join("locomo.db")),
+        Some(url) => Target::Postgres(url),
+        None => Target::Sqlite(&db_path),
     };
-    let engine = open_engine_on(config, &database, true)?;
+    let engine = config.open_engine(database)?;
     // Each part is its own tenant: BM25 statistics and names are per tenant, so a part scores
     // the same whether or not the other part was run beside it.
     let tenant_of = |s: &Sample| format!("{}-{}", args.dataset, s.split.name());
@@ -253,8 +250,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     };
     let hosts = negatives::hosts(&samples);
     let settings = match args.curve {
-        true => negatives::curve(config.engine().relevance),
-        false => negatives::default_setting(config.engine().relevance),
+        true => negatives::curve(config.engine_config().relevance),
+        false => negatives::default_setting(config.engine_config().relevance),
     };
     let mut blocks = negatives::Blocks::default();
     let mut dump_lines = super::create_dump(args.dump_lines.as_deref())?;
@@ -387,8 +384,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let pct = |p: f64| {
         latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0)
     };
-    let fingerprint =
-        config.embedder()?.map_or_else(|| "none".to_owned(), |e| e.fingerprint().to_owned());
+    let fingerprint = config.embedder_fingerprint()?;
     // What a configured language model cost, all stages together.
     let mut usage = epimem_core::LlmUsage::default();
     for (_, stage) in engine.llm_usage(None)? {

@@ -323,6 +323,6 @@ pub(crate) fn dump_lines(
         category: question.map(|q| q.category),
         lines,
     };
-    writeln!(out, "{}", crate::output::json_line(&line))?;
+    writeln!(out, "{}", crate::json_line(&line))?;
     Ok(())
 }

@@ -28,10 +28,10 @@ use super::{
     metrics::{self, BoundaryCounts},
     online,
 };
-use crate::{config::AppConfig, output::json_line};
+use crate::{Setup, json_line};
 
 #[derive(Debug, Args)]
-pub(crate) struct SegmentationArgs {
+pub struct SegmentationArgs {
     /// The data set's format: dialseg711, tiage, superdialseg, or agent (coding-agent sessions
     /// in `epimem ingest`'s format, labelled in their metadata, like crates/cli/data/agent-sessions.jsonl).
     #[arg(long)]
@@ -108,8 +108,8 @@ struct DumpLine<'a> {
     predicted: Vec<usize>,
 }
 
-pub(crate) fn run(
-    config: &AppConfig,
+pub fn run(
+    config: &dyn Setup,
     embedder: Option<Arc<dyn Embedder>>,
     args: &SegmentationArgs,
 ) -> Result<ExitCode> {
@@ -173,7 +173,7 @@ pub(crate) fn run(
         false => (None, Default::default()),
     };
 
-    let policy = config.engine().segmentation;
+    let policy = config.engine_config().segmentation;
     let counter = TokenCounter::cl100k();
     let online_name: &[&str] = match (by_model, online) {
         (true, _) => &["llm"],

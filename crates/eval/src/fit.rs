@@ -18,10 +18,10 @@ use super::{
     data::{Dialogue, SegDataset, load},
     metrics,
 };
-use crate::config::AppConfig;
+use crate::Setup;
 
 #[derive(Debug, Args)]
-pub(crate) struct FitArgs {
+pub struct FitArgs {
     /// TIAGE (train and dev: both are tuning data).
     #[arg(long, value_name = "PATH")]
     tiage: PathBuf,
@@ -48,8 +48,8 @@ struct Gaps {
     rows: Vec<Vec<Row>>,
 }
 
-pub(crate) fn run(
-    config: &AppConfig,
+pub fn run(
+    config: &dyn Setup,
     embedder: Option<Arc<dyn Embedder>>,
     args: &FitArgs,
 ) -> Result<ExitCode> {
@@ -62,7 +62,7 @@ pub(crate) fn run(
     // Two-fold: fitted on every other dialogue, scored on the rest.
     let even = fit(&sets, |i| i % 2 == 0, args.ridge)?;
     let odd = fit(&sets, |i| i % 2 == 1, args.ridge)?;
-    let base = config.engine().segmentation.coherence;
+    let base = config.engine_config().segmentation.coherence;
     let mut out = String::new();
     writeln!(out, "embedder {}", embedder.fingerprint())?;
     writeln!(
