@@ -117,7 +117,7 @@ enum Command {
     Demo(commands::demo::DemoArgs),
     /// Measure throughput and latency.
     #[command(subcommand)]
-    Bench(commands::bench::BenchCommand),
+    Bench(epimem_eval::bench::BenchCommand),
     /// Measure quality on public data sets.
     #[command(subcommand)]
     Eval(epimem_eval::EvalCommand),
@@ -183,8 +183,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo(args) => commands::demo::demo(&config, explicit_db, &args),
-        Command::Bench(command) => commands::bench::bench(&config, &command),
-        Command::Eval(command) => commands::eval::eval(&config, &command),
+        Command::Bench(command) => epimem_eval::bench::bench(&config, &command),
+        Command::Eval(command) => epimem_eval::run(&config, &command),
     }
 }
 

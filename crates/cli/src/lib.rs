@@ -21,7 +21,7 @@ macro_rules! out {
 
 mod cli;
 mod commands;
-mod config;
+use epimem_app::config;
 mod hook_cli;
 mod input;
 mod output;

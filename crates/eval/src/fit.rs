@@ -18,7 +18,7 @@ use super::{
     data::{Dialogue, SegDataset, load},
     metrics,
 };
-use crate::Setup;
+use epimem_app::config::AppConfig;
 
 #[derive(Debug, Args)]
 pub struct FitArgs {
@@ -48,8 +48,8 @@ struct Gaps {
     rows: Vec<Vec<Row>>,
 }
 
-pub fn run(
-    config: &dyn Setup,
+pub(crate) fn run(
+    config: &AppConfig,
     embedder: Option<Arc<dyn Embedder>>,
     args: &FitArgs,
 ) -> Result<ExitCode> {
@@ -62,7 +62,7 @@ pub fn run(
     // Two-fold: fitted on every other dialogue, scored on the rest.
     let even = fit(&sets, |i| i % 2 == 0, args.ridge)?;
     let odd = fit(&sets, |i| i % 2 == 1, args.ridge)?;
-    let base = config.engine_config().segmentation.coherence;
+    let base = config.engine().segmentation.coherence;
     let mut out = String::new();
     writeln!(out, "embedder {}", embedder.fingerprint())?;
     writeln!(

@@ -1,8 +1,9 @@
 //! epimem's evaluation harness, behind `epimem eval`: segmentation quality (Pk, WindowDiff,
 //! boundary F1) on DialSeg711, TIAGE, SuperDialseg and our coding-agent sessions, and evidence
-//! recall on LoCoMo, BEAM and our sessions, tuning and test parts apart. The program that runs
-//! it hands it the configured engine and models ([`Setup`]); what it finds is a report to a
-//! person, so its errors are `anyhow`'s.
+//! recall on LoCoMo, BEAM and our sessions, tuning and test parts apart; and the benchmarks
+//! behind `epimem bench` ([`bench`]). Both run on the engine the configuration names
+//! (`epimem-app`'s wiring); what they find is a report to a person, so their errors are
+//! `anyhow`'s.
 
 /// `println!` that returns the write's error instead of panicking (a closed pipe ends the
 /// report quietly).
@@ -23,54 +24,23 @@ macro_rules! out {
 
 mod agent;
 mod baselines;
+pub mod bench;
 mod data;
-pub mod fit;
+mod fit;
 mod locomo;
 mod metrics;
 mod negatives;
 mod online;
 mod prompt_context;
-pub mod recall;
-pub mod segmentation;
+mod recall;
+mod segmentation;
 mod timeline_check;
 
-use std::{fs::File, io::BufWriter, path::Path, sync::Arc};
+use std::{fs::File, io::BufWriter, path::Path, process::ExitCode, sync::Arc};
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use epimem_engine::{Engine, EngineConfig};
-use epimem_llm::ChatModel;
-
-/// What the harness needs from the program that runs it: the settings, models and engines
-/// the user configured.
-pub trait Setup {
-    /// The engine's settings.
-    fn engine_config(&self) -> EngineConfig;
-    /// The configured language model, if any.
-    fn chat_model(&self) -> Result<Option<Arc<dyn ChatModel>>>;
-    /// The configured embedder's fingerprint (`none` without one).
-    fn embedder_fingerprint(&self) -> Result<String>;
-    /// An engine on `target` with the configured embedder and search index.
-    fn open_engine(&self, target: Target<'_>) -> Result<Engine>;
-}
-
-/// The database a harness writes its data set into.
-#[derive(Debug, Clone, Copy)]
-pub enum Target<'a> {
-    Sqlite(&'a Path),
-    /// A `postgres://` URL.
-    Postgres(&'a str),
-}
-
-impl Target<'_> {
-    /// `sqlite` or `postgres`, as a report names the store.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Sqlite(_) => "sqlite",
-            Self::Postgres(_) => "postgres",
-        }
-    }
-}
+use epimem_app::config::AppConfig;
 
 /// One JSON object on a line of its own.
 fn json_line(value: &impl serde::Serialize) -> String {
@@ -101,4 +71,17 @@ pub enum EvalCommand {
     /// validation split) and prints them as configuration, with each set's Pk fitted and
     /// two-fold cross-validated.
     FitSegmenter(fit::FitArgs),
+}
+
+/// Runs `command` on the engine and models `config` names.
+pub fn run(config: &AppConfig, command: &EvalCommand) -> Result<ExitCode> {
+    match command {
+        EvalCommand::Segmentation(args) => {
+            segmentation::run(config, config.embedder()?.map(Arc::from), args)
+        }
+        EvalCommand::Recall(args) => recall::run(config, args),
+        EvalCommand::FitSegmenter(args) => {
+            fit::run(config, config.embedder()?.map(Arc::from), args)
+        }
+    }
 }

@@ -21,7 +21,7 @@ use epimem_store_sqlite::SqliteStore;
 use indicatif::ProgressBar;
 
 use super::data::Dialogue;
-use crate::Setup;
+use epimem_app::config::AppConfig;
 
 /// The data sets carry no times: utterances this far apart, as offline.
 pub(super) const UTTERANCE_SPACING_MS: i64 = 30_000;
@@ -42,13 +42,13 @@ pub(super) struct Replayed {
 /// With `chat`, the language model cuts (consolidation, which would only add calls, is off);
 /// what its calls cost is returned beside the dialogues.
 pub(super) fn replay(
-    config: &dyn Setup,
+    config: &AppConfig,
     embedder: Option<Arc<dyn Embedder>>,
     chat: Option<Arc<dyn ChatModel>>,
     dialogues: &[Dialogue],
     progress: &ProgressBar,
 ) -> Result<(Vec<Replayed>, LlmUsage)> {
-    let mut engine_config = config.engine_config();
+    let mut engine_config = config.engine();
     engine_config.consolidation.every_episodes = u32::MAX;
     engine_config.consolidation.flashbulb_surprise = f64::INFINITY;
     let search = Box::new(LocalSearch::in_memory(&engine_config.ranking));

@@ -11,6 +11,10 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use epimem_app::{
+    config::{AppConfig, Database},
+    open_engine_on,
+};
 use epimem_core::{ConversationKey, Role, Scope};
 use epimem_engine::{MessageInput, RecallQuery};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -22,7 +26,7 @@ use super::{
     negatives,
     prompt_context::PromptContextSums,
 };
-use crate::{Setup, Target, json_line};
+use crate::json_line;
 
 #[derive(Debug, Args)]
 pub struct RecallArgs {
@@ -174,7 +178,7 @@ impl PartSums {
     }
 }
 
-pub fn run(config: &dyn Setup, args: &RecallArgs) -> Result<ExitCode> {
+pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     if !["locomo", "beam", "agent"].contains(&args.dataset.as_str()) {
         bail!("unknown dataset {:?}: expected locomo, beam or agent", args.dataset);
     }
@@ -201,10 +205,10 @@ pub fn run(config: &dyn Setup, args: &RecallArgs) -> Result<ExitCode> {
     let dir = tempfile::tempdir().context("temporary directory")?;
     let db_path = dir.path().join("locomo.db");
     let database = match &args.postgres {
-        Some(url) => Target::Postgres(url),
-        None => Target::Sqlite(&db_path),
+        Some(url) => Database::Postgres(url.clone()),
+        None => Database::Sqlite(db_path.clone()),
     };
-    let engine = config.open_engine(database)?;
+    let engine = open_engine_on(config, &database, true)?;
     // Each part is its own tenant: BM25 statistics and names are per tenant, so a part scores
     // the same whether or not the other part was run beside it.
     let tenant_of = |s: &Sample| format!("{}-{}", args.dataset, s.split.name());
@@ -250,8 +254,8 @@ pub fn run(config: &dyn Setup, args: &RecallArgs) -> Result<ExitCode> {
     };
     let hosts = negatives::hosts(&samples);
     let settings = match args.curve {
-        true => negatives::curve(config.engine_config().relevance),
-        false => negatives::default_setting(config.engine_config().relevance),
+        true => negatives::curve(config.engine().relevance),
+        false => negatives::default_setting(config.engine().relevance),
     };
     let mut blocks = negatives::Blocks::default();
     let mut dump_lines = super::create_dump(args.dump_lines.as_deref())?;
@@ -384,7 +388,8 @@ pub fn run(config: &dyn Setup, args: &RecallArgs) -> Result<ExitCode> {
     let pct = |p: f64| {
         latencies.get(((latencies.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0)
     };
-    let fingerprint = config.embedder_fingerprint()?;
+    let fingerprint =
+        config.embedder()?.map_or_else(|| "none".to_owned(), |e| e.fingerprint().to_owned());
     // What a configured language model cost, all stages together.
     let mut usage = epimem_core::LlmUsage::default();
     for (_, stage) in engine.llm_usage(None)? {

@@ -28,7 +28,9 @@ use super::{
     metrics::{self, BoundaryCounts},
     online,
 };
-use crate::{Setup, json_line};
+use epimem_app::config::AppConfig;
+
+use crate::json_line;
 
 #[derive(Debug, Args)]
 pub struct SegmentationArgs {
@@ -108,8 +110,8 @@ struct DumpLine<'a> {
     predicted: Vec<usize>,
 }
 
-pub fn run(
-    config: &dyn Setup,
+pub(crate) fn run(
+    config: &AppConfig,
     embedder: Option<Arc<dyn Embedder>>,
     args: &SegmentationArgs,
 ) -> Result<ExitCode> {
@@ -173,7 +175,7 @@ pub fn run(
         false => (None, Default::default()),
     };
 
-    let policy = config.engine_config().segmentation;
+    let policy = config.engine().segmentation;
     let counter = TokenCounter::cl100k();
     let online_name: &[&str] = match (by_model, online) {
         (true, _) => &["llm"],

@@ -19,7 +19,7 @@ use epimem_hooks::{
 use epimem_server::ProjectMemoryClient;
 use epimem_store_sqlite::SqliteStore;
 
-use super::{beside_this, engine_without_index, open_engine, open_store};
+use super::{beside_this, engine_without_index, hook_program, open_engine, open_store};
 use crate::config::{AppConfig, Database};
 
 /// Which program records a hook event: it decides how the background work is started.
@@ -275,16 +275,6 @@ fn settings_path(place: &HooksWhere) -> Result<PathBuf> {
         bail!("{} is not a folder", project.display());
     }
     Ok(project.join(".claude").join("settings.json"))
-}
-
-/// The program a hook runs and its first arguments: `epimem-hook` beside this binary, else
-/// this binary and `hook`.
-pub(crate) fn hook_program() -> Result<(PathBuf, &'static [&'static str])> {
-    let lean = beside_this("epimem-hook").context("cannot tell where this program is")?;
-    Ok(match lean.is_file() {
-        true => (lean, &[]),
-        false => (std::env::current_exe()?, &["hook"]),
-    })
 }
 
 /// [`hook_program`] and the database, tenant and configuration file it was told to use (so

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::{STOP_WAIT, index_progress::server_report, open_serving, worker_report};
+use epimem_app::index_progress::server_report;
+
+use super::{STOP_WAIT, open_serving, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {

@@ -1,20 +1,13 @@
 //! One module per group of subcommands.
 
-pub(crate) mod bench;
-mod bench_hook;
-mod bench_recall;
-mod bench_serve;
 pub(crate) mod demo;
 pub(crate) mod edit;
-pub(crate) mod eval;
 pub(crate) mod facts;
 pub(crate) mod hook;
-mod index_progress;
 pub(crate) mod ingest;
 pub(crate) mod keys;
 pub(crate) mod mcp;
 pub(crate) mod next_turn;
-mod no_index;
 pub(crate) mod query;
 pub(crate) mod reindex;
 pub(crate) mod serve;
@@ -22,195 +15,8 @@ pub(crate) mod timeline;
 pub(crate) mod transfer;
 pub(crate) mod worker;
 
-use std::{
-    path::{Path, PathBuf},
-    sync::Arc,
+pub(crate) use epimem_app::{
+    STOP_WAIT, SearchIndex, Searching, beside_this, engine_without_index, hook_program, load_index,
+    open_engine, open_engine_on, open_searching, open_serving, open_store, open_with_embedder,
+    search_folder, server_config, worker_report,
 };
-
-use anyhow::{Context, Result, bail};
-use epimem_engine::{Engine, Freshness};
-use epimem_search::Search;
-use epimem_search_local::LocalSearch;
-use epimem_store_postgres::{PostgresSearch, PostgresStore};
-use epimem_store_sqlite::SqliteStore;
-
-use self::no_index::NoIndex;
-use crate::config::{AppConfig, Database, SearchBackend};
-
-/// Opens the configured database for reading (no embedder is loaded).
-pub(crate) fn open_engine(config: &AppConfig) -> Result<Engine> {
-    open_engine_on(config, &config.database()?, false)
-}
-
-/// Opens the configured database with the configured embedder (for ingest, segmentation and
-/// recall).
-pub(crate) fn open_with_embedder(config: &AppConfig) -> Result<Engine> {
-    open_engine_on(config, &config.database()?, true)
-}
-
-/// [`open_engine_on`] a SQLite file.
-pub(crate) fn open_engine_at(config: &AppConfig, path: &Path, segments: bool) -> Result<Engine> {
-    open_engine_on(config, &Database::Sqlite(path.to_owned()), segments)
-}
-
-pub(crate) fn open_engine_on(
-    config: &AppConfig,
-    database: &Database,
-    segments: bool,
-) -> Result<Engine> {
-    if segments {
-        return Ok(open_searching(config, database)?.engine);
-    }
-    Ok(engine_without_index(config, open_store(database)?))
-}
-
-/// An engine on `store` for reads that never search (the saved index is left alone) and
-/// writes that only queue: it keeps no search index at all (`NoIndex`), so none is built and
-/// a search, were one asked for, is refused.
-pub(crate) fn engine_without_index(
-    config: &AppConfig,
-    store: Arc<dyn epimem_store::Store>,
-) -> Engine {
-    let worker = epimem_engine::process_name();
-    Engine::new(store, Box::new(NoIndex), config.engine(), config.clock(), worker)
-}
-
-/// `name` in the folder this program runs from (`epimem` and `epimem-hook` are installed
-/// side by side).
-pub(crate) fn beside_this(name: &str) -> std::io::Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    Ok(exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
-}
-
-/// Opens (creating or migrating as needed) the store `database` names.
-pub(crate) fn open_store(database: &Database) -> Result<Arc<dyn epimem_store::Store>> {
-    Ok(match database {
-        Database::Sqlite(path) => Arc::new(
-            SqliteStore::open(path)
-                .with_context(|| format!("cannot open the database {}", path.display()))?,
-        ),
-        Database::Postgres(url) => Arc::new(connect_postgres(url, database)?),
-    })
-}
-
-fn connect_postgres(url: &str, database: &Database) -> Result<PostgresStore> {
-    PostgresStore::connect(url).with_context(|| format!("cannot open the database ({database})"))
-}
-
-/// The engine a long-running process answers from (`serve`, `mcp`, `bench serve`): its search
-/// index kept current in the background, and a recall during a build refused after
-/// `server.build_wait_seconds`.
-pub(crate) fn open_serving(config: &AppConfig, database: &Database) -> Result<Arc<Engine>> {
-    let mut engine = open_searching(config, database)?
-        .engine
-        .with_freshness(Freshness::Background)
-        .with_build_wait(config.server.build_wait()?);
-    if let Some(every) = config.search.check_every()? {
-        engine = engine.with_index_checks(every);
-    }
-    Ok(Arc::new(engine))
-}
-
-/// Opens `database` with the configured embedder and its search index: saved beside a SQLite
-/// file; for PostgreSQL, in the database (or, with `search.backend = "local"`, in memory,
-/// filled from the store's change log on first use).
-pub(crate) fn open_searching(config: &AppConfig, database: &Database) -> Result<Searching> {
-    let worker = epimem_engine::process_name();
-    let engine_config = config.engine();
-    let embedder = config.embedder()?;
-    let fingerprint = embedder.as_ref().map(|e| e.fingerprint());
-    let local = |folder: Option<&Path>| {
-        let search = match folder {
-            Some(folder) => LocalSearch::open(folder, &engine_config.ranking, fingerprint),
-            None => LocalSearch::in_memory(&engine_config.ranking),
-        };
-        Arc::new(search.approximate_from(config.search.approximate_from))
-    };
-    let (store, search): (Arc<dyn epimem_store::Store>, SearchIndex) =
-        match (database, config.search.backend) {
-            (Database::Sqlite(_), SearchBackend::Database) => bail!(
-                "search.backend = \"database\" needs a PostgreSQL database; {database} is a SQLite \
-             file (use \"auto\" or \"local\")"
-            ),
-            (Database::Sqlite(path), _) => {
-                (open_store(database)?, SearchIndex::Local(local(Some(&search_folder(path)))))
-            }
-            (Database::Postgres(_), SearchBackend::Local) => {
-                (open_store(database)?, SearchIndex::Local(local(None)))
-            }
-            (Database::Postgres(url), _) => {
-                let store = connect_postgres(url, database)?;
-                let search = store
-                    .search(&engine_config.ranking, fingerprint)
-                    .with_context(|| format!("cannot open the search index in {database}"))?;
-                (Arc::new(store), SearchIndex::Database(Arc::new(search)))
-            }
-        };
-    let boxed: Box<dyn Search> = match &search {
-        SearchIndex::Local(s) => Box::new(s.clone()),
-        SearchIndex::Database(s) => Box::new(s.clone()),
-    };
-    let mut engine = Engine::new(store, boxed, engine_config, config.clock(), worker)
-        .with_repair_log(index_progress::repair_log());
-    if let Some(at) = &config.crash_at {
-        engine = engine.with_crash_at(at.clone());
-    }
-    if let Some(embedder) = embedder {
-        engine = engine.with_embedder(embedder);
-    }
-    if let Some(chat) = config.chat_model()? {
-        engine = engine.with_chat_model(chat);
-    }
-    Ok(Searching { engine, search })
-}
-
-/// Brings the tenant's search index up to date before a command searches it: says on standard
-/// error why when a saved one is built again (or a large one built), with a progress bar on a
-/// terminal meanwhile. What was done, if anything.
-pub(crate) fn load_index(
-    engine: &Engine,
-    tenant: &str,
-) -> Result<Option<epimem_engine::IndexTask>> {
-    let mut progress = index_progress::IndexProgress::new(tenant);
-    engine
-        .load_search_index(tenant, &mut |task, done, total| progress.update(task, done, total))?;
-    Ok(progress.finish())
-}
-
-/// How long a server stopping waits for work left on its blocking pool (an index build) before
-/// it exits: a build cut short is cut as by a crash, which the index survives, and is done again
-/// on the next start.
-pub(crate) const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// What the worker says on stderr: its failures, and the episodes it closed when `closes`.
-pub(crate) fn worker_report(closes: bool) -> epimem_server::Report {
-    Box::new(move |outcome| match outcome {
-        Ok(run) if closes => eprintln!(
-            "epimem: worker closed {} episode(s) of {} message(s)",
-            run.episodes_closed, run.messages_closed
-        ),
-        Ok(_) => {}
-        Err(e) => eprintln!("epimem: worker: {e}"),
-    })
-}
-
-/// An engine and the search index it asks.
-pub(crate) struct Searching {
-    pub(crate) engine: Engine,
-    pub(crate) search: SearchIndex,
-}
-
-/// Where a command's search index lives.
-pub(crate) enum SearchIndex {
-    /// The embedded index (saved beside a SQLite file, or in memory).
-    Local(Arc<LocalSearch>),
-    /// The index in the PostgreSQL database.
-    Database(Arc<PostgresSearch>),
-}
-
-/// Where the search index of the database at `db` is saved: beside it, `<db>.search`.
-pub(crate) fn search_folder(db: &Path) -> std::path::PathBuf {
-    let mut name = db.file_name().unwrap_or_default().to_os_string();
-    name.push(".search");
-    db.with_file_name(name)
-}

@@ -1,12 +1,14 @@
 //! `epimem serve`: the HTTP API over the configured database, with the worker beside it.
 
-use std::{net::SocketAddr, process::ExitCode, time::Duration};
+use std::{net::SocketAddr, process::ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use epimem_server::{Access, ServerConfig};
+use epimem_server::Access;
 
-use super::{STOP_WAIT, index_progress::server_report, open_serving, worker_report};
+use epimem_app::index_progress::server_report;
+
+use super::{STOP_WAIT, open_serving, server_config, worker_report};
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
@@ -88,19 +90,5 @@ pub(super) fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>>
 pub(super) fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
-    })
-}
-
-/// The server's settings from the configuration, with `access` decided by the caller.
-pub(crate) fn server_config(config: &AppConfig, access: Access) -> Result<ServerConfig> {
-    let settings = &config.server;
-    Ok(ServerConfig {
-        tenant: config.tenant.clone(),
-        access,
-        body_limit: settings.body_limit_bytes,
-        request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
-        tick_every: settings.tick_every()?,
-        index_refresh: settings.index_refresh()?,
-        allowed_origins: settings.allowed_origins()?,
     })
 }

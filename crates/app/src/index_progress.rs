@@ -14,7 +14,7 @@ const ANNOUNCE_FROM: u64 = 1_000;
 const LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// One sentence on what bringing `tenant`'s index up to date takes.
-pub(crate) fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
+pub fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
     match task {
         IndexTask::Build { why: Some(why) } => format!(
             "building the search index of tenant {tenant} again from the database ({total} \
@@ -50,7 +50,7 @@ fn announced(task: &IndexTask, total: u64) -> bool {
 /// What `serve` and `mcp` log (on standard error) while they open the tenant's index: what it
 /// takes and why, how far it is every ten seconds, when it is ready (if it took any work), and
 /// at once when it fails.
-pub(crate) fn server_report(tenant: &str) -> IndexReport {
+pub fn server_report(tenant: &str) -> IndexReport {
     let tenant = tenant.to_owned();
     let mut last_logged: Option<Instant> = None;
     Box::new(move |event| match event {
@@ -78,7 +78,7 @@ pub(crate) fn server_report(tenant: &str) -> IndexReport {
 
 /// What a process says when a search finds a tenant's index damaged and it is built again
 /// from the database: why, at once, then how far every ten seconds.
-pub(crate) fn repair_log() -> epimem_engine::RepairLog {
+pub fn repair_log() -> epimem_engine::RepairLog {
     let last_logged = std::sync::Mutex::new(Instant::now());
     Box::new(move |tenant, task, done, total| {
         let mut last = last_logged.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -96,7 +96,7 @@ pub(crate) fn repair_log() -> epimem_engine::RepairLog {
 /// a large build starts (on a terminal or in a log alike), and a progress bar while it runs
 /// (drawn on a terminal only).
 #[derive(Debug)]
-pub(crate) struct IndexProgress {
+pub struct IndexProgress {
     tenant: String,
     bar: ProgressBar,
     /// The last task told, if any.
@@ -104,7 +104,7 @@ pub(crate) struct IndexProgress {
 }
 
 impl IndexProgress {
-    pub(crate) fn new(tenant: &str) -> Self {
+    pub fn new(tenant: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template(
@@ -117,7 +117,7 @@ impl IndexProgress {
     }
 
     /// What [`epimem_engine::Engine::load_search_index`] tells.
-    pub(crate) fn update(&mut self, task: &IndexTask, done: u64, total: u64) {
+    pub fn update(&mut self, task: &IndexTask, done: u64, total: u64) {
         if self.task.as_ref() != Some(task) {
             self.task = Some(task.clone());
             if announced(task, total) {
@@ -129,7 +129,7 @@ impl IndexProgress {
     }
 
     /// Clears the bar; what was done last, if anything.
-    pub(crate) fn finish(self) -> Option<IndexTask> {
+    pub fn finish(self) -> Option<IndexTask> {
         self.bar.finish_and_clear();
         self.task
     }

@@ -15,16 +15,16 @@ use epimem_llm::{ChatModel, LlmConfig, OpenAiChat};
 use serde::Deserialize;
 
 /// The reference configuration, which is also the compiled-in default.
-pub(crate) const REFERENCE: &str = include_str!("epimem.toml");
+pub const REFERENCE: &str = include_str!("epimem.toml");
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct AppConfig {
-    pub(crate) db: Option<PathBuf>,
-    pub(crate) tenant: String,
+pub struct AppConfig {
+    pub db: Option<PathBuf>,
+    pub tenant: String,
     /// potion, minilm, hash or none.
-    pub(crate) embedder: String,
-    pub(crate) models: Option<PathBuf>,
+    pub embedder: String,
+    pub models: Option<PathBuf>,
     #[serde(default)]
     triggers: TriggerConfig,
     #[serde(default)]
@@ -48,51 +48,51 @@ pub(crate) struct AppConfig {
     #[serde(default)]
     work: WorkContextConfig,
     #[serde(default)]
-    pub(crate) hooks: epimem_hooks::HookConfig,
+    pub hooks: epimem_hooks::HookConfig,
     #[serde(default)]
-    pub(crate) search: SearchConfig,
+    pub search: SearchConfig,
     #[serde(default)]
-    pub(crate) server: ServerSettings,
+    pub server: ServerSettings,
     #[serde(default)]
-    pub(crate) llm: LlmConfig,
+    pub llm: LlmConfig,
     /// Where to crash, in a fault-injection test (`EPIMEM_CRASH_AT`; a build of the tests'
     /// only: see `epimem_engine::CRASH_POINTS`).
     #[serde(skip)]
-    pub(crate) crash_at: Option<epimem_engine::CrashAt>,
+    pub crash_at: Option<epimem_engine::CrashAt>,
     /// The time the clock reads, always (`EPIMEM_CLOCK`, RFC 3339): for runs that must answer
     /// the same each time, such as a test comparing two processes' answers. Conversation
     /// time is the data's; this is the time of messages sent without one, of leases and of
     /// how strong a memory is now.
     #[serde(skip)]
-    pub(crate) fixed_clock: Option<epimem_core::Timestamp>,
+    pub fixed_clock: Option<epimem_core::Timestamp>,
 }
 
 /// `epimem serve`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct ServerSettings {
-    pub(crate) listen: String,
-    pub(crate) body_limit_bytes: usize,
-    pub(crate) request_timeout_seconds: u64,
-    pub(crate) tick_seconds: f64,
-    pub(crate) index_refresh_seconds: f64,
-    pub(crate) build_wait_seconds: f64,
-    pub(crate) allowed_origins: Vec<String>,
+pub struct ServerSettings {
+    pub listen: String,
+    pub body_limit_bytes: usize,
+    pub request_timeout_seconds: u64,
+    pub tick_seconds: f64,
+    pub index_refresh_seconds: f64,
+    pub build_wait_seconds: f64,
+    pub allowed_origins: Vec<String>,
 }
 
 impl ServerSettings {
     /// How often the worker runs.
-    pub(crate) fn tick_every(&self) -> Result<std::time::Duration> {
+    pub fn tick_every(&self) -> Result<std::time::Duration> {
         positive_seconds(self.tick_seconds, "server.tick_seconds")
     }
 
     /// How often the search indexes catch up with other processes' writes.
-    pub(crate) fn index_refresh(&self) -> Result<std::time::Duration> {
+    pub fn index_refresh(&self) -> Result<std::time::Duration> {
         positive_seconds(self.index_refresh_seconds, "server.index_refresh_seconds")
     }
 
     /// The allowed origins as a browser sends them (`scheme://host[:port]`, lower case).
-    pub(crate) fn allowed_origins(&self) -> Result<Vec<String>> {
+    pub fn allowed_origins(&self) -> Result<Vec<String>> {
         self.allowed_origins
             .iter()
             .map(|origin| {
@@ -111,7 +111,7 @@ impl ServerSettings {
     }
 
     /// How long a recall waits for the search index being built (zero: not at all).
-    pub(crate) fn build_wait(&self) -> Result<std::time::Duration> {
+    pub fn build_wait(&self) -> Result<std::time::Duration> {
         std::time::Duration::try_from_secs_f64(self.build_wait_seconds)
             .ok()
             .context("server.build_wait_seconds must be zero or a positive number of seconds")
@@ -142,19 +142,19 @@ impl Default for ServerSettings {
 /// The search index.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct SearchConfig {
+pub struct SearchConfig {
     /// Where the index lives.
-    pub(crate) backend: SearchBackend,
+    pub backend: SearchBackend,
     /// Message vectors of a tenant from which vector search scans the groups of vectors
     /// nearest the query instead of every vector.
-    pub(crate) approximate_from: usize,
+    pub approximate_from: usize,
     /// How often a serving process checks its saved index's files (0: on open only).
-    pub(crate) check_minutes: f64,
+    pub check_minutes: f64,
 }
 
 impl SearchConfig {
     /// How often the files are checked while serving, if at all.
-    pub(crate) fn check_every(&self) -> Result<Option<std::time::Duration>> {
+    pub fn check_every(&self) -> Result<Option<std::time::Duration>> {
         let every = std::time::Duration::try_from_secs_f64(self.check_minutes * 60.0)
             .ok()
             .context("search.check_minutes must be zero or a positive number of minutes")?;
@@ -175,7 +175,7 @@ impl Default for SearchConfig {
 /// Where the search index lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum SearchBackend {
+pub enum SearchBackend {
     /// In the database when it is PostgreSQL, else beside it.
     #[default]
     Auto,
@@ -189,24 +189,24 @@ pub(crate) enum SearchBackend {
 /// The flags that say where a command reads and writes, shared by `epimem` (for every
 /// command) and `epimem-hook`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct PlaceArgs {
+pub struct PlaceArgs {
     /// The database: a SQLite file, or a PostgreSQL server as postgres://user:password@host/db
     /// (shared by many servers and workers) [default: epimem.db under the user's data
     /// directory].
     #[arg(long, global = true, env = "EPIMEM_DB", value_name = "PATH|URL")]
-    pub(crate) db: Option<PathBuf>,
+    pub db: Option<PathBuf>,
     /// A configuration file (TOML); see `epimem config` for every setting.
     #[arg(long, global = true, env = "EPIMEM_CONFIG", value_name = "FILE")]
-    pub(crate) config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
     /// The tenant whose records to read and write.
     #[arg(long, global = true, env = "EPIMEM_TENANT", value_name = "NAME")]
-    pub(crate) tenant: Option<String>,
+    pub tenant: Option<String>,
 }
 
 impl PlaceArgs {
     /// These flags, and the keys only the environment gives (a key on the command line is
     /// visible to every user of the machine).
-    pub(crate) fn overrides(self) -> Overrides {
+    pub fn overrides(self) -> Overrides {
         Overrides {
             config: self.config,
             db: self.db,
@@ -222,22 +222,22 @@ impl PlaceArgs {
 
 /// What the command line (flags, with their environment fallbacks) says.
 #[derive(Debug, Default)]
-pub(crate) struct Overrides {
-    pub(crate) config: Option<PathBuf>,
-    pub(crate) db: Option<PathBuf>,
-    pub(crate) tenant: Option<String>,
-    pub(crate) embedder: Option<String>,
-    pub(crate) models: Option<PathBuf>,
-    pub(crate) llm_url: Option<String>,
-    pub(crate) llm_model: Option<String>,
-    pub(crate) llm_api_key: Option<String>,
-    pub(crate) hooks_server_key: Option<String>,
-    pub(crate) crash_at: Option<String>,
-    pub(crate) fixed_clock: Option<String>,
+pub struct Overrides {
+    pub config: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+    pub tenant: Option<String>,
+    pub embedder: Option<String>,
+    pub models: Option<PathBuf>,
+    pub llm_url: Option<String>,
+    pub llm_model: Option<String>,
+    pub llm_api_key: Option<String>,
+    pub hooks_server_key: Option<String>,
+    pub crash_at: Option<String>,
+    pub fixed_clock: Option<String>,
 }
 
 impl AppConfig {
-    pub(crate) fn load(overrides: &Overrides) -> Result<Self> {
+    pub fn load(overrides: &Overrides) -> Result<Self> {
         let explicit = overrides.config.clone();
         let file = explicit.clone().or_else(|| {
             dirs::config_dir().map(|d| d.join("epimem/config.toml")).filter(|p| p.exists())
@@ -321,14 +321,14 @@ impl AppConfig {
     }
 
     /// The clock the engine reads: the system's, or the fixed time `EPIMEM_CLOCK` gives.
-    pub(crate) fn clock(&self) -> Box<dyn epimem_engine::Clock> {
+    pub fn clock(&self) -> Box<dyn epimem_engine::Clock> {
         match self.fixed_clock {
             Some(at) => Box::new(epimem_engine::FixedClock::new(at)),
             None => Box::new(epimem_engine::SystemClock),
         }
     }
 
-    pub(crate) fn engine(&self) -> EngineConfig {
+    pub fn engine(&self) -> EngineConfig {
         EngineConfig {
             triggers: self.triggers.clone(),
             segmentation: self.segmentation.clone(),
@@ -345,7 +345,7 @@ impl AppConfig {
     }
 
     /// The configured embedder, loaded; `None` for `none`.
-    pub(crate) fn embedder(&self) -> Result<Option<Box<dyn Embedder>>> {
+    pub fn embedder(&self) -> Result<Option<Box<dyn Embedder>>> {
         if self.embedder.trim().eq_ignore_ascii_case("none") {
             return Ok(None);
         }
@@ -360,7 +360,7 @@ impl AppConfig {
     }
 
     /// The configured language model, or `None` when `llm.url` is empty (LLM-free).
-    pub(crate) fn chat_model(&self) -> Result<Option<std::sync::Arc<dyn ChatModel>>> {
+    pub fn chat_model(&self) -> Result<Option<std::sync::Arc<dyn ChatModel>>> {
         if !self.llm.is_enabled() {
             return Ok(None);
         }
@@ -369,7 +369,7 @@ impl AppConfig {
     }
 
     /// The database path: configured, or under the user's data directory.
-    pub(crate) fn db_path(&self) -> Result<PathBuf> {
+    pub fn db_path(&self) -> Result<PathBuf> {
         if let Some(db) = &self.db {
             return Ok(db.clone());
         }
@@ -379,14 +379,14 @@ impl AppConfig {
     }
 
     /// The configured database: a SQLite file, or a PostgreSQL server named by its URL.
-    pub(crate) fn database(&self) -> Result<Database> {
+    pub fn database(&self) -> Result<Database> {
         Ok(Database::from(self.db_path()?))
     }
 }
 
 /// Where memory is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Database {
+pub enum Database {
     /// A SQLite file (its search index saved beside it).
     Sqlite(PathBuf),
     /// A PostgreSQL server, by URL (`postgres://…` or `postgresql://…`).
@@ -400,6 +400,16 @@ impl From<PathBuf> for Database {
                 Self::Postgres(url.to_owned())
             }
             _ => Self::Sqlite(path),
+        }
+    }
+}
+
+impl Database {
+    /// `sqlite` or `postgres`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "sqlite",
+            Self::Postgres(_) => "postgres",
         }
     }
 }

@@ -1,4 +1,9 @@
-//! `bench`: throughput of ingest and segmentation on synthetic conversations.
+//! `epimem bench`: throughput of ingest and segmentation on synthetic conversations, recall
+//! latency over many episodes, the server under load and the hooks as Claude Code runs them.
+
+pub mod hook;
+pub mod recall;
+pub mod serve;
 
 use std::{
     process::ExitCode,
@@ -15,29 +20,29 @@ use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 use indicatif::ProgressBar;
 
-use super::{open_engine_at, open_engine_on, open_store};
-use crate::config::{AppConfig, Database};
+use epimem_app::config::{AppConfig, Database};
+use epimem_app::{open_engine_at, open_engine_on, open_store};
 
 #[derive(Debug, Subcommand)]
-pub(crate) enum BenchCommand {
+pub enum BenchCommand {
     /// Messages per second for token counting, batched SQLite ingest, the full ingest
     /// pipeline (tokens, store, triggers, segmentation, summaries, full-text index) and
     /// segmentation alone. Build with --release for meaningful numbers.
     Ingest(IngestBenchArgs),
     /// Recall latency (p50 / p95 / p99) over many episodes, excluding query embedding, with
     /// the configured embedder. Build with --release for meaningful numbers.
-    Recall(super::bench_recall::RecallBenchArgs),
+    Recall(recall::RecallBenchArgs),
     /// `epimem serve` on loopback: messages added (single, then in batches) while recalls run,
     /// with throughput, p50 / p99 and errors. Build with --release for meaningful numbers.
-    Serve(super::bench_serve::ServeBenchArgs),
+    Serve(serve::ServeBenchArgs),
     /// `epimem hook` as Claude Code runs it, one process per event, on a project with
     /// sessions behind it: p50 / p99 per event kind against the 15 ms target. Build with
     /// --release for meaningful numbers.
-    Hook(super::bench_hook::HookBenchArgs),
+    Hook(hook::HookBenchArgs),
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct IngestBenchArgs {
+pub struct IngestBenchArgs {
     /// Messages to generate.
     #[arg(long, default_value_t = 100_000)]
     messages: usize,
@@ -57,19 +62,19 @@ pub(crate) struct IngestBenchArgs {
 }
 
 /// The nearest-rank percentile `p` (0 to 1) of `sorted` milliseconds; NaN when there are none.
-pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-pub(crate) fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
+pub fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
     match command {
         BenchCommand::Ingest(args) => bench_ingest(config, args),
-        BenchCommand::Recall(args) => super::bench_recall::bench_recall(config, args),
-        BenchCommand::Serve(args) => super::bench_serve::bench_serve(config, args),
-        BenchCommand::Hook(args) => super::bench_hook::bench_hook(config, args),
+        BenchCommand::Recall(args) => recall::bench_recall(config, args),
+        BenchCommand::Serve(args) => serve::bench_serve(config, args),
+        BenchCommand::Hook(args) => hook::bench_hook(config, args),
     }
 }
 
@@ -252,14 +257,14 @@ fn group(messages: &[NewMessage], conversations: usize) -> Vec<Vec<SegmentMessag
     out
 }
 
-pub(crate) const TOPICS: &[&[&str]] = &[
+pub const TOPICS: &[&[&str]] = &[
     &["trip", "lisbon", "hotel", "tram", "museum", "flight", "booking", "castle", "beach"],
     &["build", "pipeline", "test", "flaky", "deploy", "merge", "timeout", "server", "logs"],
     &["recipe", "dinner", "tomato", "garlic", "oven", "pasta", "sauce", "spice", "bake"],
     &["garden", "seedling", "water", "soil", "balcony", "sunlight", "compost", "harvest", "pot"],
     &["budget", "invoice", "salary", "savings", "rent", "taxes", "expense", "loan", "bank"],
 ];
-pub(crate) const FILLER: &[&str] =
+pub const FILLER: &[&str] =
     &["the", "we", "should", "maybe", "about", "and", "then", "with", "for", "it"];
 
 /// Deterministic conversations: topics that change every dozen or so messages, gaps from

@@ -13,11 +13,13 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{bench::percentile, hook::hook_program};
-use crate::config::AppConfig;
+use epimem_app::hook_program;
+
+use super::percentile;
+use epimem_app::config::AppConfig;
 
 #[derive(Debug, Args)]
-pub(crate) struct HookBenchArgs {
+pub struct HookBenchArgs {
     /// Sessions run before measuring, closed into episodes (what a session start reads).
     #[arg(long, default_value_t = 50)]
     history: usize,
@@ -39,7 +41,7 @@ const BENCH_CONFIG: &str = "embedder = \"hash\"\n[hooks]\nbackground = false\n";
 /// What p99 per event must stay under, in milliseconds.
 const TARGET_P99_MS: f64 = 15.0;
 
-pub(crate) fn bench_hook(_config: &AppConfig, args: &HookBenchArgs) -> Result<ExitCode> {
+pub fn bench_hook(_config: &AppConfig, args: &HookBenchArgs) -> Result<ExitCode> {
     if args.sessions == 0 {
         bail!("--sessions must be at least 1");
     }

@@ -8,53 +8,54 @@ use epimem_core::{ConversationKey, Role, Scope, Timestamp};
 use epimem_engine::{Engine, EngineError, IndexTask, MessageInput, RecallQuery};
 use indicatif::ProgressBar;
 
-use super::{
-    bench::{FILLER, TOPICS},
-    open_engine_at, open_engine_on,
+use epimem_app::{
+    config::{AppConfig, Database},
+    load_index, open_engine_at, open_engine_on, search_folder,
 };
-use crate::config::{AppConfig, Database};
+
+use super::{FILLER, TOPICS};
 
 #[derive(Debug, Args)]
-pub(crate) struct RecallBenchArgs {
+pub struct RecallBenchArgs {
     /// Episodes to create.
     #[arg(long, default_value_t = 100_000)]
-    pub(crate) episodes: usize,
+    pub episodes: usize,
     /// Messages per episode.
     #[arg(long, default_value_t = 2)]
-    pub(crate) messages_per_episode: usize,
+    pub messages_per_episode: usize,
     /// Recalls to time.
     #[arg(long, default_value_t = 1_000)]
-    pub(crate) queries: usize,
+    pub queries: usize,
     /// Hits per recall.
     #[arg(long, default_value_t = 10)]
-    pub(crate) limit: usize,
+    pub limit: usize,
     /// Keep the synthetic database here, and reuse it when it already holds episodes (a
     /// temporary one otherwise).
     #[arg(long, value_name = "FILE")]
-    pub(crate) db: Option<std::path::PathBuf>,
+    pub db: Option<std::path::PathBuf>,
     /// Message vectors from which vector search goes by groups of vectors (the configured
     /// `search.approximate_from` otherwise). When it does, the recalls are timed again with
     /// every vector scanned, and how often the two agree is printed.
     #[arg(long, value_name = "VECTORS")]
-    pub(crate) approximate_from: Option<usize>,
+    pub approximate_from: Option<usize>,
     /// When the vectors are searched by groups, do not time the recalls again with every vector
     /// scanned (over a million episodes that takes most of a run); the agreement line goes too.
     #[arg(long)]
-    pub(crate) no_exact: bool,
+    pub no_exact: bool,
     /// Time the same recalls on this PostgreSQL database (postgres://…) too, beside SQLite:
     /// its tenant `bench` is forgotten, filled with the same episodes and left there.
     #[arg(long, value_name = "URL")]
-    pub(crate) postgres: Option<String>,
+    pub postgres: Option<String>,
     /// Time the recalls again with this many messages stored and not yet in an episode (the
     /// open tail every recall searches too), then forget them.
     #[arg(long, value_name = "MESSAGES", default_value_t = 2_000)]
-    pub(crate) open: usize,
+    pub open: usize,
 }
 
 /// Conversations the episodes are spread over.
 const CONVERSATIONS: usize = 100;
 
-pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCode> {
+pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCode> {
     anyhow::ensure!(
         args.episodes > 0 && args.messages_per_episode > 0 && args.queries > 0,
         "counts must be positive"
@@ -103,7 +104,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         .collect();
     // The search index is built (or caught up) and saved here, so the next process opens it.
     let index_started = Instant::now();
-    let index_work = super::load_index(&engine, "bench")?;
+    let index_work = load_index(&engine, "bench")?;
     let indexed = index_started.elapsed();
     let held_elsewhere = engine.index_held_elsewhere("bench")?;
     // What a new process pays before its first answer: opening the store, opening the
@@ -136,7 +137,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
     outln!(
         "search index {index_did} in {:.1} s ({})",
         indexed.as_secs_f64(),
-        super::search_folder(&path).display()
+        search_folder(&path).display()
     );
     outln!(
         "open to first answer (store opened, saved search index opened, one recall): {open_ms:.0} ms"
@@ -202,7 +203,7 @@ pub(crate) fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result
         let built = started.elapsed();
         // A process's index of a PostgreSQL store lives in its memory: filled on first use.
         let index_started = Instant::now();
-        super::load_index(&engine, "bench")?;
+        load_index(&engine, "bench")?;
         let indexed = index_started.elapsed();
         let on_postgres = Timed::run(&engine, &queries)?;
         outln!(
@@ -245,7 +246,7 @@ impl Timed {
             ("episodes (BM25 + vectors, fused)", &self.episodes_ms, 5.0),
             ("messages (BM25 + vectors + words)", &self.messages_ms, 20.0),
         ] {
-            let pct = |p: f64| super::bench::percentile(ms, p);
+            let pct = |p: f64| super::percentile(ms, p);
             let verdict = if pct(0.99) <= target { "ok" } else { "MISSED" };
             let mark =
                 if with_targets { format!("p99≤{target} {verdict}") } else { String::new() };

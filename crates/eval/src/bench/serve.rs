@@ -17,11 +17,13 @@ use epimem_engine::MessageInput;
 use epimem_server::Access;
 use epimem_store::JobState;
 
-use super::{bench::synthetic, open_serving, serve::server_config, worker_report};
-use crate::config::{AppConfig, Database};
+use epimem_app::{open_serving, server_config, worker_report};
+
+use super::synthetic;
+use epimem_app::config::{AppConfig, Database};
 
 #[derive(Debug, Args)]
-pub(crate) struct ServeBenchArgs {
+pub struct ServeBenchArgs {
     /// Seconds of load in all, split between single messages, batches, and a few messages
     /// at a time with pauses.
     #[arg(long, default_value_t = 90)]
@@ -104,11 +106,11 @@ impl Timings {
 
     fn percentile(&mut self, p: f64) -> f64 {
         self.ms.sort_by(f64::total_cmp);
-        super::bench::percentile(&self.ms, p)
+        super::percentile(&self.ms, p)
     }
 }
 
-pub(crate) fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode> {
+pub fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode> {
     if args.seconds < 3 || args.batch == 0 || args.writers == 0 {
         bail!("--seconds must be at least 3, --batch and --writers at least 1");
     }
