@@ -3,7 +3,10 @@
 //! does the work.
 
 use epimem_core::{ConversationKey, Job, JobId, JobKind, Timestamp};
-use epimem_store::{JobState, JobStatus, JobsOf};
+use epimem_store::{
+    JobState, JobStatus, JobsOf,
+    rules::{self, Abandonment},
+};
 
 use crate::{Failure, Tx, rows::uint};
 
@@ -56,21 +59,34 @@ pub(crate) fn abandon(
     error: &str,
     retry_at: Option<Timestamp>,
 ) -> Result<(), Failure> {
-    if let Some(at) = retry_at {
-        // The fence stays with the job, which will run again; no owner and a lease end in
-        // the future mean it waits until then.
-        tx.execute(
-            "UPDATE jobs SET lease_owner = NULL, lease_until = $3, last_error = $2
-             WHERE id = $1 AND state = 'queued'",
-            &[&job.0, &error, &at.millis()],
-        )?;
-        return Ok(());
-    }
-    if let Some(key) = conversation {
+    let fence_job = match conversation {
+        Some(key) => tx
+            .query_opt(
+                "SELECT fence_job FROM conversations WHERE tenant = $1 AND external_id = $2
+                 FOR UPDATE",
+                &[&key.tenant, &key.conversation],
+            )?
+            .and_then(|r| r.get::<_, Option<i64>>(0))
+            .map(JobId),
+        None => None,
+    };
+    let release_fence = match rules::abandonment(job, fence_job, retry_at) {
+        Abandonment::Retry { at } => {
+            // No owner and a lease end in the future: it waits until then.
+            tx.execute(
+                "UPDATE jobs SET lease_owner = NULL, lease_until = $3, last_error = $2
+                 WHERE id = $1 AND state = 'queued'",
+                &[&job.0, &error, &at.millis()],
+            )?;
+            return Ok(());
+        }
+        Abandonment::Park { release_fence } => release_fence,
+    };
+    if let (true, Some(key)) = (release_fence, conversation) {
         tx.execute(
             "UPDATE conversations SET fence_job = NULL, fence_upto = NULL, fence_since = NULL
-             WHERE tenant = $1 AND external_id = $2 AND fence_job = $3",
-            &[&key.tenant, &key.conversation, &job.0],
+             WHERE tenant = $1 AND external_id = $2",
+            &[&key.tenant, &key.conversation],
         )?;
     }
     tx.execute(

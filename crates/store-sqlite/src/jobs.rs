@@ -1,7 +1,10 @@
 //! The durable job table: claimed with leases, retired in the transaction that does the work.
 
 use epimem_core::{ConversationKey, Job, JobId, JobKind, Timestamp};
-use epimem_store::{JobState, JobStatus, JobsOf, StoreError};
+use epimem_store::{
+    JobState, JobStatus, JobsOf, StoreError,
+    rules::{self, Abandonment},
+};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::map_err;
@@ -61,22 +64,37 @@ pub(crate) fn abandon(
     error: &str,
     retry_at: Option<Timestamp>,
 ) -> Result<(), StoreError> {
-    if let Some(at) = retry_at {
-        // The fence stays with the job, which will run again; no owner and a lease end in
-        // the future mean it waits until then.
-        tx.execute(
-            "UPDATE jobs SET lease_owner = NULL, lease_until = ?3, last_error = ?2
-             WHERE id = ?1 AND state = 'queued'",
-            params![job.0, error, at.millis()],
-        )
-        .map_err(map_err)?;
-        return Ok(());
-    }
-    if let Some(key) = conversation {
+    let fence_job = match conversation {
+        Some(key) => tx
+            .query_row(
+                "SELECT fence_job FROM conversations WHERE tenant = ?1 AND external_id = ?2",
+                params![key.tenant, key.conversation],
+                |r| r.get::<_, Option<i64>>(0),
+            )
+            .optional()
+            .map_err(map_err)?
+            .flatten()
+            .map(JobId),
+        None => None,
+    };
+    let release_fence = match rules::abandonment(job, fence_job, retry_at) {
+        Abandonment::Retry { at } => {
+            // No owner and a lease end in the future: it waits until then.
+            tx.execute(
+                "UPDATE jobs SET lease_owner = NULL, lease_until = ?3, last_error = ?2
+                 WHERE id = ?1 AND state = 'queued'",
+                params![job.0, error, at.millis()],
+            )
+            .map_err(map_err)?;
+            return Ok(());
+        }
+        Abandonment::Park { release_fence } => release_fence,
+    };
+    if let (true, Some(key)) = (release_fence, conversation) {
         tx.execute(
             "UPDATE conversations SET fence_job = NULL, fence_upto = NULL, fence_since = NULL
-             WHERE tenant = ?1 AND external_id = ?2 AND fence_job = ?3",
-            params![key.tenant, key.conversation, job.0],
+             WHERE tenant = ?1 AND external_id = ?2",
+            params![key.tenant, key.conversation],
         )
         .map_err(map_err)?;
     }

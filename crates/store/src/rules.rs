@@ -94,6 +94,29 @@ pub fn committed_watermark(row: &FenceRow, commit: &SegmentationCommit) -> Resul
     Ok(watermark)
 }
 
+/// What recording a failed job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Abandonment {
+    /// Queue it again, claimable from `at`; it keeps its fence, since it will run again.
+    Retry { at: Timestamp },
+    /// Park it (kept as failed, never run again). `release_fence`: it still holds its
+    /// conversation's fence, which goes, so a later job can segment those messages.
+    Park { release_fence: bool },
+}
+
+/// What recording that `job` failed does: retried at `retry_at` if given, else parked; a
+/// parked job gives up its conversation's fence only if it still holds it (`fence_job`).
+pub fn abandonment(
+    job: JobId,
+    fence_job: Option<JobId>,
+    retry_at: Option<Timestamp>,
+) -> Abandonment {
+    match retry_at {
+        Some(at) => Abandonment::Retry { at },
+        None => Abandonment::Park { release_fence: fence_job == Some(job) },
+    }
+}
+
 /// What a consolidation commit must read before [`consolidation_writes`] decides: whether each
 /// fact it changes is the conversation's, and whether each episode it cites is still there.
 pub fn consolidation_reads(commit: &ConsolidationCommit) -> (Vec<&FactId>, Vec<&EpisodeId>) {

@@ -176,3 +176,13 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_parked_job_gives_up_only_its_own_fence_and_a_retried_one_keeps_it() {
+    let (job, other) = (JobId(1), JobId(2));
+    let at = Timestamp(5);
+    assert_eq!(abandonment(job, Some(job), Some(at)), Abandonment::Retry { at });
+    assert_eq!(abandonment(job, Some(job), None), Abandonment::Park { release_fence: true });
+    assert_eq!(abandonment(job, Some(other), None), Abandonment::Park { release_fence: false });
+    assert_eq!(abandonment(job, None, None), Abandonment::Park { release_fence: false });
+}
