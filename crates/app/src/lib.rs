@@ -3,6 +3,25 @@
 //! < flags), and the engine each command opens on the database, search index and models it
 //! names. What goes wrong here is said to a person, so its errors are `anyhow`'s.
 
+/// `println!` that returns the write's error instead of panicking: `epimem recall … | head`
+/// closes the pipe early, and that is not a crash.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
+/// `print!` that returns the write's error (see `outln!`).
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)?
+    }};
+}
+
 pub mod config;
 pub mod index_progress;
 mod no_index;

@@ -5,22 +5,8 @@
 //! (`epimem-app`'s wiring); what they find is a report to a person, so their errors are
 //! `anyhow`'s.
 
-/// `println!` that returns the write's error instead of panicking (a closed pipe ends the
-/// report quietly).
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)?
-    }};
-}
-
-/// `print!` that returns the write's error (see `outln!`).
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        write!(std::io::stdout().lock(), $($arg)*)?
-    }};
-}
+#[macro_use]
+extern crate epimem_app;
 
 mod agent;
 mod baselines;
