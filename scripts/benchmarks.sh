@@ -838,13 +838,13 @@ if relevance_sets:
     pct = lambda row, kind: f"{100 * row[kind]['non_empty']:.1f}%" if kind in row else "-"
     for ds, j in relevance_sets:
         for part in ("test", "tuning"):
-            rows = j["blocks"].get(part, [])
-            if not rows:
+            settings = j["blocks"].get(part, [])
+            if not settings:
                 continue
             print(f"{titles[ds]} (potion), {part} part:\n")
             print(f"| setting | evidence | tokens | own | other conversation | names replaced | {other.get(ds, 'another set')} |")
             print("|---|---|---|---|---|---|---|")
-            for row in rows:
+            for row in settings:
                 own = row["own"]
                 bold = "**" if row["setting"] == "the defaults" else ""
                 print(f"| {bold}{row['setting']}{bold} | {own['evidence']:.3f} | {own['mean_tokens']:.0f} | {pct(row, 'own')} | {pct(row, 'other_conversation')} | {pct(row, 'renamed')} | {pct(row, 'other_set')} |")
