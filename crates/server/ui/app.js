@@ -146,7 +146,7 @@ async function timelinePage(nodeId, token) {
     return;
   }
   const node = await api('GET', `/v1/timeline/${encodeURIComponent(nodeId)}`);
-  const query = new URLSearchParams({ from: node.start, to: node.end, limit: '1000' });
+  const query = new URLSearchParams({ since: node.start, until: node.end, limit: '1000' });
   const inside = (await api('GET', `/v1/episodes?${query}`)).episodes
     .filter((e) => e.start >= node.start && e.start < node.end);
   const parts = [
