@@ -27,9 +27,9 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// Where `field` of message `i` is in the body: `[i].field`, or `field` alone.
+    /// Where `field` of message `i` is in the body.
     fn place(&self, i: usize, field: &str) -> String {
-        format!("{}{}", self.array, place(self.in_array, i, field))
+        place(self.array, self.in_array, i, field)
     }
 
     /// The engine's refusal of a message, named by its place in the body.
@@ -45,9 +45,15 @@ impl Batch {
     }
 }
 
-fn place(in_array: bool, i: usize, field: &str) -> String {
+/// Where `field` of message `i` is in what the caller sent: `array[i].field` when the messages
+/// came as an array (named `array` there, or nothing for a body that is the array), else
+/// `field` alone.
+fn place(array: &str, in_array: bool, i: usize, field: &str) -> String {
     let field = if field.is_empty() || field == "." { String::new() } else { format!(".{field}") };
-    if in_array { format!("[{i}]{field}") } else { field.trim_start_matches('.').to_owned() }
+    match in_array {
+        true => format!("{array}[{i}]{field}"),
+        false => field.trim_start_matches('.').to_owned(),
+    }
 }
 
 /// The messages of a body that is one message object or an array of them. Either all of them
@@ -67,7 +73,7 @@ pub fn parse_messages(tenant: &str, body: &[u8]) -> Result<Batch, MemoryError> {
     if items.is_empty() {
         return Err(MemoryError::bad_input("the array holds no message"));
     }
-    let at = |i: usize, field: &str| place(in_array, i, field);
+    let at = |i: usize, field: &str| place("", in_array, i, field);
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let message: MessageIn = serde_path_to_error::deserialize(item).map_err(|e| {
@@ -99,7 +105,7 @@ pub fn message_list(
         .enumerate()
         .map(|(i, m)| {
             to_input(tenant, m).map_err(|(field, why)| {
-                MemoryError::bad_input(format!("{array}[{i}].{field}: {why}"))
+                MemoryError::bad_input(format!("{}: {why}", place(array, true, i, field)))
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -82,21 +82,12 @@ pub(crate) fn detail_text(e: &EpisodeOut) -> String {
         out.push('\n');
     }
     if let Some(s) = &e.skeleton {
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let mut counts = vec![
-            plural(s.investigate, "read or search", "reads or searches"),
-            plural(s.execute, "edit or command", "edits or commands"),
-        ];
-        if s.failures > 0 {
-            counts.push(plural(s.failures, "failure", "failures"));
-        }
         out.push_str(&format!(
             "\nwork: {} prompt(s) (#{}-#{}), {}, {} min\n",
             s.prompts,
             s.first_prompt.map_or("-".into(), |p| p.to_string()),
             s.last_prompt.map_or("-".into(), |p| p.to_string()),
-            counts.join(", "),
+            epimem_core::work::action_counts(s.investigate, s.execute, s.failures),
             (s.duration_seconds / 60.0) as u64
         ));
         if !s.hot_files.is_empty() {

@@ -95,15 +95,13 @@ pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Resu
         .ok_or_else(|| StoreError::Conflict(format!("conversation {conversation} is gone")))?;
     let (facts, sources) = rules::consolidation_reads(commit);
     let mut found = ConsolidationRows::default();
+    let mut ours = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM facts WHERE id = ?1 AND conversation_id = ?2)",
+        )
+        .map_err(map_err)?;
     for fact in facts {
-        let ours: bool = tx
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM facts WHERE id = ?1 AND conversation_id = ?2)",
-                params![fact.0, id],
-                |r| r.get(0),
-            )
-            .map_err(map_err)?;
-        if ours {
+        if ours.query_row(params![fact.0, id], |r| r.get(0)).map_err(map_err)? {
             found.ours.insert(fact);
         }
     }

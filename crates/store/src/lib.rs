@@ -4,7 +4,7 @@
 //! "commit these episodes and advance the watermark"), not by tables. Every backend passes the
 //! same conformance suite (feature `conformance`).
 
-#[cfg(feature = "conformance")]
+#[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 mod edits;
 pub mod encoding;

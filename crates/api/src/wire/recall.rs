@@ -122,19 +122,26 @@ impl RecallOut {
     /// context block, or [`NOTHING_RELEVANT`] when there is neither. Hits (a recall without a
     /// budget) are not text; each door lists them its own way.
     pub fn text(&self) -> String {
-        let mut text = String::new();
-        if !self.facts.is_empty() {
-            text.push_str("Known facts:\n");
-            for fact in &self.facts {
-                let since = fact.valid_at.get(..10).unwrap_or(&fact.valid_at);
-                text.push_str(&format!("- {} (since {since})\n", fact.text));
-            }
-            text.push('\n');
-        }
+        let mut text = self.facts_text();
         text.push_str(self.context.as_deref().unwrap_or(""));
         if text.trim().is_empty() {
             text = NOTHING_RELEVANT.into();
         }
+        text
+    }
+
+    /// The facts that bear on the query, a line each under "Known facts:", and a blank line;
+    /// empty when there are none.
+    pub fn facts_text(&self) -> String {
+        if self.facts.is_empty() {
+            return String::new();
+        }
+        let mut text = "Known facts:\n".to_owned();
+        for fact in &self.facts {
+            let since = fact.valid_at.get(..10).unwrap_or(&fact.valid_at);
+            text.push_str(&format!("- {} (since {since})\n", fact.text));
+        }
+        text.push('\n');
         text
     }
 }

@@ -203,8 +203,9 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(budget) = args.budget {
-        out!("{}", out.text());
-        if !out.text().ends_with('\n') {
+        let text = out.text();
+        out!("{text}");
+        if !text.ends_with('\n') {
             outln!();
         }
         let lines = out.turns.as_ref().map(Vec::len);
@@ -220,13 +221,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if !out.facts.is_empty() {
-        outln!("Known facts:");
-        for fact in &out.facts {
-            outln!("- {} (since {})", fact.text, fact.valid_at.get(..10).unwrap_or(&fact.valid_at));
-        }
-        outln!();
-    }
+    out!("{}", out.facts_text());
     for (i, hit) in out.hits.iter().enumerate() {
         outln!("{}", hit_text(i + 1, hit));
     }

@@ -83,19 +83,25 @@ pub fn skeleton(messages: &[Message]) -> Option<Skeleton> {
     })
 }
 
+/// How an agent worked, in words: "3 reads or searches, 4 edits or commands, 1 failure" (the
+/// failures only when there were some).
+pub fn action_counts(investigate: usize, execute: usize, failures: usize) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = vec![
+        plural(investigate, "read or search", "reads or searches"),
+        plural(execute, "edit or command", "edits or commands"),
+    ];
+    if failures > 0 {
+        parts.push(plural(failures, "failure", "failures"));
+    }
+    parts.join(", ")
+}
+
 impl Skeleton {
     /// "3 reads or searches, 4 edits or commands, 1 failure".
     pub fn counts(&self) -> String {
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let mut parts = vec![
-            plural(self.investigate, "read or search", "reads or searches"),
-            plural(self.execute, "edit or command", "edits or commands"),
-        ];
-        if self.failures > 0 {
-            parts.push(plural(self.failures, "failure", "failures"));
-        }
-        parts.join(", ")
+        action_counts(self.investigate, self.execute, self.failures)
     }
 
     /// The hot files' paths, most touched first.

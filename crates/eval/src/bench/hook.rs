@@ -45,9 +45,7 @@ pub fn bench_hook(_config: &AppConfig, args: &HookBenchArgs) -> Result<ExitCode>
     if args.sessions == 0 {
         bail!("--sessions must be at least 1");
     }
-    if cfg!(debug_assertions) {
-        eprintln!("epimem: a debug build: build with --release for meaningful numbers");
-    }
+    super::note_debug_build("hook");
     let dir = tempfile::tempdir().context("temporary directory")?;
     let project = dir.path().join("shop");
     std::fs::create_dir_all(project.join(".git"))?;

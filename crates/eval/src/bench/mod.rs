@@ -78,16 +78,21 @@ pub fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
     }
 }
 
+/// Says so on standard error when a benchmark runs in a debug build, whose numbers mean little.
+fn note_debug_build(bench: &str) {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "note: this is a debug build; use `cargo run --release -p epimem -- bench {bench}`"
+        );
+    }
+}
+
 fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> {
     anyhow::ensure!(
         args.messages > 0 && args.batch > 0 && args.conversations > 0,
         "counts must be positive"
     );
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "note: this is a debug build; use `cargo run --release -p epimem -- bench ingest`"
-        );
-    }
+    note_debug_build("ingest");
     let inputs = synthetic(args.messages, args.conversations, args.seed);
     let dir = tempfile::tempdir().context("temporary directory")?;
     let mut rows = Vec::new();

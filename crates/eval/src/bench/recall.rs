@@ -60,11 +60,7 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
         args.episodes > 0 && args.messages_per_episode > 0 && args.queries > 0,
         "counts must be positive"
     );
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "note: this is a debug build; use `cargo run --release -p epimem -- bench recall`"
-        );
-    }
+    super::note_debug_build("recall");
     let mut config = config.clone();
     if let Some(rows) = args.approximate_from {
         config.search.approximate_from = rows;

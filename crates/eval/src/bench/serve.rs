@@ -114,9 +114,7 @@ pub fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode
     if args.seconds < 3 || args.batch == 0 || args.writers == 0 {
         bail!("--seconds must be at least 3, --batch and --writers at least 1");
     }
-    if cfg!(debug_assertions) {
-        eprintln!("epimem: a debug build: build with --release for meaningful numbers");
-    }
+    super::note_debug_build("serve");
     let dir = tempfile::tempdir().context("temporary directory")?;
     let path = args.db.clone().unwrap_or_else(|| dir.path().join("bench.db"));
     let engine = open_serving(config, &Database::Sqlite(path))?;

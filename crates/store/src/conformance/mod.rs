@@ -141,7 +141,13 @@ fn push_n(store: &dyn Store, conv: &ConversationKey, n: u64) {
     store.push_messages(&msgs).unwrap();
 }
 
-fn episode(conv: &ConversationKey, first: u64, last: u64, title: &str, summary: &str) -> Episode {
+pub(crate) fn episode(
+    conv: &ConversationKey,
+    first: u64,
+    last: u64,
+    title: &str,
+    summary: &str,
+) -> Episode {
     Episode {
         id: episode_id(conv, first, last),
         conversation: conv.clone(),

@@ -1,4 +1,4 @@
-use epimem_core::{BoundaryReason, Episode, FsrsState, TriggerKind, episode_id};
+use epimem_core::{Episode, TriggerKind};
 use proptest::prelude::*;
 
 use super::*;
@@ -8,26 +8,7 @@ fn key() -> ConversationKey {
 }
 
 fn episode(first: u64, last: u64) -> Episode {
-    let conversation = key();
-    Episode {
-        id: episode_id(&conversation, first, last),
-        conversation,
-        user: None,
-        agent: None,
-        first_seq: first,
-        last_seq: last,
-        context_first_seq: None,
-        start: Timestamp(0),
-        end: Timestamp(0),
-        title: String::new(),
-        summary: String::new(),
-        keywords: Vec::new(),
-        surprise: 0.0,
-        boundary_reason: BoundaryReason::Flush,
-        fsrs: FsrsState::default(),
-        told_by: Default::default(),
-        told_note: None,
-    }
+    crate::conformance::episode(&key(), first, last, "", "")
 }
 
 fn trigger(upto_seq: u64) -> Trigger {
