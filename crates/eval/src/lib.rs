@@ -17,6 +17,7 @@ mod locomo;
 mod metrics;
 mod negatives;
 mod online;
+pub mod page;
 mod prompt_context;
 mod recall;
 mod segmentation;

@@ -39,6 +39,10 @@ pub enum BenchCommand {
     /// sessions behind it: p50 / p99 per event kind against the 15 ms target. Build with
     /// --release for meaningful numbers.
     Hook(hook::HookBenchArgs),
+    /// Fills the measured parts of docs/benchmarks.md from the raw results
+    /// scripts/benchmarks.sh leaves in target/benchmarks; a part whose run was not made keeps
+    /// what the page says.
+    Page(crate::page::PageArgs),
 }
 
 #[derive(Debug, Args)]
@@ -75,6 +79,7 @@ pub fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
         BenchCommand::Recall(args) => recall::bench_recall(config, args),
         BenchCommand::Serve(args) => serve::bench_serve(config, args),
         BenchCommand::Hook(args) => hook::bench_hook(config, args),
+        BenchCommand::Page(args) => crate::page::page(args),
     }
 }
 
