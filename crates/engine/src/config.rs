@@ -51,7 +51,7 @@ impl Default for TimelineConfig {
 
 impl TimelineConfig {
     /// The grace of a level, in milliseconds.
-    pub fn grace_ms(&self, level: epimem_core::TocLevel) -> i64 {
+    pub(crate) fn grace_ms(&self, level: epimem_core::TocLevel) -> i64 {
         let hours = match level {
             epimem_core::TocLevel::Day => self.day_grace_hours,
             epimem_core::TocLevel::Week => self.week_grace_hours,
@@ -107,7 +107,7 @@ pub struct JobsConfig {
 
 impl JobsConfig {
     /// How long a job that failed its `attempts`-th try waits before the next.
-    pub fn backoff_ms(&self, attempts: u32) -> i64 {
+    pub(crate) fn backoff_ms(&self, attempts: u32) -> i64 {
         let doublings = attempts.saturating_sub(1).min(20);
         (self.retry_after_seconds * 1000.0 * f64::from(1u32 << doublings)) as i64
     }

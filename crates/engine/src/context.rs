@@ -66,7 +66,7 @@ impl Engine {
     /// `recall_context` for several budgets at once, from one ranking and one read of the
     /// episodes quoted; one block per budget, in order. The pending review records the
     /// episodes of the largest block.
-    pub fn recall_contexts(
+    pub(crate) fn recall_contexts(
         &self,
         query: &RecallQuery,
         budgets: &[usize],
@@ -258,7 +258,7 @@ impl Engine {
 
     /// Renders `hits` (best first) as a context block of at most `budget` tokens: title, when,
     /// summary, and the raw lines that matched `query` best.
-    pub fn render_context(
+    pub(crate) fn render_context(
         &self,
         scope: &Scope,
         query: &str,

@@ -489,7 +489,7 @@ impl Engine {
 
     /// Whether another process holds the tenant's saved search index, so that this one keeps
     /// what it changes in memory only.
-    pub fn index_held_elsewhere(&self, tenant: &str) -> Result<bool, EngineError> {
+    pub(crate) fn index_held_elsewhere(&self, tenant: &str) -> Result<bool, EngineError> {
         Ok(self.search.held_elsewhere(tenant)?)
     }
 

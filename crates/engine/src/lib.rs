@@ -12,6 +12,7 @@ mod forget;
 mod index_repair;
 mod indexing;
 mod keys;
+mod measure;
 mod model_segmentation;
 mod next_turn;
 mod process;
@@ -42,6 +43,7 @@ pub use context::{EpisodeContext, RecalledContext};
 pub use crash::{CRASH_POINTS, CrashAt};
 pub use error::EngineError;
 pub use indexing::{Freshness, IndexTask, RepairLog};
+pub use measure::Measure;
 pub use next_turn::{NextTurn, NextTurnQuery};
 pub use process::process_name;
 pub use recall::{MessageHit, RecallHit, RecallQuery};
@@ -277,7 +279,7 @@ impl Engine {
     }
 
     /// The fingerprint of the embedder, if there is one.
-    pub fn embedder_fingerprint(&self) -> Option<&str> {
+    pub(crate) fn embedder_fingerprint(&self) -> Option<&str> {
         self.embedder.as_deref().map(|e| e.fingerprint())
     }
 

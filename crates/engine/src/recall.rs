@@ -215,13 +215,16 @@ impl Engine {
     /// soft word matching, ranked by `rank_turns` (their scores fused, weighted by how well
     /// their episode answers and by a date the query names, lent to the turns around them,
     /// weighed by who wrote them). Best first.
-    pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
+    pub(crate) fn recall_messages(
+        &self,
+        query: &RecallQuery,
+    ) -> Result<Vec<MessageHit>, EngineError> {
         self.rank_messages(query).map(|ranked| ranked.hits)
     }
 
     /// [`Engine::recall_messages`], with what the index told of the query as a whole (what
     /// relevance is judged against).
-    pub fn recall_messages_judged(
+    pub(crate) fn recall_messages_judged(
         &self,
         query: &RecallQuery,
     ) -> Result<(Vec<MessageHit>, QueryEvidence), EngineError> {
@@ -321,7 +324,7 @@ impl Engine {
     /// The query's embedding: given, or made now (outside the index lock, which is held only
     /// to strip names); `None` without an embedder. A caller asking one query several ways
     /// can embed it once and pass it in `RecallQuery::vector`.
-    pub fn embed_query(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
+    pub(crate) fn embed_query(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
         if self.embedder.is_some() && query.vector.is_none() {
             self.index_for_recall(&query.scope.tenant)?;
         }

@@ -165,7 +165,7 @@ impl Engine {
     /// `project`'s (not of the session `current`): chosen by recall, words and meaning both,
     /// when this engine has an embedder ([`Engine::prompt_episodes_recalled`]), else by the
     /// keywords they share with `prompt` ([`Engine::prompt_episodes_by_words`]).
-    pub fn prompt_episodes(
+    pub(crate) fn prompt_episodes(
         &self,
         tenant: &str,
         project: &str,
@@ -182,7 +182,7 @@ impl Engine {
     /// The episodes of `project` (not of the session `current`) whose titles and keywords
     /// share enough of `prompt`'s keywords, best first, at most three: no search index and no
     /// embedder, which a hook, a process started for one event, has no time to open.
-    pub fn prompt_episodes_by_words(
+    pub(crate) fn prompt_episodes_by_words(
         &self,
         tenant: &str,
         project: &str,
@@ -206,7 +206,7 @@ impl Engine {
     /// The episodes of `project` (not of the session `current`) that recall finds for
     /// `prompt` and that words and meaning agree on ([`prompt_recalled`]), best first, at most
     /// three. Nothing is recorded as a review: the agent is told of them, not shown them.
-    pub fn prompt_episodes_recalled(
+    pub(crate) fn prompt_episodes_recalled(
         &self,
         tenant: &str,
         project: &str,

@@ -294,7 +294,7 @@ pub(crate) fn dump_lines(
     let scope = Scope::tenant(tenant).with_conversation(Some(host.id.clone()));
     let at = host.turns.last().map(|t| t.timestamp);
     let query = RecallQuery { at, ..RecallQuery::new(scope, text.to_owned(), 30) };
-    let (hits, evidence) = engine.recall_messages_judged(&query)?;
+    let (hits, evidence) = engine.measure().recall_messages_judged(&query)?;
     let lines = hits
         .iter()
         .filter_map(|h| {

@@ -47,8 +47,12 @@ impl Chooser {
         prompt: &str,
     ) -> Result<Vec<EpisodeId>> {
         Ok(match self {
-            Self::Keywords => engine.prompt_episodes_by_words(tenant, project, "", prompt)?,
-            Self::Recall => engine.prompt_episodes_recalled(tenant, project, "", prompt)?,
+            Self::Keywords => {
+                engine.measure().prompt_episodes_by_words(tenant, project, "", prompt)?
+            }
+            Self::Recall => {
+                engine.measure().prompt_episodes_recalled(tenant, project, "", prompt)?
+            }
         })
     }
 }

@@ -281,7 +281,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 ..RecallQuery::new(scope.clone(), q.question.clone(), RETRIEVED)
             };
             // Embedded once for the episode, turn and context recalls below.
-            query.vector = engine.embed_query(&query)?;
+            query.vector = engine.measure().embed_query(&query)?;
             let hits = engine.recall(&query)?;
             latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
             let mut returned = Vec::with_capacity(hits.len());
@@ -293,6 +293,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                     .then(|| {
                         let one = std::slice::from_ref(h);
                         engine
+                            .measure()
                             .render_context(&scope, &q.question, one, usize::MAX)
                             .map(|c| c.tokens)
                     })
@@ -310,7 +311,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 sums.at_k[i] = q.share_in(&covered);
             }
             let mut contexts = BTreeMap::new();
-            let recalled = engine.recall_contexts(&query, &BUDGETS)?;
+            let recalled = engine.measure().recall_contexts(&query, &BUDGETS)?;
             for (i, (&budget, context)) in BUDGETS.iter().zip(&recalled).enumerate() {
                 let quoted: Vec<&str> =
                     context.turns.iter().filter_map(|(_, seq)| s.dia_id(*seq)).collect();
@@ -353,7 +354,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 let own = negatives::Asked::Own;
                 negatives::dump_lines(out, &engine, (&tenant_of(s), s), own, &q.question, Some(q))?;
             }
-            let turn_hits = engine.recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
+            let turn_hits =
+                engine.measure().recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
             let turn_ids: Vec<&str> = turn_hits.iter().filter_map(|m| s.dia_id(m.seq)).collect();
             for (i, &k) in TURN_KS.iter().enumerate() {
                 let covered: HashSet<&str> = turn_ids.iter().take(k).copied().collect();

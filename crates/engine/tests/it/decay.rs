@@ -43,7 +43,7 @@ fn first_days(e: &Engine, text: &str) -> (i64, i64) {
     };
     let day = |ts: Timestamp| (ts.millis() - T0) / DAY;
     let episode = e.recall(&query).unwrap()[0].episode.start;
-    let turn = &e.recall_messages(&query).unwrap()[0];
+    let turn = &e.measure().recall_messages(&query).unwrap()[0];
     let detail = e.episode(&query.scope, &turn.episode).unwrap();
     (day(episode), day(detail.episode.start))
 }

@@ -24,14 +24,14 @@ fn what_another_process_closes_or_forgets_reaches_a_loaded_index() {
     let hits = reader.recall(&query("walrus saxophone")).unwrap();
     let theirs = hits.first().expect("found without a restart").episode.id.clone();
     assert_eq!(hits[0].lexical_rank, Some(1));
-    let turns = reader.recall_messages(&query("walrus saxophone")).unwrap();
+    let turns = reader.measure().recall_messages(&query("walrus saxophone")).unwrap();
     assert_eq!(turns[0].episode, theirs);
 
     writer.delete_episode(&Scope::tenant("t"), &theirs).unwrap();
     assert!(
         reader.recall(&query("walrus saxophone")).unwrap().iter().all(|h| h.episode.id != theirs)
     );
-    let turns = reader.recall_messages(&query("walrus saxophone")).unwrap();
+    let turns = reader.measure().recall_messages(&query("walrus saxophone")).unwrap();
     assert!(turns.iter().all(|t| t.episode != theirs), "{turns:?}");
     let context = reader.recall_context(&query("walrus saxophone"), 500).unwrap();
     assert!(!context.text.contains("walrus"), "{}", context.text);
@@ -43,7 +43,7 @@ fn answers(e: &Engine) -> Vec<String> {
     let mut out = Vec::new();
     for text in QUERIES {
         out.push(format!("{:?}", e.recall(&query(text)).unwrap()));
-        out.push(format!("{:?}", e.recall_messages(&query(text)).unwrap()));
+        out.push(format!("{:?}", e.measure().recall_messages(&query(text)).unwrap()));
         out.push(format!("{:?}", e.recall_context(&query(text), 300).unwrap()));
     }
     out

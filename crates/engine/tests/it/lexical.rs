@@ -71,7 +71,8 @@ fn words_find_titles_raw_lines_speakers_and_stems() {
     let err = e.recall(&RecallQuery::new(scope.clone(), "?!", 5)).unwrap_err();
     assert!(matches!(err, EngineError::Invalid(_)), "{err}");
     // Single messages: the right turn of the right episode.
-    let turns = e.recall_messages(&RecallQuery::new(scope.clone(), "nylon strings", 10)).unwrap();
+    let turns =
+        e.measure().recall_messages(&RecallQuery::new(scope.clone(), "nylon strings", 10)).unwrap();
     assert_eq!(turns[0].seq, 4);
     assert!(turns.iter().all(|t| t.seq == 3 || t.seq == 4), "{turns:?}");
 }
@@ -87,7 +88,7 @@ fn episodes_closed_after_the_index_loaded_are_found_and_forgotten() {
     let zebra = e.episodes(&scope, None).unwrap()[0].id.clone(); // the newest
     e.delete_episode(&scope, &zebra).unwrap();
     assert!(firsts(&e, &scope, "zebra stripes").is_empty());
-    let turns = e.recall_messages(&RecallQuery::new(scope.clone(), "zebra", 10)).unwrap();
+    let turns = e.measure().recall_messages(&RecallQuery::new(scope.clone(), "zebra", 10)).unwrap();
     assert!(turns.is_empty(), "{turns:?}");
 }
 
@@ -105,8 +106,10 @@ fn a_name_selects_the_speakers_own_lines_not_every_mention() {
         ],
     );
     let scope = Scope::tenant("t");
-    let turns =
-        e.recall_messages(&RecallQuery::new(scope, "what did Caroline adopt?", 10)).unwrap();
+    let turns = e
+        .measure()
+        .recall_messages(&RecallQuery::new(scope, "what did Caroline adopt?", 10))
+        .unwrap();
     let seqs: Vec<u64> = turns.iter().map(|t| t.seq).collect();
     // Caroline (the user) spoke lines 1 and 3; line 2 only names her, many times, and comes
     // (if at all) only as the neighbour of the best line.

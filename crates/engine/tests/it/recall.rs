@@ -99,7 +99,8 @@ fn deleting_an_episode_removes_it_from_every_index() {
     e.delete_episode(&scope, &zebra).unwrap();
     let after = e.recall(&RecallQuery::new(scope.clone(), "zebra stripes", 5)).unwrap();
     assert!(after.iter().all(|h| h.episode.id != zebra), "{after:?}");
-    let turns = e.recall_messages(&RecallQuery::new(scope.clone(), "zebra stripes", 10)).unwrap();
+    let turns =
+        e.measure().recall_messages(&RecallQuery::new(scope.clone(), "zebra stripes", 10)).unwrap();
     assert!(turns.iter().all(|t| t.episode != zebra));
     assert!(e.delete_episode(&scope, &zebra).is_err());
 }
@@ -119,8 +120,8 @@ fn context_fits_the_budget() {
     let e = garden_plans();
     let scope = Scope::tenant("t");
     let hits = e.recall(&RecallQuery::new(scope.clone(), "garden tomato", 10)).unwrap();
-    let small = e.render_context(&scope, "garden tomato", &hits, 120).unwrap();
-    let large = e.render_context(&scope, "garden tomato", &hits, 2_000).unwrap();
+    let small = e.measure().render_context(&scope, "garden tomato", &hits, 120).unwrap();
+    let large = e.measure().render_context(&scope, "garden tomato", &hits, 2_000).unwrap();
     assert!(small.tokens <= 120 && small.included >= 1, "{small:?}");
     assert!(large.included > small.included);
     assert_eq!(e.tokens().count(&large.text) as usize, large.tokens);
@@ -155,7 +156,7 @@ fn a_context_block_quotes_the_best_turns_within_its_budget() {
     let e = garden_plans();
     let scope = Scope::tenant("t").with_conversation(Some("c".into()));
     let query = RecallQuery::new(scope.clone(), "tomato seedlings for bed 3", 10);
-    let best = e.recall_messages(&query).unwrap();
+    let best = e.measure().recall_messages(&query).unwrap();
     let small = e.recall_context(&query, 60).unwrap();
     let large = e.recall_context(&query, 2_000).unwrap();
     assert!(small.tokens <= 60 && !small.turns.is_empty(), "{small:?}");
@@ -176,7 +177,7 @@ fn a_context_block_quotes_the_best_turns_within_its_budget() {
     let reviews = e.store().take_pending_reviews(&ConversationKey::new("t", "c")).unwrap();
     assert_eq!(reviews.last().unwrap().memory_ids, large.episodes);
     // Several budgets at once give the blocks one at a time would, and one review.
-    assert_eq!(e.recall_contexts(&query, &[60, 2_000]).unwrap(), [small, large.clone()]);
+    assert_eq!(e.measure().recall_contexts(&query, &[60, 2_000]).unwrap(), [small, large.clone()]);
     let reviews = e.store().take_pending_reviews(&ConversationKey::new("t", "c")).unwrap();
     assert_eq!(reviews.len(), 1);
     assert_eq!(reviews[0].memory_ids, large.episodes);
@@ -217,7 +218,7 @@ fn a_date_in_the_query_favours_what_was_said_then() {
         };
         let hits = e.recall(&query).unwrap();
         assert_eq!(hits.len(), 2, "a date favours, it does not filter");
-        let turns = e.recall_messages(&query).unwrap();
+        let turns = e.measure().recall_messages(&query).unwrap();
         (hits[0].episode.start, hits[0].date_match, hits[1].date_match, turns[0].seq)
     };
     // 2026-01-01 is day 0; the 11th is day 10.
@@ -247,6 +248,7 @@ fn turns_by_the_person_a_query_names_rise() {
             ],
         );
         let turns = e
+            .measure()
             .recall_messages(&RecallQuery::new(
                 Scope::tenant("t"),
                 "Which kitten did Caroline adopt?",
@@ -275,6 +277,7 @@ fn near_words_raise_a_turn_when_word_matching_is_on() {
             &["my photography course starts monday", "taxes are due in april"],
         );
         let turns = e
+            .measure()
             .recall_messages(&RecallQuery::new(Scope::tenant("t"), "photographs course", 5))
             .unwrap();
         let photo = turns.iter().find(|t| t.seq == 1).unwrap().score;
@@ -295,8 +298,10 @@ fn a_line_that_asks_yields_to_the_line_that_answers() {
         config.ranking.neighbor_weights = Vec::new();
         let e = engine_with(config);
         remember(&e, "t", "c", 0, &["did you adopt a kitten?", "yes, we adopted a kitten"]);
-        let turns =
-            e.recall_messages(&RecallQuery::new(Scope::tenant("t"), "adopted kitten", 5)).unwrap();
+        let turns = e
+            .measure()
+            .recall_messages(&RecallQuery::new(Scope::tenant("t"), "adopted kitten", 5))
+            .unwrap();
         let score = |seq| turns.iter().find(|t| t.seq == seq).unwrap().score;
         score(1) / score(2)
     };
@@ -319,7 +324,7 @@ fn an_assistants_line_yields_to_the_persons_line() {
             ],
         );
         let query = RecallQuery::new(Scope::tenant("t"), "billing database postgres", 5);
-        let turns = e.recall_messages(&query).unwrap();
+        let turns = e.measure().recall_messages(&query).unwrap();
         let score = |seq| turns.iter().find(|t| t.seq == seq).unwrap().score;
         score(2) / score(1)
     };
@@ -345,7 +350,8 @@ fn a_rule_the_user_set_comes_back_with_a_later_request_of_its_kind() {
             ],
         );
         let query = "which dependencies does the billing service need";
-        let turns = e.recall_messages(&RecallQuery::new(Scope::tenant("t"), query, 6)).unwrap();
+        let turns =
+            e.measure().recall_messages(&RecallQuery::new(Scope::tenant("t"), query, 6)).unwrap();
         let rule = turns.iter().find(|t| t.seq == 1).expect("the rule is a candidate");
         let factor = 1.0 + instruction_boost;
         assert!((rule.line_factor - factor).abs() < 1e-9, "the rule's line factor: {rule:?}");
@@ -371,7 +377,7 @@ fn each_turn_says_what_its_score_is_made_of() {
         ],
     );
     let query = RecallQuery::new(Scope::tenant("t"), "what did Ana say of the billing database", 9);
-    let turns = e.recall_messages(&query).unwrap();
+    let turns = e.measure().recall_messages(&query).unwrap();
     let config = EngineConfig::default().ranking;
     for t in &turns {
         let again = (t.fused * t.episode_factor + t.lent) * t.line_factor;
@@ -399,6 +405,7 @@ fn fused_scores_count_each_retriever_by_its_weight() {
         remember(&e, "t", "c", 0, &["we went camping by the mountain lake"]);
         remember(&e, "t", "c", 1, &["taxes are due in april"]);
         let turns = e
+            .measure()
             .recall_messages(&RecallQuery::new(Scope::tenant("t"), "campground lakeside", 5))
             .unwrap();
         // No word of the query is in the camping line: only its vector (trigrams) finds it.
@@ -412,6 +419,7 @@ fn fused_scores_count_each_retriever_by_its_weight() {
         let e = engine_with(config);
         remember(&e, "t", "c", 0, &["we went camping by the mountain lake"]);
         let turns = e
+            .measure()
             .recall_messages(&RecallQuery::new(Scope::tenant("t"), "campground lakeside", 5))
             .unwrap();
         turns[0].score
@@ -448,7 +456,8 @@ fn an_episode_shares_the_context_of_the_one_told_just_before() {
         e.flush(&scope).unwrap();
         e.ingest(vec![message("b1", "we also bought seeds", 1 + gap_minutes)]).unwrap();
         e.flush(&scope).unwrap();
-        let turns = e.recall_messages(&RecallQuery::new(scope, "prize roses seeds", 5)).unwrap();
+        let turns =
+            e.measure().recall_messages(&RecallQuery::new(scope, "prize roses seeds", 5)).unwrap();
         turns.iter().find(|t| t.seq == 3).unwrap().score
     };
     assert!(seeds_score(0.8, 5) > seeds_score(0.0, 5) * 1.2, "five minutes after the show");

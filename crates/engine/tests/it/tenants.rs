@@ -59,7 +59,7 @@ fn answers(e: &Engine) -> Vec<String> {
         {
             let query = RecallQuery::new(scope, text, 10);
             out.push(format!("{:?}", e.recall(&query).unwrap()));
-            out.push(format!("{:?}", e.recall_messages(&query).unwrap()));
+            out.push(format!("{:?}", e.measure().recall_messages(&query).unwrap()));
             out.push(format!("{:?}", e.recall_context(&query, 200).unwrap()));
         }
     }
@@ -100,8 +100,10 @@ fn a_tenant_never_sees_another_tenants_best_match() {
     let hits =
         e.recall(&RecallQuery::new(Scope::tenant("mine"), "acme merger negotiation", 10)).unwrap();
     assert!(hits.iter().all(|h| h.episode.conversation.tenant == "mine"), "{hits:?}");
-    let turns =
-        e.recall_messages(&RecallQuery::new(Scope::tenant("mine"), "acme merger", 10)).unwrap();
+    let turns = e
+        .measure()
+        .recall_messages(&RecallQuery::new(Scope::tenant("mine"), "acme merger", 10))
+        .unwrap();
     let mine: Vec<EpisodeId> =
         e.episodes(&Scope::tenant("mine"), None).unwrap().into_iter().map(|x| x.id).collect();
     assert!(turns.iter().all(|t| mine.contains(&t.episode)));

@@ -78,7 +78,7 @@ fn recall_tells_a_prompt_of_the_work_words_and_meaning_agree_on() {
         engine_on(SqliteStore::open_in_memory().unwrap(), EngineConfig::default(), clock, 256);
     project_history(&engine);
     let told = |project: &str, current: &str, prompt: &str| {
-        let ids = engine.prompt_episodes("t", project, current, prompt).unwrap();
+        let ids = engine.measure().prompt_episodes("t", project, current, prompt).unwrap();
         let found = engine.episodes(&Scope::tenant("t"), None).unwrap();
         ids.iter()
             .map(|id| found.iter().find(|e| &e.id == id).unwrap().conversation.conversation.clone())
@@ -114,7 +114,8 @@ fn without_an_embedder_a_prompt_is_matched_by_its_keywords() {
         "t:1".into(),
     );
     project_history(&engine);
-    let by_words = engine.prompt_episodes_by_words("t", "/src/shop", "s3", PROMPT).unwrap();
+    let by_words =
+        engine.measure().prompt_episodes_by_words("t", "/src/shop", "s3", PROMPT).unwrap();
     assert_eq!(by_words.len(), 1);
-    assert_eq!(engine.prompt_episodes("t", "/src/shop", "s3", PROMPT).unwrap(), by_words);
+    assert_eq!(engine.measure().prompt_episodes("t", "/src/shop", "s3", PROMPT).unwrap(), by_words);
 }

@@ -102,7 +102,7 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
     let index_started = Instant::now();
     let index_work = load_index(&engine, "bench")?;
     let indexed = index_started.elapsed();
-    let held_elsewhere = engine.index_held_elsewhere("bench")?;
+    let held_elsewhere = engine.measure().index_held_elsewhere("bench")?;
     // What a new process pays before its first answer: opening the store, opening the
     // tenant's saved search index, one recall.
     drop(engine);
@@ -160,7 +160,7 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
         let open = store_open_tail(&engine, args.open, &mut rng)?;
         // The first recall embeds the tail; later ones reuse the vectors.
         let first = Instant::now();
-        engine.recall_messages(&queries[0])?;
+        engine.measure().recall_messages(&queries[0])?;
         let first_ms = first.elapsed().as_secs_f64() * 1000.0;
         let with_tail = Timed::run(&engine, &queries)?;
         outln!(
@@ -230,7 +230,7 @@ impl Timed {
         })?;
         let mut messages = Vec::new();
         let messages_ms = time_each(queries, |q| {
-            let hits = engine.recall_messages(q)?;
+            let hits = engine.measure().recall_messages(q)?;
             messages.push(hits.into_iter().map(|h| (h.episode.0, h.seq)).collect());
             Ok(())
         })?;

@@ -118,7 +118,7 @@ pub fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode
     let dir = tempfile::tempdir().context("temporary directory")?;
     let path = args.db.clone().unwrap_or_else(|| dir.path().join("bench.db"));
     let engine = open_serving(config, &Database::Sqlite(path))?;
-    let fingerprint = engine.embedder_fingerprint().unwrap_or("none").to_owned();
+    let fingerprint = engine.measure().embedder_fingerprint().unwrap_or("none").to_owned();
     let served_engine = engine.clone();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;

@@ -1,0 +1,114 @@
+//! What the evaluation harness and the benchmarks measure that no front door offers.
+//!
+//! The doors (`epimem-api`'s `Memory`) ask for a recall, a block, a timeline. A measurement
+//! also needs the steps under them: messages ranked with their scores, blocks for several
+//! budgets from one ranking, the query's vector, each of the two ways a prompt's earlier work
+//! is chosen. They are reached through [`Engine::measure`], so that what the engine offers
+//! a door and what it shows a harness stay apart.
+
+use epimem_core::{EpisodeId, QueryEvidence, RenderedContext, Scope};
+
+use crate::{Engine, EngineError, MessageHit, RecallHit, RecallQuery, RecalledContext};
+
+/// The engine as a harness measures it ([`Engine::measure`]).
+#[derive(Clone, Copy)]
+pub struct Measure<'e> {
+    engine: &'e Engine,
+}
+
+impl std::fmt::Debug for Measure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Measure").finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// The steps under the use cases, for measuring them.
+    pub fn measure(&self) -> Measure<'_> {
+        Measure { engine: self }
+    }
+}
+
+impl Measure<'_> {
+    /// Turn-level recall: the single messages that best answer `query`, best first.
+    pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
+        self.engine.recall_messages(query)
+    }
+
+    /// [`Measure::recall_messages`], with what the index told of the query as a whole (what
+    /// relevance is judged against).
+    pub fn recall_messages_judged(
+        &self,
+        query: &RecallQuery,
+    ) -> Result<(Vec<MessageHit>, QueryEvidence), EngineError> {
+        self.engine.recall_messages_judged(query)
+    }
+
+    /// The context block for each of `budgets`, from one ranking.
+    pub fn recall_contexts(
+        &self,
+        query: &RecallQuery,
+        budgets: &[usize],
+    ) -> Result<Vec<RecalledContext>, EngineError> {
+        self.engine.recall_contexts(query, budgets)
+    }
+
+    /// `hits` rendered as an episode-level block of at most `budget` tokens.
+    pub fn render_context(
+        &self,
+        scope: &Scope,
+        query: &str,
+        hits: &[RecallHit],
+        budget: usize,
+    ) -> Result<RenderedContext, EngineError> {
+        self.engine.render_context(scope, query, hits, budget)
+    }
+
+    /// The query's vector, once the tenant's index is caught up (`None` without an embedder).
+    pub fn embed_query(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
+        self.engine.embed_query(query)
+    }
+
+    /// The fingerprint of the embedder, if there is one.
+    pub fn embedder_fingerprint(&self) -> Option<&str> {
+        self.engine.embedder_fingerprint()
+    }
+
+    /// Whether another process holds the tenant's saved search index.
+    pub fn index_held_elsewhere(&self, tenant: &str) -> Result<bool, EngineError> {
+        self.engine.index_held_elsewhere(tenant)
+    }
+
+    /// The episodes a prompt is told of, chosen as this engine chooses them.
+    pub fn prompt_episodes(
+        &self,
+        tenant: &str,
+        project: &str,
+        current: &str,
+        prompt: &str,
+    ) -> Result<Vec<EpisodeId>, EngineError> {
+        self.engine.prompt_episodes(tenant, project, current, prompt)
+    }
+
+    /// The episodes a prompt is told of, chosen by shared keywords (a hook's way).
+    pub fn prompt_episodes_by_words(
+        &self,
+        tenant: &str,
+        project: &str,
+        current: &str,
+        prompt: &str,
+    ) -> Result<Vec<EpisodeId>, EngineError> {
+        self.engine.prompt_episodes_by_words(tenant, project, current, prompt)
+    }
+
+    /// The episodes a prompt is told of, chosen by recall (a server's way).
+    pub fn prompt_episodes_recalled(
+        &self,
+        tenant: &str,
+        project: &str,
+        current: &str,
+        prompt: &str,
+    ) -> Result<Vec<EpisodeId>, EngineError> {
+        self.engine.prompt_episodes_recalled(tenant, project, current, prompt)
+    }
+}
