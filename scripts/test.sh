@@ -2,8 +2,9 @@
 # Every test: fetches the embedding models, installs what the browser tests need
 # (scripts/browser.sh: Chromium and playwright-core; without them those tests skip, unless
 # EPIMEM_REQUIRE_BROWSER is set), starts a PostgreSQL server for the tests of the PostgreSQL
-# backend (scripts/postgres.sh), runs `cargo test --workspace` with any arguments given, and
-# stops the server again (if this script started it).
+# backend (scripts/postgres.sh), runs `cargo test --workspace` with any arguments given, then
+# the Python package's tests (scripts/python.sh) and the TypeScript client's
+# (scripts/typescript.sh), and stops the server again (if this script started it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-models.sh
@@ -17,4 +18,7 @@ if ! scripts/postgres.sh url >/dev/null 2>&1; then
 fi
 stop() { if [ -n "$started" ]; then scripts/postgres.sh stop; fi; }
 trap stop EXIT
-EPIMEM_TEST_POSTGRES="$(scripts/postgres.sh url)" cargo test --workspace "$@"
+export EPIMEM_TEST_POSTGRES="$(scripts/postgres.sh url)"
+cargo test --workspace "$@"
+scripts/python.sh
+scripts/typescript.sh

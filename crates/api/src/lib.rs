@@ -46,6 +46,16 @@ pub fn limit(asked: Option<usize>, default: usize) -> Result<usize, MemoryError>
     }
 }
 
+/// A request read as JSON into `T`; what was wrong is said with where (`title: invalid type:
+/// …`).
+pub fn from_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, MemoryError> {
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(|e| {
+        let path = e.path().to_string();
+        let place = if path == "." { String::new() } else { format!("{path}: ") };
+        MemoryError::bad_input(format!("{place}{}", e.into_inner()))
+    })
+}
+
 /// The person a request names, if any; an empty name is refused rather than read as everyone.
 fn user(value: Option<String>) -> Result<Option<String>, MemoryError> {
     match value {

@@ -113,6 +113,9 @@ enum Command {
     Reindex(commands::reindex::ReindexArgs),
     /// Print the reference configuration (every setting, its default, and what it does).
     Config,
+    /// Print the HTTP API's OpenAPI document (what `serve` answers at /v1/openapi.json), from
+    /// which the Python and TypeScript clients' types are generated.
+    Openapi,
     /// Ingest a built-in multi-topic conversation and show its episodes and a recall.
     Demo(commands::demo::DemoArgs),
     /// Measure throughput and latency.
@@ -180,6 +183,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reindex(args) => commands::reindex::reindex(&config, &args),
         Command::Config => {
             out!("{}", config::REFERENCE);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Openapi => {
+            let document = epimem_server::openapi().to_pretty_json()?;
+            outln!("{document}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo(args) => commands::demo::demo(&config, explicit_db, &args),

@@ -132,6 +132,7 @@ impl Clone for App {
         routes::list_facts,
         routes::timeline_top,
         routes::timeline_node,
+        routes::get_stats,
         routes::healthz,
         routes::readyz,
     )
@@ -200,6 +201,7 @@ fn router(
         .route("/v1/facts", get(routes::list_facts))
         .route("/v1/timeline", get(routes::timeline_top))
         .route("/v1/timeline/{node}", get(routes::timeline_node))
+        .route("/v1/stats", get(routes::get_stats))
         .layer(DefaultBodyLimit::max(config.body_limit))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,

@@ -46,14 +46,9 @@ pub(crate) async fn ask<T: Send + 'static>(
     blocking(app, move |engine| Ok(f(Memory::new(engine))?)).await
 }
 
-/// A request body read as JSON into `T`; what was wrong is said with where (`title: invalid
-/// type: …`).
+/// A request body read as JSON into `T` ([`epimem_api::from_json`]).
 pub(crate) fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(|e| {
-        let path = e.path().to_string();
-        let place = if path == "." { String::new() } else { format!("{path}: ") };
-        ApiError::bad_input(format!("{place}{}", e.into_inner()))
-    })
+    Ok(epimem_api::from_json(body)?)
 }
 
 /// Remember messages: one message object or an array of them.
@@ -288,6 +283,16 @@ pub(crate) async fn timeline_node(
 ) -> Result<Json<TimelineNodeOut>, ApiError> {
     let Query(q) = query?;
     Ok(Json(ask(&app, move |memory| memory.timeline_node(&tenant, &node, q)).await?))
+}
+
+/// Counts of what the caller's tenant holds, and what its language model calls cost.
+#[utoipa::path(get, path = "/v1/stats", tag = "admin",
+    responses((status = 200, body = epimem_api::wire::StatsOut)))]
+pub(crate) async fn get_stats(
+    State(app): State<App>,
+    Extension(tenant): Extension<Tenant>,
+) -> Result<Json<epimem_api::wire::StatsOut>, ApiError> {
+    Ok(Json(ask(&app, move |memory| memory.stats(&tenant)).await?))
 }
 
 /// The process is up.

@@ -238,7 +238,7 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
         outln!("{}", json_line(&s));
         return Ok(ExitCode::SUCCESS);
     }
-    let c = &s.counts;
+    let c = &s;
     outln!("tenant          {}", config.tenant);
     outln!("conversations   {}", c.conversations);
     outln!("messages        {}", c.messages);

@@ -1,0 +1,19 @@
+from typing import Optional
+
+class NativeError(Exception):
+    """args: (code, message)."""
+
+class Native:
+    def __init__(
+        self,
+        db: Optional[str] = None,
+        tenant: Optional[str] = None,
+        config: Optional[str] = None,
+        models: Optional[str] = None,
+        embedder: Optional[str] = None,
+        background: bool = True,
+    ) -> None: ...
+    def call(self, operation: str, params: str) -> str: ...
+    def close(self) -> None: ...
+    @property
+    def tenant(self) -> str: ...

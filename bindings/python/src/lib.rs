@@ -1,0 +1,146 @@
+//! The native part of the `epimem` Python package: the embedded engine, opened as the CLI opens
+//! it, with its background worker on a thread of its own while the object lives.
+//!
+//! Like every door it only parses its protocol, calls [`Memory`], and renders: a call names an
+//! operation of the HTTP API (its `operationId`) and passes the same fields as one JSON
+//! object; the answer is the same JSON the HTTP API gives. So `epimem.Memory` and
+//! `epimem.Client` answer alike by construction, and the Python types serve both.
+
+mod calls;
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+};
+
+use epimem_app::config::{AppConfig, Overrides};
+use epimem_engine::Engine;
+use epimem_server::Worker;
+use pyo3::{create_exception, exceptions::PyException, prelude::*};
+
+create_exception!(
+    _native,
+    NativeError,
+    PyException,
+    "A call that failed: its args are the stable code (`bad_input`, `not_found`, …) and a message."
+);
+
+/// The embedded engine. Python code uses `epimem.Memory`, which wraps this.
+#[pyclass(frozen, module = "epimem._native")]
+struct Native {
+    engine: Arc<Engine>,
+    tenant: String,
+    /// The background worker; `None` once closed (or when asked for none).
+    worker: Mutex<Option<Worker>>,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for Native {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Native").field("tenant", &self.tenant).finish_non_exhaustive()
+    }
+}
+
+#[pymethods]
+impl Native {
+    /// Opens the database (a SQLite file or a `postgres://` URL) as `epimem` would with the same
+    /// flags; starts the background worker when `background`.
+    #[new]
+    #[pyo3(signature = (db=None, tenant=None, config=None, models=None, embedder=None, background=true))]
+    fn new(
+        py: Python<'_>,
+        db: Option<PathBuf>,
+        tenant: Option<String>,
+        config: Option<PathBuf>,
+        models: Option<PathBuf>,
+        embedder: Option<String>,
+        background: bool,
+    ) -> PyResult<Self> {
+        // What is not given is read from the environment, as the `epimem` command reads it.
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let overrides = Overrides {
+            config: config.or_else(|| env("EPIMEM_CONFIG").map(PathBuf::from)),
+            db: db.or_else(|| env("EPIMEM_DB").map(PathBuf::from)),
+            tenant: tenant.or_else(|| env("EPIMEM_TENANT")),
+            embedder: embedder.or_else(|| env("EPIMEM_EMBEDDER")),
+            models: models.or_else(|| env("EPIMEM_MODELS").map(PathBuf::from)),
+            llm_url: env("EPIMEM_LLM_URL"),
+            llm_model: env("EPIMEM_LLM_MODEL"),
+            llm_api_key: env("EPIMEM_LLM_API_KEY"),
+            fixed_clock: env("EPIMEM_CLOCK"),
+            ..Overrides::default()
+        };
+        py.detach(|| open(&overrides, background))
+            .map_err(|e| NativeError::new_err(("unavailable", format!("{e:#}"))))
+    }
+
+    /// Asks `operation` with `params` (a JSON object); answers with JSON.
+    fn call(&self, py: Python<'_>, operation: &str, params: &str) -> PyResult<String> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(NativeError::new_err(("unavailable", "this Memory is closed")));
+        }
+        py.detach(|| calls::call(&self.engine, &self.tenant, operation, params.as_bytes()))
+            .map_err(|e| NativeError::new_err((e.code(), e.message().to_owned())))
+    }
+
+    /// Stops the background worker (its current run finishes first). Calls after it fail.
+    fn close(&self, py: Python<'_>) {
+        self.closed.store(true, Ordering::Release);
+        let worker = self.worker.lock().ok().and_then(|mut w| w.take());
+        if let Some(worker) = worker {
+            py.detach(|| worker.stop());
+        }
+    }
+
+    /// The tenant every call works in.
+    #[getter]
+    fn tenant(&self) -> &str {
+        &self.tenant
+    }
+}
+
+impl Drop for Native {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.get_mut().ok().and_then(Option::take) {
+            worker.stop();
+        }
+    }
+}
+
+fn open(overrides: &Overrides, background: bool) -> anyhow::Result<Native> {
+    let config = AppConfig::load(overrides)?;
+    let database = config.database()?;
+    let engine = epimem_app::open_serving(&config, &database)?;
+    epimem_app::load_index(&engine, &config.tenant)?;
+    let worker = background
+        .then(|| -> anyhow::Result<Worker> {
+            let (tick, refresh) = (config.server.tick_every()?, config.server.index_refresh()?);
+            Ok(Worker::spawn(engine.clone(), tick, refresh, report()))
+        })
+        .transpose()?;
+    Ok(Native {
+        engine,
+        tenant: config.tenant.clone(),
+        worker: Mutex::new(worker),
+        closed: AtomicBool::new(false),
+    })
+}
+
+/// The worker's failures, on standard error (a run that went well says nothing).
+fn report() -> epimem_server::Report {
+    Box::new(|outcome| {
+        if let Err(e) = outcome {
+            eprintln!("epimem: background worker: {e}");
+        }
+    })
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Native>()?;
+    m.add("NativeError", m.py().get_type::<NativeError>())?;
+    Ok(())
+}

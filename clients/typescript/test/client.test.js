@@ -1,0 +1,103 @@
+// The client against a real `epimem serve` on loopback (EPIMEM_BIN, else the debug build).
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { Client, EpimemError } from "../dist/index.js";
+
+const here = dirname(dirname(fileURLToPath(import.meta.url)));
+const bin = process.env.EPIMEM_BIN ?? join(here, "../../target/debug/epimem");
+
+/** `epimem serve` on a free port of a fresh database; its base URL. */
+async function serve(...args) {
+  const dir = mkdtempSync(join(tmpdir(), "epimem-ts-"));
+  const config = join(dir, "epimem.toml");
+  writeFileSync(config, "[server]\ntick_seconds = 0.1\n");
+  const db = join(dir, "memory.db");
+  const env = { ...process.env, EPIMEM_EMBEDDER: "hash", EPIMEM_CLOCK: "2026-05-04T12:00:00Z" };
+  for (const name of ["EPIMEM_TENANT", "EPIMEM_CONFIG", "EPIMEM_LLM_URL", "EPIMEM_DB"]) delete env[name];
+  const child = spawn(bin, ["--db", db, "--config", config, ...args, "serve", "--listen", "127.0.0.1:0"], {
+    env,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const line = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`epimem serve exited with ${code}`)));
+  });
+  return { child, db, url: line.trim().split(" ").pop() };
+}
+
+let server;
+before(async () => {
+  server = await serve();
+});
+after(() => server.child.kill());
+
+test("remembers, recalls at once, and after a flush lists, corrects and forgets", async () => {
+  const memory = new Client(server.url);
+  const added = await memory.remember([
+    { conversation: "trip", role: "user", content: "We are moving the team offsite to Lisbon in June.", id: "m0" },
+    { conversation: "trip", role: "user", content: "Remember Ana is vegetarian.", id: "m1" },
+  ]);
+  assert.equal(added.inserted, 2);
+  assert.equal((await memory.remember({ conversation: "trip", role: "user", content: "Remember Ana is vegetarian.", id: "m1" })).duplicates, 1);
+  const block = await memory.recall("Who is vegetarian?", { budget: 300 });
+  assert.match(block.context ?? "", /Ana is vegetarian/);
+  await memory.flush("trip");
+  const [first] = (await memory.episodes()).episodes;
+  assert.ok(first, "an episode after the flush");
+  const corrected = await memory.correct(first.id, { title: "Lisbon offsite" });
+  assert.equal(corrected.title, "Lisbon offsite");
+  assert.equal((await memory.episode(first.id)).title, "Lisbon offsite");
+  assert.deepEqual((await memory.versions(first.id)).versions.map((v) => v.title), [first.title]);
+  assert.equal((await memory.stats()).messages, 2);
+  const nothing = await memory.recall("kubernetes autoscaling", { budget: 300 });
+  assert.equal(nothing.nothing_relevant, true);
+  assert.ok((await memory.forget({ episode: first.id })).episodes >= 1);
+  await assert.rejects(memory.episode(first.id), (e) => e instanceof EpimemError && e.code === "not_found" && e.status === 404);
+});
+
+test("a bad request is an error carrying the API's code", async () => {
+  const memory = new Client(server.url);
+  await assert.rejects(memory.recall("  "), (e) => e instanceof EpimemError && e.code === "bad_input" && /query/.test(e.message));
+  const nobody = new Client("http://127.0.0.1:9", { retries: 1 });
+  await assert.rejects(nobody.stats(), (e) => e instanceof EpimemError && e.code === "unavailable");
+});
+
+test("busy answers are tried again as Retry-After says", async () => {
+  const plan = [503, 429];
+  let seen = 0;
+  const flaky = createServer((request, response) => {
+    seen++;
+    const status = plan.shift() ?? 200;
+    response.writeHead(status, { "content-type": "application/json", "retry-after": "0" });
+    response.end(
+      JSON.stringify(
+        status === 200
+          ? { conversations: 0, messages: 7, pending_messages: 0, episodes: 0, queued_jobs: 0, failed_jobs: 0, llm: {} }
+          : { error: { code: "unavailable", message: "busy" } },
+      ),
+    );
+  });
+  await new Promise((resolve) => flaky.listen(0, "127.0.0.1", resolve));
+  try {
+    const client = new Client(`http://127.0.0.1:${flaky.address().port}`, { retries: 3 });
+    assert.equal((await client.stats()).messages, 7);
+    assert.equal(seen, 3);
+  } finally {
+    flaky.close();
+  }
+});
+
+test("the types are what the server's OpenAPI document gives", () => {
+  execFileSync(process.execPath, [join(here, "scripts/generate.mjs"), "--check"], {
+    env: { ...process.env, EPIMEM_BIN: bin },
+    stdio: "inherit",
+  });
+});
