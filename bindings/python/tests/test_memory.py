@@ -134,3 +134,59 @@ def test_a_missing_model_says_how_to_fetch_it(tmp_path: pathlib.Path) -> None:
     with pytest.raises(epimem.EpimemError) as missing:
         epimem.Memory(tmp_path / "m.db", embedder="potion", models=tmp_path / "no-models")
     assert "fetch" in str(missing.value), missing.value
+
+
+def files_holding(folder: pathlib.Path, word: str) -> list:
+    """The files under ``folder`` whose bytes hold ``word`` (any case)."""
+    needle = word.lower().encode()
+    return [p for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes().lower()]
+
+
+def test_a_forgotten_person_is_in_no_file(tmp_path: pathlib.Path, config: pathlib.Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    with epimem.Memory(data / "m.db", config=config, background=False) as memory:
+        memory.remember(conversation="a", role="user", content="Alice keeps a quoxtulip garden.",
+                        user="alice")
+        memory.remember(conversation="b", role="user", content="Bob sails the zephyrsail boat.",
+                        user="bob")
+        memory.flush("a")
+        memory.flush("b")
+        assert memory.recall("quoxtulip", user="alice").hits
+        memory.forget(user="alice")
+    assert files_holding(data, "quoxtulip") == []
+    assert files_holding(data, "zephyrsail")
+
+
+BAD = [
+    ("remember", [[{"conversation": "c", "role": "wizard", "content": "hi"}]], {}, "[0].role"),
+    ("remember", [[{"conversation": "", "role": "user", "content": "hi"}]], {}, "conversation"),
+    ("remember", [[{"conversation": "c", "role": "user", "content": "hi", "timestamp": "yesterday"}]],
+     {}, "timestamp"),
+    ("remember", [[{"conversation": "c", "role": "user", "content": "hi", "colour": "red"}]], {}, "colour"),
+    ("remember", [[]], {}, "no message"),
+    ("recall", ["  "], {}, "query"),
+    ("recall", ["tea"], {"limit": 0}, "limit"),
+    ("recall", ["tea"], {"limit": 5000}, "limit"),
+    ("recall", ["tea"], {"budget": -3}, "budget"),
+    ("recall", ["tea"], {"since": "last week"}, "since"),
+    ("recall", ["tea"], {"within": "someday"}, "within"),
+    ("recall", ["tea"], {"user": " "}, "user"),
+    ("episodes", [], {"cursor": "not-a-cursor"}, "cursor"),
+    ("episodes", [], {"until": "2026-13-45"}, "until"),
+    ("correct", ["no-such-episode"], {"title": ""}, ""),
+    ("timeline_node", ["not-a-period"], {}, ""),
+    ("next_turn", ["c"], {"budget": 0}, "budget"),
+    ("project_memory", [" "], {}, "project"),
+]
+
+
+@pytest.mark.parametrize("method,args,kwargs,field", BAD)
+def test_what_the_api_refuses_is_an_exception(memory: epimem.Memory, method: str, args: list,
+                                              kwargs: dict, field: str) -> None:
+    memory.remember(conversation="c", role="user", content="tea with lemon")
+    with pytest.raises((epimem.BadInput, epimem.NotFound)) as refused:
+        getattr(memory, method)(*args, **kwargs)
+    assert field in refused.value.message, refused.value
+    # Nothing stored was lost.
+    assert memory.stats().messages == 1
