@@ -2,7 +2,10 @@
 //! API would take it (`path` parameters, `query` fields, a JSON `body`), answered with the
 //! JSON the HTTP API answers with.
 
-use std::collections::HashMap;
+use std::{
+    collections::HashMap,
+    time::{Duration, Instant},
+};
 
 use epimem_api::{
     Memory, MemoryError, from_json, parse_messages,
@@ -51,57 +54,74 @@ impl Request {
     }
 }
 
-/// Runs `operation` on `engine` in `tenant`.
+/// Runs `operation` on `engine` in `tenant`: its answer, and how long the engine took (the
+/// call to [`Memory`] alone, without reading the request or writing the answer).
 pub(crate) fn call(
     engine: &Engine,
     tenant: &str,
     operation: &str,
     request: &[u8],
-) -> Result<String, MemoryError> {
+) -> Result<(String, Duration), MemoryError> {
     let request: Request = from_json(request)?;
     let memory = Memory::new(engine);
+    // Read before each call to `memory`; `answer` reads the clock again before it writes.
+    let started = Instant::now();
     match operation {
         "add_messages" => {
             let body = request.body.as_ref().map(Value::to_string).unwrap_or_default();
-            answer(memory.remember(parse_messages(tenant, body.as_bytes())?))
+            answer(started, memory.remember(parse_messages(tenant, body.as_bytes())?))
         }
-        "get_conversation" => answer(memory.conversation(tenant, request.path("conversation")?)),
-        "flush_conversation" => answer(memory.flush(tenant, request.path("conversation")?)),
+        "get_conversation" => {
+            answer(started, memory.conversation(tenant, request.path("conversation")?))
+        }
+        "flush_conversation" => {
+            answer(started, memory.flush(tenant, request.path("conversation")?))
+        }
         "delete_conversation" => {
-            answer(memory.forget_conversation(tenant, request.path("conversation")?))
+            answer(started, memory.forget_conversation(tenant, request.path("conversation")?))
         }
         "next_turn" => {
             let asked: NextTurnIn = request.body()?.unwrap_or_default();
-            answer(memory.next_turn(tenant, request.path("conversation")?, asked))
+            answer(started, memory.next_turn(tenant, request.path("conversation")?, asked))
         }
-        "delete_tenant" => answer(memory.forget_tenant(tenant)),
-        "delete_user" => answer(memory.forget_user(tenant, request.path("user")?)),
-        "list_episodes" => answer(memory.episodes(tenant, request.query::<EpisodesQuery>()?)),
-        "get_episode" => answer(memory.episode(tenant, request.path("id")?)),
-        "delete_episode" => answer(memory.forget_episode(tenant, request.path("id")?)),
+        "flush_tenant" => answer(started, memory.flush_tenant(tenant)),
+        "delete_tenant" => answer(started, memory.forget_tenant(tenant)),
+        "delete_user" => answer(started, memory.forget_user(tenant, request.path("user")?)),
+        "list_episodes" => {
+            answer(started, memory.episodes(tenant, request.query::<EpisodesQuery>()?))
+        }
+        "get_episode" => answer(started, memory.episode(tenant, request.path("id")?)),
+        "delete_episode" => answer(started, memory.forget_episode(tenant, request.path("id")?)),
         "edit_episode" => {
             let edit: EpisodeEditIn = request.required_body()?;
-            answer(memory.edit_episode(tenant, request.path("id")?, edit))
+            answer(started, memory.edit_episode(tenant, request.path("id")?, edit))
         }
-        "episode_versions" => answer(memory.episode_versions(tenant, request.path("id")?)),
-        "list_jobs" => answer(memory.jobs(tenant, request.query::<JobsQuery>()?)),
-        "recall" => answer(memory.recall(tenant, request.required_body::<RecallIn>()?)),
+        "episode_versions" => answer(started, memory.episode_versions(tenant, request.path("id")?)),
+        "list_jobs" => answer(started, memory.jobs(tenant, request.query::<JobsQuery>()?)),
+        "recall" => answer(started, memory.recall(tenant, request.required_body::<RecallIn>()?)),
         "project_memory" => {
             let asked: ProjectMemoryIn = request.required_body()?;
             let context = memory.project_memory(tenant, &asked)?;
-            answer(Ok(ProjectMemoryOut { context }))
+            answer(started, Ok(ProjectMemoryOut { context }))
         }
-        "list_facts" => answer(memory.facts(tenant, request.query::<FactsQuery>()?)),
-        "timeline_top" => answer(memory.timeline(tenant, request.query::<TimelineQuery>()?)),
+        "list_facts" => answer(started, memory.facts(tenant, request.query::<FactsQuery>()?)),
+        "timeline_top" => {
+            answer(started, memory.timeline(tenant, request.query::<TimelineQuery>()?))
+        }
         "timeline_node" => {
             let version: VersionQuery = request.query()?;
-            answer(memory.timeline_node(tenant, request.path("node")?, version))
+            answer(started, memory.timeline_node(tenant, request.path("node")?, version))
         }
-        "get_stats" => answer(memory.stats(tenant)),
+        "get_stats" => answer(started, memory.stats(tenant)),
         other => Err(MemoryError::bad_input(format!("no operation `{other}`"))),
     }
 }
 
-fn answer<T: Serialize>(result: Result<T, MemoryError>) -> Result<String, MemoryError> {
-    Ok(serde_json::to_string(&result?).expect("the answer types serialize"))
+/// The answer as JSON, and the time since `started`, read before the answer is written.
+fn answer<T: Serialize>(
+    started: Instant,
+    result: Result<T, MemoryError>,
+) -> Result<(String, Duration), MemoryError> {
+    let took = started.elapsed();
+    Ok((serde_json::to_string(&result?).expect("the answer types serialize"), took))
 }

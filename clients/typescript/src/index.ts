@@ -82,8 +82,9 @@ export class Client {
     return this.send("POST", "/v1/messages", {}, messages);
   }
 
-  /** Closes what is pending in a conversation into episodes now. */
-  flush(conversation: string): Promise<FlushedOut> {
+  /** Closes what is pending into episodes now: in one conversation, or in every one of the tenant. */
+  flush(conversation?: string): Promise<FlushedOut> {
+    if (conversation === undefined) return this.send("POST", "/v1/flush");
     return this.send("POST", `/v1/conversations/${part(conversation)}/flush`);
   }
 

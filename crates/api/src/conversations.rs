@@ -101,6 +101,12 @@ impl Memory<'_> {
         Ok(self.engine.flush(&scope)?.into())
     }
 
+    /// Closes everything pending in every conversation of the tenant into episodes now (the
+    /// end of an import).
+    pub fn flush_tenant(&self, tenant: &str) -> Result<FlushedOut, MemoryError> {
+        Ok(self.engine.flush(&Scope::tenant(tenant))?.into())
+    }
+
     /// Forgets a conversation: its messages, episodes, vectors and pending work, from every
     /// file and index.
     pub fn forget_conversation(

@@ -117,6 +117,7 @@ impl Clone for App {
         routes::add_messages,
         routes::get_conversation,
         routes::flush_conversation,
+        routes::flush_tenant,
         routes::delete_conversation,
         routes::delete_tenant,
         routes::delete_user,
@@ -187,6 +188,7 @@ fn router(
         )
         .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation))
         .route("/v1/conversations/{conversation}/next-turn", post(routes::next_turn))
+        .route("/v1/flush", post(routes::flush_tenant))
         .route("/v1/tenant", delete(routes::delete_tenant))
         .route("/v1/users/{user}", delete(routes::delete_user))
         .route("/v1/episodes", get(routes::list_episodes))

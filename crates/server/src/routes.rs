@@ -88,6 +88,17 @@ pub(crate) async fn flush_conversation(
     Ok(Json(ask(&app, move |memory| memory.flush(&tenant, &conversation)).await?))
 }
 
+/// Close everything pending in every conversation of the caller's tenant into episodes now
+/// (the end of an import).
+#[utoipa::path(post, path = "/v1/flush", tag = "conversations",
+    responses((status = 200, body = FlushedOut)))]
+pub(crate) async fn flush_tenant(
+    State(app): State<App>,
+    Extension(tenant): Extension<Tenant>,
+) -> Result<Json<FlushedOut>, ApiError> {
+    Ok(Json(ask(&app, move |memory| memory.flush_tenant(&tenant)).await?))
+}
+
 /// Forget a conversation: its messages, episodes, vectors and pending work, from every file.
 #[utoipa::path(delete, path = "/v1/conversations/{conversation}", tag = "conversations",
     params(("conversation" = String, Path)),

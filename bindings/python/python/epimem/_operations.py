@@ -104,8 +104,11 @@ class Operations:
             body = [_message(m) for m in messages]
         return self._send(Call("add_messages", "POST", "/v1/messages", models.AddedOut, body=body))
 
-    def flush(self, conversation: str) -> models.FlushedOut:
-        """Closes what is pending in ``conversation`` into episodes now, as at a session's end."""
+    def flush(self, conversation: Optional[str] = None) -> models.FlushedOut:
+        """Closes what is pending into episodes now: in ``conversation`` (a session's end), or
+        in every conversation of the tenant (an import's end)."""
+        if conversation is None:
+            return self._send(Call("flush_tenant", "POST", "/v1/flush", models.FlushedOut))
         return self._send(Call("flush_conversation", "POST", "/v1/conversations/{conversation}/flush",
                                models.FlushedOut, {"conversation": conversation}))
 
