@@ -487,12 +487,6 @@ impl Engine {
         self.search.vectors()
     }
 
-    /// Whether another process holds the tenant's saved search index, so that this one keeps
-    /// what it changes in memory only.
-    pub(crate) fn index_held_elsewhere(&self, tenant: &str) -> Result<bool, EngineError> {
-        Ok(self.search.held_elsewhere(tenant)?)
-    }
-
     /// Brings the tenant's search index up to date now (else its first recall does), so a
     /// caller can time it or show it, telling `progress` what it does as it goes: the task
     /// (with why a saved index was started again), then `(done, total)` changes, the first

@@ -278,11 +278,6 @@ impl Engine {
         &self.config
     }
 
-    /// The fingerprint of the embedder, if there is one.
-    pub(crate) fn embedder_fingerprint(&self) -> Option<&str> {
-        self.embedder.as_deref().map(|e| e.fingerprint())
-    }
-
     pub fn tokens(&self) -> &TokenCounter {
         &self.tokens
     }

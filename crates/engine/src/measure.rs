@@ -30,9 +30,12 @@ impl Engine {
 }
 
 impl Measure<'_> {
-    /// Turn-level recall: the single messages that best answer `query`, best first.
+    /// Turn-level recall: single messages of closed episodes and of the open tail, found by
+    /// BM25, vectors and soft word matching, ranked by `rank_turns` (their scores fused,
+    /// weighted by how well their episode answers and by a date the query names, lent to the
+    /// turns around them, weighed by who wrote them). Best first.
     pub fn recall_messages(&self, query: &RecallQuery) -> Result<Vec<MessageHit>, EngineError> {
-        self.engine.recall_messages(query)
+        self.engine.rank_messages(query).map(|ranked| ranked.hits)
     }
 
     /// [`Measure::recall_messages`], with what the index told of the query as a whole (what
@@ -41,7 +44,7 @@ impl Measure<'_> {
         &self,
         query: &RecallQuery,
     ) -> Result<(Vec<MessageHit>, QueryEvidence), EngineError> {
-        self.engine.recall_messages_judged(query)
+        self.engine.rank_messages(query).map(|ranked| (ranked.hits, ranked.evidence))
     }
 
     /// The context block for each of `budgets`, from one ranking.
@@ -64,19 +67,25 @@ impl Measure<'_> {
         self.engine.render_context(scope, query, hits, budget)
     }
 
-    /// The query's vector, once the tenant's index is caught up (`None` without an embedder).
+    /// The query's embedding: given, or made now, once the tenant's index is caught up (it
+    /// knows the names to strip); `None` without an embedder. A harness asking one query
+    /// several ways embeds it once and passes it in `RecallQuery::vector`.
     pub fn embed_query(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
-        self.engine.embed_query(query)
+        let engine = self.engine;
+        if engine.embedder.is_some() && query.vector.is_none() {
+            engine.index_for_recall(&query.scope.tenant)?;
+        }
+        engine.embed_synced(query)
     }
 
     /// The fingerprint of the embedder, if there is one.
     pub fn embedder_fingerprint(&self) -> Option<&str> {
-        self.engine.embedder_fingerprint()
+        self.engine.embedder.as_deref().map(|e| e.fingerprint())
     }
 
     /// Whether another process holds the tenant's saved search index.
     pub fn index_held_elsewhere(&self, tenant: &str) -> Result<bool, EngineError> {
-        self.engine.index_held_elsewhere(tenant)
+        Ok(self.engine.search.held_elsewhere(tenant)?)
     }
 
     /// The episodes a prompt is told of, chosen as this engine chooses them.

@@ -211,26 +211,6 @@ impl Engine {
         Ok(newest.unwrap_or_else(|| self.clock.now()))
     }
 
-    /// Turn-level retrieval: single messages of closed episodes found by BM25, vectors and
-    /// soft word matching, ranked by `rank_turns` (their scores fused, weighted by how well
-    /// their episode answers and by a date the query names, lent to the turns around them,
-    /// weighed by who wrote them). Best first.
-    pub(crate) fn recall_messages(
-        &self,
-        query: &RecallQuery,
-    ) -> Result<Vec<MessageHit>, EngineError> {
-        self.rank_messages(query).map(|ranked| ranked.hits)
-    }
-
-    /// [`Engine::recall_messages`], with what the index told of the query as a whole (what
-    /// relevance is judged against).
-    pub(crate) fn recall_messages_judged(
-        &self,
-        query: &RecallQuery,
-    ) -> Result<(Vec<MessageHit>, QueryEvidence), EngineError> {
-        self.rank_messages(query).map(|ranked| (ranked.hits, ranked.evidence))
-    }
-
     /// Turn-level ranking, of the episodes' lines and of the open tail's (messages not yet
     /// in an episode: a hit among them has `EpisodeId::open_tail` for its episode).
     pub(crate) fn rank_messages(&self, query: &RecallQuery) -> Result<RankedLines, EngineError> {
@@ -321,18 +301,11 @@ impl Engine {
         query.date.as_ref().is_some_and(|d| d.covers(start, end, after))
     }
 
-    /// The query's embedding: given, or made now (outside the index lock, which is held only
-    /// to strip names); `None` without an embedder. A caller asking one query several ways
-    /// can embed it once and pass it in `RecallQuery::vector`.
-    pub(crate) fn embed_query(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
-        if self.embedder.is_some() && query.vector.is_none() {
-            self.index_for_recall(&query.scope.tenant)?;
-        }
-        self.embed_synced(query)
-    }
-
-    /// [`Engine::embed_query`] once the tenant's index is current (it knows the names).
-    fn embed_synced(&self, query: &RecallQuery) -> Result<Option<Vec<f32>>, EngineError> {
+    /// [`crate::Measure::embed_query`] once the tenant's index is current (it knows the names).
+    pub(crate) fn embed_synced(
+        &self,
+        query: &RecallQuery,
+    ) -> Result<Option<Vec<f32>>, EngineError> {
         let Some(embedder) = &self.embedder else { return Ok(None) };
         if let Some(v) = &query.vector {
             return Ok(Some(v.clone()));
