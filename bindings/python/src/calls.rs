@@ -16,18 +16,19 @@ use epimem_api::{
 };
 use epimem_engine::Engine;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// A request as the Python package sends it.
+/// A request as the Python package sends it. Its query and body stay JSON text until an
+/// operation reads them as its own types, so each is parsed once.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Request {
     #[serde(default)]
     path: HashMap<String, String>,
     #[serde(default)]
-    query: Option<Value>,
+    query: Option<Box<RawValue>>,
     #[serde(default)]
-    body: Option<Value>,
+    body: Option<Box<RawValue>>,
 }
 
 impl Request {
@@ -40,13 +41,12 @@ impl Request {
 
     /// The query fields as `T` (all of them optional).
     fn query<T: DeserializeOwned>(&self) -> Result<T, MemoryError> {
-        let query = self.query.clone().unwrap_or_else(|| Value::Object(Default::default()));
-        from_json(query.to_string().as_bytes())
+        from_json(self.query.as_ref().map_or("{}", |q| q.get()).as_bytes())
     }
 
     /// The body as `T`; `None` when there is none.
     fn body<T: DeserializeOwned>(&self) -> Result<Option<T>, MemoryError> {
-        self.body.as_ref().map(|body| from_json(body.to_string().as_bytes())).transpose()
+        self.body.as_ref().map(|body| from_json(body.get().as_bytes())).transpose()
     }
 
     fn required_body<T: DeserializeOwned>(&self) -> Result<T, MemoryError> {
@@ -68,7 +68,7 @@ pub(crate) fn call(
     let started = Instant::now();
     match operation {
         "add_messages" => {
-            let body = request.body.as_ref().map(Value::to_string).unwrap_or_default();
+            let body = request.body.as_ref().map_or("", |b| b.get());
             answer(started, memory.remember(parse_messages(tenant, body.as_bytes())?))
         }
         "get_conversation" => {

@@ -60,18 +60,14 @@ impl Native {
         background: bool,
     ) -> PyResult<Self> {
         // What is not given is read from the environment, as the `epimem` command reads it.
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let environment = Overrides::from_environment();
         let overrides = Overrides {
-            config: config.or_else(|| env("EPIMEM_CONFIG").map(PathBuf::from)),
-            db: db.or_else(|| env("EPIMEM_DB").map(PathBuf::from)),
-            tenant: tenant.or_else(|| env("EPIMEM_TENANT")),
-            embedder: embedder.or_else(|| env("EPIMEM_EMBEDDER")),
-            models: models.or_else(|| env("EPIMEM_MODELS").map(PathBuf::from)),
-            llm_url: env("EPIMEM_LLM_URL"),
-            llm_model: env("EPIMEM_LLM_MODEL"),
-            llm_api_key: env("EPIMEM_LLM_API_KEY"),
-            fixed_clock: env("EPIMEM_CLOCK"),
-            ..Overrides::default()
+            config: config.or(environment.config),
+            db: db.or(environment.db),
+            tenant: tenant.or(environment.tenant),
+            embedder: embedder.or(environment.embedder),
+            models: models.or(environment.models),
+            ..environment
         };
         py.detach(|| open(&overrides, background))
             .map_err(|e| NativeError::new_err(("unavailable", format!("{e:#}"))))
@@ -120,10 +116,10 @@ impl Drop for Native {
 fn open(overrides: &Overrides, background: bool) -> anyhow::Result<Native> {
     let config = AppConfig::load(overrides)?;
     let database = config.database()?;
-    // The index is caught up before each recall, as a command's is (not after every write, as
-    // a server's is): an import of many messages then costs one catch-up, not one per episode.
+    // The index is opened and caught up by the first recall and before each one after, as a
+    // command's is (not after every write, as a server's is): opening costs nothing a program
+    // that only remembers does not need, and an import costs one catch-up, not one per episode.
     let engine = Arc::new(epimem_app::open_searching(&config, &database)?.engine);
-    epimem_app::load_index(&engine, &config.tenant)?;
     let worker = background
         .then(|| -> anyhow::Result<Worker> {
             let (tick, refresh) = (config.server.tick_every()?, config.server.index_refresh()?);

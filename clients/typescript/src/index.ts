@@ -2,9 +2,11 @@
 // its OpenAPI document (src/schema.d.ts); the methods are those of the Python package, in
 // camelCase. No runtime dependency: the platform's fetch.
 
-import type { components } from "./schema.js";
+import type { components, operations } from "./schema.js";
 
 type Schemas = components["schemas"];
+/** The query parameters of an operation, as the OpenAPI document gives them. */
+type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
 export type MessageIn = Schemas["MessageIn"];
 export type AddedOut = Schemas["AddedOut"];
 export type RecallIn = Schemas["RecallIn"];
@@ -109,17 +111,7 @@ export class Client {
   }
 
   /** A page of episodes, newest first; pass `next_cursor` back as `cursor`. */
-  episodes(
-    options: {
-      conversation?: string;
-      user?: string;
-      project?: string;
-      since?: string;
-      until?: string;
-      limit?: number;
-      cursor?: string;
-    } = {},
-  ): Promise<EpisodesOut> {
+  episodes(options: QueryOf<"list_episodes"> = {}): Promise<EpisodesOut> {
     return this.send("GET", "/v1/episodes", options);
   }
 
@@ -149,22 +141,22 @@ export class Client {
   }
 
   /** The top of the timeline: the periods rolled up, oldest first. */
-  timeline(options: { user?: string } = {}): Promise<TimelineOut> {
+  timeline(options: QueryOf<"timeline_top"> = {}): Promise<TimelineOut> {
     return this.send("GET", "/v1/timeline", options);
   }
 
   /** One period of the timeline (`2024`, `2024-05`, `2024-W18`, `2024-05-02`). */
-  timelineNode(node: string, options: { version?: number; user?: string } = {}): Promise<TimelineNodeOut> {
+  timelineNode(node: string, options: QueryOf<"timeline_node"> = {}): Promise<TimelineNodeOut> {
     return this.send("GET", `/v1/timeline/${part(node)}`, options);
   }
 
   /** Lasting facts distilled from episodes. */
-  facts(options: { conversation?: string; user?: string; all?: boolean; limit?: number } = {}): Promise<FactsOut> {
+  facts(options: QueryOf<"list_facts"> = {}): Promise<FactsOut> {
     return this.send("GET", "/v1/facts", options);
   }
 
   /** The background jobs of the tenant (or of one conversation), newest first. */
-  jobs(options: { conversation?: string; limit?: number } = {}): Promise<JobsOut> {
+  jobs(options: QueryOf<"list_jobs"> = {}): Promise<JobsOut> {
     return this.send("GET", "/v1/jobs", options);
   }
 

@@ -211,11 +211,7 @@ impl PlaceArgs {
             config: self.config,
             db: self.db,
             tenant: self.tenant,
-            llm_api_key: std::env::var("EPIMEM_LLM_API_KEY").ok(),
-            hooks_server_key: std::env::var("EPIMEM_HOOKS_SERVER_KEY").ok(),
-            crash_at: std::env::var("EPIMEM_CRASH_AT").ok(),
-            fixed_clock: std::env::var("EPIMEM_CLOCK").ok(),
-            ..Overrides::default()
+            ..Overrides::environment_only()
         }
     }
 }
@@ -234,6 +230,38 @@ pub struct Overrides {
     pub hooks_server_key: Option<String>,
     pub crash_at: Option<String>,
     pub fixed_clock: Option<String>,
+}
+
+impl Overrides {
+    /// What only the environment gives: keys (one on a command line is visible to every user
+    /// of the machine), the fault-injection point and the fixed clock.
+    pub fn environment_only() -> Self {
+        let var = |name: &str| std::env::var(name).ok();
+        Overrides {
+            llm_api_key: var("EPIMEM_LLM_API_KEY"),
+            hooks_server_key: var("EPIMEM_HOOKS_SERVER_KEY"),
+            crash_at: var("EPIMEM_CRASH_AT"),
+            fixed_clock: var("EPIMEM_CLOCK"),
+            ..Overrides::default()
+        }
+    }
+
+    /// Everything `epimem` reads from the environment when no flag says it (`EPIMEM_DB`,
+    /// `EPIMEM_TENANT`, `EPIMEM_EMBEDDER`, …), for a program that embeds the engine and has
+    /// no command line. An empty variable says nothing.
+    pub fn from_environment() -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Overrides {
+            config: var("EPIMEM_CONFIG").map(PathBuf::from),
+            db: var("EPIMEM_DB").map(PathBuf::from),
+            tenant: var("EPIMEM_TENANT"),
+            embedder: var("EPIMEM_EMBEDDER"),
+            models: var("EPIMEM_MODELS").map(PathBuf::from),
+            llm_url: var("EPIMEM_LLM_URL"),
+            llm_model: var("EPIMEM_LLM_MODEL"),
+            ..Overrides::environment_only()
+        }
+    }
 }
 
 impl AppConfig {

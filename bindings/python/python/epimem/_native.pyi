@@ -1,4 +1,7 @@
-from typing import Optional
+import os
+from typing import Optional, Union
+
+_Path = Union[str, os.PathLike[str]]
 
 class NativeError(Exception):
     """args: (code, message)."""
@@ -6,10 +9,10 @@ class NativeError(Exception):
 class Native:
     def __init__(
         self,
-        db: Optional[str] = None,
+        db: Optional[_Path] = None,
         tenant: Optional[str] = None,
-        config: Optional[str] = None,
-        models: Optional[str] = None,
+        config: Optional[_Path] = None,
+        models: Optional[_Path] = None,
         embedder: Optional[str] = None,
         background: bool = True,
     ) -> None: ...

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import itertools
 import random
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import httpx
 
 from ._operations import Call, Operations, T
-from .errors import EpimemError, error_for
+from .errors import error_for
 
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+# Failures that reached no server, or lost it: tried again like a busy answer.
+UNREACHED = (httpx.ConnectError, httpx.RemoteProtocolError)
 _STATUS_CODES = {400: "bad_input", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                  408: "timeout", 409: "conflict", 413: "payload_too_large", 503: "unavailable"}
 
@@ -21,12 +24,11 @@ _STATUS_CODES = {400: "bad_input", 401: "unauthorized", 403: "forbidden", 404: "
 class _Http:
     """What both clients share: the request a call makes, retries and how an answer is read."""
 
-    def __init__(self, base_url: str, api_key: Optional[str], timeout: float, retries: int):
+    def __init__(self, base_url: str, api_key: Optional[str], retries: int):
         self.base_url = base_url.rstrip("/")
         self.headers = {"user-agent": "epimem-python"}
         if api_key:
             self.headers["authorization"] = f"Bearer {api_key}"
-        self.timeout = timeout
         self.retries = retries
 
     @staticmethod
@@ -48,6 +50,17 @@ class _Http:
             if after is not None:
                 return min(after, 60.0)
         return min(8.0, 0.25 * 2**attempt) * (0.5 + random.random() / 2)
+
+    def settle(self, call: Call[T], attempt: int, response: Optional[httpx.Response],
+               error: Optional[httpx.HTTPError]) -> Tuple[Optional[float], Optional[T]]:
+        """After attempt ``attempt``: the seconds to wait before the next, or the answer (an
+        error raised) when there is none."""
+        pause = self.wait(attempt, response)
+        if pause is not None:
+            return pause, None
+        if response is None:
+            raise error_for("unavailable", f"{self.base_url}: {error}") from error
+        return None, self.answer(call, response)
 
     @staticmethod
     def answer(call: Call[T], response: httpx.Response) -> T:
@@ -76,10 +89,6 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
         return None
 
 
-def _unreachable(base_url: str, error: httpx.HTTPError) -> EpimemError:
-    return error_for("unavailable", f"{base_url}: {error}")
-
-
 class Client(Operations):
     """A running ``epimem serve`` at ``base_url`` (``http://127.0.0.1:7878``).
 
@@ -96,26 +105,21 @@ class Client(Operations):
         timeout: float = 30.0,
         retries: int = 3,
     ) -> None:
-        self._http = _Http(base_url, api_key, timeout, retries)
+        self._http = _Http(base_url, api_key, retries)
         self._client = httpx.Client(base_url=self._http.base_url, headers=self._http.headers,
                                     timeout=timeout)
 
     def _send(self, call: Call[T]) -> T:
-        attempt = 0
-        while True:
+        request = self._http.request(call)
+        for attempt in itertools.count():
             try:
-                response: Optional[httpx.Response] = self._client.request(**self._http.request(call))
-            except (httpx.ConnectError, httpx.RemoteProtocolError) as e:
+                response, error = self._client.request(**request), None
+            except UNREACHED as e:
                 response, error = None, e
-            else:
-                error = None
-            pause = self._http.wait(attempt, response)
+            pause, answer = self._http.settle(call, attempt, response, error)
             if pause is None:
-                if response is None:
-                    raise _unreachable(self._http.base_url, error) from error  # type: ignore[arg-type]
-                return self._http.answer(call, response)
+                return answer  # type: ignore[return-value]
             time.sleep(pause)
-            attempt += 1
 
     def close(self) -> None:
         self._client.close()
@@ -142,7 +146,7 @@ class AsyncClient(Operations):
         timeout: float = 30.0,
         retries: int = 3,
     ) -> None:
-        self._http = _Http(base_url, api_key, timeout, retries)
+        self._http = _Http(base_url, api_key, retries)
         self._client = httpx.AsyncClient(base_url=self._http.base_url,
                                          headers=self._http.headers, timeout=timeout)
 
@@ -150,22 +154,16 @@ class AsyncClient(Operations):
         return self._sent(call)  # type: ignore[return-value]
 
     async def _sent(self, call: Call[T]) -> T:
-        attempt = 0
-        while True:
+        request = self._http.request(call)
+        for attempt in itertools.count():
             try:
-                response: Optional[httpx.Response] = await self._client.request(
-                    **self._http.request(call))
-            except (httpx.ConnectError, httpx.RemoteProtocolError) as e:
+                response, error = await self._client.request(**request), None
+            except UNREACHED as e:
                 response, error = None, e
-            else:
-                error = None
-            pause = self._http.wait(attempt, response)
+            pause, answer = self._http.settle(call, attempt, response, error)
             if pause is None:
-                if response is None:
-                    raise _unreachable(self._http.base_url, error) from error  # type: ignore[arg-type]
-                return self._http.answer(call, response)
+                return answer  # type: ignore[return-value]
             await asyncio.sleep(pause)
-            attempt += 1
 
     async def aclose(self) -> None:
         await self._client.aclose()

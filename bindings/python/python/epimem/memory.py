@@ -35,14 +35,8 @@ class Memory(Operations):
         background: bool = True,
     ) -> None:
         try:
-            self._native = _native.Native(
-                db=None if db is None else os.fspath(db),
-                tenant=tenant,
-                config=None if config is None else os.fspath(config),
-                models=None if models is None else os.fspath(models),
-                embedder=embedder,
-                background=background,
-            )
+            self._native = _native.Native(db=db, tenant=tenant, config=config, models=models,
+                                          embedder=embedder, background=background)
         except _native.NativeError as e:
             raise error_for(*e.args) from None
 

@@ -54,12 +54,11 @@ impl Results {
     /// A file's text, `None` when the run that writes it was not made.
     pub(super) fn text(&self, file: &str) -> Result<Option<String>> {
         let path = self.dir.join(file);
-        if !path.exists() {
-            return Ok(None);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
         }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        Ok(Some(text))
     }
 
     /// A file holding one JSON document.
@@ -100,8 +99,9 @@ impl Results {
     /// Each segmenter's rows by data set, in the order they were first measured.
     fn segmenters(&self) -> Result<Vec<(String, Vec<Option<Value>>)>> {
         let mut rows: Vec<(String, Vec<Option<Value>>)> = vec![];
+        let embedders = self.embedders()?;
         for (column, (set, _)) in SETS.iter().enumerate() {
-            for embedder in self.embedders()? {
+            for embedder in &embedders {
                 for row in self.json_lines(&format!("{set}.{embedder}.jsonl"))?.unwrap_or_default()
                 {
                     let segmenter = string(&row, "segmenter")?;
