@@ -1,9 +1,12 @@
-//! A Claude Code hook event as it arrives on standard input.
+//! A coding agent's hook event as it arrives on standard input (Claude Code's fields; Codex
+//! and Gemini CLI send the same ones, and a few of their own).
 
 use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::agent::Agent;
 
 /// The events epimem listens to; any other is read and ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +75,15 @@ pub struct HookEvent {
     /// How the session started (startup, resume, clear, compact).
     #[serde(default)]
     pub source: Option<String>,
+    /// The turn an event belongs to (Codex).
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// The agent's reply that ended the turn (Codex's and Claude Code's Stop).
+    #[serde(default)]
+    pub last_assistant_message: Option<String>,
+    /// The agent's reply that ended the turn (Gemini CLI's AfterAgent).
+    #[serde(default)]
+    pub prompt_response: Option<String>,
 }
 
 impl HookEvent {
@@ -85,7 +97,17 @@ impl HookEvent {
         Ok(event)
     }
 
-    pub fn kind(&self) -> Option<EventKind> {
-        EventKind::parse(&self.hook_event_name)
+    /// What the event is, by `agent`'s names for its events.
+    pub fn kind(&self, agent: Agent) -> Option<EventKind> {
+        agent.kind_of(&self.hook_event_name)
+    }
+
+    /// The reply that ended the turn, when the event carries one.
+    pub fn reply(&self) -> Option<&str> {
+        self.last_assistant_message
+            .as_deref()
+            .or(self.prompt_response.as_deref())
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
     }
 }

@@ -1,13 +1,15 @@
-//! epimem for coding agents: Claude Code's hook events recorded as memory, and memory handed
-//! back when a session starts or a prompt matches earlier work.
+//! epimem for coding agents: the hook events of Claude Code, Codex CLI and Gemini CLI recorded
+//! as memory, and memory handed back when a session starts or a prompt matches earlier work.
 //!
-//! This is the only crate that knows Claude Code's hook protocol (events on standard input,
-//! `hookSpecificOutput` on standard output, transcripts, `settings.json`). A hook must never
+//! This is the only crate that knows the agents' hook protocols (events on standard input,
+//! `hookSpecificOutput` on standard output, transcripts, settings files). A hook must never
 //! fail the agent's turn and must return within milliseconds: it only stores (segmentation is
 //! left to a worker), and whatever goes wrong is written to its log, with the event kept in a
 //! spool that the next hook stores first.
 
+mod agent;
 mod event;
+mod mcp;
 mod project;
 mod record;
 mod redact;
@@ -22,9 +24,11 @@ use epimem_engine::{Engine, EngineError};
 use epimem_store::JobState;
 use serde::{Deserialize, Serialize};
 
+pub use agent::Agent;
 pub use event::{EventKind, HookEvent};
+pub use mcp::{install_mcp_json, install_mcp_toml, uninstall_mcp_json, uninstall_mcp_toml};
 pub use project::project_of;
-pub use record::{Session, action_of, clip};
+pub use record::{CODING_AGENT_KEY, Session, action_of, clip};
 pub use redact::redact;
 pub use settings::{install, is_epimem_hook, uninstall};
 pub use state::{HookDir, Spooled};
@@ -121,6 +125,8 @@ pub trait PromptRecall: std::fmt::Debug {
 /// One hook invocation's surroundings.
 #[derive(Debug, Clone, Copy)]
 pub struct Hook<'a> {
+    /// The agent whose event this is.
+    pub agent: Agent,
     pub tenant: &'a str,
     pub dir: &'a HookDir,
     pub config: &'a HookConfig,
@@ -145,11 +151,17 @@ impl Hook<'_> {
                 return HookOutcome::default();
             }
         };
-        let Some(kind) = event.kind() else { return HookOutcome::default() };
+        let Some(kind) = event.kind(self.agent) else { return HookOutcome::default() };
+        let spooled = |failures| Spooled {
+            received: received.0,
+            event: raw.to_owned(),
+            agent: self.agent,
+            failures,
+        };
         let engine = match open() {
             Ok(engine) => engine,
             Err(e) => {
-                let spooled = Spooled { received: received.0, event: raw.to_owned(), failures: 0 };
+                let spooled = spooled(0);
                 self.keep(spooled, &format!("cannot open the database: {e}"));
                 return HookOutcome::default();
             }
@@ -157,8 +169,9 @@ impl Hook<'_> {
         for mut spooled in self.dir.take_spool() {
             let at = Timestamp(spooled.received);
             let Ok(old) = HookEvent::parse(&spooled.event) else { continue };
-            let Some(old_kind) = old.kind() else { continue };
-            if let Err(e) = self.handle(&engine, &old, old_kind, at, true) {
+            let Some(old_kind) = old.kind(spooled.agent) else { continue };
+            let sender = Hook { agent: spooled.agent, ..*self };
+            if let Err(e) = sender.handle(&engine, &old, old_kind, at, true) {
                 if !e.passing() {
                     spooled.failures += 1;
                 }
@@ -178,9 +191,7 @@ impl Hook<'_> {
         match self.handle(&engine, &event, kind, received, false) {
             Ok(outcome) => outcome,
             Err(e) => {
-                let failures = u32::from(!e.passing());
-                let spooled = Spooled { received: received.0, event: raw.to_owned(), failures };
-                self.keep(spooled, &format!("{}: {e}", kind.as_str()));
+                self.keep(spooled(u32::from(!e.passing())), &format!("{}: {e}", kind.as_str()));
                 HookOutcome::default()
             }
         }
@@ -203,16 +214,21 @@ impl Hook<'_> {
         received: Timestamp,
         replayed: bool,
     ) -> Result<HookOutcome, HookError> {
-        // Claude Code always says where the session works; a caller that does not is taken to
+        // The agents always say where the session works; a caller that does not is taken to
         // work where it runs.
         let cwd = event.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_default();
         let project = project_of(&cwd).display().to_string();
         let session = Session {
             conversation: ConversationKey::new(self.tenant, event.session_id.clone()),
             project: project.clone(),
+            agent: self.agent,
         };
         // The agent's replies so far come before what this event adds.
-        let (mut messages, read_to) = self.replies(event, &session, received);
+        let (mut messages, read_to) = if self.agent.reads_transcript() {
+            self.replies(event, &session, received)
+        } else {
+            (Vec::new(), None)
+        };
         match kind {
             EventKind::UserPromptSubmit => {
                 let prompt = event.prompt.as_deref().unwrap_or("").trim();
@@ -223,6 +239,9 @@ impl Hook<'_> {
             EventKind::PostToolUse | EventKind::PostToolUseFailure => {
                 let failed = kind == EventKind::PostToolUseFailure || reports_failure(event);
                 messages.extend(session.action(event, failed, received, self.config.output_chars));
+            }
+            EventKind::Stop if !self.agent.reads_transcript() => {
+                messages.extend(event.reply().map(|text| session.final_reply(event, text, received)));
             }
             _ => {}
         }
@@ -237,7 +256,7 @@ impl Hook<'_> {
         let mut outcome = HookOutcome::default();
         match kind {
             EventKind::SessionStart if !replayed => {
-                outcome.stdout = output(kind, &engine.start_context(self.tenant, &project)?);
+                outcome.stdout = output(event, &engine.start_context(self.tenant, &project)?);
                 // Sessions that ended without a word (a crash, a closed terminal) close now.
                 outcome.background = Some(Background::Tick);
             }
@@ -257,7 +276,7 @@ impl Hook<'_> {
                         engine.prompt_context(self.tenant, &project, &event.session_id, prompt)?
                     }
                 };
-                outcome.stdout = output(kind, &context);
+                outcome.stdout = output(event, &context);
             }
             EventKind::SessionEnd => {
                 // Queued for a server's worker; the flush below does it without one.
@@ -312,13 +331,17 @@ fn reports_failure(event: &HookEvent) -> bool {
         .any(|f| response.get(*f).and_then(serde_json::Value::as_bool) == Some(true))
 }
 
-/// The JSON Claude Code reads from a hook to add context; empty for no context.
-fn output(kind: EventKind, context: &str) -> String {
+/// The JSON an agent reads from a hook to add context (the same for the three, named by the
+/// agent's own event name); empty for no context.
+fn output(event: &HookEvent, context: &str) -> String {
     if context.trim().is_empty() {
         return String::new();
     }
     serde_json::json!({
-        "hookSpecificOutput": {"hookEventName": kind.as_str(), "additionalContext": context}
+        "hookSpecificOutput": {
+            "hookEventName": event.hook_event_name,
+            "additionalContext": context
+        }
     })
     .to_string()
 }

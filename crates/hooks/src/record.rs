@@ -10,7 +10,9 @@ use epimem_core::{
 use epimem_engine::MessageInput;
 use serde_json::{Value, json};
 
-use crate::{event::HookEvent, project::relative_to, redact::redact, transcript::Reply};
+use crate::{
+    agent::Agent, event::HookEvent, project::relative_to, redact::redact, transcript::Reply,
+};
 
 /// The most of a command line or search kept in an action's metadata (a heredoc can hold a
 /// whole file; the metadata of a message has a limit of its own).
@@ -22,7 +24,12 @@ pub struct Session {
     pub conversation: ConversationKey,
     /// The project's root, the `agent` scope of the session's conversation.
     pub project: String,
+    /// The coding agent that did the work (kept in each message's metadata).
+    pub agent: Agent,
 }
+
+/// The metadata key naming the coding agent a message came from.
+pub const CODING_AGENT_KEY: &str = "coding_agent";
 
 impl Session {
     /// A message of the session; secrets in its text are redacted before it is stored, and a
@@ -34,8 +41,11 @@ impl Session {
         role: Role,
         content: String,
         at: Option<Timestamp>,
-        metadata: Value,
+        mut metadata: Value,
     ) -> MessageInput {
+        if let Some(fields) = metadata.as_object_mut() {
+            fields.insert(CODING_AGENT_KEY.into(), self.agent.name().into());
+        }
         MessageInput {
             conversation: self.conversation.clone(),
             user: None,
@@ -64,6 +74,16 @@ impl Session {
             Some(reply.timestamp.unwrap_or(received)),
             json!({"kind": "reply"}),
         )
+    }
+
+    /// The reply that ended a turn, as the event ending it carries it (agents whose replies
+    /// are not read from a transcript). Its key is the turn's, else the event's time and text.
+    pub fn final_reply(&self, event: &HookEvent, text: &str, received: Timestamp) -> MessageInput {
+        let key = match &event.turn_id {
+            Some(turn) => format!("reply:{turn}"),
+            None => format!("reply:{}:{:016x}", received.0, hash(text)),
+        };
+        self.message(key, Role::Assistant, text.to_owned(), Some(received), json!({"kind": "reply"}))
     }
 
     /// A tool call as an observation: its one-line description, then what it printed (at
@@ -130,13 +150,17 @@ fn text_of(response: &Value) -> String {
     match response {
         Value::String(text) => text.clone(),
         Value::Object(fields) => {
-            let parts: Vec<&str> = ["stdout", "stderr", "content", "output", "error"]
+            // Claude Code's fields, then Gemini CLI's (what the person saw; what the model read).
+            let parts: Vec<&str> = ["stdout", "stderr", "content", "output", "error", "returnDisplay"]
                 .iter()
                 .filter_map(|f| fields.get(*f).and_then(Value::as_str))
                 .filter(|t| !t.trim().is_empty())
                 .collect();
             if !parts.is_empty() {
                 return parts.join("\n");
+            }
+            if let Some(text) = fields.get("llmContent").and_then(Value::as_str) {
+                return text.to_owned();
             }
             if let Some(Value::Array(names)) = fields.get("filenames") {
                 return names.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n");
@@ -218,6 +242,7 @@ mod tests {
         let session = Session {
             conversation: ConversationKey::new("t", "s1"),
             project: "/home/dev/shop".into(),
+            agent: Agent::Claude,
         };
         let pasted = format!("fix this:\n{}\nthanks", "x".repeat(3 << 20));
         let message = session.prompt(&pasted, Timestamp::from_millis(1_772_000_000_000));

@@ -11,6 +11,8 @@ use std::{
 use epimem_core::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::agent::Agent;
+
 /// The hooks' folder.
 #[derive(Debug, Clone)]
 pub struct HookDir {
@@ -23,6 +25,9 @@ pub struct Spooled {
     /// When the event arrived (milliseconds since the epoch): its messages keep that time.
     pub received: i64,
     pub event: String,
+    /// The agent that sent it (what its event names mean).
+    #[serde(default)]
+    pub agent: Agent,
     /// How often storing it failed for a reason other than a database out of reach.
     #[serde(default)]
     pub failures: u32,
@@ -132,7 +137,7 @@ mod tests {
 
         assert!(hooks.take_spool().is_empty());
         let spooled =
-            |at: i64, event: &str| Spooled { received: at, event: event.into(), failures: 0 };
+            |at: i64, event: &str| Spooled { received: at, event: event.into(), agent: Agent::Claude, failures: 0 };
         hooks.spool(&spooled(5, "{\"a\":1}")).unwrap();
         hooks.spool(&spooled(6, "{\"b\":2}")).unwrap();
         let taken = hooks.take_spool();

@@ -1,5 +1,5 @@
 //! `epimem hook`, `epimem hooks install|uninstall` and `epimem patterns`: memory for coding
-//! agents (Claude Code's hooks).
+//! agents (the hooks of Claude Code, Codex CLI and Gemini CLI, and epimem as their MCP server).
 
 use std::{
     io::Read,
@@ -14,7 +14,8 @@ use epimem_api::wire::ProjectMemoryIn;
 use epimem_core::TokenCounter;
 use epimem_engine::{Clock, Engine, SystemClock};
 use epimem_hooks::{
-    Background, Hook, HookConfig, HookDir, PromptRecall, install, project_of, uninstall,
+    Agent, Background, Hook, HookConfig, HookDir, PromptRecall, install, install_mcp_json,
+    install_mcp_toml, project_of, uninstall, uninstall_mcp_json, uninstall_mcp_toml,
 };
 use epimem_server::ProjectMemoryClient;
 use epimem_store_sqlite::SqliteStore;
@@ -33,18 +34,34 @@ pub(crate) enum HookEntry {
 
 #[derive(Debug, Args)]
 pub(crate) struct HookArgs {
+    /// The agent that runs the hook: claude, codex or gemini (what its events are called and
+    /// where its replies are).
+    #[arg(long, value_name = "NAME", default_value = "claude", value_parser = agent)]
+    pub(crate) agent: Agent,
     /// Also say on standard error what went wrong (it always goes to the hooks' log).
     #[arg(long)]
     pub(crate) verbose: bool,
 }
 
+fn agent(name: &str) -> Result<Agent, String> {
+    Agent::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+        format!("no agent {name:?}; expected one of {}", names.join(", "))
+    })
+}
+
 #[derive(Debug, Subcommand)]
 pub(crate) enum HooksCommand {
     /// Add `epimem-hook` (the binary beside this one; `epimem hook` where there is none) to
-    /// Claude Code's settings for SessionStart, UserPromptSubmit, PostToolUse,
-    /// PostToolUseFailure, Stop and SessionEnd, beside the hooks already there (nothing is
-    /// added twice: an epimem hook already there is made this one). The hook is given the database, tenant and configuration file
-    /// this command was given; anything else comes from that file and the agent's environment.
+    /// an agent's hooks, beside the hooks already there (nothing is added twice: an epimem
+    /// hook already there is made this one), and `epimem mcp` to its MCP servers, so memory
+    /// is also reachable as tools.
+    ///
+    /// Claude Code: `.claude/settings.json` (hooks) and `.mcp.json` (the server), or
+    /// `~/.claude/settings.json` and `~/.claude.json` with `--user`. Codex CLI:
+    /// `.codex/hooks.json` and `.codex/config.toml`, or the same in `$CODEX_HOME` (`~/.codex`).
+    /// Gemini CLI: `.gemini/settings.json`, or `~/.gemini/settings.json`. The hook and the
+    /// server are given the database, tenant and configuration file this command was given.
     Install(HooksWhere),
     /// Remove exactly the entries `install` added, and nothing else.
     Uninstall(HooksWhere),
@@ -52,10 +69,13 @@ pub(crate) enum HooksCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct HooksWhere {
-    /// The project whose `.claude/settings.json` to change [default: the current folder].
+    /// The agent: claude (Claude Code), codex (Codex CLI) or gemini (Gemini CLI).
+    #[arg(long, value_name = "NAME", default_value = "claude", value_parser = agent)]
+    agent: Agent,
+    /// The project whose settings to change [default: the current folder].
     #[arg(long, value_name = "DIR", conflicts_with = "user")]
     project: Option<PathBuf>,
-    /// Change the user's `~/.claude/settings.json` instead (every project).
+    /// Change the user's settings instead (every project).
     #[arg(long)]
     user: bool,
 }
@@ -101,6 +121,7 @@ pub(crate) fn hook(
         config: &config.hooks,
     });
     let hook = Hook {
+        agent: args.agent,
         tenant: &config.tenant,
         dir: &dir,
         config: &config.hooks,
@@ -225,77 +246,172 @@ pub(crate) fn hooks(
         HooksCommand::Install(place) => (place, true),
         HooksCommand::Uninstall(place) => (place, false),
     };
-    let path = settings_path(place)?;
-    let mut settings: serde_json::Value = match std::fs::read_to_string(&path) {
-        Ok(text) if text.trim().is_empty() => serde_json::json!({}),
-        Ok(text) => serde_json::from_str(&text).with_context(|| {
-            format!("{} is not valid JSON; it was left as it is", path.display())
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => serde_json::json!({}),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let changed = if installing {
-        install(&mut settings, &hook_command(config, config_file)?)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("{} was left as it is", path.display()))?
-    } else {
-        uninstall(&mut settings)
-    };
-    if !changed {
-        outln!(
-            "{}: {}",
-            path.display(),
+    let agent = place.agent;
+    let files = AgentFiles::of(place)?;
+    let (program, args) = epimem_arguments(config, config_file)?;
+    let hook = hook_command(agent, &args)?;
+    let changed_hooks = edit_json(&files.hooks, |settings| {
+        if installing { install(settings, agent, &hook) } else { Ok(uninstall(settings)) }
+    })?;
+    let mut mcp_args = vec!["mcp".to_owned()];
+    mcp_args.extend(args);
+    let program = program.display().to_string();
+    let changed_mcp = if files.mcp.extension().is_some_and(|e| e == "toml") {
+        edit_text(&files.mcp, |text| {
             if installing {
-                "epimem's hooks are already there"
+                install_mcp_toml(text, &program, &mcp_args)
             } else {
-                "no epimem hook to remove"
+                uninstall_mcp_toml(text)
             }
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    write_atomically(&path, &format!("{}\n", serde_json::to_string_pretty(&settings)?))?;
-    if installing {
-        outln!("{}: epimem records and recalls this agent's sessions", path.display());
+        })?
     } else {
-        outln!("{}: epimem's hooks removed", path.display());
+        edit_json(&files.mcp, |settings| {
+            if installing {
+                install_mcp_json(settings, &program, &mcp_args)
+            } else {
+                Ok(uninstall_mcp_json(settings))
+            }
+        })?
+    };
+    for (path, changed, what) in
+        [(&files.hooks, changed_hooks, "hooks"), (&files.mcp, changed_mcp, "MCP server")]
+    {
+        let said = match (installing, changed) {
+            (true, true) => format!("epimem's {what} added"),
+            (true, false) => format!("epimem's {what} already there"),
+            (false, true) => format!("epimem's {what} removed"),
+            (false, false) => format!("no epimem {what} to remove"),
+        };
+        outln!("{}: {said}", path.display());
+    }
+    if installing {
+        outln!("{} now records its sessions and recalls them in this memory", agent.title());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn settings_path(place: &HooksWhere) -> Result<PathBuf> {
-    if place.user {
-        let home = dirs::home_dir().context("no home directory is known for this user")?;
-        return Ok(home.join(".claude").join("settings.json"));
-    }
-    let project = match &place.project {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().context("cannot read the current folder")?,
-    };
-    if !project.is_dir() {
-        bail!("{} is not a folder", project.display());
-    }
-    Ok(project.join(".claude").join("settings.json"))
+/// Where an agent keeps its hooks and its MCP servers, in a project or for the user.
+struct AgentFiles {
+    hooks: PathBuf,
+    /// A JSON file with `mcpServers`, or Codex's `config.toml`.
+    mcp: PathBuf,
 }
 
-/// [`hook_program`] and the database, tenant and configuration file it was told to use (so
-/// the hooks write where `install` was pointed, whatever the agent's environment says).
-fn hook_command(config: &AppConfig, config_file: Option<&Path>) -> Result<String> {
-    let (program, first) = hook_program()?;
-    let mut command = quote(&program.display().to_string());
-    for arg in first {
-        command.push_str(&format!(" {arg}"));
+impl AgentFiles {
+    fn of(place: &HooksWhere) -> Result<Self> {
+        let home = || dirs::home_dir().context("no home directory is known for this user");
+        let root = if place.user {
+            home()?
+        } else {
+            let project = match &place.project {
+                Some(dir) => dir.clone(),
+                None => std::env::current_dir().context("cannot read the current folder")?,
+            };
+            if !project.is_dir() {
+                bail!("{} is not a folder", project.display());
+            }
+            project
+        };
+        Ok(match place.agent {
+            Agent::Claude => Self {
+                hooks: root.join(".claude").join("settings.json"),
+                mcp: root.join(if place.user { ".claude.json" } else { ".mcp.json" }),
+            },
+            Agent::Codex => {
+                let dir = match std::env::var_os("CODEX_HOME") {
+                    Some(dir) if place.user => PathBuf::from(dir),
+                    _ => root.join(".codex"),
+                };
+                Self { hooks: dir.join("hooks.json"), mcp: dir.join("config.toml") }
+            }
+            Agent::Gemini => {
+                let settings = root.join(".gemini").join("settings.json");
+                Self { hooks: settings.clone(), mcp: settings }
+            }
+        })
     }
+}
+
+/// Reads the JSON file at `path` (missing or empty: `{}`), lets `change` edit it, and writes
+/// it back when it says it changed. A file that is not JSON, or that `change` refuses, is
+/// left as it is and named in the error.
+fn edit_json(
+    path: &Path,
+    change: impl FnOnce(&mut serde_json::Value) -> Result<bool, String>,
+) -> Result<bool> {
+    let mut settings: serde_json::Value = match read_optional(path)? {
+        Some(text) if !text.trim().is_empty() => serde_json::from_str(&text).with_context(|| {
+            format!("{} is not valid JSON; it was left as it is", path.display())
+        })?,
+        _ => serde_json::json!({}),
+    };
+    let changed = change(&mut settings)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("{} was left as it is", path.display()))?;
+    if changed {
+        write_atomically(path, &format!("{}\n", serde_json::to_string_pretty(&settings)?))?;
+    }
+    Ok(changed)
+}
+
+/// [`edit_json`] for a text file `change` edits itself (Codex's TOML), keeping its comments.
+fn edit_text(
+    path: &Path,
+    change: impl FnOnce(&str) -> Result<Option<String>, String>,
+) -> Result<bool> {
+    let text = read_optional(path)?.unwrap_or_default();
+    let changed = change(&text)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("{} was left as it is", path.display()))?;
+    if let Some(text) = &changed {
+        write_atomically(path, text)?;
+    }
+    Ok(changed.is_some())
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// This program and the options naming the database, tenant and configuration file it was
+/// told to use (so the hooks and the MCP server use what `install` was pointed at, whatever
+/// the agent's environment says).
+fn epimem_arguments(config: &AppConfig, config_file: Option<&Path>) -> Result<(PathBuf, Vec<String>)> {
+    let program = std::env::current_exe().context("cannot tell where this program is")?;
+    let mut args = Vec::new();
     match config.database()? {
         Database::Sqlite(path) => {
             let path = std::path::absolute(&path).unwrap_or(path);
-            command.push_str(&format!(" --db {}", quote(&path.display().to_string())));
+            args.extend(["--db".to_owned(), path.display().to_string()]);
         }
-        Database::Postgres(url) => command.push_str(&format!(" --db {}", quote(&url))),
+        Database::Postgres(url) => args.extend(["--db".to_owned(), url]),
     }
-    command.push_str(&format!(" --tenant {}", quote(&config.tenant)));
+    args.extend(["--tenant".to_owned(), config.tenant.clone()]);
     if let Some(file) = config_file {
         let file = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
-        command.push_str(&format!(" --config {}", quote(&file.display().to_string())));
+        args.extend(["--config".to_owned(), file.display().to_string()]);
+    }
+    Ok((program, args))
+}
+
+/// The command line of the hook: [`hook_program`], `--agent` for any agent but Claude Code
+/// (the default), and `args`.
+fn hook_command(agent: Agent, args: &[String]) -> Result<String> {
+    let (hook, first) = hook_program()?;
+    let mut command = quote(&hook.display().to_string());
+    for arg in first {
+        command.push_str(&format!(" {arg}"));
+    }
+    if agent != Agent::Claude {
+        command.push_str(&format!(" --agent {}", agent.name()));
+    }
+    for arg in args {
+        command.push(' ');
+        command.push_str(&quote(arg));
     }
     Ok(command)
 }
@@ -314,7 +430,9 @@ fn quote(word: &str) -> String {
 fn write_atomically(path: &Path, text: &str) -> Result<()> {
     let dir = path.parent().context("the settings file has no folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
+    let mut name = path.file_name().context("the settings file has no name")?.to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(name);
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
 }

@@ -2,6 +2,7 @@
 //! would. One binary links the engine once instead of once per file.
 
 mod agent_recall;
+mod agents;
 mod bench_page;
 mod cli;
 mod common;

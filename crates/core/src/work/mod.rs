@@ -40,11 +40,13 @@ impl ActionKind {
     /// to-do lists) are `Other`.
     pub fn of_tool(tool: &str) -> Self {
         match tool {
-            "Read" | "NotebookRead" => Self::FileRead,
-            "Edit" | "MultiEdit" | "NotebookEdit" => Self::FileEdit,
-            "Write" => Self::FileWrite,
-            "Grep" | "Glob" | "LS" | "WebSearch" | "WebFetch" => Self::Search,
-            "Bash" | "BashOutput" => Self::Command,
+            // Claude Code's and Codex CLI's names, then Gemini CLI's.
+            "Read" | "NotebookRead" | "read_file" | "read_many_files" => Self::FileRead,
+            "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "replace" => Self::FileEdit,
+            "Write" | "write_file" => Self::FileWrite,
+            "Grep" | "Glob" | "LS" | "WebSearch" | "WebFetch" | "grep_search" | "glob"
+            | "list_directory" | "google_web_search" | "web_fetch" => Self::Search,
+            "Bash" | "BashOutput" | "run_shell_command" => Self::Command,
             _ => Self::Other,
         }
     }

@@ -1,0 +1,126 @@
+//! Two real sessions of each agent in one repository: the first's prompt, tool call and reply
+//! are recorded and cut into a work unit, and the second session's first model request
+//! carries that work. Then Codex is handed what Claude Code did.
+
+use epimem_hooks::{Agent, CODING_AGENT_KEY};
+use serde_json::Value;
+
+use super::{Machine, Script, first_turn, settle};
+
+/// The first session's work: a request, one command the model runs, and its reply.
+fn first_session() -> (&'static str, Script) {
+    (
+        "The cart total is off by a cent on discounted orders; fix the rounding in src/cart.rs",
+        Script {
+            command: "echo totals-now-kept-in-integer-cents".into(),
+            reply: "Fixed: the cart total is now kept in integer cents, so discounted orders \
+                    no longer lose a cent to float rounding."
+                .into(),
+        },
+    )
+}
+
+fn second_session() -> (&'static str, Script) {
+    (
+        "Add a test for the shipping fee",
+        Script {
+            command: "echo shipping-fee-test-added".into(),
+            reply: "Added a test for the shipping fee.".into(),
+        },
+    )
+}
+
+/// Every message stored: (role, content, the coding agent its metadata names), read from
+/// the database itself (the API does not show a message's metadata).
+fn recorded(machine: &Machine) -> Vec<(String, String, String)> {
+    let db = rusqlite::Connection::open(machine.db()).unwrap();
+    let mut rows = db.prepare("SELECT role, content, metadata FROM messages").unwrap();
+    rows.query_map([], |row| {
+        let metadata: Option<String> = row.get(2)?;
+        let metadata: Value =
+            metadata.and_then(|m| serde_json::from_str(&m).ok()).unwrap_or(Value::Null);
+        let agent = metadata[CODING_AGENT_KEY].as_str().unwrap_or("").to_owned();
+        Ok((row.get(0)?, row.get(1)?, agent))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// The whole must-show for one agent.
+fn remembers_its_own_sessions(agent: Agent) {
+    let Some(machine) = Machine::new() else { return };
+    let said = machine.install(agent);
+    assert!(said.contains("hooks added") && said.contains("MCP server added"), "{said}");
+
+    let (prompt, script) = first_session();
+    let requests = machine.session(agent, prompt, script);
+    let turn = first_turn(&requests);
+    assert!(
+        !turn.text().contains("Memory of earlier sessions"),
+        "the first session has no memory to be handed"
+    );
+    let tools = turn.tool_names();
+    assert!(
+        tools.iter().any(|t| t.contains("recall") && t.contains("epimem") || t == "recall"),
+        "{}'s model is not offered epimem's tools: {tools:?}",
+        agent.title()
+    );
+    settle();
+    machine.close_sessions();
+
+    let messages = recorded(&machine);
+    let log = machine.log();
+    let has = |role: &str, text: &str| {
+        messages.iter().any(|(r, c, a)| r == role && c.contains(text) && a == agent.name())
+    };
+    assert!(has("user", "fix the rounding in src/cart.rs"), "no prompt: {messages:?}\n{log}");
+    assert!(has("tool", "echo totals-now-kept-in-integer-cents"), "no tool: {messages:?}\n{log}");
+    assert!(has("assistant", "kept in integer cents"), "no reply: {messages:?}\n{log}");
+    let episodes = machine.episodes();
+    assert!(
+        episodes.iter().any(|e| e["work"].is_object() || e["skeleton"].is_object()),
+        "no work unit was cut: {episodes:?}"
+    );
+
+    let (prompt, script) = second_session();
+    let requests = machine.session(agent, prompt, script);
+    let told = first_turn(&requests).text();
+    assert!(
+        told.contains("Memory of earlier sessions") && told.contains("cart"),
+        "the second session's first request does not carry the first's work: {told}"
+    );
+}
+
+#[test]
+fn claude_code_remembers_its_earlier_session() {
+    remembers_its_own_sessions(Agent::Claude);
+}
+
+#[test]
+fn codex_remembers_its_earlier_session() {
+    remembers_its_own_sessions(Agent::Codex);
+}
+
+#[test]
+fn gemini_remembers_its_earlier_session() {
+    remembers_its_own_sessions(Agent::Gemini);
+}
+
+#[test]
+fn codex_is_handed_what_claude_code_did_in_the_same_repository() {
+    let Some(machine) = Machine::new() else { return };
+    machine.install(Agent::Claude);
+    machine.install(Agent::Codex);
+    let (prompt, script) = first_session();
+    machine.session(Agent::Claude, prompt, script);
+    settle();
+    machine.close_sessions();
+    let (prompt, script) = second_session();
+    let requests = machine.session(Agent::Codex, prompt, script);
+    let told = first_turn(&requests).text();
+    assert!(
+        told.contains("Memory of earlier sessions") && told.contains("cart"),
+        "Codex's first request does not carry Claude Code's work: {told}"
+    );
+}

@@ -1,0 +1,117 @@
+//! The coding agents whose hooks epimem reads: what each calls its events, where it keeps
+//! its settings, and how its hooks are set up. Claude Code, Codex CLI and Gemini CLI run a
+//! command per event with JSON on standard input and read `hookSpecificOutput` on standard
+//! output; they differ in the events' names, a hook's timeout unit and where the reply is.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::EventKind;
+
+/// A coding agent epimem records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    #[default]
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 3] = [Self::Claude, Self::Codex, Self::Gemini];
+
+    /// The name `--agent` takes and the metadata keeps.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// What a person calls it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Claude => "Claude Code",
+            Self::Codex => "Codex CLI",
+            Self::Gemini => "Gemini CLI",
+        }
+    }
+
+    /// The events epimem installs a hook for, by the agent's names for them.
+    pub fn events(self) -> &'static [(&'static str, EventKind)] {
+        use EventKind::*;
+        match self {
+            Self::Claude => &[
+                ("SessionStart", SessionStart),
+                ("UserPromptSubmit", UserPromptSubmit),
+                ("PostToolUse", PostToolUse),
+                ("PostToolUseFailure", PostToolUseFailure),
+                ("Stop", Stop),
+                ("SessionEnd", SessionEnd),
+            ],
+            // Codex reports a failed command as a PostToolUse whose output says so.
+            Self::Codex => &[
+                ("SessionStart", SessionStart),
+                ("UserPromptSubmit", UserPromptSubmit),
+                ("PostToolUse", PostToolUse),
+                ("Stop", Stop),
+                ("SessionEnd", SessionEnd),
+            ],
+            Self::Gemini => &[
+                ("SessionStart", SessionStart),
+                ("BeforeAgent", UserPromptSubmit),
+                ("AfterTool", PostToolUse),
+                ("AfterAgent", Stop),
+                ("SessionEnd", SessionEnd),
+            ],
+        }
+    }
+
+    /// The kind of the event the agent names `name`, if epimem listens to it.
+    pub fn kind_of(self, name: &str) -> Option<EventKind> {
+        self.events().iter().find(|(n, _)| *n == name).map(|&(_, kind)| kind)
+    }
+
+    /// A hook's `timeout` in the agent's unit: ten seconds (Gemini counts milliseconds).
+    pub fn hook_timeout(self) -> u64 {
+        match self {
+            Self::Gemini => 10_000,
+            Self::Claude | Self::Codex => 10,
+        }
+    }
+
+    /// Whether the agent's replies are read from its transcript (Claude Code's JSON lines,
+    /// which hold every reply of a turn), rather than from the event that ends the turn.
+    pub fn reads_transcript(self) -> bool {
+        self == Self::Claude
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_listens_to_a_start_a_prompt_a_tool_and_an_end() {
+        for agent in Agent::ALL {
+            assert_eq!(Agent::parse(agent.name()), Some(agent));
+            for kind in [
+                EventKind::SessionStart,
+                EventKind::UserPromptSubmit,
+                EventKind::PostToolUse,
+                EventKind::Stop,
+                EventKind::SessionEnd,
+            ] {
+                assert!(agent.events().iter().any(|&(_, k)| k == kind), "{agent:?} {kind:?}");
+            }
+        }
+        assert_eq!(Agent::Gemini.kind_of("BeforeAgent"), Some(EventKind::UserPromptSubmit));
+        assert_eq!(Agent::Gemini.kind_of("UserPromptSubmit"), None);
+        assert_eq!(Agent::Codex.kind_of("PreToolUse"), None);
+    }
+}
