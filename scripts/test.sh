@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: fetches the embedding models, installs what the browser tests need
 # (scripts/browser.sh: Chromium and playwright-core; without them those tests skip, unless
-# EPIMEM_REQUIRE_BROWSER is set), starts a PostgreSQL server for the tests of the PostgreSQL
+# EPIMEM_REQUIRE_BROWSER is set) and the coding agents the agent tests drive
+# (scripts/agents.sh: Claude Code, Codex CLI, Gemini CLI; likewise, EPIMEM_REQUIRE_AGENTS), starts a PostgreSQL server for the tests of the PostgreSQL
 # backend (scripts/postgres.sh), runs `cargo test --workspace` with any arguments given, then
 # the Python package's tests (scripts/python.sh) and the TypeScript client's
 # (scripts/typescript.sh), and stops the server again (if this script started it).
@@ -10,6 +11,9 @@ cd "$(dirname "$0")/.."
 scripts/fetch-models.sh
 if browser="$(scripts/browser.sh)"; then
     export EPIMEM_TEST_BROWSER="$browser"
+fi
+if agents="$(scripts/agents.sh)"; then
+    export EPIMEM_TEST_AGENTS="$agents"
 fi
 started=""
 if ! scripts/postgres.sh url >/dev/null 2>&1; then
