@@ -241,7 +241,8 @@ impl Hook<'_> {
                 messages.extend(session.action(event, failed, received, self.config.output_chars));
             }
             EventKind::Stop if !self.agent.reads_transcript() => {
-                messages.extend(event.reply().map(|text| session.final_reply(event, text, received)));
+                messages
+                    .extend(event.reply().map(|text| session.final_reply(event, text, received)));
             }
             _ => {}
         }

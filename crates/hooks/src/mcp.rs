@@ -18,7 +18,11 @@ fn is_epimem(program: &str) -> bool {
 /// Sets `mcpServers.epimem` to run `program args`. Returns whether anything changed; refuses
 /// a file whose `mcpServers` is not an object, and an `epimem` entry that runs another
 /// program (someone else's).
-pub fn install_mcp_json(settings: &mut Value, program: &str, args: &[String]) -> Result<bool, String> {
+pub fn install_mcp_json(
+    settings: &mut Value,
+    program: &str,
+    args: &[String],
+) -> Result<bool, String> {
     let root = settings.as_object_mut().ok_or("the settings are not a JSON object")?;
     let servers = root.entry("mcpServers").or_insert_with(|| Value::Object(Map::new()));
     let servers = servers.as_object_mut().ok_or("\"mcpServers\" is not an object")?;
@@ -57,7 +61,11 @@ pub fn uninstall_mcp_json(settings: &mut Value) -> bool {
 /// Sets `[mcp_servers.epimem]` in Codex's `config.toml` text to run `program args`. Returns
 /// the new text when anything changed; refuses text that is not TOML or whose `mcp_servers`
 /// is not a table.
-pub fn install_mcp_toml(text: &str, program: &str, args: &[String]) -> Result<Option<String>, String> {
+pub fn install_mcp_toml(
+    text: &str,
+    program: &str,
+    args: &[String],
+) -> Result<Option<String>, String> {
     let mut doc: DocumentMut = text.parse().map_err(|e| format!("not TOML: {e}"))?;
     let servers = doc
         .entry("mcp_servers")
@@ -74,7 +82,9 @@ pub fn install_mcp_toml(text: &str, program: &str, args: &[String]) -> Result<Op
             .get("args")
             .and_then(Item::as_array)
             .map(|a| a.iter().filter_map(|v| v.as_str()).collect());
-        if command == Some(program) && old_args.as_deref() == Some(&args.iter().map(String::as_str).collect::<Vec<_>>()[..]) {
+        if command == Some(program)
+            && old_args.as_deref() == Some(&args.iter().map(String::as_str).collect::<Vec<_>>()[..])
+        {
             return Ok(None);
         }
         if !command.is_some_and(is_epimem) {

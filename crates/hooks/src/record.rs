@@ -83,7 +83,13 @@ impl Session {
             Some(turn) => format!("reply:{turn}"),
             None => format!("reply:{}:{:016x}", received.0, hash(text)),
         };
-        self.message(key, Role::Assistant, text.to_owned(), Some(received), json!({"kind": "reply"}))
+        self.message(
+            key,
+            Role::Assistant,
+            text.to_owned(),
+            Some(received),
+            json!({"kind": "reply"}),
+        )
     }
 
     /// A tool call as an observation: its one-line description, then what it printed (at
@@ -151,11 +157,12 @@ fn text_of(response: &Value) -> String {
         Value::String(text) => text.clone(),
         Value::Object(fields) => {
             // Claude Code's fields, then Gemini CLI's (what the person saw; what the model read).
-            let parts: Vec<&str> = ["stdout", "stderr", "content", "output", "error", "returnDisplay"]
-                .iter()
-                .filter_map(|f| fields.get(*f).and_then(Value::as_str))
-                .filter(|t| !t.trim().is_empty())
-                .collect();
+            let parts: Vec<&str> =
+                ["stdout", "stderr", "content", "output", "error", "returnDisplay"]
+                    .iter()
+                    .filter_map(|f| fields.get(*f).and_then(Value::as_str))
+                    .filter(|t| !t.trim().is_empty())
+                    .collect();
             if !parts.is_empty() {
                 return parts.join("\n");
             }

@@ -147,10 +147,7 @@ mod tests {
         let tool_event = agent.events()[2].0;
         assert_eq!(hooks[tool_event].as_array().unwrap().last().unwrap()["matcher"], "*");
         let once = settings.clone();
-        assert!(
-            !install(&mut settings, agent, OURS).unwrap(),
-            "a second install changes nothing"
-        );
+        assert!(!install(&mut settings, agent, OURS).unwrap(), "a second install changes nothing");
         assert_eq!(settings, once);
         // Installed again from elsewhere (the hook binary, another database), each entry is
         // made the new command, in its place.

@@ -136,8 +136,12 @@ mod tests {
         assert_eq!((hooks.cursor("s1"), hooks.cursor("s2")), (1234, 0));
 
         assert!(hooks.take_spool().is_empty());
-        let spooled =
-            |at: i64, event: &str| Spooled { received: at, event: event.into(), agent: Agent::Claude, failures: 0 };
+        let spooled = |at: i64, event: &str| Spooled {
+            received: at,
+            event: event.into(),
+            agent: Agent::Claude,
+            failures: 0,
+        };
         hooks.spool(&spooled(5, "{\"a\":1}")).unwrap();
         hooks.spool(&spooled(6, "{\"b\":2}")).unwrap();
         let taken = hooks.take_spool();

@@ -340,18 +340,30 @@ fn edit_json(
     change: impl FnOnce(&mut serde_json::Value) -> Result<bool, String>,
 ) -> Result<bool> {
     let mut settings: serde_json::Value = match read_optional(path)? {
-        Some(text) if !text.trim().is_empty() => serde_json::from_str(&text).with_context(|| {
-            format!("{} is not valid JSON; it was left as it is", path.display())
-        })?,
+        Some(text) if !text.trim().is_empty() => {
+            serde_json::from_str(&text).with_context(|| {
+                format!("{} is not valid JSON; it was left as it is", path.display())
+            })?
+        }
         _ => serde_json::json!({}),
     };
     let changed = change(&mut settings)
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("{} was left as it is", path.display()))?;
     if changed {
-        write_atomically(path, &format!("{}\n", serde_json::to_string_pretty(&settings)?))?;
+        write_or_remove(path, &format!("{}\n", serde_json::to_string_pretty(&settings)?))?;
     }
     Ok(changed)
+}
+
+/// Writes `text` to `path`, or removes the file when uninstalling left nothing in it (a file
+/// `install` created goes again).
+fn write_or_remove(path: &Path, text: &str) -> Result<()> {
+    if matches!(text.trim(), "" | "{}") {
+        return std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove {}", path.display()));
+    }
+    write_atomically(path, text)
 }
 
 /// [`edit_json`] for a text file `change` edits itself (Codex's TOML), keeping its comments.
@@ -364,7 +376,7 @@ fn edit_text(
         .map_err(anyhow::Error::msg)
         .with_context(|| format!("{} was left as it is", path.display()))?;
     if let Some(text) = &changed {
-        write_atomically(path, text)?;
+        write_or_remove(path, text)?;
     }
     Ok(changed.is_some())
 }
@@ -380,7 +392,10 @@ fn read_optional(path: &Path) -> Result<Option<String>> {
 /// This program and the options naming the database, tenant and configuration file it was
 /// told to use (so the hooks and the MCP server use what `install` was pointed at, whatever
 /// the agent's environment says).
-fn epimem_arguments(config: &AppConfig, config_file: Option<&Path>) -> Result<(PathBuf, Vec<String>)> {
+fn epimem_arguments(
+    config: &AppConfig,
+    config_file: Option<&Path>,
+) -> Result<(PathBuf, Vec<String>)> {
     let program = std::env::current_exe().context("cannot tell where this program is")?;
     let mut args = Vec::new();
     match config.database()? {

@@ -68,8 +68,7 @@ impl Machine {
         // themselves, where the hooks would start it in the background.
         std::fs::write(&config, "embedder = \"hash\"\n\n[hooks]\nbackground = false\n").unwrap();
         let db = dir.path().join("memory.db");
-        let machine =
-            Self { bin, home, project, db, config, model: ScriptedModel::start(), dir };
+        let machine = Self { bin, home, project, db, config, model: ScriptedModel::start(), dir };
         machine.set_up_agents();
         Some(machine)
     }

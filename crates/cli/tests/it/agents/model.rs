@@ -135,8 +135,7 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         let mut body = vec![0; length];
         reader.read_exact(&mut body)?;
-        let request =
-            Request { path, body: serde_json::from_slice(&body).unwrap_or(Value::Null) };
+        let request = Request { path, body: serde_json::from_slice(&body).unwrap_or(Value::Null) };
         let script = shared.script.lock().unwrap_or_else(PoisonError::into_inner).clone();
         shared.requests.lock().unwrap_or_else(PoisonError::into_inner).push(request.clone());
         let mut out = &stream;

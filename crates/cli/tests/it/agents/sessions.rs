@@ -80,7 +80,8 @@ fn remembers_its_own_sessions(agent: Agent) {
     let episodes = machine.episodes();
     // One work unit: the request, what was run, and how it ended.
     let unit = episodes.iter().find(|e| e["skeleton"].is_object());
-    let skeleton = &unit.unwrap_or_else(|| panic!("no work unit was cut: {episodes:?}"))["skeleton"];
+    let skeleton =
+        &unit.unwrap_or_else(|| panic!("no work unit was cut: {episodes:?}"))["skeleton"];
     assert!(skeleton["prompts"] == 1 && skeleton["execute"] == 1, "{skeleton}");
 
     let (prompt, script) = second_session();

@@ -246,3 +246,119 @@ fn without_a_server_a_queued_session_is_cut_when_the_next_session_starts() {
     claude.session("next1").start();
     wait_for("the queued session was not cut at the next start", &|| episodes_of("long1") > 0);
 }
+
+/// Each agent's files before `hooks install`: someone's hook, someone's MCP server, a comment.
+fn theirs(agent: &str) -> Vec<(&'static str, String)> {
+    let hook = json!({"PostToolUse": [{"matcher": "Edit",
+        "hooks": [{"type": "command", "command": "prettier --write"}]}]});
+    let server = json!({"github": {"command": "gh-mcp"}});
+    match agent {
+        "claude" => vec![
+            (".claude/settings.json", json!({"hooks": hook}).to_string()),
+            (".mcp.json", json!({"mcpServers": server}).to_string()),
+        ],
+        "codex" => vec![
+            (".codex/hooks.json", json!({"hooks": hook}).to_string()),
+            (
+                ".codex/config.toml",
+                "# mine\nmodel = \"o4\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"\n".into(),
+            ),
+        ],
+        _ => vec![(
+            ".gemini/settings.json",
+            json!({"theme": "dark", "hooks": hook, "mcpServers": server}).to_string(),
+        )],
+    }
+}
+
+#[test]
+fn every_agent_gets_hooks_and_a_server_once_and_loses_exactly_them() {
+    for agent in ["claude", "codex", "gemini"] {
+        let claude = Claude::new("");
+        let project = claude.project.to_str().unwrap();
+        for (file, text) in theirs(agent) {
+            let path = claude.project.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let install = ["hooks", "install", "--agent", agent, "--project", project];
+        for _ in 0..2 {
+            let out = claude.run(&install);
+            assert!(out.status.success(), "{agent}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let read = |file: &str| std::fs::read_to_string(claude.project.join(file)).unwrap();
+        let files: Vec<&str> = theirs(agent).iter().map(|(f, _)| *f).collect();
+        let all: String = files.iter().map(|f| read(f)).collect();
+        // One hook command per event, naming the agent; one server.
+        assert_eq!(all.matches("epimem-hook").count(), if agent == "claude" { 6 } else { 5 });
+        assert_eq!(all.matches("--agent").count(), if agent == "claude" { 0 } else { 5 }, "{all}");
+        assert!(all.contains("gh-mcp") && all.contains("prettier --write"), "{all}");
+        let mcp: Vec<&str> = all.matches("\"mcp\"").collect();
+        assert_eq!(mcp.len(), 1, "{agent}: one MCP server: {all}");
+        let out = claude.run(&["hooks", "uninstall", "--agent", agent, "--project", project]);
+        assert!(out.status.success());
+        for (file, text) in theirs(agent) {
+            let now = read(file);
+            if file.ends_with(".toml") {
+                assert_eq!(now, text, "{agent}: {file}");
+            } else {
+                let now: Value = serde_json::from_str(&now).unwrap();
+                assert_eq!(now, serde_json::from_str::<Value>(&text).unwrap(), "{agent}: {file}");
+            }
+        }
+        // Into a project with no settings, and out again: nothing is left behind.
+        let bare = claude.dir.path().join("bare");
+        std::fs::create_dir_all(&bare).unwrap();
+        let bare_dir = bare.to_str().unwrap();
+        claude.run(&["hooks", "install", "--agent", agent, "--project", bare_dir]);
+        claude.run(&["hooks", "uninstall", "--agent", agent, "--project", bare_dir]);
+        let left: Vec<_> = walk(&bare);
+        assert!(left.is_empty(), "{agent}: {left:?}");
+    }
+}
+
+/// The files under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
+}
+
+#[test]
+fn codex_and_gemini_events_never_fail_the_turn_either() {
+    let claude = Claude::new("");
+    let corrupt = claude.dir.path().join("corrupt.db");
+    std::fs::write(&corrupt, vec![0x5a; 8192]).unwrap();
+    let cwd = claude.project.to_str().unwrap();
+    for (agent, event) in [
+        (
+            "codex",
+            json!({"session_id": "c1", "turn_id": "t1", "cwd": cwd, "hook_event_name": "Stop", "last_assistant_message": "done"}),
+        ),
+        (
+            "gemini",
+            json!({"session_id": "g1", "cwd": cwd, "hook_event_name": "BeforeAgent", "prompt": "hello"}),
+        ),
+    ] {
+        for db in [&corrupt, &claude.db] {
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_epimem-hook"));
+            command.args(["--agent", agent]);
+            let (out, took) = claude.hook_with(command, db, &event.to_string());
+            assert!(out.status.success() && out.stderr.is_empty(), "{agent}: {out:?}");
+            assert!(took < Duration::from_secs(2), "{agent} took {took:?}");
+        }
+    }
+    // An agent the hook does not know is its command line's mistake: said, exit 0.
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_epimem-hook"));
+    command.args(["--agent", "cursor"]);
+    let (out, _) = claude.hook_with(command, &claude.db, "{}");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no agent \"cursor\""), "{out:?}");
+    claude.run(&["flush"]);
+    let stored = claude.episodes("c1");
+    let text = stored.iter().flat_map(|e| e["messages"].as_array().unwrap().clone());
+    assert!(text.map(|m| m["content"].clone()).any(|c| c == "done"), "{stored:?}");
+}
