@@ -71,6 +71,9 @@ done
 # Coding agents' hooks: one process per event, as Claude Code runs them.
 "$bin" bench hook 2>/dev/null > "$tmp/bench_hook.txt"
 "$bin" bench hook --server 2>/dev/null > "$tmp/bench_hook_server.txt"
+for agent in codex gemini; do
+    "$bin" bench hook --agent "$agent" 2>/dev/null > "$tmp/bench_hook_$agent.txt"
+done
 if [ -n "${MILLION:-}" ]; then
   "$bin" --embedder potion bench recall --episodes 1000000 --db "$tmp/million.db" > "$tmp/bench_recall_million.txt"
 fi
