@@ -179,22 +179,23 @@ impl Bench<'_> {
         let transcript = self.dir.join(format!("{id}.jsonl"));
         std::fs::write(&transcript, "")?;
         let base = json!({"session_id": id, "transcript_path": transcript, "cwd": self.project});
-        let event = |kind: EventKind, fields: Value, times: &mut BTreeMap<&'static str, Vec<f64>>| {
-            let Some(&(name, _)) = agent.events().iter().find(|&&(_, k)| k == kind) else {
-                bail!("{} has no {kind:?} event", agent.title());
+        let event =
+            |kind: EventKind, fields: Value, times: &mut BTreeMap<&'static str, Vec<f64>>| {
+                let Some(&(name, _)) = agent.events().iter().find(|&&(_, k)| k == kind) else {
+                    bail!("{} has no {kind:?} event", agent.title());
+                };
+                let mut e = base.clone();
+                e["hook_event_name"] = json!(name);
+                e.as_object_mut()
+                    .expect("an object")
+                    .extend(fields.as_object().expect("an object").clone());
+                let (ms, printed) = self.hook(&e.to_string())?;
+                times.entry(name).or_default().push(ms);
+                if kind == EventKind::SessionStart && !printed.is_empty() {
+                    times.entry("(start with context)").or_default().push(ms);
+                }
+                anyhow::Ok(())
             };
-            let mut e = base.clone();
-            e["hook_event_name"] = json!(name);
-            e.as_object_mut()
-                .expect("an object")
-                .extend(fields.as_object().expect("an object").clone());
-            let (ms, printed) = self.hook(&e.to_string())?;
-            times.entry(name).or_default().push(ms);
-            if kind == EventKind::SessionStart && !printed.is_empty() {
-                times.entry("(start with context)").or_default().push(ms);
-            }
-            anyhow::Ok(())
-        };
         event(EventKind::SessionStart, json!({"source": "startup"}), times)?;
         let topics =
             ["refund webhook test", "CSV export of orders", "dark mode toggle", "docker image tag"];
@@ -276,7 +277,7 @@ impl Bench<'_> {
 /// The `t`-th tool call of request `r`, as `agent` reports it: a read, edits, and every other
 /// request a test run that fails.
 fn tool_call(agent: Agent, id: &str, t: usize, r: usize, path: &Path) -> (EventKind, Value) {
-    let failing = t == 3 && r % 2 == 0;
+    let failing = t == 3 && r.is_multiple_of(2);
     match agent {
         Agent::Claude if failing => (
             EventKind::PostToolUseFailure,
@@ -309,7 +310,11 @@ fn tool_call(agent: Agent, id: &str, t: usize, r: usize, path: &Path) -> (EventK
                     "test failed: assertion left == right",
                 ),
                 (0, _) => ("read_file", json!({"file_path": path}), ""),
-                _ => ("replace", json!({"file_path": path, "old_string": "a", "new_string": "b"}), "ok"),
+                _ => (
+                    "replace",
+                    json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+                    "ok",
+                ),
             };
             (
                 EventKind::PostToolUse,

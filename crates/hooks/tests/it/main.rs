@@ -43,8 +43,13 @@ impl Fixture {
     }
 
     fn run(&self, db: &Path, event: &str, at_second: i64) -> epimem_hooks::HookOutcome {
-        let hook =
-            Hook { tenant: self.tenant, dir: &self.hooks, config: &self.config, recall: None };
+        let hook = Hook {
+            agent: epimem_hooks::Agent::Claude,
+            tenant: self.tenant,
+            dir: &self.hooks,
+            config: &self.config,
+            recall: None,
+        };
         let at =
             Timestamp::parse_rfc3339("2026-11-20T10:00:00Z").unwrap().plus_millis(at_second * 1000);
         hook.run(event, at, || engine(db))

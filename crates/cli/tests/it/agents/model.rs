@@ -155,7 +155,7 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
                 )?;
                 for (name, data) in events {
                     if let Some(name) = name {
-                        write!(out, "event: {name}\n")?;
+                        writeln!(out, "event: {name}")?;
                     }
                     write!(out, "data: {data}\n\n")?;
                 }
