@@ -2,6 +2,8 @@
 //! its settings, and how its hooks are set up. Claude Code, Codex CLI and Gemini CLI run a
 //! command per event with JSON on standard input and read `hookSpecificOutput` on standard
 //! output; they differ in the events' names, a hook's timeout unit and where the reply is.
+//! opencode has no command hooks: a plugin epimem writes (`opencode-plugin.js`) sends the
+//! hook Claude Code's event names.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,10 +17,11 @@ pub enum Agent {
     Claude,
     Codex,
     Gemini,
+    Opencode,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Self::Claude, Self::Codex, Self::Gemini];
+    pub const ALL: [Agent; 4] = [Self::Claude, Self::Codex, Self::Gemini, Self::Opencode];
 
     /// The name `--agent` takes and the metadata keeps.
     pub fn name(self) -> &'static str {
@@ -26,6 +29,7 @@ impl Agent {
             Self::Claude => "claude",
             Self::Codex => "codex",
             Self::Gemini => "gemini",
+            Self::Opencode => "opencode",
         }
     }
 
@@ -39,6 +43,7 @@ impl Agent {
             Self::Claude => "Claude Code",
             Self::Codex => "Codex CLI",
             Self::Gemini => "Gemini CLI",
+            Self::Opencode => "opencode",
         }
     }
 
@@ -69,6 +74,13 @@ impl Agent {
                 ("AfterAgent", Stop),
                 ("SessionEnd", SessionEnd),
             ],
+            // What epimem's plugin sends: opencode's sessions have no end event.
+            Self::Opencode => &[
+                ("SessionStart", SessionStart),
+                ("UserPromptSubmit", UserPromptSubmit),
+                ("PostToolUse", PostToolUse),
+                ("Stop", Stop),
+            ],
         }
     }
 
@@ -81,7 +93,7 @@ impl Agent {
     pub fn hook_timeout(self) -> u64 {
         match self {
             Self::Gemini => 10_000,
-            Self::Claude | Self::Codex => 10,
+            Self::Claude | Self::Codex | Self::Opencode => 10,
         }
     }
 
@@ -97,7 +109,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_agent_listens_to_a_start_a_prompt_a_tool_and_an_end() {
+    fn every_agent_listens_to_a_start_a_prompt_a_tool_and_a_reply() {
         for agent in Agent::ALL {
             assert_eq!(Agent::parse(agent.name()), Some(agent));
             for kind in [
@@ -105,7 +117,6 @@ mod tests {
                 EventKind::UserPromptSubmit,
                 EventKind::PostToolUse,
                 EventKind::Stop,
-                EventKind::SessionEnd,
             ] {
                 assert!(agent.events().iter().any(|&(_, k)| k == kind), "{agent:?} {kind:?}");
             }

@@ -1,5 +1,5 @@
-//! epimem for coding agents: the hook events of Claude Code, Codex CLI and Gemini CLI recorded
-//! as memory, and memory handed back when a session starts or a prompt matches earlier work.
+//! epimem for coding agents: the hook events of Claude Code, Codex CLI, Gemini CLI and opencode
+//! recorded as memory, and memory handed back when a session starts or a prompt matches earlier work.
 //!
 //! This is the only crate that knows the agents' hook protocols (events on standard input,
 //! `hookSpecificOutput` on standard output, transcripts, settings files). A hook must never
@@ -10,6 +10,7 @@
 mod agent;
 mod event;
 mod mcp;
+mod opencode;
 mod project;
 mod record;
 mod redact;
@@ -26,7 +27,11 @@ use serde::{Deserialize, Serialize};
 
 pub use agent::Agent;
 pub use event::{EventKind, HookEvent};
-pub use mcp::{install_mcp_json, install_mcp_toml, uninstall_mcp_json, uninstall_mcp_toml};
+pub use mcp::{
+    install_mcp_json, install_mcp_opencode, install_mcp_toml, uninstall_mcp_json,
+    uninstall_mcp_opencode, uninstall_mcp_toml,
+};
+pub use opencode::{is_epimem_plugin, opencode_plugin};
 pub use project::project_of;
 pub use record::{CODING_AGENT_KEY, Session, action_of, clip};
 pub use redact::redact;

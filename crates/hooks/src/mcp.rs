@@ -1,7 +1,7 @@
 //! epimem as an MCP server in an agent's settings, so memory is reachable as tools: an
-//! `mcpServers` entry in JSON (Claude Code's `.mcp.json`, Gemini CLI's `settings.json`) or an
-//! `[mcp_servers.epimem]` table in Codex CLI's `config.toml`, edited in place so the rest of
-//! the file (and its comments) stays as it was.
+//! `mcpServers` entry in JSON (Claude Code's `.mcp.json`, Gemini CLI's `settings.json`), an
+//! `mcp` entry in opencode's `opencode.json`, or an `[mcp_servers.epimem]` table in Codex CLI's
+//! `config.toml`, edited in place so the rest of the file (and its comments) stays as it was.
 
 use serde_json::{Map, Value, json};
 use toml_edit::{Array, DocumentMut, Item, Table};
@@ -23,14 +23,52 @@ pub fn install_mcp_json(
     program: &str,
     args: &[String],
 ) -> Result<bool, String> {
-    let root = settings.as_object_mut().ok_or("the settings are not a JSON object")?;
-    let servers = root.entry("mcpServers").or_insert_with(|| Value::Object(Map::new()));
-    let servers = servers.as_object_mut().ok_or("\"mcpServers\" is not an object")?;
     let entry = json!({"command": program, "args": args});
+    set_server(settings, "mcpServers", entry, |e| e.get("command").and_then(Value::as_str))
+}
+
+/// Removes `mcpServers.epimem` when it runs epimem (and `mcpServers` when that empties it).
+pub fn uninstall_mcp_json(settings: &mut Value) -> bool {
+    remove_server(settings, "mcpServers", |e| e.get("command").and_then(Value::as_str))
+}
+
+/// Sets `mcp.epimem` in opencode's settings to run `program args` (a local server, its
+/// command line as one array).
+pub fn install_mcp_opencode(
+    settings: &mut Value,
+    program: &str,
+    args: &[String],
+) -> Result<bool, String> {
+    let mut command = vec![program.to_owned()];
+    command.extend_from_slice(args);
+    let entry = json!({"type": "local", "command": command, "enabled": true});
+    set_server(settings, "mcp", entry, opencode_program)
+}
+
+/// Removes `mcp.epimem` from opencode's settings when it runs epimem.
+pub fn uninstall_mcp_opencode(settings: &mut Value) -> bool {
+    remove_server(settings, "mcp", opencode_program)
+}
+
+fn opencode_program(entry: &Value) -> Option<&str> {
+    entry.get("command")?.get(0)?.as_str()
+}
+
+/// Sets `settings[key].epimem` to `entry`, unless an `epimem` entry there runs another
+/// program (by `program_of`).
+fn set_server(
+    settings: &mut Value,
+    key: &str,
+    entry: Value,
+    program_of: fn(&Value) -> Option<&str>,
+) -> Result<bool, String> {
+    let root = settings.as_object_mut().ok_or("the settings are not a JSON object")?;
+    let servers = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    let servers = servers.as_object_mut().ok_or(format!("\"{key}\" is not an object"))?;
     match servers.get(SERVER) {
         Some(old) if *old == entry => return Ok(false),
-        Some(old) if !old.get("command").and_then(Value::as_str).is_some_and(is_epimem) => {
-            return Err(format!("\"mcpServers.{SERVER}\" runs another program; left as it is"));
+        Some(old) if !program_of(old).is_some_and(is_epimem) => {
+            return Err(format!("\"{key}.{SERVER}\" runs another program; left as it is"));
         }
         _ => {}
     }
@@ -38,22 +76,17 @@ pub fn install_mcp_json(
     Ok(true)
 }
 
-/// Removes `mcpServers.epimem` when it runs epimem (and `mcpServers` when that empties it).
-pub fn uninstall_mcp_json(settings: &mut Value) -> bool {
-    let Some(servers) = settings.get_mut("mcpServers").and_then(Value::as_object_mut) else {
+/// Removes `settings[key].epimem` when it runs epimem (and `key` when that empties it).
+fn remove_server(settings: &mut Value, key: &str, program_of: fn(&Value) -> Option<&str>) -> bool {
+    let Some(servers) = settings.get_mut(key).and_then(Value::as_object_mut) else {
         return false;
     };
-    let ours = servers
-        .get(SERVER)
-        .and_then(|s| s.get("command"))
-        .and_then(Value::as_str)
-        .is_some_and(is_epimem);
-    if !ours {
+    if !servers.get(SERVER).and_then(program_of).is_some_and(is_epimem) {
         return false;
     }
     servers.remove(SERVER);
     if servers.is_empty() {
-        settings.as_object_mut().map(|s| s.remove("mcpServers"));
+        settings.as_object_mut().map(|s| s.remove(key));
     }
     true
 }
@@ -147,6 +180,15 @@ mod tests {
         install_mcp_json(&mut empty, "epimem", &args()).unwrap();
         uninstall_mcp_json(&mut empty);
         assert_eq!(empty, json!({}));
+
+        let theirs =
+            json!({"model": "local/x", "mcp": {"gh": {"type": "local", "command": ["gh-mcp"]}}});
+        let mut opencode = theirs.clone();
+        assert!(install_mcp_opencode(&mut opencode, "/usr/bin/epimem", &args()).unwrap());
+        assert_eq!(opencode["mcp"]["epimem"]["command"][1], "mcp");
+        assert!(!install_mcp_opencode(&mut opencode, "/usr/bin/epimem", &args()).unwrap());
+        assert!(uninstall_mcp_opencode(&mut opencode));
+        assert_eq!(opencode, theirs);
     }
 
     #[test]

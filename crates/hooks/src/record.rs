@@ -134,7 +134,8 @@ impl Session {
 pub fn action_of(tool: &str, input: &Value, failed: bool, project: &Path) -> Action {
     let kind = ActionKind::of_tool(tool);
     let field = |name: &str| input.get(name).and_then(Value::as_str).map(str::to_owned);
-    let mut files: Vec<String> = ["file_path", "notebook_path"]
+    // Claude Code's and Gemini CLI's names, then opencode's.
+    let mut files: Vec<String> = ["file_path", "notebook_path", "filePath"]
         .iter()
         .filter_map(|f| field(f))
         .map(|p| relative_to(&p, project))

@@ -15,7 +15,8 @@ use epimem_core::TokenCounter;
 use epimem_engine::{Clock, Engine, SystemClock};
 use epimem_hooks::{
     Agent, Background, Hook, HookConfig, HookDir, PromptRecall, install, install_mcp_json,
-    install_mcp_toml, project_of, uninstall, uninstall_mcp_json, uninstall_mcp_toml,
+    install_mcp_opencode, install_mcp_toml, is_epimem_plugin, opencode_plugin, project_of,
+    uninstall, uninstall_mcp_json, uninstall_mcp_opencode, uninstall_mcp_toml,
 };
 use epimem_server::ProjectMemoryClient;
 use epimem_store_sqlite::SqliteStore;
@@ -34,8 +35,8 @@ pub(crate) enum HookEntry {
 
 #[derive(Debug, Args)]
 pub(crate) struct HookArgs {
-    /// The agent that runs the hook: claude, codex or gemini (what its events are called and
-    /// where its replies are).
+    /// The agent that runs the hook: claude, codex, gemini or opencode (what its events are
+    /// called and where its replies are).
     #[arg(long, value_name = "NAME", default_value = "claude", value_parser = agent)]
     pub(crate) agent: Agent,
     /// Also say on standard error what went wrong (it always goes to the hooks' log).
@@ -60,8 +61,10 @@ pub(crate) enum HooksCommand {
     /// Claude Code: `.claude/settings.json` (hooks) and `.mcp.json` (the server), or
     /// `~/.claude/settings.json` and `~/.claude.json` with `--user`. Codex CLI:
     /// `.codex/hooks.json` and `.codex/config.toml`, or the same in `$CODEX_HOME` (`~/.codex`).
-    /// Gemini CLI: `.gemini/settings.json`, or `~/.gemini/settings.json`. The hook and the
-    /// server are given the database, tenant and configuration file this command was given.
+    /// Gemini CLI: `.gemini/settings.json`, or `~/.gemini/settings.json`. opencode (no command
+    /// hooks): a plugin, `.opencode/plugins/epimem.js`, and `opencode.json`, or the same under
+    /// `~/.config/opencode`. The hook and the server are given the database, tenant and
+    /// configuration file this command was given.
     Install(HooksWhere),
     /// Remove exactly the entries `install` added, and nothing else.
     Uninstall(HooksWhere),
@@ -69,7 +72,7 @@ pub(crate) enum HooksCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct HooksWhere {
-    /// The agent: claude (Claude Code), codex (Codex CLI) or gemini (Gemini CLI).
+    /// The agent: claude (Claude Code), codex (Codex CLI), gemini (Gemini CLI) or opencode.
     #[arg(long, value_name = "NAME", default_value = "claude", value_parser = agent)]
     agent: Agent,
     /// The project whose settings to change [default: the current folder].
@@ -249,29 +252,33 @@ pub(crate) fn hooks(
     let agent = place.agent;
     let files = AgentFiles::of(place)?;
     let (program, args) = epimem_arguments(config, config_file)?;
-    let hook = hook_command(agent, &args)?;
-    let changed_hooks = edit_json(&files.hooks, |settings| {
-        if installing { install(settings, agent, &hook) } else { Ok(uninstall(settings)) }
-    })?;
+    let changed_hooks = match agent {
+        Agent::Opencode => edit_plugin(&files.hooks, installing, &hook_line(agent, &args)?)?,
+        _ => {
+            let hook = hook_line(agent, &args)?.iter().map(|w| quote(w)).collect::<Vec<_>>();
+            let hook = hook.join(" ");
+            edit_json(&files.hooks, |settings| match installing {
+                true => install(settings, agent, &hook),
+                false => Ok(uninstall(settings)),
+            })?
+        }
+    };
     let mut mcp_args = vec!["mcp".to_owned()];
     mcp_args.extend(args);
     let program = program.display().to_string();
-    let changed_mcp = if files.mcp.extension().is_some_and(|e| e == "toml") {
-        edit_text(&files.mcp, |text| {
-            if installing {
-                install_mcp_toml(text, &program, &mcp_args)
-            } else {
-                uninstall_mcp_toml(text)
-            }
-        })?
-    } else {
-        edit_json(&files.mcp, |settings| {
-            if installing {
-                install_mcp_json(settings, &program, &mcp_args)
-            } else {
-                Ok(uninstall_mcp_json(settings))
-            }
-        })?
+    let changed_mcp = match agent {
+        Agent::Codex => edit_text(&files.mcp, |text| match installing {
+            true => install_mcp_toml(text, &program, &mcp_args),
+            false => uninstall_mcp_toml(text),
+        })?,
+        Agent::Opencode => edit_json(&files.mcp, |settings| match installing {
+            true => install_mcp_opencode(settings, &program, &mcp_args),
+            false => Ok(uninstall_mcp_opencode(settings)),
+        })?,
+        Agent::Claude | Agent::Gemini => edit_json(&files.mcp, |settings| match installing {
+            true => install_mcp_json(settings, &program, &mcp_args),
+            false => Ok(uninstall_mcp_json(settings)),
+        })?,
     };
     for (path, changed, what) in
         [(&files.hooks, changed_hooks, "hooks"), (&files.mcp, changed_mcp, "MCP server")]
@@ -292,8 +299,9 @@ pub(crate) fn hooks(
 
 /// Where an agent keeps its hooks and its MCP servers, in a project or for the user.
 struct AgentFiles {
+    /// A JSON file with `hooks`, or opencode's plugin.
     hooks: PathBuf,
-    /// A JSON file with `mcpServers`, or Codex's `config.toml`.
+    /// A JSON file with `mcpServers` (opencode's: `mcp`), or Codex's `config.toml`.
     mcp: PathBuf,
 }
 
@@ -328,8 +336,42 @@ impl AgentFiles {
                 let settings = root.join(".gemini").join("settings.json");
                 Self { hooks: settings.clone(), mcp: settings }
             }
+            Agent::Opencode if place.user => {
+                let dir = dirs::config_dir().context("no configuration folder is known")?;
+                let dir = dir.join("opencode");
+                Self {
+                    hooks: dir.join("plugins").join("epimem.js"),
+                    mcp: dir.join("opencode.json"),
+                }
+            }
+            Agent::Opencode => Self {
+                hooks: root.join(".opencode").join("plugins").join("epimem.js"),
+                mcp: root.join("opencode.json"),
+            },
         })
     }
+}
+
+/// Writes epimem's opencode plugin to `path` (running `hook`), or removes it. A file there
+/// that is not epimem's plugin is left as it is.
+fn edit_plugin(path: &Path, installing: bool, hook: &[String]) -> Result<bool> {
+    let old = read_optional(path)?;
+    if old.as_deref().is_some_and(|text| !is_epimem_plugin(text)) {
+        bail!("{} is not epimem's plugin; it was left as it is", path.display());
+    }
+    if !installing {
+        if old.is_some() {
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+        return Ok(old.is_some());
+    }
+    let plugin = opencode_plugin(hook);
+    if old.as_deref() == Some(plugin.as_str()) {
+        return Ok(false);
+    }
+    write_atomically(path, &plugin)?;
+    Ok(true)
 }
 
 /// Reads the JSON file at `path` (missing or empty: `{}`), lets `change` edit it, and writes
@@ -413,22 +455,17 @@ fn epimem_arguments(
     Ok((program, args))
 }
 
-/// The command line of the hook: [`hook_program`], `--agent` for any agent but Claude Code
-/// (the default), and `args`.
-fn hook_command(agent: Agent, args: &[String]) -> Result<String> {
+/// The hook's command line, word by word: [`hook_program`], `--agent` for any agent but
+/// Claude Code (the default), and `args`.
+fn hook_line(agent: Agent, args: &[String]) -> Result<Vec<String>> {
     let (hook, first) = hook_program()?;
-    let mut command = quote(&hook.display().to_string());
-    for arg in first {
-        command.push_str(&format!(" {arg}"));
-    }
+    let mut line = vec![hook.display().to_string()];
+    line.extend(first.iter().map(|a| (*a).to_owned()));
     if agent != Agent::Claude {
-        command.push_str(&format!(" --agent {}", agent.name()));
+        line.extend(["--agent".to_owned(), agent.name().to_owned()]);
     }
-    for arg in args {
-        command.push(' ');
-        command.push_str(&quote(arg));
-    }
-    Ok(command)
+    line.extend_from_slice(args);
+    Ok(line)
 }
 
 /// A word for a shell: as it is when it is plain, else in single quotes.

@@ -40,13 +40,15 @@ impl ActionKind {
     /// to-do lists) are `Other`.
     pub fn of_tool(tool: &str) -> Self {
         match tool {
-            // Claude Code's and Codex CLI's names, then Gemini CLI's.
-            "Read" | "NotebookRead" | "read_file" | "read_many_files" => Self::FileRead,
-            "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "replace" => Self::FileEdit,
-            "Write" | "write_file" => Self::FileWrite,
+            // Claude Code's and Codex CLI's names, then Gemini CLI's, then opencode's.
+            "Read" | "NotebookRead" | "read_file" | "read_many_files" | "read" => Self::FileRead,
+            "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "replace" | "edit"
+            | "multiedit" | "patch" => Self::FileEdit,
+            "Write" | "write_file" | "write" => Self::FileWrite,
             "Grep" | "Glob" | "LS" | "WebSearch" | "WebFetch" | "grep_search" | "glob"
-            | "list_directory" | "google_web_search" | "web_fetch" => Self::Search,
-            "Bash" | "BashOutput" | "run_shell_command" => Self::Command,
+            | "list_directory" | "google_web_search" | "web_fetch" | "grep" | "list"
+            | "webfetch" | "websearch" => Self::Search,
+            "Bash" | "BashOutput" | "run_shell_command" | "bash" => Self::Command,
             _ => Self::Other,
         }
     }

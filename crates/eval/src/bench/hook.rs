@@ -34,13 +34,14 @@ pub struct HookBenchArgs {
     /// round trip to it.
     #[arg(long)]
     server: bool,
-    /// The agent whose events are sent: claude, codex or gemini.
+    /// The agent whose events are sent: claude, codex, gemini or opencode.
     #[arg(long, default_value = "claude", value_parser = agent)]
     agent: Agent,
 }
 
 fn agent(name: &str) -> Result<Agent, String> {
-    Agent::parse(name).ok_or_else(|| format!("no agent {name:?}; expected claude, codex or gemini"))
+    Agent::parse(name)
+        .ok_or_else(|| format!("no agent {name:?}; expected claude, codex, gemini or opencode"))
 }
 
 /// The bench's configuration: the hook alone, no worker competing for the cores while it
@@ -300,6 +301,20 @@ fn tool_call(agent: Agent, id: &str, t: usize, r: usize, path: &Path) -> (EventK
                 EventKind::PostToolUse,
                 json!({"tool_name": "Bash", "tool_use_id": id, "tool_input": {"command": command},
                     "tool_response": output}),
+            )
+        }
+        // What epimem's opencode plugin sends.
+        Agent::Opencode => {
+            let (tool, input) = match (t, failing) {
+                (_, true) => ("bash", json!({"command": "cargo test", "description": "test"})),
+                (0, _) => ("read", json!({"filePath": path})),
+                _ => ("edit", json!({"filePath": path, "oldString": "a", "newString": "b"})),
+            };
+            let output = if failing { "test failed: assertion left == right" } else { "" };
+            (
+                EventKind::PostToolUse,
+                json!({"tool_name": tool, "tool_use_id": id, "tool_input": input,
+                    "tool_response": {"output": output, "is_error": failing}}),
             )
         }
         Agent::Gemini => {

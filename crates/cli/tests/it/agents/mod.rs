@@ -1,4 +1,4 @@
-//! The real coding agents (Claude Code, Codex CLI, Gemini CLI, from npm at the versions
+//! The real coding agents (Claude Code, Codex CLI, Gemini CLI, opencode, from npm at the versions
 //! `scripts/agents.sh` pins) run headless against a scripted model on loopback, with the
 //! hooks and the MCP server `epimem hooks install` sets up. What is asserted is what the
 //! agents really did: the messages and tool calls recorded, the work unit cut, and what the
@@ -81,7 +81,8 @@ impl Machine {
         std::fs::write(
             codex.join("config.toml"),
             format!(
-                "model = \"scripted\"\nmodel_provider = \"local\"\n\n\
+                "model = \"scripted\"\nmodel_provider = \"local\"\n\
+                 check_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n\
                  [model_providers.local]\nname = \"local\"\nbase_url = \"{url}/v1\"\n\
                  wire_api = \"responses\"\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
                 self.project.display()
@@ -90,6 +91,15 @@ impl Machine {
         .unwrap();
         let gemini = self.home.join(".gemini");
         std::fs::create_dir_all(&gemini).unwrap();
+        // opencode's provider is the project's (`opencode.json`), as its documentation shows.
+        let opencode = serde_json::json!({
+            "provider": {"local": {"npm": "@ai-sdk/openai-compatible", "name": "local",
+                "options": {"baseURL": format!("{url}/v1"), "apiKey": "sk-scripted"},
+                "models": {"scripted": {"name": "scripted"}}}},
+            "model": "local/scripted",
+            "permission": {"bash": "allow"}
+        });
+        std::fs::write(self.project.join("opencode.json"), opencode.to_string()).unwrap();
         std::fs::write(
             gemini.join("settings.json"),
             r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
@@ -148,6 +158,18 @@ impl Machine {
                     .arg(prompt)
                     .env("OPENAI_API_KEY", "sk-scripted");
             }
+            // opencode fetches a model catalogue and installs its plugin package with npm at
+            // start: the catalogue is not fetched, the package comes from the npm cache
+            // `scripts/agents.sh` filled (nothing leaves loopback).
+            Agent::Opencode => {
+                let cache = self.bin.join("../../npm-cache");
+                command
+                    .args(["run", prompt])
+                    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                    .env("npm_config_offline", "true")
+                    .env("npm_config_cache", cache);
+            }
             Agent::Gemini => {
                 command
                     .args(["-p", prompt, "--yolo"])
@@ -159,19 +181,25 @@ impl Machine {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let mut dirs = vec![self.bin.clone()];
         dirs.extend(std::env::split_paths(&path));
+        let started = std::time::Instant::now();
         let out = command
             .current_dir(&self.project)
+            // What a shell sets: opencode takes its folder from it.
+            .env("PWD", &self.project)
             .env("PATH", std::env::join_paths(dirs).unwrap())
             .env("HOME", &self.home)
             .env("CODEX_HOME", self.home.join(".codex"))
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("XDG_DATA_HOME", self.home.join(".local/share"))
             .env("XDG_CACHE_HOME", self.home.join(".cache"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
             .env("EPIMEM_EMBEDDER", "hash")
             .env_remove("EPIMEM_TENANT")
             .env_remove("EPIMEM_CONFIG")
             .env_remove("EPIMEM_LLM_URL")
             .env_remove("EPIMEM_DB")
+            // Cargo's, for the test binary: the agents load their own libraries.
+            .env_remove("LD_LIBRARY_PATH")
             .output()
             .unwrap();
         let said = format!(
@@ -184,7 +212,7 @@ impl Machine {
         );
         assert!(out.status.success(), "{said}");
         if std::env::var_os("EPIMEM_TEST_AGENTS_VERBOSE").is_some() {
-            eprintln!("{said}");
+            eprintln!("{said}\n(took {:?})", started.elapsed());
         }
         let requests = self.model.requests();
         assert!(requests.iter().any(Request::offers_tools), "no turn reached the model: {said}");

@@ -1,6 +1,6 @@
 //! A scripted language model on loopback that speaks what each agent calls: Anthropic's
-//! Messages (Claude Code), OpenAI's Responses (Codex CLI) and Gemini's generateContent
-//! (Gemini CLI), streamed as server-sent events. A request that offers tools and holds no
+//! Messages (Claude Code), OpenAI's Responses (Codex CLI), Gemini's generateContent (Gemini
+//! CLI) and OpenAI's Chat Completions (opencode), streamed as server-sent events. A request that offers tools and holds no
 //! tool result yet is answered with one call of the agent's shell tool running the scripted
 //! command; any other with the scripted reply. Every request is kept for the test to read.
 //!
@@ -52,7 +52,10 @@ impl Request {
                 .flatten();
             let prefix = tool["name"].as_str().map(|n| format!("{n}/")).unwrap_or_default();
             names.extend(nested.filter_map(|t| t["name"].as_str()).map(|n| format!("{prefix}{n}")));
-            names.extend(tool["name"].as_str().map(str::to_owned));
+            // OpenAI's chat format nests one function under `function`.
+            for named in [tool, &tool["function"]] {
+                names.extend(named["name"].as_str().map(str::to_owned));
+            }
         }
         names
     }
@@ -157,7 +160,11 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
                     if let Some(name) = name {
                         writeln!(out, "event: {name}")?;
                     }
-                    write!(out, "data: {data}\n\n")?;
+                    // `[DONE]` ends a Chat Completions stream as it is, unquoted.
+                    match data {
+                        Value::String(raw) => write!(out, "data: {raw}\n\n")?,
+                        data => write!(out, "data: {data}\n\n")?,
+                    }
                 }
                 out.flush()?;
                 return Ok(());
@@ -177,15 +184,22 @@ enum Answer {
 
 fn answer(request: &Request, script: &Script) -> Option<Answer> {
     let text = request.text();
-    let has_result = ["\"tool_result\"", "\"function_call_output\"", "\"functionResponse\""]
-        .iter()
-        .any(|marker| text.contains(marker));
+    let has_result = [
+        "\"tool_result\"",
+        "\"function_call_output\"",
+        "\"functionResponse\"",
+        "\"role\":\"tool\"",
+    ]
+    .iter()
+    .any(|marker| text.contains(marker));
     let call = request.offers_tools() && !has_result;
     let path = request.path.as_str();
     if path.starts_with("/v1/messages") {
         Some(anthropic(&request.body, call, script))
     } else if path.starts_with("/v1/responses") {
         Some(responses(call, script))
+    } else if path.starts_with("/v1/chat/completions") {
+        Some(chat(call, script))
     } else if path.to_lowercase().contains("generatecontent") {
         Some(gemini(&request.body, call, path.contains("stream"), script))
     } else {
@@ -269,6 +283,34 @@ fn responses(call: bool, script: &Script) -> Answer {
             json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
         ),
         (Some("response.completed"), json!({"type": "response.completed", "response": done})),
+    ])
+}
+
+fn chat(call: bool, script: &Script) -> Answer {
+    let (delta, finish) = if call {
+        let arguments = json!({"command": script.command, "description": "run it"}).to_string();
+        (
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1",
+                "type": "function", "function": {"name": "bash", "arguments": arguments}}]}),
+            "tool_calls",
+        )
+    } else {
+        (json!({"role": "assistant", "content": script.reply}), "stop")
+    };
+    let chunk = |choice: Value, usage: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+            "model": "scripted", "choices": [choice], "usage": usage})
+    };
+    Answer::Events(vec![
+        (None, chunk(json!({"index": 0, "delta": delta, "finish_reason": null}), Value::Null)),
+        (
+            None,
+            chunk(
+                json!({"index": 0, "delta": {}, "finish_reason": finish}),
+                json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}),
+            ),
+        ),
+        (None, Value::String("[DONE]".into())),
     ])
 }
 

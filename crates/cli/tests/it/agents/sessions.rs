@@ -109,6 +109,11 @@ fn gemini_remembers_its_earlier_session() {
 }
 
 #[test]
+fn opencode_remembers_its_earlier_session() {
+    remembers_its_own_sessions(Agent::Opencode);
+}
+
+#[test]
 fn codex_is_handed_what_claude_code_did_in_the_same_repository() {
     let Some(machine) = Machine::new() else { return };
     machine.install(Agent::Claude);
@@ -124,4 +129,19 @@ fn codex_is_handed_what_claude_code_did_in_the_same_repository() {
         told.contains("Memory of earlier sessions") && told.contains("cart"),
         "Codex's first request does not carry Claude Code's work: {told}"
     );
+}
+
+#[test]
+fn a_broken_memory_never_stops_an_agent() {
+    let Some(machine) = Machine::new() else { return };
+    // Not a database: every hook fails to open it, and the MCP server cannot start.
+    std::fs::write(machine.db(), vec![0x5a; 8192]).unwrap();
+    for agent in Agent::ALL {
+        machine.install(agent);
+        let (prompt, script) = first_session();
+        // `session` asserts that the agent exited 0 and its model was asked for a turn.
+        machine.session(agent, prompt, script);
+    }
+    let log = machine.log();
+    assert!(log.contains("cannot open the database"), "{log}");
 }

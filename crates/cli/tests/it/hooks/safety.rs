@@ -264,6 +264,12 @@ fn theirs(agent: &str) -> Vec<(&'static str, String)> {
                 "# mine\nmodel = \"o4\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"\n".into(),
             ),
         ],
+        "opencode" => vec![(
+            "opencode.json",
+            json!({"model": "local/x", "mcp": {"github": {"type": "local", "command": ["gh-mcp"]}},
+                "plugin": ["opencode-wakatime"]})
+            .to_string(),
+        )],
         _ => vec![(
             ".gemini/settings.json",
             json!({"theme": "dark", "hooks": hook, "mcpServers": server}).to_string(),
@@ -273,7 +279,7 @@ fn theirs(agent: &str) -> Vec<(&'static str, String)> {
 
 #[test]
 fn every_agent_gets_hooks_and_a_server_once_and_loses_exactly_them() {
-    for agent in ["claude", "codex", "gemini"] {
+    for agent in ["claude", "codex", "gemini", "opencode"] {
         let claude = Claude::new("");
         let project = claude.project.to_str().unwrap();
         for (file, text) in theirs(agent) {
@@ -287,14 +293,27 @@ fn every_agent_gets_hooks_and_a_server_once_and_loses_exactly_them() {
             assert!(out.status.success(), "{agent}: {}", String::from_utf8_lossy(&out.stderr));
         }
         let read = |file: &str| std::fs::read_to_string(claude.project.join(file)).unwrap();
-        let files: Vec<&str> = theirs(agent).iter().map(|(f, _)| *f).collect();
+        let mut files: Vec<&str> = theirs(agent).iter().map(|(f, _)| *f).collect();
+        if agent == "opencode" {
+            files.push(".opencode/plugins/epimem.js");
+        }
         let all: String = files.iter().map(|f| read(f)).collect();
-        // One hook command per event, naming the agent; one server.
-        assert_eq!(all.matches("epimem-hook").count(), if agent == "claude" { 6 } else { 5 });
-        assert_eq!(all.matches("--agent").count(), if agent == "claude" { 0 } else { 5 }, "{all}");
-        assert!(all.contains("gh-mcp") && all.contains("prettier --write"), "{all}");
-        let mcp: Vec<&str> = all.matches("\"mcp\"").collect();
-        assert_eq!(mcp.len(), 1, "{agent}: one MCP server: {all}");
+        // One hook command per event, naming the agent (opencode's plugin runs one for all);
+        // one server.
+        let (hooks, named) = match agent {
+            "claude" => (6, 0),
+            "opencode" => (1, 1),
+            _ => (5, 5),
+        };
+        assert_eq!(all.matches("epimem-hook").count(), hooks, "{agent}: {all}");
+        // (The plugin's comments name `--agent` too: its command line is a JSON array.)
+        let flag = if agent == "opencode" { "\"--agent\",\"opencode\"" } else { "--agent" };
+        assert_eq!(all.matches(flag).count(), named, "{agent}: {all}");
+        assert!(all.contains("gh-mcp"), "{all}");
+        assert!(agent == "opencode" || all.contains("prettier --write"), "{all}");
+        // `epimem mcp` once (opencode's settings name their servers under "mcp" too).
+        let mcp = all.matches("\"mcp\"").count();
+        assert_eq!(mcp, if agent == "opencode" { 2 } else { 1 }, "{agent}: {all}");
         let out = claude.run(&["hooks", "uninstall", "--agent", agent, "--project", project]);
         assert!(out.status.success());
         for (file, text) in theirs(agent) {
@@ -306,6 +325,7 @@ fn every_agent_gets_hooks_and_a_server_once_and_loses_exactly_them() {
                 assert_eq!(now, serde_json::from_str::<Value>(&text).unwrap(), "{agent}: {file}");
             }
         }
+        assert!(!claude.project.join(".opencode/plugins/epimem.js").exists());
         // Into a project with no settings, and out again: nothing is left behind.
         let bare = claude.dir.path().join("bare");
         std::fs::create_dir_all(&bare).unwrap();
