@@ -71,7 +71,7 @@ done
 # Coding agents' hooks: one process per event, as Claude Code runs them.
 "$bin" bench hook 2>/dev/null > "$tmp/bench_hook.txt"
 "$bin" bench hook --server 2>/dev/null > "$tmp/bench_hook_server.txt"
-for agent in codex gemini; do
+for agent in codex gemini opencode; do
     "$bin" bench hook --agent "$agent" 2>/dev/null > "$tmp/bench_hook_$agent.txt"
 done
 if [ -n "${MILLION:-}" ]; then

@@ -89,6 +89,30 @@ impl Measure<'_> {
     }
 
     /// The episodes a prompt is told of, chosen as this engine chooses them.
+    /// What a new session of `project` starts with, and the episodes it tells of whole.
+    pub fn start_block(
+        &self,
+        tenant: &str,
+        project: &str,
+    ) -> Result<(String, Vec<EpisodeId>), EngineError> {
+        self.engine.start_block(tenant, project)
+    }
+
+    /// The block a prompt is given when it tells of `episodes` (of `project`).
+    pub fn prompt_block(
+        &self,
+        tenant: &str,
+        project: &str,
+        episodes: &[EpisodeId],
+    ) -> Result<String, EngineError> {
+        self.engine.prompt_block(tenant, project, episodes)
+    }
+
+    /// Tokens of `text`, as the engine counts them for a block.
+    pub fn tokens(&self, text: &str) -> usize {
+        self.engine.tokens.count(text) as usize
+    }
+
     pub fn prompt_episodes(
         &self,
         tenant: &str,

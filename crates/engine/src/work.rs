@@ -100,6 +100,15 @@ impl Engine {
     /// sessions, and its older sessions' summaries, within the configured budget. Empty when
     /// the project has no memory yet.
     pub fn start_context(&self, tenant: &str, project: &str) -> Result<String, EngineError> {
+        Ok(self.start_block(tenant, project)?.0)
+    }
+
+    /// [`Engine::start_context`], and the episodes it tells of whole (its recent work).
+    pub(crate) fn start_block(
+        &self,
+        tenant: &str,
+        project: &str,
+    ) -> Result<(String, Vec<EpisodeId>), EngineError> {
         let config = &self.config.work;
         let work = self.project_work(tenant, project, config.start_episodes)?;
         let recent: Vec<&Work> = work.iter().take(config.recent_episodes).collect();
@@ -137,7 +146,9 @@ impl Engine {
             sessions: older,
         };
         let tokens = |text: &str| self.tokens.count(text) as usize;
-        Ok(render_start_context(&context, config.start_budget, &tokens))
+        let block = render_start_context(&context, config.start_budget, &tokens);
+        let told = recent.iter().take(block.recent_shown).map(|w| w.detail.episode.id.clone());
+        Ok((block.text, told.collect()))
     }
 
     /// Earlier episodes of `project` (not of the session `current`) whose words cover enough
@@ -150,12 +161,23 @@ impl Engine {
         prompt: &str,
     ) -> Result<String, EngineError> {
         let ids = self.prompt_episodes(tenant, project, current, prompt)?;
+        self.prompt_block(tenant, project, &ids)
+    }
+
+    /// The block telling of `ids` (episodes of `project`), within the configured budget;
+    /// empty for none.
+    pub(crate) fn prompt_block(
+        &self,
+        tenant: &str,
+        project: &str,
+        ids: &[EpisodeId],
+    ) -> Result<String, EngineError> {
         if ids.is_empty() {
             return Ok(String::new());
         }
         let config = &self.config.work;
         let scope = project_scope(tenant, project);
-        let work = self.work_of(&scope, &ids)?;
+        let work = self.work_of(&scope, ids)?;
         let items: Vec<WorkItem<'_>> = work.iter().map(Work::item).collect();
         let tokens = |text: &str| self.tokens.count(text) as usize;
         Ok(render_prompt_context(&items, config.prompt_budget, &tokens))

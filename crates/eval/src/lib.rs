@@ -13,6 +13,7 @@ mod baselines;
 pub mod bench;
 mod data;
 mod fit;
+mod handed;
 mod locomo;
 mod metrics;
 mod negatives;

@@ -267,6 +267,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     let mut episodes_seen = 0usize;
     // Agent sessions: what a prompt is told of earlier work.
     let mut prompt_context = PromptContextSums::default();
+    let mut handed = super::handed::HandedSums::default();
     let place = |s: &Sample| (tenant_of(s), project_of(s).expect("an agent set"));
     let mut dump = super::create_dump(args.dump.as_deref())?;
     for (at_sample, s) in samples.iter().enumerate() {
@@ -274,6 +275,9 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         let at = s.turns.last().map(|t| t.timestamp);
         let episodes = engine.episodes(&scope, None)?;
         episodes_seen += episodes.len();
+        if project_of(s).is_some() {
+            handed.add_later_prompts(&engine, s, &episodes, place)?;
+        }
         for q in s.questions.iter().filter(|q| (1..=4).contains(&q.category)) {
             let t0 = Instant::now();
             let mut query = RecallQuery {
@@ -363,6 +367,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             }
             if project_of(s).is_some() {
                 prompt_context.add(&engine, &samples, s, q, &episodes, place)?;
+                handed.add_question(&engine, &samples, s, q, &episodes, place)?;
             }
             all.add(q.category, &sums);
             parts.entry(s.split).or_default().add(q.category, &sums);
@@ -414,6 +419,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             "timeline": timeline,
             "llm_usage": usage,
             "prompt_context": prompt_context.json(),
+            "handed": handed.json(),
             "blocks": blocks.json(),
         });
         outln!("{}", json_line(&out));
@@ -460,6 +466,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         write_table(&mut out, &all, &names)?;
     }
     prompt_context.write(&mut out)?;
+    handed.write(&mut out)?;
     let other_set = args.negatives.as_ref().and_then(|p| p.file_name()).and_then(|n| n.to_str());
     blocks.write(&mut out, other_set)?;
     writeln!(

@@ -43,6 +43,8 @@ pub use transcript::{Reply, read_replies};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HookConfig {
+    /// What a session is handed of the project's earlier work, and when.
+    pub hand: Hand,
     /// How long a hook waits for a database another process is writing before it keeps the
     /// event for later and returns.
     pub busy_timeout_ms: u64,
@@ -63,9 +65,39 @@ pub struct HookConfig {
     pub server_timeout_ms: u64,
 }
 
+/// When a session is handed the project's earlier work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hand {
+    /// The work the session's first prompt bears on, if any.
+    #[default]
+    FirstPrompt,
+    /// The project's newest work, rules and recurring failures, at the session's start.
+    Start,
+    StartAndFirstPrompt,
+    /// The start, and the work each prompt bears on.
+    EveryPrompt,
+}
+
+impl Hand {
+    fn at_start(self) -> bool {
+        matches!(self, Self::Start | Self::StartAndFirstPrompt | Self::EveryPrompt)
+    }
+
+    /// Whether a prompt is handed its earlier work (`first`: the session's first prompt).
+    fn at_prompt(self, first: bool) -> bool {
+        match self {
+            Self::FirstPrompt | Self::StartAndFirstPrompt => first,
+            Self::EveryPrompt => true,
+            Self::Start => false,
+        }
+    }
+}
+
 impl Default for HookConfig {
     fn default() -> Self {
         Self {
+            hand: Hand::default(),
             busy_timeout_ms: 250,
             output_chars: 600,
             background: true,
@@ -262,11 +294,16 @@ impl Hook<'_> {
         let mut outcome = HookOutcome::default();
         match kind {
             EventKind::SessionStart if !replayed => {
-                outcome.stdout = output(event, &engine.start_context(self.tenant, &project)?);
+                if self.config.hand.at_start() {
+                    outcome.stdout = output(event, &engine.start_context(self.tenant, &project)?);
+                }
                 // Sessions that ended without a word (a crash, a closed terminal) close now.
                 outcome.background = Some(Background::Tick);
             }
-            EventKind::UserPromptSubmit if !replayed => {
+            EventKind::UserPromptSubmit
+                if !replayed
+                    && self.config.hand.at_prompt(self.dir.first_prompt(&event.session_id)) =>
+            {
                 let prompt = event.prompt.as_deref().unwrap_or("");
                 let recalled = self.recall.and_then(|r| {
                     r.prompt_context(&project, &event.session_id, prompt)

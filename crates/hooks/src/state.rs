@@ -82,6 +82,15 @@ impl HookDir {
     }
 
     /// Keeps an event for a later hook to store (refused once the spool holds 16 MiB).
+    /// Whether this is the first prompt of `session` the hooks see: true once, when its
+    /// marker is made (a folder that cannot be written counts every prompt as the first).
+    pub fn first_prompt(&self, session: &str) -> bool {
+        let marker = self.cursor_path(session).with_extension("prompted");
+        let made = std::fs::create_dir_all(self.root.join("cursors"))
+            .and_then(|()| std::fs::OpenOptions::new().write(true).create_new(true).open(&marker));
+        !matches!(made, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists)
+    }
+
     pub fn spool(&self, event: &Spooled) -> std::io::Result<()> {
         let held = fs::metadata(self.root.join(SPOOL)).map_or(0, |m| m.len());
         if held >= SPOOL_LIMIT {

@@ -46,7 +46,7 @@ pub fn render_start_context(
     context: &StartContext<'_>,
     budget: usize,
     tokens: &dyn Fn(&str) -> usize,
-) -> String {
+) -> StartBlock {
     let failures = context.failures.iter().map(|p| {
         format!("- `{}` failed in {} sessions, last on {}", p.what, p.sessions, day(p.last))
     });
@@ -61,7 +61,7 @@ pub fn render_start_context(
     });
     let sessions = context.sessions.iter().map(|s| format!("- {}: {}", day(s.start), s.summary));
     let rules = context.rules.iter().map(|r| format!("- {} (said on {})", r.text, day(r.at)));
-    fit(
+    let (text, shown) = fit(
         "Memory of earlier sessions in this project (epimem):",
         vec![
             (Some("Rules the user set, newest first:"), rules.collect()),
@@ -72,21 +72,31 @@ pub fn render_start_context(
         ],
         budget,
         tokens,
-    )
+    );
+    StartBlock { text, recent_shown: shown[1] }
+}
+
+/// What a session starts with: the block, and how many of the recent work units (the first
+/// of [`StartContext::recent`]) it tells of whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartBlock {
+    pub text: String,
+    pub recent_shown: usize,
 }
 
 /// `head`, then each section's heading and as many of its lines as fit within `budget`
 /// tokens (headings counted, lines whole, a section with no line that fits left out whole);
-/// empty when no line fits.
+/// empty when no line fits. Also how many lines of each section were shown.
 fn fit(
     head: &str,
     sections: Vec<(Option<&str>, Vec<String>)>,
     budget: usize,
     tokens: &dyn Fn(&str) -> usize,
-) -> String {
+) -> (String, Vec<usize>) {
     let mut used = tokens(head);
     let mut out: Vec<String> = Vec::new();
-    for (heading, lines) in sections {
+    let mut shown = vec![0; sections.len()];
+    for (section, (heading, lines)) in sections.into_iter().enumerate() {
         let mut heading = heading.map(|h| (h, tokens(h) + 1));
         for line in lines {
             let cost = tokens(&line) + 1;
@@ -100,9 +110,11 @@ fn fit(
             }
             used += cost;
             out.push(line);
+            shown[section] += 1;
         }
     }
-    if out.is_empty() { String::new() } else { format!("{head}\n{}", out.join("\n")) }
+    let text = if out.is_empty() { String::new() } else { format!("{head}\n{}", out.join("\n")) };
+    (text, shown)
 }
 
 /// One episode of work: when, its title, its story, its hot files.
@@ -179,6 +191,7 @@ pub fn render_prompt_context(
         budget,
         tokens,
     )
+    .0
 }
 
 fn minute(at: Timestamp) -> String {
@@ -273,14 +286,18 @@ mod tests {
             }],
         };
         let all = render_start_context(&context, 1_000, &words);
-        insta::assert_snapshot!(all);
+        assert_eq!(all.recent_shown, 2);
+        insta::assert_snapshot!(all.text);
         // A tight budget keeps whole items, newest work first, and drops the rest.
         let tight = render_start_context(&context, 51, &words);
+        assert_eq!(tight.recent_shown, 1, "{}", tight.text);
+        let tight = tight.text;
         assert!(tight.contains("cargo fmt"), "the rules come first: {tight}");
         assert!(tight.contains("Refund webhook test") && !tight.contains("Dark mode"), "{tight}");
         assert!(!tight.contains("Earlier sessions"));
         assert!(words(&tight) <= 51);
-        assert_eq!(render_start_context(&StartContext::default(), 1_000, &words), "");
+        let empty = render_start_context(&StartContext::default(), 1_000, &words);
+        assert_eq!((empty.text.as_str(), empty.recent_shown), ("", 0));
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod skeleton;
 use serde::{Deserialize, Serialize};
 
 pub use context::{
-    PromptMatch, RuleLine, SessionLine, StartContext, WorkItem, prompt_matches,
+    PromptMatch, RuleLine, SessionLine, StartBlock, StartContext, WorkItem, prompt_matches,
     render_prompt_context, render_start_context,
 };
 pub use patterns::{

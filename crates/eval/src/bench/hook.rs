@@ -182,8 +182,9 @@ impl Bench<'_> {
         let base = json!({"session_id": id, "transcript_path": transcript, "cwd": self.project});
         let event =
             |kind: EventKind, fields: Value, times: &mut BTreeMap<&'static str, Vec<f64>>| {
+                // An event the agent does not have (opencode's sessions never end) is not sent.
                 let Some(&(name, _)) = agent.events().iter().find(|&&(_, k)| k == kind) else {
-                    bail!("{} has no {kind:?} event", agent.title());
+                    return Ok(());
                 };
                 let mut e = base.clone();
                 e["hook_event_name"] = json!(name);

@@ -52,6 +52,11 @@ pub(crate) struct Machine {
 
 impl Machine {
     pub(crate) fn new() -> Option<Self> {
+        Self::with_hooks("")
+    }
+
+    /// A machine whose `[hooks]` settings add `hooks` (a line such as `hand = "start"`).
+    pub(crate) fn with_hooks(hooks: &str) -> Option<Self> {
         let bin = agents_bin()?;
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
@@ -66,7 +71,8 @@ impl Machine {
         // The model-free embedder, named in the file: an agent need not pass its environment
         // to the MCP servers it starts (Codex does not). The tests close sessions
         // themselves, where the hooks would start it in the background.
-        std::fs::write(&config, "embedder = \"hash\"\n\n[hooks]\nbackground = false\n").unwrap();
+        let settings = format!("embedder = \"hash\"\n\n[hooks]\nbackground = false\n{hooks}\n");
+        std::fs::write(&config, settings).unwrap();
         let db = dir.path().join("memory.db");
         let machine = Self { bin, home, project, db, config, model: ScriptedModel::start(), dir };
         machine.set_up_agents();

@@ -20,15 +20,19 @@ fn first_session() -> (&'static str, Script) {
     )
 }
 
+/// A later session's first prompt, on the same work: what it is handed by default.
 fn second_session() -> (&'static str, Script) {
     (
-        "Add a test for the shipping fee",
+        "Add a test for the rounding of the cart total on discounted orders in src/cart.rs",
         Script {
-            command: "echo shipping-fee-test-added".into(),
-            reply: "Added a test for the shipping fee.".into(),
+            command: "echo cart-rounding-test-added".into(),
+            reply: "Added a test for the cart total on discounted orders.".into(),
         },
     )
 }
+
+/// What a session's first model request says it was handed of earlier work.
+const HANDED: &str = "Earlier work in this project that bears on this prompt";
 
 /// Every message stored: (role, content, the coding agent its metadata names), read from
 /// the database itself (the API does not show a message's metadata).
@@ -56,10 +60,7 @@ fn remembers_its_own_sessions(agent: Agent) {
     let (prompt, script) = first_session();
     let requests = machine.session(agent, prompt, script);
     let turn = first_turn(&requests);
-    assert!(
-        !turn.text().contains("Memory of earlier sessions"),
-        "the first session has no memory to be handed"
-    );
+    assert!(!turn.text().contains(HANDED), "the first session has no memory to be handed");
     let tools = turn.tool_names();
     assert!(
         tools.iter().any(|t| t.contains("recall") && t.contains("epimem") || t == "recall"),
@@ -88,7 +89,7 @@ fn remembers_its_own_sessions(agent: Agent) {
     let requests = machine.session(agent, prompt, script);
     let told = first_turn(&requests).text();
     assert!(
-        told.contains("Memory of earlier sessions") && told.contains("cart"),
+        told.contains(HANDED) && told.contains("fix the rounding in src/cart.rs"),
         "the second session's first request does not carry the first's work: {told}"
     );
 }
@@ -126,7 +127,7 @@ fn codex_is_handed_what_claude_code_did_in_the_same_repository() {
     let requests = machine.session(Agent::Codex, prompt, script);
     let told = first_turn(&requests).text();
     assert!(
-        told.contains("Memory of earlier sessions") && told.contains("cart"),
+        told.contains(HANDED) && told.contains("fix the rounding in src/cart.rs"),
         "Codex's first request does not carry Claude Code's work: {told}"
     );
 }
@@ -144,4 +145,25 @@ fn a_broken_memory_never_stops_an_agent() {
     }
     let log = machine.log();
     assert!(log.contains("cannot open the database"), "{log}");
+}
+
+#[test]
+fn set_to_hand_the_start_every_agent_starts_with_the_projects_memory() {
+    let Some(machine) = Machine::with_hooks("hand = \"start\"") else { return };
+    for agent in Agent::ALL {
+        machine.install(agent);
+    }
+    let (prompt, script) = first_session();
+    machine.session(Agent::Claude, prompt, script);
+    machine.close_sessions();
+    for agent in Agent::ALL {
+        let script = Script { command: "echo ok".into(), reply: "Done.".into() };
+        let requests = machine.session(agent, "Add a dark mode toggle", script);
+        let told = first_turn(&requests).text();
+        assert!(
+            told.contains("Memory of earlier sessions") && told.contains("src/cart.rs"),
+            "{} did not start with the project's memory: {told}",
+            agent.title()
+        );
+    }
 }

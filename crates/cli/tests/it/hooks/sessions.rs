@@ -170,7 +170,8 @@ fn terse_prompts_continue_the_work_they_answer() {
 
 #[test]
 fn the_next_session_is_told_the_project_memory_and_a_matching_prompt_the_work_it_matches() {
-    let claude = Claude::new("[work]\nrecent_episodes = 1\n");
+    // Handed at the start and at every prompt, as the hooks did by default before.
+    let claude = Claude::new("hand = \"every-prompt\"\n[work]\nrecent_episodes = 1\n");
     debugging(&claude, "s1");
     claude.close("s1");
     // A second session fails the same way, on other work.
@@ -223,8 +224,28 @@ fn the_next_session_is_told_the_project_memory_and_a_matching_prompt_the_work_it
 }
 
 #[test]
-fn a_rule_the_user_set_is_handed_to_every_later_session() {
+fn by_default_only_a_sessions_first_prompt_is_handed_the_work_it_bears_on() {
     let claude = Claude::new("");
+    debugging(&claude, "s1");
+    claude.close("s1");
+    // Nothing at the start: the start block held a fifth of what later questions asked, for
+    // seven times the tokens (docs/benchmarks.md).
+    let s2 = claude.session("s2");
+    assert_eq!(s2.start(), "");
+    let matched = s2.prompt("the refund webhook test is failing again after the mock change");
+    assert!(matched.contains("Earlier work in this project"), "{matched}");
+    assert!(matched.contains("src/webhook.rs"), "{matched}");
+    // A later prompt of the session, even one that bears on the same work, is handed nothing.
+    assert_eq!(s2.prompt("and the refund webhook test in the other module too"), "");
+    // A first prompt that bears on nothing is handed nothing, and the next is not asked.
+    let s3 = claude.session("s3");
+    assert_eq!(s3.prompt("add a dark mode toggle to the settings page"), "");
+    assert_eq!(s3.prompt("the refund webhook test is failing again after the mock change"), "");
+}
+
+#[test]
+fn a_rule_the_user_set_is_handed_to_every_later_session() {
+    let claude = Claude::new("hand = \"start-and-first-prompt\"\n");
     let mut s1 = claude.session("r1");
     s1.start();
     s1.prompt("Fix the typo in the README. Always run cargo fmt before you commit!");
