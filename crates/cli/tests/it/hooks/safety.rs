@@ -382,3 +382,54 @@ fn codex_and_gemini_events_never_fail_the_turn_either() {
     let text = stored.iter().flat_map(|e| e["messages"].as_array().unwrap().clone());
     assert!(text.map(|m| m["content"].clone()).any(|c| c == "done"), "{stored:?}");
 }
+
+/// A full disk: the database, its journal, the spool and the log all on a 512 KiB filesystem
+/// that is then filled. Mounted in a user and mount namespace of the test's own
+/// (`unshare -Urm`); where the machine allows none, the test says so and passes.
+#[test]
+fn a_full_disk_never_fails_the_turn() {
+    let claude = Claude::new("");
+    let disk = claude.dir.path().join("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    let cwd = claude.project.to_str().unwrap();
+    let first = json!({"session_id": "f1", "cwd": cwd, "hook_event_name": "UserPromptSubmit",
+        "prompt": "the first prompt, before the disk is full"});
+    let prompt = json!({"session_id": "f1", "cwd": cwd, "hook_event_name": "UserPromptSubmit",
+        "prompt": format!("a prompt on a full disk {}", "with many words ".repeat(400))});
+    std::fs::write(claude.dir.path().join("first.json"), first.to_string()).unwrap();
+    std::fs::write(claude.dir.path().join("prompt.json"), prompt.to_string()).unwrap();
+    let script = r#"
+        mount -t tmpfs -o size=512k tmpfs "$DISK" || exit 99
+        "$HOOK" --db "$DISK/m.db" --config "$CONFIG" < "$DIR/first.json" || exit 98
+        dd if=/dev/zero of="$DISK/fill" bs=4k 2>/dev/null
+        start=$(date +%s%N)
+        "$HOOK" --db "$DISK/m.db" --config "$CONFIG" < "$DIR/prompt.json" > "$DIR/out" 2>&1
+        rc=$?
+        echo "$rc $(( ($(date +%s%N) - start) / 1000000 ))"
+        ls -la "$DISK" "$DISK/m.db.hooks" 2>&1
+    "#;
+    let out = std::process::Command::new("unshare")
+        .args(["-Urm", "sh", "-c", script])
+        .env("DISK", &disk)
+        .env("DIR", claude.dir.path())
+        .env("CONFIG", &claude.config)
+        .env("HOOK", env!("CARGO_BIN_EXE_epimem-hook"))
+        .env("EPIMEM_EMBEDDER", "hash")
+        .env_remove("EPIMEM_TENANT")
+        .output();
+    let out = match out {
+        Ok(out) if out.status.code() != Some(99) && out.status.code() != Some(1) => out,
+        other => {
+            eprintln!("skipped: no filesystem of the test's own could be mounted: {other:?}");
+            return;
+        }
+    };
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    let (rc, ms) = said.lines().next().and_then(|l| l.split_once(' ')).expect(&said);
+    assert_eq!(rc, "0", "the hook failed on a full disk: {said}");
+    let ms: u64 = ms.parse().unwrap();
+    assert!(ms < 2000, "the hook took {ms} ms on a full disk");
+    let printed = std::fs::read_to_string(claude.dir.path().join("out")).unwrap();
+    assert!(printed.is_empty(), "a hook says nothing on a full disk: {printed}");
+}
