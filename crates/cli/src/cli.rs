@@ -49,13 +49,15 @@ enum Command {
     /// Run the background worker alone on the database: close conversations that fell silent
     /// and run queued jobs (a dead worker's too) until Ctrl-C or SIGTERM.
     Worker,
-    /// Record one Claude Code hook event (JSON on standard input) and print the memory to add
-    /// to the session, if any. Always exits 0 within milliseconds: what goes wrong is written
-    /// to the hooks' log (`<db>.hooks/hooks.log`), and an event the database cannot take is
+    /// Record one hook event of a coding agent (JSON on standard input; `--agent`: claude,
+    /// codex, gemini, opencode) and print the memory to add to the session, if any. Always
+    /// exits 0 within milliseconds: what goes wrong is written to the hooks' log
+    /// (`<db>.hooks/hooks.log`), and an event the database cannot take is
     /// kept and stored by the next hook. Set up with `epimem hooks install`.
     Hook(commands::hook::HookArgs),
-    /// Add epimem to (or remove it from) Claude Code's settings: every session is recorded,
-    /// cut into work units, and handed back to the next session of the project.
+    /// Add epimem to (or remove it from) a coding agent's settings (Claude Code, Codex CLI,
+    /// Gemini CLI, opencode): every session is recorded, cut into work units, and handed back
+    /// to the next session of the project, whichever agent runs it.
     #[command(subcommand)]
     Hooks(commands::hook::HooksCommand),
     /// Recurring requests and repeated failures across a project's coding sessions.

@@ -11,10 +11,10 @@ use crate::{
     config::{AppConfig, PlaceArgs},
 };
 
-/// Record one Claude Code hook event (JSON on standard input) and print the memory to add to
-/// the session, if any: `epimem hook`, in a smaller binary that starts faster. Always exits 0:
-/// what goes wrong is written to the hooks' log (`<db>.hooks/hooks.log`). Set up with `epimem
-/// hooks install`.
+/// Record one hook event of a coding agent (JSON on standard input; `--agent`: claude, codex,
+/// gemini, opencode) and print the memory to add to the session, if any: `epimem hook`, in a
+/// smaller binary that starts faster. Always exits 0: what goes wrong is written to the hooks'
+/// log (`<db>.hooks/hooks.log`). Set up with `epimem hooks install`.
 #[derive(Debug, Parser)]
 #[command(name = "epimem-hook", version, max_term_width = 100)]
 struct HookCli {
@@ -31,7 +31,7 @@ pub fn run_hook() -> ExitCode {
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             e.exit()
         }
-        // Claude Code reads exit code 2 as "block this prompt": a hook whose command line is
+        // The agents read exit code 2 as "block this prompt": a hook whose command line is
         // wrong says so and lets the agent go on.
         Err(e) => {
             eprintln!("{e}");

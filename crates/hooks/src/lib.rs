@@ -1,5 +1,6 @@
 //! epimem for coding agents: the hook events of Claude Code, Codex CLI, Gemini CLI and opencode
-//! recorded as memory, and memory handed back when a session starts or a prompt matches earlier work.
+//! recorded as memory, and memory handed back when a session starts or a prompt matches
+//! earlier work.
 //!
 //! This is the only crate that knows the agents' hook protocols (events on standard input,
 //! `hookSpecificOutput` on standard output, transcripts, settings files). A hook must never

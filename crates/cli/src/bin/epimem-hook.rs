@@ -1,4 +1,4 @@
-//! `epimem-hook`: Claude Code's hook alone (what `epimem hook` does), in a binary that starts
+//! `epimem-hook`: the coding agents' hook alone (what `epimem hook` does), in a binary that starts
 //! faster because it links only what a hook runs.
 
 fn main() -> std::process::ExitCode {

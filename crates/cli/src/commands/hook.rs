@@ -1,5 +1,6 @@
 //! `epimem hook`, `epimem hooks install|uninstall` and `epimem patterns`: memory for coding
-//! agents (the hooks of Claude Code, Codex CLI and Gemini CLI, and epimem as their MCP server).
+//! agents (the hooks of Claude Code, Codex CLI, Gemini CLI and opencode, and epimem as their MCP
+//! server).
 
 use std::{
     io::Read,
@@ -96,7 +97,7 @@ pub(crate) struct PatternsArgs {
     json: bool,
 }
 
-/// Reads one hook event on standard input, stores it, prints what Claude Code should add to
+/// Reads one hook event on standard input, stores it, prints what the agent should add to
 /// the session (if anything) and exits 0 whatever happened.
 pub(crate) fn hook(
     config: Result<AppConfig>,

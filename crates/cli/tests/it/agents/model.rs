@@ -1,8 +1,9 @@
 //! A scripted language model on loopback that speaks what each agent calls: Anthropic's
 //! Messages (Claude Code), OpenAI's Responses (Codex CLI), Gemini's generateContent (Gemini
-//! CLI) and OpenAI's Chat Completions (opencode), streamed as server-sent events. A request that offers tools and holds no
-//! tool result yet is answered with one call of the agent's shell tool running the scripted
-//! command; any other with the scripted reply. Every request is kept for the test to read.
+//! CLI) and OpenAI's Chat Completions (opencode), streamed as server-sent events. A request
+//! that offers tools and holds no tool result yet is answered with one call of the agent's
+//! shell tool running the scripted command; any other with the scripted reply. Every request
+//! is kept for the test to read.
 //!
 //! Written on `std::net`: a test server that must answer with exactly these bytes needs no
 //! framework and no async runtime.
