@@ -387,5 +387,7 @@ fn a_full_disk_is_told_by_readyz_and_loses_nothing_acknowledged() {
     assert_eq!(conversation["last_seq"].as_u64(), Some(acknowledged + 1));
     drop(server);
     let said: Vec<String> = log.try_iter().collect();
-    assert!(!said.iter().any(|l| l.contains("panicked")), "{said:?}");
+    // A Rust panic says "panicked at"; tantivy's report of a writer that hit the full disk
+    // says "... or panicked." and is no panic of ours.
+    assert!(!said.iter().any(|l| l.contains("panicked at")), "{said:?}");
 }
