@@ -22,6 +22,7 @@ pub mod page;
 mod prompt_context;
 mod recall;
 mod segmentation;
+mod summaries;
 mod timeline_check;
 
 use std::{fs::File, io::BufWriter, path::Path, process::ExitCode, sync::Arc};
@@ -59,6 +60,9 @@ pub enum EvalCommand {
     /// validation split) and prints them as configuration, with each set's Pk fitted and
     /// two-fold cross-validated.
     FitSegmenter(fit::FitArgs),
+    /// The extractive summaries against DialogSum's human ones (ROUGE-1/2/L F1), beside
+    /// extractive baselines: the first turns and the longest turns.
+    Summaries(summaries::SummariesArgs),
 }
 
 /// Runs `command` on the engine and models `config` names.
@@ -71,5 +75,6 @@ pub fn run(config: &AppConfig, command: &EvalCommand) -> Result<ExitCode> {
         EvalCommand::FitSegmenter(args) => {
             fit::run(config, config.embedder()?.map(Arc::from), args)
         }
+        EvalCommand::Summaries(args) => summaries::run(args),
     }
 }
