@@ -19,7 +19,10 @@ use anyhow::Result;
 use epimem_core::{Episode, EpisodeId};
 use epimem_engine::Engine;
 
-use super::locomo::{Question, Sample, Split};
+use super::{
+    locomo::{Question, Sample, Split},
+    prompt_context::{ByWords, evidence_held},
+};
 
 #[derive(Debug, Default)]
 struct Part {
@@ -46,44 +49,30 @@ struct Part {
 pub(crate) struct HandedSums(BTreeMap<Split, Part>);
 
 impl HandedSums {
-    /// Asks question `q` of `s` (whose episodes are `episodes`) as the first prompt of a new
-    /// session of its project, and of every other part's project in `samples`.
+    /// Counts question `q` of `s` (whose episodes are `episodes`) as the first prompt of a new
+    /// session of its project, the keywords having chosen `by_words` for it.
     pub(crate) fn add_question(
         &mut self,
         engine: &Engine,
-        samples: &[Sample],
         s: &Sample,
         q: &Question,
         episodes: &[Episode],
+        by_words: &ByWords,
         place: impl Fn(&Sample) -> (String, String),
     ) -> Result<()> {
         let (tenant, project) = place(s);
         let measure = engine.measure();
         let (start, started) = measure.start_block(&tenant, &project)?;
-        let told = measure.prompt_episodes_by_words(&tenant, &project, "", &q.question)?;
-        let prompt = measure.prompt_block(&tenant, &project, &told)?;
-        let held = |ids: &[&EpisodeId]| -> f64 {
-            let covered: HashSet<&str> = episodes
-                .iter()
-                .filter(|e| ids.contains(&&e.id))
-                .flat_map(|e| s.dia_ids(e.first_seq, e.last_seq))
-                .collect();
-            q.share_in(&covered)
-        };
+        let prompt = measure.prompt_block(&tenant, &project, &by_words.own)?;
         let part = self.0.entry(s.split).or_default();
         part.questions += 1;
-        part.start_held += held(&started.iter().collect::<Vec<_>>());
-        part.prompt_held += held(&told.iter().collect::<Vec<_>>());
-        part.both_held += held(&started.iter().chain(&told).collect::<Vec<_>>());
+        part.start_held += evidence_held(s, q, episodes, &started);
+        part.prompt_held += evidence_held(s, q, episodes, &by_words.own);
+        part.both_held += evidence_held(s, q, episodes, started.iter().chain(&by_words.own));
         part.start_tokens += measure.tokens(&start);
         part.prompt_tokens += measure.tokens(&prompt);
-        for other in samples.iter().filter(|o| o.split != s.split) {
-            let (tenant, project) = place(other);
-            let told = measure.prompt_episodes_by_words(&tenant, &project, "", &q.question)?;
-            let part = self.0.entry(s.split).or_default();
-            part.told_elsewhere += usize::from(!told.is_empty());
-            part.asked_elsewhere += 1;
-        }
+        part.told_elsewhere += by_words.told_elsewhere;
+        part.asked_elsewhere += by_words.asked_elsewhere;
         Ok(())
     }
 

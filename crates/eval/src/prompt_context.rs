@@ -71,9 +71,35 @@ struct Sums {
 #[derive(Debug, Default)]
 pub(crate) struct PromptContextSums(BTreeMap<(Chooser, Split), Sums>);
 
+/// What the keywords chose for a question (as the hooks choose): the episodes of its own
+/// project, and how many other parts' projects told of something, of how many asked.
+#[derive(Debug, Default)]
+pub(crate) struct ByWords {
+    pub(crate) own: Vec<EpisodeId>,
+    pub(crate) told_elsewhere: usize,
+    pub(crate) asked_elsewhere: usize,
+}
+
+/// The share of `q`'s evidence that the episodes of `s` among `told` hold.
+pub(crate) fn evidence_held<'e>(
+    s: &Sample,
+    q: &Question,
+    episodes: &[Episode],
+    told: impl IntoIterator<Item = &'e EpisodeId>,
+) -> f64 {
+    let told: Vec<&EpisodeId> = told.into_iter().collect();
+    let covered: HashSet<&str> = episodes
+        .iter()
+        .filter(|e| told.contains(&&e.id))
+        .flat_map(|e| s.dia_ids(e.first_seq, e.last_seq))
+        .collect();
+    q.share_in(&covered)
+}
+
 impl PromptContextSums {
     /// Asks question `q` of `s` (whose episodes are `episodes`) as a prompt of its project
-    /// (`project`), and of every other part's project in `samples`.
+    /// (`project`), and of every other part's project in `samples`. Returns what the
+    /// keywords chose.
     pub(crate) fn add(
         &mut self,
         engine: &Engine,
@@ -82,27 +108,29 @@ impl PromptContextSums {
         q: &Question,
         episodes: &[Episode],
         place: impl Fn(&Sample) -> (String, String),
-    ) -> Result<()> {
+    ) -> Result<ByWords> {
         let (tenant, project) = place(s);
+        let mut by_words = ByWords::default();
         for chooser in Chooser::ALL {
             let told = chooser.choose(engine, &tenant, &project, &q.question)?;
-            let covered: HashSet<&str> = episodes
-                .iter()
-                .filter(|e| told.contains(&e.id))
-                .flat_map(|e| s.dia_ids(e.first_seq, e.last_seq))
-                .collect();
             let sums = self.0.entry((chooser, s.split)).or_default();
-            sums.held += q.share_in(&covered);
+            sums.held += evidence_held(s, q, episodes, &told);
             sums.questions += 1;
+            let (mut told_elsewhere, mut asked_elsewhere) = (0, 0);
             for other in samples.iter().filter(|o| o.split != s.split) {
                 let (tenant, project) = place(other);
                 let told = chooser.choose(engine, &tenant, &project, &q.question)?;
-                let sums = self.0.entry((chooser, s.split)).or_default();
-                sums.told_elsewhere += usize::from(!told.is_empty());
-                sums.asked_elsewhere += 1;
+                told_elsewhere += usize::from(!told.is_empty());
+                asked_elsewhere += 1;
+            }
+            let sums = self.0.entry((chooser, s.split)).or_default();
+            sums.told_elsewhere += told_elsewhere;
+            sums.asked_elsewhere += asked_elsewhere;
+            if chooser == Chooser::Keywords {
+                by_words = ByWords { own: told, told_elsewhere, asked_elsewhere };
             }
         }
-        Ok(())
+        Ok(by_words)
     }
 
     /// `{chooser: {part: {held, told_elsewhere}}}`, as shares.

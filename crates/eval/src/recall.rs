@@ -366,8 +366,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 sums.turns_at_k[i] = q.share_in(&covered);
             }
             if project_of(s).is_some() {
-                prompt_context.add(&engine, &samples, s, q, &episodes, place)?;
-                handed.add_question(&engine, &samples, s, q, &episodes, place)?;
+                let by_words = prompt_context.add(&engine, &samples, s, q, &episodes, place)?;
+                handed.add_question(&engine, s, q, &episodes, &by_words, place)?;
             }
             all.add(q.category, &sums);
             parts.entry(s.split).or_default().add(q.category, &sums);

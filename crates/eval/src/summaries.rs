@@ -2,13 +2,15 @@
 //! dialogue is summarized as one episode and scored with ROUGE-1, ROUGE-2 and ROUGE-L F1
 //! against every reference (the mean over references, and the best), beside extractive
 //! baselines computed in the same harness with the same tokenisation: the first turns and the
-//! longest turns, each up to a typical summary's length.
+//! longest turns, each up to a typical summary's length. ROUGE is `rougers`, which scores as
+//! Google's rouge-score does (here without stemming).
 
 use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_core::{Message, Role, SummaryConfig, Timestamp, summarize};
+use rougers::{RougeScorer, RougeType};
 use serde::Deserialize;
 
 #[derive(Debug, Args)]
@@ -56,6 +58,8 @@ const SYSTEMS: [&str; 3] = ["first turns", "longest turns", "epimem summary"];
 pub(crate) fn run(args: &SummariesArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.path)
         .with_context(|| format!("cannot read {}", args.path.display()))?;
+    let scorer = RougeScorer::new(["rouge1", "rouge2", "rougeL"], false)
+        .map_err(|e| anyhow::anyhow!("the ROUGE scorer: {e}"))?;
     let mut sums = [[0.0f64; 6]; 3];
     let mut dialogues = 0usize;
     for (i, raw) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
@@ -75,7 +79,8 @@ pub(crate) fn run(args: &SummariesArgs) -> Result<ExitCode> {
             summarize(&messages(&turns), &SummaryConfig::default()).summary,
         ];
         for (system, output) in outputs.iter().enumerate() {
-            let scores: Vec<[f64; 3]> = references.iter().map(|r| rouge(output, r)).collect();
+            let scores: Vec<[f64; 3]> =
+                references.iter().map(|r| rouge(&scorer, output, r)).collect();
             for metric in 0..3 {
                 let all = scores.iter().map(|s| s[metric]);
                 sums[system][metric] += all.clone().sum::<f64>() / scores.len() as f64;
@@ -180,55 +185,12 @@ fn fitting<'a>(turns: impl Iterator<Item = (&'a str, &'a str)>, words: usize) ->
     out.join(" ")
 }
 
-/// Lower-case words of letters and digits ("#Person1#" is "person1").
-fn tokens(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// ROUGE-1, ROUGE-2 and ROUGE-L F1 of `output` against `reference`.
-fn rouge(output: &str, reference: &str) -> [f64; 3] {
-    let (out, reference) = (tokens(output), tokens(reference));
-    [ngram_f1(&out, &reference, 1), ngram_f1(&out, &reference, 2), lcs_f1(&out, &reference)]
-}
-
-fn f1(overlap: usize, produced: usize, wanted: usize) -> f64 {
-    if overlap == 0 || produced == 0 || wanted == 0 {
-        return 0.0;
-    }
-    let (p, r) = (overlap as f64 / produced as f64, overlap as f64 / wanted as f64);
-    2.0 * p * r / (p + r)
-}
-
-/// How often each `n`-gram of `words` occurs.
-fn grams(words: &[String], n: usize) -> std::collections::HashMap<&[String], usize> {
-    let mut counts = std::collections::HashMap::new();
-    for gram in words.windows(n) {
-        *counts.entry(gram).or_default() += 1;
-    }
-    counts
-}
-
-fn ngram_f1(out: &[String], reference: &[String], n: usize) -> f64 {
-    let (produced, wanted) = (grams(out, n), grams(reference, n));
-    let overlap: usize =
-        produced.iter().map(|(g, &c)| c.min(wanted.get(g).copied().unwrap_or(0))).sum();
-    f1(overlap, out.len().saturating_sub(n - 1), reference.len().saturating_sub(n - 1))
-}
-
-fn lcs_f1(out: &[String], reference: &[String]) -> f64 {
-    let mut row = vec![0usize; reference.len() + 1];
-    for a in out {
-        let mut diagonal = 0;
-        for (j, b) in reference.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = if a == b { diagonal + 1 } else { above.max(row[j]) };
-            diagonal = above;
-        }
-    }
-    f1(row[reference.len()], out.len(), reference.len())
+/// ROUGE-1, ROUGE-2 and ROUGE-L F1 of `output` against `reference`, as rouge-score computes
+/// them without stemming (lower-cased words of letters and digits).
+fn rouge(scorer: &RougeScorer, output: &str, reference: &str) -> [f64; 3] {
+    let scores = scorer.score(reference, output);
+    [RougeType::N(1), RougeType::N(2), RougeType::L]
+        .map(|t| scores.get(t).map_or(0.0, |s| s.fmeasure))
 }
 
 #[cfg(test)]
@@ -237,12 +199,15 @@ mod tests {
 
     #[test]
     fn rouge_counts_shared_words_pairs_and_the_longest_common_sequence() {
+        let scorer = RougeScorer::new(["rouge1", "rouge2", "rougeL"], false).unwrap();
+        let rouge = |output, reference| rouge(&scorer, output, reference);
         let [r1, r2, rl] = rouge("the cat sat on the mat", "the cat lay on the mat");
         assert!((r1 - 5.0 / 6.0).abs() < 1e-9, "{r1}");
         assert!((r2 - 3.0 / 5.0).abs() < 1e-9, "{r2}");
         assert!((rl - 5.0 / 6.0).abs() < 1e-9, "{rl}");
         assert_eq!(rouge("", "anything"), [0.0; 3]);
-        assert_eq!(tokens("#Person1# isn't here."), ["person1", "isn", "t", "here"]);
+        // "#Person1#" is the word "person1"; case and punctuation do not count.
+        assert_eq!(rouge("#Person1# isn't here.", "person1 ISN T here"), [1.0; 3]);
     }
 
     #[test]

@@ -33,10 +33,6 @@ impl Agent {
         }
     }
 
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.name() == name)
-    }
-
     /// What a person calls it.
     pub fn title(self) -> &'static str {
         match self {
@@ -104,6 +100,18 @@ impl Agent {
     }
 }
 
+/// An agent by its name; the error names the agents there are.
+impl std::str::FromStr for Agent {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        Self::ALL.into_iter().find(|a| a.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = Self::ALL.iter().map(|a| a.name()).collect();
+            format!("no agent {name:?}; expected one of {}", names.join(", "))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,7 +119,7 @@ mod tests {
     #[test]
     fn every_agent_listens_to_a_start_a_prompt_a_tool_and_a_reply() {
         for agent in Agent::ALL {
-            assert_eq!(Agent::parse(agent.name()), Some(agent));
+            assert_eq!(agent.name().parse(), Ok(agent));
             for kind in [
                 EventKind::SessionStart,
                 EventKind::UserPromptSubmit,

@@ -20,15 +20,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 6] = [
-        Self::SessionStart,
-        Self::UserPromptSubmit,
-        Self::PostToolUse,
-        Self::PostToolUseFailure,
-        Self::Stop,
-        Self::SessionEnd,
-    ];
-
+    /// Claude Code's name for it (the log's; each agent's own names are in [`Agent`]).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::SessionStart => "SessionStart",
@@ -38,10 +30,6 @@ impl EventKind {
             Self::Stop => "Stop",
             Self::SessionEnd => "SessionEnd",
         }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == name)
     }
 
     /// Whether the event concerns one tool call (its hook entry matches every tool).

@@ -85,10 +85,11 @@ impl Hand {
         matches!(self, Self::Start | Self::StartAndFirstPrompt | Self::EveryPrompt)
     }
 
-    /// Whether a prompt is handed its earlier work (`first`: the session's first prompt).
-    fn at_prompt(self, first: bool) -> bool {
+    /// Whether a prompt is handed its earlier work; `first` says whether it is the session's
+    /// first prompt, and is asked only when that decides (it leaves a mark in the hooks' folder).
+    fn at_prompt(self, first: impl FnOnce() -> bool) -> bool {
         match self {
-            Self::FirstPrompt | Self::StartAndFirstPrompt => first,
+            Self::FirstPrompt | Self::StartAndFirstPrompt => first(),
             Self::EveryPrompt => true,
             Self::Start => false,
         }
@@ -303,7 +304,7 @@ impl Hook<'_> {
             }
             EventKind::UserPromptSubmit
                 if !replayed
-                    && self.config.hand.at_prompt(self.dir.first_prompt(&event.session_id)) =>
+                    && self.config.hand.at_prompt(|| self.dir.first_prompt(&event.session_id)) =>
             {
                 let prompt = event.prompt.as_deref().unwrap_or("");
                 let recalled = self.recall.and_then(|r| {
@@ -375,7 +376,7 @@ fn reports_failure(event: &HookEvent) -> bool {
         .any(|f| response.get(*f).and_then(serde_json::Value::as_bool) == Some(true))
 }
 
-/// The JSON an agent reads from a hook to add context (the same for the three, named by the
+/// The JSON an agent reads from a hook to add context (the same for every agent, named by the
 /// agent's own event name); empty for no context.
 fn output(event: &HookEvent, context: &str) -> String {
     if context.trim().is_empty() {

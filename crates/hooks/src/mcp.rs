@@ -111,13 +111,10 @@ pub fn install_mcp_toml(
         .ok_or("\"mcp_servers\" is not a table")?;
     if let Some(old) = servers.get(SERVER) {
         let command = old.get("command").and_then(Item::as_str);
-        let old_args: Option<Vec<&str>> = old
-            .get("args")
-            .and_then(Item::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str()).collect());
-        if command == Some(program)
-            && old_args.as_deref() == Some(&args.iter().map(String::as_str).collect::<Vec<_>>()[..])
-        {
+        let same_args = old.get("args").and_then(Item::as_array).is_some_and(|old| {
+            old.iter().map(|v| v.as_str()).eq(args.iter().map(|a| Some(a.as_str())))
+        });
+        if command == Some(program) && same_args {
             return Ok(None);
         }
         if !command.is_some_and(is_epimem) {

@@ -81,7 +81,6 @@ impl HookDir {
         fs::rename(tmp, path)
     }
 
-    /// Keeps an event for a later hook to store (refused once the spool holds 16 MiB).
     /// Whether this is the first prompt of `session` the hooks see: true once, when its
     /// marker is made (a folder that cannot be written counts every prompt as the first).
     pub fn first_prompt(&self, session: &str) -> bool {
@@ -91,6 +90,7 @@ impl HookDir {
         !matches!(made, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists)
     }
 
+    /// Keeps an event for a later hook to store (refused once the spool holds 16 MiB).
     pub fn spool(&self, event: &Spooled) -> std::io::Result<()> {
         let held = fs::metadata(self.root.join(SPOOL)).map_or(0, |m| m.len());
         if held >= SPOOL_LIMIT {

@@ -38,18 +38,11 @@ pub(crate) enum HookEntry {
 pub(crate) struct HookArgs {
     /// The agent that runs the hook: claude, codex, gemini or opencode (what its events are
     /// called and where its replies are).
-    #[arg(long, value_name = "NAME", default_value = "claude", value_parser = agent)]
+    #[arg(long, value_name = "NAME", default_value = "claude")]
     pub(crate) agent: Agent,
     /// Also say on standard error what went wrong (it always goes to the hooks' log).
     #[arg(long)]
     pub(crate) verbose: bool,
-}
-
-fn agent(name: &str) -> Result<Agent, String> {
-    Agent::parse(name).ok_or_else(|| {
-        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-        format!("no agent {name:?}; expected one of {}", names.join(", "))
-    })
 }
 
 #[derive(Debug, Subcommand)]
@@ -74,7 +67,7 @@ pub(crate) enum HooksCommand {
 #[derive(Debug, Args)]
 pub(crate) struct HooksWhere {
     /// The agent: claude (Claude Code), codex (Codex CLI), gemini (Gemini CLI) or opencode.
-    #[arg(long, value_name = "NAME", default_value = "claude", value_parser = agent)]
+    #[arg(long, value_name = "NAME", default_value = "claude")]
     agent: Agent,
     /// The project whose settings to change [default: the current folder].
     #[arg(long, value_name = "DIR", conflicts_with = "user")]

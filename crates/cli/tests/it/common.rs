@@ -11,10 +11,15 @@ use std::{
 use serde_json::Value;
 
 pub(crate) fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_epimem"))
+    epimem_command(db).args(args).output().unwrap()
+}
+
+/// `epimem --db DB`, with none of the environment's settings but the model-free embedder.
+pub(crate) fn epimem_command(db: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_epimem"));
+    command
         .arg("--db")
         .arg(db)
-        .args(args)
         .env_remove("EPIMEM_TENANT")
         .env_remove("EPIMEM_CONFIG")
         // LLM-free unless a test says otherwise.
@@ -22,9 +27,23 @@ pub(crate) fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
         .env_remove("EPIMEM_LLM_MODEL")
         .env_remove("EPIMEM_LLM_API_KEY")
         // The model-free embedder: these tests must not depend on downloaded models.
-        .env("EPIMEM_EMBEDDER", "hash")
-        .output()
-        .unwrap()
+        .env("EPIMEM_EMBEDDER", "hash");
+    command
+}
+
+/// The episodes `epimem episodes --json` lists with `filter`, each as `epimem show --json`
+/// gives it (its messages and skeleton), oldest first; `run` runs `epimem` with arguments.
+pub(crate) fn episodes_shown(
+    run: impl Fn(&[&str]) -> std::process::Output,
+    filter: &[&str],
+) -> Vec<Value> {
+    let mut list = vec!["episodes", "--json"];
+    list.extend_from_slice(filter);
+    listed(&run(&list), "episodes")
+        .iter()
+        .rev()
+        .map(|e| json_lines(&run(&["show", "--json", e["id"].as_str().unwrap()])).remove(0))
+        .collect()
 }
 
 pub(crate) fn json_lines(out: &std::process::Output) -> Vec<Value> {

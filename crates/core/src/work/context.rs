@@ -73,6 +73,7 @@ pub fn render_start_context(
         budget,
         tokens,
     );
+    // `shown` counts per section, in the order above: recent work is the second.
     StartBlock { text, recent_shown: shown[1] }
 }
 

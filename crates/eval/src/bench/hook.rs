@@ -35,13 +35,8 @@ pub struct HookBenchArgs {
     #[arg(long)]
     server: bool,
     /// The agent whose events are sent: claude, codex, gemini or opencode.
-    #[arg(long, default_value = "claude", value_parser = agent)]
+    #[arg(long, default_value = "claude")]
     agent: Agent,
-}
-
-fn agent(name: &str) -> Result<Agent, String> {
-    Agent::parse(name)
-        .ok_or_else(|| format!("no agent {name:?}; expected claude, codex, gemini or opencode"))
 }
 
 /// The bench's configuration: the hook alone, no worker competing for the cores while it

@@ -10,13 +10,12 @@
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output},
-    time::Duration,
 };
 
 use epimem_hooks::Agent;
 use serde_json::Value;
 
-use crate::common::{json_lines, listed};
+use crate::common::{epimem_command, episodes_shown};
 
 mod model;
 mod sessions;
@@ -117,16 +116,10 @@ impl Machine {
 
     /// `epimem` on this machine's database and configuration.
     pub(crate) fn epimem(&self, args: &[&str]) -> Output {
-        let out = Command::new(env!("CARGO_BIN_EXE_epimem"))
-            .arg("--db")
-            .arg(&self.db)
+        let out = epimem_command(&self.db)
             .arg("--config")
             .arg(&self.config)
             .args(args)
-            .env_remove("EPIMEM_TENANT")
-            .env_remove("EPIMEM_CONFIG")
-            .env_remove("EPIMEM_LLM_URL")
-            .env("EPIMEM_EMBEDDER", "hash")
             .env("HOME", &self.home)
             .env("CODEX_HOME", self.home.join(".codex"))
             .current_dir(&self.project)
@@ -232,13 +225,7 @@ impl Machine {
 
     /// Every episode with its messages, oldest first.
     pub(crate) fn episodes(&self) -> Vec<Value> {
-        listed(&self.epimem(&["episodes", "--json", "--limit", "100"]), "episodes")
-            .iter()
-            .rev()
-            .map(|e| {
-                json_lines(&self.epimem(&["show", "--json", e["id"].as_str().unwrap()])).remove(0)
-            })
-            .collect()
+        episodes_shown(|args| self.epimem(args), &["--limit", "100"])
     }
 
     pub(crate) fn log(&self) -> String {
@@ -255,9 +242,4 @@ impl Machine {
 /// call): what the model was told when the session's work began.
 pub(crate) fn first_turn(requests: &[Request]) -> &Request {
     requests.iter().find(|r| r.offers_tools()).expect("a turn")
-}
-
-/// Waits briefly for a process the agent left behind (an MCP server) to let go.
-pub(crate) fn settle() {
-    std::thread::sleep(Duration::from_millis(100));
 }

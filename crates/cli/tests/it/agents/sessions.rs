@@ -5,7 +5,7 @@
 use epimem_hooks::{Agent, CODING_AGENT_KEY};
 use serde_json::Value;
 
-use super::{Machine, Script, first_turn, settle};
+use super::{Machine, Script, first_turn};
 
 /// The first session's work: a request, one command the model runs, and its reply.
 fn first_session() -> (&'static str, Script) {
@@ -67,7 +67,6 @@ fn remembers_its_own_sessions(agent: Agent) {
         "{}'s model is not offered epimem's tools: {tools:?}",
         agent.title()
     );
-    settle();
     machine.close_sessions();
 
     let messages = recorded(&machine);
@@ -121,7 +120,6 @@ fn codex_is_handed_what_claude_code_did_in_the_same_repository() {
     machine.install(Agent::Codex);
     let (prompt, script) = first_session();
     machine.session(Agent::Claude, prompt, script);
-    settle();
     machine.close_sessions();
     let (prompt, script) = second_session();
     let requests = machine.session(Agent::Codex, prompt, script);

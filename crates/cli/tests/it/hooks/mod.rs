@@ -10,7 +10,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::common::{epimem, json_lines, listed};
+use crate::common::{epimem, episodes_shown};
 
 mod safety;
 mod server;
@@ -105,13 +105,7 @@ impl Claude {
 
     /// Episodes with their messages and skeletons, oldest first.
     pub(crate) fn episodes(&self, session: &str) -> Vec<Value> {
-        listed(&self.run(&["episodes", "--json", "--conversation", session]), "episodes")
-            .iter()
-            .rev()
-            .map(|e| {
-                json_lines(&self.run(&["show", "--json", e["id"].as_str().unwrap()])).remove(0)
-            })
-            .collect()
+        episodes_shown(|args| self.run(args), &["--conversation", session])
     }
 
     pub(crate) fn log(&self) -> String {
