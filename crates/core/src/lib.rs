@@ -11,6 +11,7 @@ mod episode;
 mod error;
 mod facts;
 mod features;
+mod filler;
 mod fusion;
 mod ids;
 mod job;

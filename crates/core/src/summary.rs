@@ -5,7 +5,10 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, Role, Stopwords, key_phrases::key_phrases, keywords::for_each_keyword_with};
+use crate::{
+    Message, Role, Stopwords, filler::is_filler, key_phrases::key_phrases,
+    keywords::for_each_keyword_with,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -17,7 +20,7 @@ pub struct SummaryConfig {
 
 impl Default for SummaryConfig {
     fn default() -> Self {
-        Self { max_title_words: 12, max_summary_words: 50, max_keywords: 8 }
+        Self { max_title_words: 12, max_summary_words: 30, max_keywords: 8 }
     }
 }
 
@@ -32,18 +35,28 @@ pub struct Summary {
 struct Sentence<'a> {
     message: usize,
     author: &'a str,
+    /// The sentence without its opening interjections ("Oh, well, ...").
     text: &'a str,
     words: usize,
     score: f64,
+    /// Its distinct content words, normalized.
+    content: Vec<String>,
 }
+
+/// A sentence with fewer content words than this says nothing alone ("Thanks, Nate!", "Wow,
+/// it looks great!"): it is told only when the episode holds nothing else.
+const MIN_CONTENT_WORDS: usize = 2;
 
 /// Summarizes `messages` (in conversation order).
 ///
 /// Keywords are the most frequent content words. The title names what the episode is about
-/// with its key phrases ("Sintra train: Viva Viagem card, Pena Palace"), never a cut sentence.
-/// Sentences score by the summed frequency of their keywords over their length; the summary
-/// is the best whole sentences (authors named) that fit the word limit, in conversation order.
-/// Tool output counts for the keywords only, unless the episode holds nothing else.
+/// with its key phrases ("Sintra train: Viva Viagem card, Pena Palace"), never a cut sentence,
+/// never filler or the speakers' names for each other. The summary is its most central whole
+/// sentences (authors named) that fit the word limit, in conversation order: a sentence is
+/// central when the other messages use its content words, so a sentence of praise or chat
+/// ("Wow, it looks great!") says nothing and one stating the subject says much. The opening
+/// prompt states the episode's intent and counts double. Tool output counts for the keywords
+/// only, unless the episode holds nothing else.
 pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     // Keyword hash → (count, first appearance, the word).
     let mut freq: HashMap<u64, (usize, usize, String)> = HashMap::new();
@@ -61,42 +74,82 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     let keywords: Vec<String> =
         ranked.iter().take(config.max_keywords).map(|k| k.2.clone()).collect();
 
-    // The opening prompt states the episode's intent: its sentences weigh more.
     let opening = messages.iter().position(|m| m.role == Role::User);
     // Tool output (paths, commands, logs) is how an agent worked, not what the work was about:
     // the title and the summary are told from what was asked and answered, when anything was.
     let only_tools = messages.iter().all(|m| m.role == Role::Tool);
     let told = |m: &Message| only_tools || m.role != Role::Tool;
+    let speakers = speaker_names(messages);
+    let weight = |i: usize| if Some(i) == opening { 2.0 } else { 1.0 };
+
     let mut sentences: Vec<Sentence<'_>> = Vec::new();
     for (index, (m, &stop)) in messages.iter().zip(&stopwords).enumerate() {
         if !told(m) {
             continue;
         }
         for text in split_sentences(&m.content) {
-            let mut score = 0.0;
-            let mut seen: Vec<u64> = Vec::new();
-            for_each_keyword_with(text, stop, |_, hash| {
-                if !seen.contains(&hash) {
-                    score += freq.get(&hash).map_or(0.0, |f| f.0 as f64);
-                    seen.push(hash);
+            let text = without_interjections(text);
+            if text.is_empty() {
+                continue;
+            }
+            let mut content: Vec<String> = Vec::new();
+            for_each_keyword_with(text, stop, |w, _| {
+                if !is_filler(w)
+                    && !speakers.iter().any(|s| s == w)
+                    && !content.iter().any(|c| c == w)
+                {
+                    content.push(w.to_owned());
                 }
             });
             let words = text.split_whitespace().count();
-            let boost = if Some(index) == opening { 1.5 } else { 1.0 };
-            let score = boost * score / (1.0 + (words as f64).ln());
-            sentences.push(Sentence { message: index, author: m.author(), text, words, score });
+            sentences.push(Sentence {
+                message: index,
+                author: m.author(),
+                text,
+                words,
+                score: 0.0,
+                content,
+            });
         }
+    }
+    // Per content word, the weight of the messages using it.
+    let mut used_by: HashMap<&str, f64> = HashMap::new();
+    let mut seen: Vec<(usize, &str)> = Vec::new();
+    for s in &sentences {
+        for w in &s.content {
+            if !seen.contains(&(s.message, w.as_str())) {
+                seen.push((s.message, w.as_str()));
+                *used_by.entry(w.as_str()).or_default() += weight(s.message);
+            }
+        }
+    }
+    let scores: Vec<f64> = sentences
+        .iter()
+        .map(|s| {
+            if s.content.len() < MIN_CONTENT_WORDS {
+                return 0.0;
+            }
+            // What the other messages share of it, by word; the words of a sentence that no
+            // one else uses tell only of itself.
+            let shared: f64 =
+                s.content.iter().map(|w| used_by[w.as_str()] - weight(s.message)).sum();
+            weight(s.message) * (1.0 + shared) / (1.0 + (s.words as f64).ln())
+        })
+        .collect();
+    for (s, score) in sentences.iter_mut().zip(scores) {
+        s.score = score;
     }
 
     let mut by_score: Vec<usize> = (0..sentences.len()).collect();
     by_score.sort_by(|&a, &b| sentences[b].score.total_cmp(&sentences[a].score).then(a.cmp(&b)));
 
-    let title = phrase_title(messages, told, opening, config.max_title_words)
+    let title = phrase_title(messages, told, opening, &speakers, config.max_title_words)
         .or_else(|| {
-            // Nothing but filler ("ok", "thanks"): the shortest whole sentence, if it fits.
+            // Nothing but filler ("ok", "thanks"): the shortest whole sentence with a content
+            // word, if it fits.
             sentences
                 .iter()
-                .filter(|s| s.words <= config.max_title_words)
+                .filter(|s| s.words <= config.max_title_words && !s.content.is_empty())
                 .min_by_key(|s| (s.words, s.message))
                 .map(|s| title_case(s.text.trim_end_matches(['.', '!', '?', ',', ';', ':'])))
         })
@@ -106,12 +159,64 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     Summary { title, summary, keywords }
 }
 
+/// The speakers' names as keywords: said to each other ("Thanks, Nate!") they name nothing.
+fn speaker_names(messages: &[Message]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for speaker in messages.iter().filter_map(|m| m.speaker.as_deref()) {
+        for_each_keyword_with(speaker, Stopwords::ENGLISH, |w, _| {
+            if !names.iter().any(|n| n == w) {
+                names.push(w.to_owned());
+            }
+        });
+    }
+    names
+}
+
+/// `text` without the interjections it opens with: "Oh, well, that works." is "that works.".
+fn without_interjections(text: &str) -> &str {
+    let mut rest = text.trim_start();
+    loop {
+        let end = rest.find(|c: char| !c.is_alphanumeric() && c != '\'').unwrap_or(rest.len());
+        let (word, after) = rest.split_at(end);
+        let opens = matches!(
+            word.to_lowercase().as_str(),
+            "oh" | "well"
+                | "yes"
+                | "yeah"
+                | "no"
+                | "hey"
+                | "hi"
+                | "hello"
+                | "wow"
+                | "so"
+                | "ok"
+                | "okay"
+                | "sure"
+                | "um"
+                | "uh"
+                | "ah"
+                | "great"
+                | "cool"
+                | "awesome"
+                | "right"
+                | "alright"
+                | "actually"
+                | "anyway"
+        );
+        match after.strip_prefix([',', '!']) {
+            Some(after) if opens => rest = after.trim_start(),
+            _ => return rest,
+        }
+    }
+}
+
 /// "Head phrase: second, third", as many phrases as fit in `max_words`. The opening prompt
 /// states the episode's intent, so its words count double; answers count once.
 fn phrase_title(
     messages: &[Message],
     told: impl Fn(&Message) -> bool,
     opening: Option<usize>,
+    speakers: &[String],
     max_words: usize,
 ) -> Option<String> {
     let (texts, weights): (Vec<&str>, Vec<f64>) = messages
@@ -120,7 +225,7 @@ fn phrase_title(
         .filter(|(_, m)| told(m))
         .map(|(i, m)| (m.content.as_str(), if Some(i) == opening { 2.0 } else { 1.0 }))
         .unzip();
-    let phrases = key_phrases(&texts, &weights, 3);
+    let phrases = key_phrases(&texts, &weights, speakers, 3);
     let head = phrases.first()?;
     let mut title = title_case(&head.text);
     let mut words = title.split_whitespace().count();
@@ -139,13 +244,17 @@ fn phrase_title(
     Some(title)
 }
 
+/// The best sentences that fit `max_words` (an author's name counts as a word), in
+/// conversation order; a sentence that repeats the words of one already chosen is left out.
 fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize) -> String {
     let mut chosen: Vec<usize> = Vec::new();
     let mut used = 0;
     for &i in by_score {
         let s = &sentences[i];
         let cost = s.words + 1; // the author's name
-        if used + cost <= max_words {
+        let repeats = !s.content.is_empty()
+            && s.content.iter().all(|w| chosen.iter().any(|&c| sentences[c].content.contains(w)));
+        if used + cost <= max_words && !repeats && (s.score > 0.0 || chosen.is_empty()) {
             chosen.push(i);
             used += cost;
         }
@@ -164,13 +273,13 @@ fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize
         if !out.is_empty() {
             out.push(' ');
         }
-        // Consecutive sentences of one message name their author once.
-        if previous != Some(s.message) {
+        // Consecutive sentences of one author name them once.
+        if previous != Some(s.author) {
             out.push_str(s.author);
             out.push_str(": ");
         }
-        out.push_str(s.text);
-        previous = Some(s.message);
+        out.push_str(&title_case(s.text));
+        previous = Some(s.author);
     }
     out
 }

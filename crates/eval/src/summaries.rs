@@ -22,6 +22,9 @@ pub struct SummariesArgs {
     /// The baselines' length in words: DialogSum's dev summaries average 20.9 words.
     #[arg(long, default_value_t = 21)]
     words: usize,
+    /// The summaries' length limit in words, to tune it [default: the summarizer's default]
+    #[arg(long, value_name = "WORDS")]
+    summary_words: Option<usize>,
     /// Only the first this many dialogues.
     #[arg(long)]
     limit: Option<usize>,
@@ -60,7 +63,12 @@ pub(crate) fn run(args: &SummariesArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot read {}", args.path.display()))?;
     let scorer = RougeScorer::new(["rouge1", "rouge2", "rougeL"], false)
         .map_err(|e| anyhow::anyhow!("the ROUGE scorer: {e}"))?;
-    let mut sums = [[0.0f64; 6]; 3];
+    let mut config = SummaryConfig::default();
+    if let Some(words) = args.summary_words {
+        config.max_summary_words = words;
+    }
+    // Per system: the means over references (R1, R2, RL), the bests, and RL's squares.
+    let mut sums = [[0.0f64; 7]; 3];
     let mut dialogues = 0usize;
     for (i, raw) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         if args.limit.is_some_and(|n| dialogues >= n) {
@@ -76,7 +84,7 @@ pub(crate) fn run(args: &SummariesArgs) -> Result<ExitCode> {
         let outputs = [
             first_turns(&turns, args.words),
             longest_turns(&turns, args.words),
-            summarize(&messages(&turns), &SummaryConfig::default()).summary,
+            summarize(&messages(&turns), &config).summary,
         ];
         for (system, output) in outputs.iter().enumerate() {
             let scores: Vec<[f64; 3]> =
@@ -86,6 +94,8 @@ pub(crate) fn run(args: &SummariesArgs) -> Result<ExitCode> {
                 sums[system][metric] += all.clone().sum::<f64>() / scores.len() as f64;
                 sums[system][metric + 3] += all.fold(0.0, f64::max);
             }
+            let rouge_l = scores.iter().map(|s| s[2]).sum::<f64>() / scores.len() as f64;
+            sums[system][6] += rouge_l * rouge_l;
         }
         dialogues += 1;
     }
@@ -98,6 +108,7 @@ pub(crate) fn run(args: &SummariesArgs) -> Result<ExitCode> {
                 let row = serde_json::json!({
                     "mean": {"rouge1": s[0] / n, "rouge2": s[1] / n, "rougeL": s[2] / n},
                     "best": {"rouge1": s[3] / n, "rouge2": s[4] / n, "rougeL": s[5] / n},
+                    "rougeL_standard_error": standard_error(s[2], s[6], n),
                 });
                 ((*name).to_owned(), row)
             })
@@ -111,12 +122,27 @@ pub(crate) fn run(args: &SummariesArgs) -> Result<ExitCode> {
         args.path.display(),
         args.words
     );
-    outln!("{:<16} {:>15} {:>15} {:>15}", "system", "ROUGE-1", "ROUGE-2", "ROUGE-L");
+    outln!(
+        "{:<16} {:>15} {:>15} {:>15} {:>8}",
+        "system",
+        "ROUGE-1",
+        "ROUGE-2",
+        "ROUGE-L",
+        "L's SE"
+    );
     for (name, s) in SYSTEMS.iter().zip(&sums) {
         let cell = |m: usize| format!("{:.3} ({:.3})", s[m] / n, s[m + 3] / n);
-        outln!("{name:<16} {:>15} {:>15} {:>15}", cell(0), cell(1), cell(2));
+        let se = standard_error(s[2], s[6], n);
+        outln!("{name:<16} {:>15} {:>15} {:>15} {se:>8.4}", cell(0), cell(1), cell(2));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The standard error of a mean from the sum and the sum of squares of `n` values.
+fn standard_error(sum: f64, squares: f64, n: f64) -> f64 {
+    let mean = sum / n;
+    let variance = (squares / n - mean * mean).max(0.0) * n / (n - 1.0).max(1.0);
+    (variance / n).sqrt()
 }
 
 /// The dialogue's turns: (speaker, text).
@@ -225,7 +251,13 @@ mod tests {
             "summary1": "A and B fix the roof.", "summary2": "The roof is fixed."});
         let bad = serde_json::json!({"dialogue": "#A#: hello"});
         std::fs::write(file.path(), format!("{good}\n{bad}\n")).unwrap();
-        let args = SummariesArgs { path: file.path().into(), words: 21, limit: None, json: true };
+        let args = SummariesArgs {
+            path: file.path().into(),
+            words: 21,
+            summary_words: None,
+            limit: None,
+            json: true,
+        };
         let error = run(&args).unwrap_err().to_string();
         assert!(error.contains("line 2") && error.contains("no summary"), "{error}");
         let line: Line = serde_json::from_value(good).unwrap();
