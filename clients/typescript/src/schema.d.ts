@@ -865,6 +865,8 @@ export interface components {
             keywords: string[];
             /** Format: int64 */
             messages: number;
+            /** @description People, places and named things of the session. */
+            names: string[];
             title: string;
         };
         /** @description The skeleton of an episode of agent work, counted from its actions. */
@@ -940,6 +942,8 @@ export interface components {
             level: string;
             /** Format: int64 */
             messages: number;
+            /** @description People, places and named things of the period, those in most of it first. */
+            names: string[];
             /** @description The span it covers, `start` included, `end` not (RFC 3339). */
             start: string;
             title: string;

@@ -74,6 +74,7 @@ impl Memory<'_> {
                     title: s.title,
                     bullets: s.bullets,
                     keywords: s.keywords,
+                    names: s.names,
                     messages: s.messages,
                 }
             });

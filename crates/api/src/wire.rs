@@ -145,6 +145,8 @@ pub struct SessionSummaryOut {
     pub title: String,
     pub bullets: Vec<String>,
     pub keywords: Vec<String>,
+    /// People, places and named things of the session.
+    pub names: Vec<String>,
     pub messages: u64,
 }
 

@@ -24,7 +24,7 @@ pub use told::{timeline_of, top_nodes};
 
 /// One version of a timeline node as stored: what it says, its span, and its children (the
 /// nodes below, or the episodes of a day), in time order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelineNode {
     pub id: TocNode,
     /// 1 for the first rollup; a late episode in a closed period adds a version.

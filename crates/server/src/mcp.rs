@@ -297,7 +297,7 @@ impl MemoryTools {
     }
 
     #[tool(
-        description = "Walk the timeline of what is remembered, for questions like 'what did we work on last week?'. Without `node`: the top (past years, then the months of this year, and so on). With a node id: that period summed up (title, bullets, keywords, counts) and its children's ids to go down to; a day's children are episode ids, for `get_episode`. Periods appear once they are over."
+        description = "Walk the timeline of what is remembered, for questions like 'what did we work on last week?'. Without `node`: the top (past years, then the months of this year, and so on). With a node id: that period summed up (title, bullets, keywords, names, counts) and its children's ids to go down to; a day's children are episode ids, for `get_episode`. Periods appear once they are over."
     )]
     async fn timeline(
         &self,

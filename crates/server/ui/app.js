@@ -153,6 +153,7 @@ async function timelinePage(nodeId, token) {
     el('p', { class: 'muted' }, `${node.level} · ${when(node.start)} to ${when(node.end)} · ${node.episodes} episodes, ${node.messages} messages · version ${node.version}`),
     el('h2', {}, node.title || '(untitled)'),
     el('ul', {}, node.bullets.map((b) => el('li', {}, b))),
+    node.names.length ? el('p', { class: 'muted' }, `Names: ${node.names.join(', ')}`) : '',
     axis(inside, node.start, node.end),
   ];
   if (node.level !== 'day') {

@@ -398,6 +398,10 @@ class SessionSummaryOut(BaseModel):
     bullets: List[str]
     keywords: List[str]
     messages: conint(ge=0)
+    names: List[str]
+    """
+    People, places and named things of the session.
+    """
     title: str
 
 
@@ -498,6 +502,10 @@ class TimelineNodeOut(BaseModel):
     `year`, `month`, `week` or `day`.
     """
     messages: conint(ge=0)
+    names: List[str]
+    """
+    People, places and named things of the period, those in most of it first.
+    """
     start: str
     """
     The span it covers, `start` included, `end` not (RFC 3339).

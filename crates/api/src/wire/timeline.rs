@@ -19,6 +19,8 @@ pub struct TimelineNodeOut {
     pub title: String,
     pub bullets: Vec<String>,
     pub keywords: Vec<String>,
+    /// People, places and named things of the period, those in most of it first.
+    pub names: Vec<String>,
     pub episodes: u64,
     pub messages: u64,
     /// Its children in time order: node ids, or a day's episode ids.
@@ -37,6 +39,7 @@ impl From<&TimelineNode> for TimelineNodeOut {
             title: n.summary.title.clone(),
             bullets: n.summary.bullets.clone(),
             keywords: n.summary.keywords.clone(),
+            names: n.summary.names.clone(),
             episodes: n.summary.episodes,
             messages: n.summary.messages,
             children: n.children.clone(),

@@ -81,6 +81,9 @@ pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCo
         for bullet in &out.bullets {
             outln!("  - {bullet}");
         }
+        if !out.names.is_empty() {
+            outln!("  names: {}", out.names.join(", "));
+        }
         outln!(
             "  {} episode(s), {} message(s); keywords: {}",
             out.episodes,

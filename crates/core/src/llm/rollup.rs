@@ -9,8 +9,9 @@ const SYSTEM: &str = "\
 You sum up a period of someone's conversations and work (a day, a week, a month or a year) \
 from the summaries of what it holds, for a table of contents they will browse later. Give a \
 title of 3 to 12 words naming what the period was mostly about, up to 6 bullets of the things \
-worth remembering (one short sentence each, most important first), and up to 8 keywords. Use \
-only what the summaries say.";
+worth remembering (one short sentence each, most important first), up to 8 keywords, and up \
+to 6 names of the people, places and named things it involved. Use only what the summaries \
+say.";
 
 /// The prompt summing up `period` (say, "the week of 2026-02-23 to 2026-03-01") from its
 /// children, in time order.
@@ -25,20 +26,29 @@ pub fn rollup_prompt(period: &str, children: &[NodeSummary]) -> ChatPrompt {
         if !child.keywords.is_empty() {
             user.push_str(&format!(" [{}]", child.keywords.join(", ")));
         }
+        if !child.names.is_empty() {
+            user.push_str(&format!(" (names: {})", child.names.join(", ")));
+        }
         user.push('\n');
     }
     let strings = json!({"type": "array", "items": {"type": "string"}});
     let schema = json!({
         "type": "object",
-        "properties": {"title": {"type": "string"}, "bullets": strings, "keywords": strings},
-        "required": ["title", "bullets", "keywords"],
+        "properties": {
+            "title": {"type": "string"},
+            "bullets": strings,
+            "keywords": strings,
+            "names": strings
+        },
+        "required": ["title", "bullets", "keywords", "names"],
         "additionalProperties": false
     });
     ChatPrompt { system: SYSTEM.to_owned(), user, schema_name: "period_summary", schema }
 }
 
-/// Reads a rollup: a title (not empty), at most 6 bullets and 8 keywords (lower case); the
-/// counts are not the model's to give and stay those of `counted`.
+/// Reads a rollup: a title (not empty), at most 6 bullets, 8 keywords (lower case) and 6
+/// names (those of `counted` if it gives none); the counts and the salience are not the
+/// model's to give and stay those of `counted`.
 pub fn parse_rollup(answer: &str, counted: &NodeSummary) -> Result<NodeSummary, AnswerError> {
     let value = json_in(answer)?;
     let clean = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -62,8 +72,11 @@ pub fn parse_rollup(answer: &str, counted: &NodeSummary) -> Result<NodeSummary, 
         title,
         bullets: list("bullets", 6),
         keywords: list("keywords", 8).into_iter().map(|k| k.to_lowercase()).collect(),
+        names: Some(list("names", 6)).filter(|n| !n.is_empty()).unwrap_or(counted.names.clone()),
         episodes: counted.episodes,
         messages: counted.messages,
+        salience: counted.salience,
+        bullet_salience: Vec::new(),
     })
 }
 
@@ -76,8 +89,11 @@ mod tests {
             title: title.into(),
             bullets: bullets.iter().map(|b| (*b).to_owned()).collect(),
             keywords: keywords.iter().map(|k| (*k).to_owned()).collect(),
+            names: vec!["Ana".into()],
             episodes: 2,
             messages: 9,
+            salience: 9.5,
+            bullet_salience: Vec::new(),
         }
     }
 
@@ -105,6 +121,10 @@ mod tests {
         assert_eq!(node.bullets.len(), 6);
         assert_eq!(node.keywords, ["ci", "webhook"]);
         assert_eq!((node.episodes, node.messages), (2, 9), "counted, not the model's");
+        assert_eq!(node.salience, 9.5);
+        assert_eq!(node.names, ["Ana"], "none given: the counted ones");
+        let named = json!({"title": "A week", "bullets": [], "keywords": [], "names": ["Lisbon"]});
+        assert_eq!(parse_rollup(&named.to_string(), &counted).unwrap().names, ["Lisbon"]);
         assert!(parse_rollup("{\"bullets\": []}", &counted).is_err());
     }
 }

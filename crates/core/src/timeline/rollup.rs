@@ -1,63 +1,191 @@
-//! What a timeline node says: its children summed up. The extractive rollup needs no model: the
-//! words its children use most, and the titles of its largest children as bullets.
+//! What a timeline node says: its children summed up. The extractive rollup needs no model:
+//! the names and subjects that run through the period, and its most salient episodes' titles.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::filler::is_generic;
+
 /// What a node (or an episode, as a day's child) says about its span.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct NodeSummary {
     pub title: String,
     pub bullets: Vec<String>,
     pub keywords: Vec<String>,
+    /// People, places and named things of the period, those in most of it first.
+    #[serde(default)]
+    pub names: Vec<String>,
     /// Episodes under it (1 for an episode).
     pub episodes: u64,
     /// Messages under it.
     pub messages: u64,
+    /// How much the period holds that is worth telling: its episodes' salience summed.
+    #[serde(default)]
+    pub salience: f64,
+    /// Each bullet's salience, so a parent picks its bullets among its children's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bullet_salience: Vec<f64>,
 }
 
 /// Keywords a node keeps.
 const KEYWORDS: usize = 8;
+/// Names a node keeps, and names its title shows.
+const NAMES: usize = 6;
+const TITLE_NAMES: usize = 2;
+/// Subjects its title shows.
+const TITLE_SUBJECTS: usize = 3;
 
-/// The node over `children` (in time order) without a model: keywords are the children's,
-/// ranked by how many children use them (what the period was about, not one long episode),
-/// then by the messages of those children, then by first use; the title names the top three; the bullets are the titles of the `max_bullets`
-/// largest children, in time order.
+/// The node over `children` (in time order) without a model.
+///
+/// - Bullets: the titles of the period's `max_bullets` most salient episodes, in time order,
+///   chosen among the children's own bullets (a day's children are episodes).
+/// - Names and keywords: those used by most children, then by the most salient ones; filler
+///   and generic words are no keywords.
+/// - Title: the leading names, then the leading subjects, each told as the phrase of the most
+///   salient episode title that holds it ("Maya, Lisbon: Sintra train, webhook test").
 pub fn extractive_rollup(children: &[NodeSummary], max_bullets: usize) -> NodeSummary {
-    // Per keyword: children using it, their messages, order of first use.
-    let mut weight: HashMap<&str, (u64, u64, usize)> = HashMap::new();
-    for child in children {
-        for keyword in &child.keywords {
-            let next = weight.len();
-            let entry = weight.entry(keyword.as_str()).or_insert((0, 0, next));
-            entry.0 += 1;
-            entry.1 += child.messages;
-        }
-    }
-    let mut ranked: Vec<(&str, (u64, u64, usize))> = weight.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.cmp(&a.1.1)).then(a.1.2.cmp(&b.1.2)));
-    let keywords: Vec<String> =
-        ranked.iter().take(KEYWORDS).map(|(k, _)| (*k).to_owned()).collect();
-    let title = match keywords.len() {
-        0 => "Nothing remembered".to_owned(),
-        1 => keywords[0].clone(),
-        n => {
-            let top = &keywords[..n.min(3)];
-            format!("{} and {}", top[..top.len() - 1].join(", "), top[top.len() - 1])
-        }
-    };
-    let mut largest: Vec<usize> = (0..children.len()).collect();
-    largest.sort_by(|&a, &b| children[b].messages.cmp(&children[a].messages).then(a.cmp(&b)));
-    largest.truncate(max_bullets);
-    largest.sort_unstable();
+    let bullets = salient_bullets(children, max_bullets);
+    let names = ranked(children, |c| &c.names, |_| true, NAMES);
+    // The title looks further down the keywords for subjects of different episodes.
+    let mut keywords = ranked(children, |c| &c.keywords, |k| !is_generic(k), 3 * KEYWORDS);
+    let title = node_title(children, &names, &keywords);
+    keywords.truncate(KEYWORDS);
     NodeSummary {
         title,
-        bullets: largest.iter().map(|&i| children[i].title.clone()).collect(),
+        bullet_salience: bullets.iter().map(|b| b.1).collect(),
+        bullets: bullets.into_iter().map(|b| b.0).collect(),
         keywords,
+        names,
         episodes: children.iter().map(|c| c.episodes).sum(),
         messages: children.iter().map(|c| c.messages).sum(),
+        salience: children.iter().map(|c| c.salience).sum(),
     }
+}
+
+/// What a child offers as bullets: an episode its title, a node its bullets; each with its
+/// salience (a node written before bullets had one shares its own among them).
+fn highlights(child: &NodeSummary) -> Vec<(&str, f64)> {
+    if child.bullets.is_empty() {
+        return vec![(child.title.as_str(), child.salience.max(child.messages as f64))];
+    }
+    let even = child.salience.max(child.messages as f64) / child.bullets.len() as f64;
+    child
+        .bullets
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.as_str(), child.bullet_salience.get(i).copied().unwrap_or(even)))
+        .collect()
+}
+
+/// The `max` most salient highlights of `children`, in time order, each title once.
+fn salient_bullets(children: &[NodeSummary], max: usize) -> Vec<(String, f64)> {
+    let mut all: Vec<(&str, f64)> = Vec::new();
+    for (title, salience) in children.iter().flat_map(highlights) {
+        match all.iter_mut().find(|(t, _)| *t == title) {
+            Some(seen) => seen.1 += salience,
+            None => all.push((title, salience)),
+        }
+    }
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by(|&a, &b| all[b].1.total_cmp(&all[a].1).then(a.cmp(&b)));
+    order.truncate(max);
+    order.sort_unstable();
+    order.into_iter().map(|i| (all[i].0.to_owned(), all[i].1)).collect()
+}
+
+/// The words of `children` (by `of`) that `keep` keeps, ranked by how many children use them
+/// (what the period was about, not one long episode), then by those children's salience, then
+/// by first use.
+fn ranked<'a>(
+    children: &'a [NodeSummary],
+    of: impl Fn(&'a NodeSummary) -> &'a Vec<String>,
+    keep: impl Fn(&str) -> bool,
+    max: usize,
+) -> Vec<String> {
+    let mut weight: HashMap<&str, (u64, f64, usize)> = HashMap::new();
+    for child in children {
+        for word in of(child).iter().filter(|w| keep(w)) {
+            let next = weight.len();
+            let entry = weight.entry(word.as_str()).or_insert((0, 0.0, next));
+            entry.0 += 1;
+            entry.1 += child.salience.max(child.messages as f64);
+        }
+    }
+    let mut ranked: Vec<(&str, (u64, f64, usize))> = weight.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.total_cmp(&a.1.1)).then(a.1.2.cmp(&b.1.2)));
+    ranked.into_iter().take(max).map(|(w, _)| w.to_owned()).collect()
+}
+
+/// "Names: subject, subject": each subject a keyword told as the first phrase holding it in
+/// the children's titles, most salient first; no two sharing a word.
+fn node_title(children: &[NodeSummary], names: &[String], keywords: &[String]) -> String {
+    let mut titles: Vec<(&str, f64)> = children.iter().flat_map(highlights).collect();
+    titles.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // Each phrase with the title it comes from.
+    let phrases: Vec<(usize, &str)> = titles
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (t, _))| t.split([':', ',', ';']).map(move |p| (i, p.trim())))
+        .filter(|p| !p.1.is_empty())
+        .collect();
+    let words_of = |p: &str| -> Vec<String> {
+        p.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let name_words: Vec<String> = names.iter().flat_map(|n| words_of(n)).collect();
+    let mut subjects: Vec<String> = Vec::new();
+    let mut told_from: Vec<usize> = Vec::new();
+    for keyword in keywords.iter().filter(|k| !name_words.contains(k)) {
+        if subjects.len() == TITLE_SUBJECTS {
+            break;
+        }
+        // From a title not told yet, so that the subjects are those of different episodes.
+        let holding = phrases.iter().find(|(from, p)| {
+            !told_from.contains(from)
+                && words_of(p).iter().any(|w| w == keyword || w.trim_end_matches('s') == keyword)
+        });
+        let Some(&(from, phrase)) = holding else { continue };
+        let taken =
+            subjects.iter().any(|s| words_of(s).iter().any(|w| words_of(phrase).contains(w)));
+        if !taken {
+            told_from.push(from);
+            // A title's head phrase was capitalized as its start; a name keeps its capital.
+            let first = words_of(phrase).into_iter().next().unwrap_or_default();
+            subjects.push(if name_words.contains(&first) {
+                phrase.to_owned()
+            } else {
+                first_lower(phrase)
+            });
+        }
+    }
+    let shown: Vec<&str> = names.iter().take(TITLE_NAMES).map(String::as_str).collect();
+    match (shown.is_empty(), subjects.is_empty()) {
+        (true, true) => titles.first().map_or("Nothing remembered", |t| t.0).to_owned(),
+        (false, true) => shown.join(", "),
+        (true, false) => first_upper(&subjects.join(", ")),
+        (false, false) => format!("{}: {}", shown.join(", "), subjects.join(", ")),
+    }
+}
+
+/// Months and days of the week: capitalized, but when, not who or what.
+fn is_calendar_word(word: &str) -> bool {
+    const DAYS: [&str; 7] =
+        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+    let lower = word.to_lowercase();
+    crate::dates::MONTHS.contains(&lower.as_str()) || DAYS.contains(&lower.as_str())
+}
+
+fn first_lower(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
+}
+
+fn first_upper(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 impl NodeSummary {
@@ -67,10 +195,63 @@ impl NodeSummary {
             title: e.title.clone(),
             bullets: Vec::new(),
             keywords: e.keywords.clone(),
+            names: names_in(&e.title, &e.summary),
             episodes: 1,
             messages: e.message_count(),
+            salience: salience(e),
+            bullet_salience: Vec::new(),
         }
     }
+}
+
+/// How much an episode is worth telling in its period: its size, how surprising it was where
+/// it began, and how strong its memory is (FSRS stability, which grows each time it is used).
+fn salience(e: &crate::Episode) -> f64 {
+    let stability = e.fsrs.stability.unwrap_or(0.0).max(0.0);
+    e.message_count() as f64 * (1.0 + e.surprise.clamp(0.0, 1.0)) * (1.0 + stability.ln_1p() / 4.0)
+}
+
+/// The names in an episode's title and summary: the authors its summary names ("Maya: …"),
+/// and runs of capitalized words that do not open a sentence ("Pena Palace"), first seen
+/// first. Only a title's first word opens it: its phrases keep their own capitals.
+fn names_in(title: &str, summary: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |run: &mut Vec<&str>| {
+        let name = run.join(" ");
+        run.clear();
+        let known = names.iter().any(|n| n.eq_ignore_ascii_case(&name));
+        let names_something = name.split(' ').all(|w| {
+            !is_generic(w) && !crate::is_stopword(&w.to_lowercase()) && !is_calendar_word(w)
+        });
+        if !name.is_empty() && !known && names_something {
+            names.push(name);
+        }
+    };
+    for (text, is_title) in [(summary, false), (title, true)] {
+        let mut run: Vec<&str> = Vec::new();
+        let mut opens = true;
+        for token in text.split_whitespace() {
+            let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+            let word = word.strip_suffix("'s").or(word.strip_suffix("’s")).unwrap_or(word);
+            // "Lisbon", "LGBTQ"; not "I".
+            let capital = word.chars().next().is_some_and(char::is_uppercase)
+                && word.chars().filter(|c| c.is_alphabetic()).count() >= 2;
+            let author = !is_title && opens && token.ends_with(':');
+            if capital && (!opens || author) {
+                run.push(word);
+            } else {
+                add(&mut run);
+            }
+            if token.ends_with([',', '.', '!', '?', ':', ';', ')', ']']) {
+                add(&mut run);
+            }
+            if !word.is_empty() {
+                opens = !is_title && (author || token.ends_with(['.', '!', '?']));
+            }
+        }
+        add(&mut run);
+    }
+    names
 }
 
 /// A session (a conversation) told from its episodes, as a node is from its children: what it
@@ -86,42 +267,20 @@ pub fn session_summary(episodes: &[crate::Episode], max_bullets: usize) -> NodeS
 mod tests {
     use super::*;
 
-    fn child(title: &str, keywords: &[&str], messages: u64) -> NodeSummary {
+    fn child(title: &str, keywords: &[&str], names: &[&str], messages: u64) -> NodeSummary {
         NodeSummary {
             title: title.into(),
-            bullets: Vec::new(),
             keywords: keywords.iter().map(|k| (*k).to_owned()).collect(),
+            names: names.iter().map(|k| (*k).to_owned()).collect(),
             episodes: 1,
             messages,
+            salience: messages as f64,
+            ..NodeSummary::default()
         }
     }
 
-    #[test]
-    fn a_rollup_names_what_its_children_talk_about_most() {
-        let children = [
-            child("Lisbon trip: Sintra day trip", &["lisbon", "sintra", "trip"], 6),
-            child("Webhook test fails after the merge", &["webhook", "test", "merge"], 12),
-            child("Lisbon trip: travel card", &["lisbon", "card"], 4),
-            child("Webhook test fixed", &["webhook", "test", "port"], 8),
-        ];
-        let node = extractive_rollup(&children, 3);
-        assert_eq!(node.keywords[..3], ["webhook", "test", "lisbon"]);
-        assert_eq!(node.title, "webhook, test and lisbon");
-        assert_eq!(
-            node.bullets,
-            [
-                "Lisbon trip: Sintra day trip",
-                "Webhook test fails after the merge",
-                "Webhook test fixed"
-            ],
-            "the three largest, in time order"
-        );
-        assert_eq!((node.episodes, node.messages), (4, 30));
-    }
-
-    #[test]
-    fn a_session_is_told_from_its_episodes_in_time_order() {
-        let episode = |n: i64, title: &str, keywords: &[&str]| crate::Episode {
+    fn episode(n: i64, title: &str, summary: &str, keywords: &[&str]) -> crate::Episode {
+        crate::Episode {
             id: crate::EpisodeId(format!("ep_{n}")),
             conversation: crate::ConversationKey::new("t", "c"),
             user: None,
@@ -132,18 +291,111 @@ mod tests {
             start: crate::Timestamp(n * 1000),
             end: crate::Timestamp(n * 1000 + 500),
             title: title.into(),
-            summary: String::new(),
+            summary: summary.into(),
             keywords: keywords.iter().map(|k| (*k).to_owned()).collect(),
             surprise: 0.0,
             boundary_reason: crate::BoundaryReason::Flush,
             fsrs: crate::FsrsState::default(),
             told_by: crate::ToldBy::Fallback,
             told_note: None,
+        }
+    }
+
+    #[test]
+    fn a_rollup_names_who_and_what_ran_through_its_period() {
+        let children = [
+            child(
+                "Lisbon trip: Alfama, tram 28",
+                &["lisbon", "trip", "alfama"],
+                &["Ana", "Lisbon"],
+                6,
+            ),
+            child("Webhook test: mock server port", &["webhook", "test", "mock"], &["Ana"], 12),
+            child(
+                "Sintra train: Pena Palace",
+                &["sintra", "train", "lisbon"],
+                &["Ana", "Lisbon", "Pena Palace"],
+                4,
+            ),
+            child("Wow: great, awesome", &["wow", "great", "awesome"], &["Ana"], 3),
+            child(
+                "Webhook test fixed: readiness check",
+                &["webhook", "test", "readiness"],
+                &["Ana"],
+                8,
+            ),
+        ];
+        let node = extractive_rollup(&children, 3);
+        assert_eq!(node.names[..3], ["Ana", "Lisbon", "Pena Palace"], "most children first");
+        assert_eq!(node.title, "Ana, Lisbon: webhook test, readiness check, Lisbon trip");
+        assert_eq!(node.keywords[..4], ["webhook", "test", "lisbon", "mock"]);
+        assert!(node.keywords.iter().all(|k| !["wow", "great", "awesome"].contains(&k.as_str())));
+        assert_eq!(
+            node.bullets,
+            [
+                "Lisbon trip: Alfama, tram 28",
+                "Webhook test: mock server port",
+                "Webhook test fixed: readiness check"
+            ],
+            "the three most salient, in time order"
+        );
+        assert_eq!(node.bullet_salience, [6.0, 12.0, 8.0]);
+        assert_eq!((node.episodes, node.messages, node.salience), (5, 33, 33.0));
+    }
+
+    #[test]
+    fn a_parent_picks_its_bullets_among_its_childrens_by_salience() {
+        let day = |bullets: &[(&str, f64)]| NodeSummary {
+            title: "a day".into(),
+            bullets: bullets.iter().map(|b| b.0.to_owned()).collect(),
+            bullet_salience: bullets.iter().map(|b| b.1).collect(),
+            salience: bullets.iter().map(|b| b.1).sum(),
+            episodes: bullets.len() as u64,
+            ..NodeSummary::default()
         };
+        let week = extractive_rollup(
+            &[
+                day(&[("Tax return: receipts", 2.0), ("Roof leak: the roofer", 30.0)]),
+                day(&[("Piano lesson: scales", 5.0)]),
+                day(&[("Roof repaired: new tiles", 20.0), ("Groceries", 1.0)]),
+            ],
+            2,
+        );
+        assert_eq!(week.bullets, ["Roof leak: the roofer", "Roof repaired: new tiles"]);
+        assert_eq!(week.episodes, 5);
+        // A node written before bullets had a salience shares its own evenly.
+        let old = NodeSummary {
+            bullets: vec!["Old one".into(), "Old two".into()],
+            messages: 100,
+            ..NodeSummary::default()
+        };
+        let month = extractive_rollup(&[week, old], 1);
+        assert_eq!(month.bullets, ["Old one"], "50 each beats 30");
+    }
+
+    #[test]
+    fn an_episode_brings_its_names_and_its_salience() {
+        let mut e = episode(
+            1,
+            "Sintra train: Pena Palace, Lisbon travel card",
+            "Maya: Is there a Lisbon travel card for the Sintra train? In May, I mean. assistant: \
+             The Viva Viagem card covers it. Thanks, Maya!",
+            &["sintra", "card"],
+        );
+        let node = NodeSummary::of_episode(&e);
+        assert_eq!(node.names, ["Maya", "Lisbon", "Sintra", "Viva Viagem", "Pena Palace"]);
+        assert_eq!(node.salience, 2.0, "two messages, no surprise, no stability yet");
+        e.surprise = 1.0;
+        e.fsrs.stability = Some(std::f64::consts::E - 1.0);
+        assert_eq!(NodeSummary::of_episode(&e).salience, 2.0 * 2.0 * 1.25);
+    }
+
+    #[test]
+    fn a_session_is_told_from_its_episodes_in_time_order() {
         // Listed newest first, as the store lists them.
         let episodes = [
-            episode(2, "Deploy fixed", &["deploy", "port"]),
-            episode(1, "Deploy fails", &["deploy", "merge"]),
+            episode(2, "Deploy fixed", "", &["deploy", "port"]),
+            episode(1, "Deploy fails", "", &["deploy", "merge"]),
         ];
         let session = session_summary(&episodes, 5);
         assert_eq!(session.bullets, ["Deploy fails", "Deploy fixed"]);
@@ -154,7 +406,7 @@ mod tests {
     #[test]
     fn an_empty_or_wordless_node_still_reads() {
         assert_eq!(extractive_rollup(&[], 5).title, "Nothing remembered");
-        let node = extractive_rollup(&[child("Hello", &["hello"], 1)], 5);
-        assert_eq!((node.title.as_str(), node.bullets.len()), ("hello", 1));
+        let node = extractive_rollup(&[child("Hello", &["hello"], &[], 1)], 5);
+        assert_eq!((node.title.as_str(), node.bullets.len()), ("Hello", 1));
     }
 }
