@@ -238,10 +238,25 @@ fn phrase_title(
             break;
         }
         title.push_str(if i == 1 { ": " } else { ", " });
-        title.push_str(&p.text);
+        title.push_str(&lowercase_if_written_so(&p.text, &texts));
         words += more;
     }
     Some(title)
+}
+
+/// `phrase` with its first letter in lower case if the texts write its first word so
+/// somewhere: it was capitalized as a sentence's start ("Spreading", not "Lisbon").
+fn lowercase_if_written_so(phrase: &str, texts: &[&str]) -> String {
+    let first = phrase.split_whitespace().next().unwrap_or("");
+    let lower = first.to_lowercase();
+    let written_lower = lower != first
+        && texts.iter().any(|t| {
+            t.split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-').any(|w| w == lower)
+        });
+    match written_lower {
+        true => format!("{lower}{}", &phrase[first.len()..]),
+        false => phrase.to_owned(),
+    }
 }
 
 /// The best sentences that fit `max_words` (an author's name counts as a word), in

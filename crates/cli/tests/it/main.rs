@@ -19,6 +19,7 @@ mod one_door;
 mod open_tail;
 mod other_processes;
 mod postgres;
+mod readable;
 mod relevance;
 mod search_index;
 mod segmentation;

@@ -122,44 +122,31 @@ fn ranked<'a>(
 fn node_title(children: &[NodeSummary], names: &[String], keywords: &[String]) -> String {
     let mut titles: Vec<(&str, f64)> = children.iter().flat_map(highlights).collect();
     titles.sort_by(|a, b| b.1.total_cmp(&a.1));
-    // Each phrase with the title it comes from.
-    let phrases: Vec<(usize, &str)> = titles
+    // Each phrase with the title it comes from, and whether it heads it.
+    let phrases: Vec<(usize, bool, &str)> = titles
         .iter()
         .enumerate()
-        .flat_map(|(i, (t, _))| t.split([':', ',', ';']).map(move |p| (i, p.trim())))
-        .filter(|p| !p.1.is_empty())
+        .flat_map(|(i, (t, _))| {
+            t.split([':', ',', ';']).enumerate().map(move |(n, p)| (i, n == 0, p.trim()))
+        })
+        .filter(|p| !p.2.is_empty())
         .collect();
-    let words_of = |p: &str| -> Vec<String> {
-        p.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect()
-    };
     let name_words: Vec<String> = names.iter().flat_map(|n| words_of(n)).collect();
     let mut subjects: Vec<String> = Vec::new();
     let mut told_from: Vec<usize> = Vec::new();
+    // The leading keywords first, each from a title not told yet, so that the subjects are
+    // those of different episodes; then the heads of the most salient titles left.
     for keyword in keywords.iter().filter(|k| !name_words.contains(k)) {
-        if subjects.len() == TITLE_SUBJECTS {
-            break;
-        }
-        // From a title not told yet, so that the subjects are those of different episodes.
-        let holding = phrases.iter().find(|(from, p)| {
+        let holding = phrases.iter().find(|(from, _, p)| {
             !told_from.contains(from)
                 && words_of(p).iter().any(|w| w == keyword || w.trim_end_matches('s') == keyword)
         });
-        let Some(&(from, phrase)) = holding else { continue };
-        let taken =
-            subjects.iter().any(|s| words_of(s).iter().any(|w| words_of(phrase).contains(w)));
-        if !taken {
-            told_from.push(from);
-            // A title's head phrase was capitalized as its start; a name keeps its capital.
-            let first = words_of(phrase).into_iter().next().unwrap_or_default();
-            subjects.push(if name_words.contains(&first) {
-                phrase.to_owned()
-            } else {
-                first_lower(phrase)
-            });
+        if let Some(&phrase) = holding {
+            tell(phrase, &name_words, &mut subjects, &mut told_from);
         }
+    }
+    for &phrase in phrases.iter().filter(|p| p.1) {
+        tell(phrase, &name_words, &mut subjects, &mut told_from);
     }
     let shown: Vec<&str> = names.iter().take(TITLE_NAMES).map(String::as_str).collect();
     match (shown.is_empty(), subjects.is_empty()) {
@@ -168,6 +155,35 @@ fn node_title(children: &[NodeSummary], names: &[String], keywords: &[String]) -
         (true, false) => first_upper(&subjects.join(", ")),
         (false, false) => format!("{}: {}", shown.join(", "), subjects.join(", ")),
     }
+}
+
+/// Adds `phrase` (from title `from`, heading it or not) to `subjects`, unless there are
+/// enough, its title was told, it says nothing, or it shares a word with one told.
+fn tell(
+    (from, head, phrase): (usize, bool, &str),
+    name_words: &[String],
+    subjects: &mut Vec<String>,
+    told_from: &mut Vec<usize>,
+) {
+    let says_nothing =
+        phrase.split_whitespace().all(|w| is_generic(w) || crate::is_stopword(&w.to_lowercase()));
+    let taken = subjects.iter().any(|s| words_of(s).iter().any(|w| words_of(phrase).contains(w)));
+    if subjects.len() == TITLE_SUBJECTS || told_from.contains(&from) || says_nothing || taken {
+        return;
+    }
+    told_from.push(from);
+    // A title's head phrase was capitalized as its start, unless it opens with a name.
+    let first = words_of(phrase).into_iter().next().unwrap_or_default();
+    let lower = head && !name_words.contains(&first);
+    subjects.push(if lower { first_lower(phrase) } else { phrase.to_owned() });
+}
+
+/// The lowercase words of `text`.
+fn words_of(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// Months and days of the week: capitalized, but when, not who or what.
@@ -237,7 +253,8 @@ fn names_in(title: &str, summary: &str) -> Vec<String> {
             let capital = word.chars().next().is_some_and(char::is_uppercase)
                 && word.chars().filter(|c| c.is_alphabetic()).count() >= 2;
             let author = !is_title && opens && token.ends_with(':');
-            if capital && (!opens || author) {
+            // "I'll" is no name; "LeBron's" was "LeBron".
+            if capital && (!opens || author) && !word.contains(['\'', '’']) {
                 run.push(word);
             } else {
                 add(&mut run);
