@@ -1,7 +1,7 @@
 //! The extractive summarizer: a title and a short summary made of the episode's own most
 //! salient sentences, with no model. Deterministic: equal input, equal output.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +37,8 @@ struct Sentence<'a> {
     author: &'a str,
     /// The sentence without its opening interjections ("Oh, well, ...").
     text: &'a str,
+    /// Whether interjections went.
+    cut: bool,
     words: usize,
     score: f64,
     /// Its distinct content words, normalized.
@@ -58,21 +60,9 @@ const MIN_CONTENT_WORDS: usize = 2;
 /// prompt states the episode's intent and counts double. Tool output counts for the keywords
 /// only, unless the episode holds nothing else.
 pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
-    // Keyword hash → (count, first appearance, the word).
-    let mut freq: HashMap<u64, (usize, usize, String)> = HashMap::new();
-    let mut order = 0;
     // A message's language is read once, and its sentences are read in it.
     let stopwords: Vec<Stopwords> = messages.iter().map(|m| Stopwords::of(&m.content)).collect();
-    for (m, &stop) in messages.iter().zip(&stopwords) {
-        for_each_keyword_with(&m.content, stop, |w, hash| {
-            freq.entry(hash).or_insert_with(|| (0, order, w.to_owned())).0 += 1;
-            order += 1;
-        });
-    }
-    let mut ranked: Vec<&(usize, usize, String)> = freq.values().collect();
-    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let keywords: Vec<String> =
-        ranked.iter().take(config.max_keywords).map(|k| k.2.clone()).collect();
+    let keywords = frequent_keywords(messages, &stopwords, config.max_keywords);
 
     let opening = messages.iter().position(|m| m.role == Role::User);
     // Tool output (paths, commands, logs) is how an agent worked, not what the work was about:
@@ -83,21 +73,18 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     let weight = |i: usize| if Some(i) == opening { 2.0 } else { 1.0 };
 
     let mut sentences: Vec<Sentence<'_>> = Vec::new();
-    for (index, (m, &stop)) in messages.iter().zip(&stopwords).enumerate() {
-        if !told(m) {
-            continue;
-        }
-        for text in split_sentences(&m.content) {
-            let text = without_interjections(text);
+    for (index, (m, &stop)) in
+        messages.iter().zip(&stopwords).enumerate().filter(|(_, (m, _))| told(m))
+    {
+        for sentence in split_sentences(&m.content) {
+            let text = without_interjections(sentence);
             if text.is_empty() {
                 continue;
             }
             let mut content: Vec<String> = Vec::new();
             for_each_keyword_with(text, stop, |w, _| {
-                if !is_filler(w)
-                    && !speakers.iter().any(|s| s == w)
-                    && !content.iter().any(|c| c == w)
-                {
+                let names_nothing = is_filler(w) || speakers.iter().any(|s| s == w);
+                if !names_nothing && !content.iter().any(|c| c == w) {
                     content.push(w.to_owned());
                 }
             });
@@ -106,39 +93,14 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
                 message: index,
                 author: m.author(),
                 text,
+                cut: text.len() < sentence.len(),
                 words,
                 score: 0.0,
                 content,
             });
         }
     }
-    // Per content word, the weight of the messages using it.
-    let mut used_by: HashMap<&str, f64> = HashMap::new();
-    let mut seen: Vec<(usize, &str)> = Vec::new();
-    for s in &sentences {
-        for w in &s.content {
-            if !seen.contains(&(s.message, w.as_str())) {
-                seen.push((s.message, w.as_str()));
-                *used_by.entry(w.as_str()).or_default() += weight(s.message);
-            }
-        }
-    }
-    let scores: Vec<f64> = sentences
-        .iter()
-        .map(|s| {
-            if s.content.len() < MIN_CONTENT_WORDS {
-                return 0.0;
-            }
-            // What the other messages share of it, by word; the words of a sentence that no
-            // one else uses tell only of itself.
-            let shared: f64 =
-                s.content.iter().map(|w| used_by[w.as_str()] - weight(s.message)).sum();
-            weight(s.message) * (1.0 + shared) / (1.0 + (s.words as f64).ln())
-        })
-        .collect();
-    for (s, score) in sentences.iter_mut().zip(scores) {
-        s.score = score;
-    }
+    score_by_centrality(&mut sentences, weight);
 
     let mut by_score: Vec<usize> = (0..sentences.len()).collect();
     by_score.sort_by(|&a, &b| sentences[b].score.total_cmp(&sentences[a].score).then(a.cmp(&b)));
@@ -159,6 +121,52 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     Summary { title, summary, keywords }
 }
 
+/// The `max` most frequent keywords of `messages`, the first used first on a tie.
+fn frequent_keywords(messages: &[Message], stopwords: &[Stopwords], max: usize) -> Vec<String> {
+    // Keyword hash → (count, first appearance, the word).
+    let mut freq: HashMap<u64, (usize, usize, String)> = HashMap::new();
+    let mut order = 0;
+    for (m, &stop) in messages.iter().zip(stopwords) {
+        for_each_keyword_with(&m.content, stop, |w, hash| {
+            freq.entry(hash).or_insert_with(|| (0, order, w.to_owned())).0 += 1;
+            order += 1;
+        });
+    }
+    let mut ranked: Vec<&(usize, usize, String)> = freq.values().collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked.iter().take(max).map(|k| k.2.clone()).collect()
+}
+
+/// Scores each sentence by what the other messages (weighted by `weight` of their index)
+/// share of its content words, over the log of its length. The words of a sentence that no
+/// other message uses tell only of itself; a sentence of fewer than [`MIN_CONTENT_WORDS`]
+/// scores 0.
+fn score_by_centrality(sentences: &mut [Sentence<'_>], weight: impl Fn(usize) -> f64) {
+    let mut used_by: HashMap<&str, f64> = HashMap::new();
+    let mut seen: HashSet<(usize, &str)> = HashSet::new();
+    for s in sentences.iter() {
+        for w in &s.content {
+            if seen.insert((s.message, w.as_str())) {
+                *used_by.entry(w.as_str()).or_default() += weight(s.message);
+            }
+        }
+    }
+    let scores: Vec<f64> = sentences
+        .iter()
+        .map(|s| {
+            if s.content.len() < MIN_CONTENT_WORDS {
+                return 0.0;
+            }
+            let own = weight(s.message);
+            let shared: f64 = s.content.iter().map(|w| used_by[w.as_str()] - own).sum();
+            own * (1.0 + shared) / (1.0 + (s.words as f64).ln())
+        })
+        .collect();
+    for (s, score) in sentences.iter_mut().zip(scores) {
+        s.score = score;
+    }
+}
+
 /// The speakers' names as keywords: said to each other ("Thanks, Nate!") they name nothing.
 fn speaker_names(messages: &[Message]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -172,37 +180,19 @@ fn speaker_names(messages: &[Message]) -> Vec<String> {
     names
 }
 
+/// Words a sentence opens with that say nothing ("Oh, well, that works.").
+const INTERJECTIONS: &[&str] = &[
+    "actually", "ah", "alright", "anyway", "awesome", "cool", "great", "hello", "hey", "hi", "no",
+    "oh", "ok", "okay", "right", "so", "sure", "uh", "um", "well", "wow", "yeah", "yes",
+];
+
 /// `text` without the interjections it opens with: "Oh, well, that works." is "that works.".
 fn without_interjections(text: &str) -> &str {
     let mut rest = text.trim_start();
     loop {
         let end = rest.find(|c: char| !c.is_alphanumeric() && c != '\'').unwrap_or(rest.len());
         let (word, after) = rest.split_at(end);
-        let opens = matches!(
-            word.to_lowercase().as_str(),
-            "oh" | "well"
-                | "yes"
-                | "yeah"
-                | "no"
-                | "hey"
-                | "hi"
-                | "hello"
-                | "wow"
-                | "so"
-                | "ok"
-                | "okay"
-                | "sure"
-                | "um"
-                | "uh"
-                | "ah"
-                | "great"
-                | "cool"
-                | "awesome"
-                | "right"
-                | "alright"
-                | "actually"
-                | "anyway"
-        );
+        let opens = INTERJECTIONS.contains(&word.to_lowercase().as_str());
         match after.strip_prefix([',', '!']) {
             Some(after) if opens => rest = after.trim_start(),
             _ => return rest,
@@ -261,10 +251,25 @@ fn lowercase_if_written_so(phrase: &str, texts: &[&str]) -> String {
 
 /// The best sentences that fit `max_words` (an author's name counts as a word), in
 /// conversation order; a sentence that repeats the words of one already chosen is left out.
+/// The best of a second author is taken second, so that a question comes with its answer.
 fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize) -> String {
     let mut chosen: Vec<usize> = Vec::new();
     let mut used = 0;
-    for &i in by_score {
+    // The best sentence, then the best of another author that fits beside it (a question
+    // comes with its answer), then the rest by score.
+    let mut order: Vec<usize> = by_score.to_vec();
+    if let Some(&best) = by_score.first() {
+        let (first, max) = (&sentences[best], max_words);
+        let reply = by_score.iter().position(|&i| {
+            let s = &sentences[i];
+            s.author != first.author && s.score > 0.0 && first.words + s.words + 2 <= max
+        });
+        if let Some(reply) = reply {
+            let reply = order.remove(reply);
+            order.insert(1, reply);
+        }
+    }
+    for &i in &order {
         let s = &sentences[i];
         let cost = s.words + 1; // the author's name
         let repeats = !s.content.is_empty()
@@ -282,19 +287,24 @@ fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize
     }
     chosen.sort_unstable();
     let mut out = String::new();
-    let mut previous = None;
+    let mut previous: Option<&Sentence<'_>> = None;
     for &i in &chosen {
         let s = &sentences[i];
-        if !out.is_empty() {
+        if let Some(p) = previous {
+            // Two messages run together read as one sentence without a stop between them.
+            if p.message != s.message && !p.text.ends_with(['.', '!', '?', ':', ';']) {
+                out.push('.');
+            }
             out.push(' ');
         }
         // Consecutive sentences of one author name them once.
-        if previous != Some(s.author) {
+        if previous.is_none_or(|p| p.author != s.author) {
             out.push_str(s.author);
             out.push_str(": ");
         }
-        out.push_str(&title_case(s.text));
-        previous = Some(s.author);
+        // A sentence whose interjections went starts with a capital, as it did.
+        out.push_str(&if s.cut { title_case(s.text) } else { s.text.to_owned() });
+        previous = Some(s);
     }
     out
 }

@@ -1,7 +1,7 @@
 //! What a timeline node says: its children summed up. The extractive rollup needs no model:
 //! the names and subjects that run through the period, and its most salient episodes' titles.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -47,10 +47,8 @@ const TITLE_SUBJECTS: usize = 3;
 pub fn extractive_rollup(children: &[NodeSummary], max_bullets: usize) -> NodeSummary {
     let bullets = salient_bullets(children, max_bullets);
     let names = ranked(children, |c| &c.names, |_| true, NAMES);
-    // The title looks further down the keywords for subjects of different episodes.
-    let mut keywords = ranked(children, |c| &c.keywords, |k| !is_generic(k), 3 * KEYWORDS);
-    let title = node_title(children, &names, &keywords);
-    keywords.truncate(KEYWORDS);
+    let keywords = ranked(children, |c| &c.keywords, |k| !is_generic(k), KEYWORDS);
+    let title = node_title(children, &names);
     NodeSummary {
         title,
         bullet_salience: bullets.iter().map(|b| b.1).collect(),
@@ -117,65 +115,76 @@ fn ranked<'a>(
     ranked.into_iter().take(max).map(|(w, _)| w.to_owned()).collect()
 }
 
-/// "Names: subject, subject": each subject a keyword told as the first phrase holding it in
-/// the children's titles, most salient first; no two sharing a word.
-fn node_title(children: &[NodeSummary], names: &[String], keywords: &[String]) -> String {
+/// "Names: subject, subject". The subjects are phrases of the children's titles (their bullets
+/// for a node), those that the most children speak of first (in their keywords or titles), a
+/// title's head phrase before its others, the more salient title first; no two from one
+/// title or sharing a word.
+fn node_title(children: &[NodeSummary], names: &[String]) -> String {
     let mut titles: Vec<(&str, f64)> = children.iter().flat_map(highlights).collect();
     titles.sort_by(|a, b| b.1.total_cmp(&a.1));
-    // Each phrase with the title it comes from, and whether it heads it.
-    let phrases: Vec<(usize, bool, &str)> = titles
+    // What each child speaks of, as stems.
+    let spoken: Vec<HashSet<String>> = children
         .iter()
-        .enumerate()
-        .flat_map(|(i, (t, _))| {
-            t.split([':', ',', ';']).enumerate().map(move |(n, p)| (i, n == 0, p.trim()))
+        .map(|c| {
+            let titles = std::iter::once(&c.title).chain(&c.bullets);
+            c.keywords
+                .iter()
+                .map(|k| stem(k))
+                .chain(titles.flat_map(|t| words_of(t)).map(|w| stem(&w)))
+                .collect()
         })
-        .filter(|p| !p.2.is_empty())
         .collect();
-    let name_words: Vec<String> = names.iter().flat_map(|n| words_of(n)).collect();
-    let mut subjects: Vec<String> = Vec::new();
-    let mut told_from: Vec<usize> = Vec::new();
-    // The leading keywords first, each from a title not told yet, so that the subjects are
-    // those of different episodes; then the heads of the most salient titles left.
-    for keyword in keywords.iter().filter(|k| !name_words.contains(k)) {
-        let holding = phrases.iter().find(|(from, _, p)| {
-            !told_from.contains(from)
-                && words_of(p).iter().any(|w| w == keyword || w.trim_end_matches('s') == keyword)
-        });
-        if let Some(&phrase) = holding {
-            tell(phrase, &name_words, &mut subjects, &mut told_from);
+    // Each phrase: how many children speak of it, whether it heads its title, the title.
+    let mut phrases: Vec<(f64, usize, &str)> = Vec::new();
+    for (from, (title, _)) in titles.iter().enumerate() {
+        for (n, phrase) in title.split([':', ',', ';']).map(str::trim).enumerate() {
+            let stems: Vec<String> = words_of(phrase)
+                .iter()
+                .filter(|w| !is_generic(w) && !crate::is_stopword(w))
+                .map(|w| stem(w))
+                .collect();
+            let speaking = spoken.iter().filter(|s| stems.iter().any(|w| s.contains(w))).count();
+            let head = if n == 0 { 0.5 } else { 0.0 };
+            if !stems.is_empty() {
+                phrases.push((speaking as f64 + head, from, phrase));
+            }
         }
     }
-    for &phrase in phrases.iter().filter(|p| p.1) {
-        tell(phrase, &name_words, &mut subjects, &mut told_from);
+    // Best first; a stable sort keeps the more salient title, then the phrase's place.
+    phrases.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut subjects: Vec<String> = Vec::new();
+    let mut told_from: Vec<usize> = Vec::new();
+    for &(_, from, phrase) in &phrases {
+        if !names.iter().any(|n| n.eq_ignore_ascii_case(phrase)) {
+            tell((from, phrase), &mut subjects, &mut told_from);
+        }
     }
     let shown: Vec<&str> = names.iter().take(TITLE_NAMES).map(String::as_str).collect();
     match (shown.is_empty(), subjects.is_empty()) {
         (true, true) => titles.first().map_or("Nothing remembered", |t| t.0).to_owned(),
         (false, true) => shown.join(", "),
-        (true, false) => first_upper(&subjects.join(", ")),
+        (true, false) => subjects.join(", "),
         (false, false) => format!("{}: {}", shown.join(", "), subjects.join(", ")),
     }
 }
 
-/// Adds `phrase` (from title `from`, heading it or not) to `subjects`, unless there are
-/// enough, its title was told, it says nothing, or it shares a word with one told.
-fn tell(
-    (from, head, phrase): (usize, bool, &str),
-    name_words: &[String],
-    subjects: &mut Vec<String>,
-    told_from: &mut Vec<usize>,
-) {
+/// Adds `phrase` (from title `from`) to `subjects`, unless there are enough, its title was
+/// told, it says nothing, or it shares a word with one told. It keeps its capitals: a title's
+/// head was capitalized as its start, but it may as well be a name ("Sintra train").
+fn tell((from, phrase): (usize, &str), subjects: &mut Vec<String>, told_from: &mut Vec<usize>) {
     let says_nothing =
         phrase.split_whitespace().all(|w| is_generic(w) || crate::is_stopword(&w.to_lowercase()));
     let taken = subjects.iter().any(|s| words_of(s).iter().any(|w| words_of(phrase).contains(w)));
-    if subjects.len() == TITLE_SUBJECTS || told_from.contains(&from) || says_nothing || taken {
-        return;
+    if subjects.len() < TITLE_SUBJECTS && !told_from.contains(&from) && !says_nothing && !taken {
+        told_from.push(from);
+        subjects.push(phrase.to_owned());
     }
-    told_from.push(from);
-    // A title's head phrase was capitalized as its start, unless it opens with a name.
-    let first = words_of(phrase).into_iter().next().unwrap_or_default();
-    let lower = head && !name_words.contains(&first);
-    subjects.push(if lower { first_lower(phrase) } else { phrase.to_owned() });
+}
+
+/// A word as compared across titles and keywords: lower case, without a plural's "s".
+fn stem(word: &str) -> String {
+    let lower = word.to_lowercase();
+    lower.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(&lower).to_owned()
 }
 
 /// The lowercase words of `text`.
@@ -192,16 +201,6 @@ fn is_calendar_word(word: &str) -> bool {
         ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
     let lower = word.to_lowercase();
     crate::dates::MONTHS.contains(&lower.as_str()) || DAYS.contains(&lower.as_str())
-}
-
-fn first_lower(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |c| c.to_lowercase().chain(chars).collect())
-}
-
-fn first_upper(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 impl NodeSummary {
@@ -344,7 +343,7 @@ mod tests {
         ];
         let node = extractive_rollup(&children, 3);
         assert_eq!(node.names[..3], ["Ana", "Lisbon", "Pena Palace"], "most children first");
-        assert_eq!(node.title, "Ana, Lisbon: webhook test, readiness check, Lisbon trip");
+        assert_eq!(node.title, "Ana, Lisbon: Webhook test, Lisbon trip, Sintra train");
         assert_eq!(node.keywords[..4], ["webhook", "test", "lisbon", "mock"]);
         assert!(node.keywords.iter().all(|k| !["wow", "great", "awesome"].contains(&k.as_str())));
         assert_eq!(
