@@ -174,7 +174,8 @@ fn node_title(children: &[NodeSummary], names: &[String]) -> String {
 fn tell((from, phrase): (usize, &str), subjects: &mut Vec<String>, told_from: &mut Vec<usize>) {
     let says_nothing =
         phrase.split_whitespace().all(|w| is_generic(w) || crate::is_stopword(&w.to_lowercase()));
-    let taken = subjects.iter().any(|s| words_of(s).iter().any(|w| words_of(phrase).contains(w)));
+    let stems = |text: &str| words_of(text).iter().map(|w| stem(w)).collect::<Vec<_>>();
+    let taken = subjects.iter().any(|s| stems(s).iter().any(|w| stems(phrase).contains(w)));
     if subjects.len() < TITLE_SUBJECTS && !told_from.contains(&from) && !says_nothing && !taken {
         told_from.push(from);
         subjects.push(phrase.to_owned());

@@ -297,4 +297,24 @@ mod tests {
         let long = "word ".repeat(40);
         assert_eq!(first_sentence(&long, 3), "word word word…");
     }
+
+    /// The UI, the tools and the hooks show either telling without telling them apart.
+    #[test]
+    fn the_extractive_story_names_the_same_parts_as_the_models() {
+        let extractive = work_story(&debugging(), &SummaryConfig::default()).unwrap().summary;
+        let story = crate::llm::Story {
+            title: "Fixing the refund webhook test".into(),
+            intent: "Find why the refund webhook test fails".into(),
+            what_happened: "The test waited too little for the mock server".into(),
+            learned: String::new(),
+            completed: "It passes".into(),
+            notes: "A first try failed".into(),
+        };
+        let parts = ["Intent: ", "What happened: ", "Learned: ", "Completed: ", "Notes: "];
+        let named = |text: &str| -> Vec<&str> {
+            parts.iter().copied().filter(|p| text.contains(p)).collect()
+        };
+        assert_eq!(named(&extractive), named(&story.narrative()), "{extractive}");
+        assert!(extractive.starts_with("Intent: The refund webhook test fails"), "{extractive}");
+    }
 }
