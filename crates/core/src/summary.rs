@@ -253,22 +253,21 @@ fn lowercase_if_written_so(phrase: &str, texts: &[&str]) -> String {
 /// conversation order; a sentence that repeats the words of one already chosen is left out.
 /// The best of a second author is taken second, so that a question comes with its answer.
 fn pick_summary(sentences: &[Sentence<'_>], by_score: &[usize], max_words: usize) -> String {
-    let mut chosen: Vec<usize> = Vec::new();
-    let mut used = 0;
     // The best sentence, then the best of another author that fits beside it (a question
     // comes with its answer), then the rest by score.
     let mut order: Vec<usize> = by_score.to_vec();
-    if let Some(&best) = by_score.first() {
-        let (first, max) = (&sentences[best], max_words);
+    if let Some(best) = by_score.first().map(|&i| &sentences[i]) {
         let reply = by_score.iter().position(|&i| {
             let s = &sentences[i];
-            s.author != first.author && s.score > 0.0 && first.words + s.words + 2 <= max
+            s.author != best.author && s.score > 0.0 && best.words + s.words + 2 <= max_words
         });
         if let Some(reply) = reply {
             let reply = order.remove(reply);
             order.insert(1, reply);
         }
     }
+    let mut chosen: Vec<usize> = Vec::new();
+    let mut used = 0;
     for &i in &order {
         let s = &sentences[i];
         let cost = s.words + 1; // the author's name

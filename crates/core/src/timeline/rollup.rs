@@ -42,8 +42,8 @@ const TITLE_SUBJECTS: usize = 3;
 ///   chosen among the children's own bullets (a day's children are episodes).
 /// - Names and keywords: those used by most children, then by the most salient ones; filler
 ///   and generic words are no keywords.
-/// - Title: the leading names, then the leading subjects, each told as the phrase of the most
-///   salient episode title that holds it ("Maya, Lisbon: Sintra train, webhook test").
+/// - Title: the leading names, then the subjects: the phrases of the children's titles that the
+///   most children speak of ("Maya, Lisbon: Webhook test, Sintra train, Tomato seedlings").
 pub fn extractive_rollup(children: &[NodeSummary], max_bullets: usize) -> NodeSummary {
     let bullets = salient_bullets(children, max_bullets);
     let names = ranked(children, |c| &c.names, |_| true, NAMES);
@@ -57,17 +57,22 @@ pub fn extractive_rollup(children: &[NodeSummary], max_bullets: usize) -> NodeSu
         names,
         episodes: children.iter().map(|c| c.episodes).sum(),
         messages: children.iter().map(|c| c.messages).sum(),
-        salience: children.iter().map(|c| c.salience).sum(),
+        salience: children.iter().map(salience_of).sum(),
     }
+}
+
+/// A child's salience; a node written before salience was kept counts its messages.
+fn salience_of(child: &NodeSummary) -> f64 {
+    child.salience.max(child.messages as f64)
 }
 
 /// What a child offers as bullets: an episode its title, a node its bullets; each with its
 /// salience (a node written before bullets had one shares its own among them).
 fn highlights(child: &NodeSummary) -> Vec<(&str, f64)> {
     if child.bullets.is_empty() {
-        return vec![(child.title.as_str(), child.salience.max(child.messages as f64))];
+        return vec![(child.title.as_str(), salience_of(child))];
     }
-    let even = child.salience.max(child.messages as f64) / child.bullets.len() as f64;
+    let even = salience_of(child) / child.bullets.len() as f64;
     child
         .bullets
         .iter()
@@ -107,7 +112,7 @@ fn ranked<'a>(
             let next = weight.len();
             let entry = weight.entry(word.as_str()).or_insert((0, 0.0, next));
             entry.0 += 1;
-            entry.1 += child.salience.max(child.messages as f64);
+            entry.1 += salience_of(child);
         }
     }
     let mut ranked: Vec<(&str, (u64, f64, usize))> = weight.into_iter().collect();
@@ -150,13 +155,22 @@ fn node_title(children: &[NodeSummary], names: &[String]) -> String {
             }
         }
     }
-    // Best first; a stable sort keeps the more salient title, then the phrase's place.
+    // Best first; a stable sort keeps the more salient title, then the phrase's place. A
+    // phrase keeps its capitals: a title's head was capitalized as its start, but it may as
+    // well be a name ("Sintra train").
     phrases.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut subjects: Vec<String> = Vec::new();
+    let stems = |text: &str| words_of(text).iter().map(|w| stem(w)).collect::<Vec<_>>();
+    let mut subjects: Vec<&str> = Vec::new();
     let mut told_from: Vec<usize> = Vec::new();
     for &(_, from, phrase) in &phrases {
-        if !names.iter().any(|n| n.eq_ignore_ascii_case(phrase)) {
-            tell((from, phrase), &mut subjects, &mut told_from);
+        if subjects.len() == TITLE_SUBJECTS {
+            break;
+        }
+        let is_a_name = names.iter().any(|n| n.eq_ignore_ascii_case(phrase));
+        let taken = subjects.iter().any(|s| stems(s).iter().any(|w| stems(phrase).contains(w)));
+        if !is_a_name && !taken && !told_from.contains(&from) {
+            told_from.push(from);
+            subjects.push(phrase);
         }
     }
     let shown: Vec<&str> = names.iter().take(TITLE_NAMES).map(String::as_str).collect();
@@ -165,20 +179,6 @@ fn node_title(children: &[NodeSummary], names: &[String]) -> String {
         (false, true) => shown.join(", "),
         (true, false) => subjects.join(", "),
         (false, false) => format!("{}: {}", shown.join(", "), subjects.join(", ")),
-    }
-}
-
-/// Adds `phrase` (from title `from`) to `subjects`, unless there are enough, its title was
-/// told, it says nothing, or it shares a word with one told. It keeps its capitals: a title's
-/// head was capitalized as its start, but it may as well be a name ("Sintra train").
-fn tell((from, phrase): (usize, &str), subjects: &mut Vec<String>, told_from: &mut Vec<usize>) {
-    let says_nothing =
-        phrase.split_whitespace().all(|w| is_generic(w) || crate::is_stopword(&w.to_lowercase()));
-    let stems = |text: &str| words_of(text).iter().map(|w| stem(w)).collect::<Vec<_>>();
-    let taken = subjects.iter().any(|s| stems(s).iter().any(|w| stems(phrase).contains(w)));
-    if subjects.len() < TITLE_SUBJECTS && !told_from.contains(&from) && !says_nothing && !taken {
-        told_from.push(from);
-        subjects.push(phrase.to_owned());
     }
 }
 
