@@ -47,10 +47,12 @@ pub fn key_phrases(
     // Each distinct phrase (by its normalized words) once, at its first spelling, in order of
     // appearance. Every start in a run offers the phrase from there, so "Sintra day trip"
     // offers "day trip" and "trip" too.
+    let mut leave_out = leave_out.to_vec();
+    leave_out.extend(verbs(texts, &stopwords));
     let mut seen: HashSet<Vec<String>> = HashSet::new();
     let mut phrases: Vec<KeyPhrase> = Vec::new();
     for (text, &stop) in texts.iter().zip(&stopwords) {
-        for run in runs(text, stop, leave_out) {
+        for run in runs(text, stop, &leave_out) {
             for start in 0..run.len() {
                 let run = &run[start..(start + MAX_PHRASE_WORDS).min(run.len())];
                 let words: Vec<String> = run.iter().map(|w| w.1.clone()).collect();
@@ -79,6 +81,35 @@ pub fn key_phrases(
         }
     }
     chosen
+}
+
+/// Words that open an object: the word before one acts on it ("poach the eggs", "fixed my
+/// test"), a verb.
+const OBJECTS: &[&str] = &[
+    "a", "an", "her", "him", "his", "it", "its", "me", "my", "our", "the", "their", "them", "us",
+    "your",
+];
+
+/// The words of English `texts` used as verbs somewhere: written in lower case right before an
+/// object ("poach the eggs"). They name no thing, so they end a phrase ("eggs poach" is no
+/// subject); without a part of speech, this is what tells a verb.
+fn verbs(texts: &[&str], stopwords: &[Stopwords]) -> Vec<String> {
+    let mut verbs: Vec<String> = Vec::new();
+    for (text, stop) in texts.iter().zip(stopwords).filter(|(_, s)| s.is_english()) {
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        for pair in tokens.windows(2) {
+            let (word, next) = (pair[0], pair[1].trim_matches(|c: char| !c.is_alphanumeric()));
+            let plain = word.chars().all(|c| c.is_lowercase() || c == '-' || c == '\'');
+            if plain && OBJECTS.contains(&next) {
+                if let Some(normalized) = content_word(word, *stop) {
+                    if !verbs.contains(&normalized) {
+                        verbs.push(normalized);
+                    }
+                }
+            }
+        }
+    }
+    verbs
 }
 
 /// The runs of content words in `text`: each word as written and normalized. Stopwords,
@@ -192,6 +223,31 @@ mod tests {
                 assert!(a.words.iter().all(|w| !b.words.contains(w)), "{phrases:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_word_used_as_a_verb_names_nothing() {
+        let texts = [
+            "How long should the eggs poach in the shakshuka sauce?",
+            "poach the eggs for six minutes",
+        ];
+        let phrases = key_phrases(&texts, &[1.0; 2], &[], 3);
+        assert!(phrases.iter().all(|p| !p.words.contains(&"poach".to_owned())), "{phrases:?}");
+        assert_eq!(phrases[0].text, "eggs", "{phrases:?}");
+        // A name before an article is not a verb, nor is a word before "this" ("garden this
+        // spring").
+        let texts = ["Sintra the town", "my garden this spring", "the garden beds"];
+        let phrases = key_phrases(&texts, &[1.0; 3], &[], 3);
+        assert!(phrases.iter().any(|p| p.text == "Sintra"), "{phrases:?}");
+        assert!(phrases.iter().any(|p| p.words.contains(&"garden".to_owned())), "{phrases:?}");
+    }
+
+    #[test]
+    fn speakers_names_and_generic_words_alone_name_nothing() {
+        let texts = ["Thanks, Nate! Long time no see.", "Long time, Joanna! The script is done."];
+        let phrases = key_phrases(&texts, &[1.0; 2], &["nate".into(), "joanna".into()], 3);
+        let texts: Vec<&str> = phrases.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, ["script"]);
     }
 
     #[test]
