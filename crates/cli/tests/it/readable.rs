@@ -120,9 +120,14 @@ fn all_nodes(db: &Path) -> Vec<Value> {
 
 /// No title is filler alone, and every node names a person, place or subject of its period:
 /// a word of its episodes' titles and summaries.
-fn assert_readable(db: &Path) -> (Vec<Value>, Vec<Value>) {
-    let episodes = listed(&epimem(db, &["episodes", "--json", "--limit", "1000"]), "episodes");
-    assert!(!episodes.is_empty() && episodes.len() < 1000, "all of them");
+fn assert_readable(db: &Path, conversations: &[&str]) -> (Vec<Value>, Vec<Value>) {
+    let mut episodes = Vec::new();
+    for conversation in conversations {
+        let args = ["episodes", "--json", "--limit", "1000", "--conversation", conversation];
+        let some = listed(&epimem(db, &args), "episodes");
+        assert!(!some.is_empty() && some.len() < 1000, "all of {conversation}'s");
+        episodes.extend(some);
+    }
     for e in &episodes {
         let title = e["title"].as_str().unwrap();
         assert!(!naming_words(title).is_empty(), "a title of filler alone: {title:?}");
@@ -152,15 +157,17 @@ fn assert_readable(db: &Path) -> (Vec<Value>, Vec<Value>) {
     (episodes, nodes)
 }
 
-/// LoCoMo's first four conversations (a thousand episodes fit one listing) as `epimem ingest` lines: sessions in order, turns half a minute
-/// apart, a shared photo told by its caption (as `eval recall` reads them).
-fn locomo_lines() -> String {
+/// LoCoMo's conversations as `epimem ingest` lines: sessions in order, turns half a minute
+/// apart, a shared photo told by its caption (as `eval recall` reads them); and their names.
+fn locomo_lines() -> (String, Vec<String>) {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/memory/locomo10.json");
     let samples: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut out = String::new();
-    for sample in samples.iter().take(4) {
+    let mut names = Vec::new();
+    for sample in &samples {
+        names.push(sample["sample_id"].as_str().unwrap().to_owned());
         let conversation = &sample["conversation"];
         for n in 1.. {
             let Some(turns) = conversation[format!("session_{n}")].as_array() else { break };
@@ -185,7 +192,7 @@ fn locomo_lines() -> String {
             }
         }
     }
-    out
+    (out, names)
 }
 
 fn ingest(db: &Path, lines: &str) {
@@ -199,8 +206,10 @@ fn ingest(db: &Path, lines: &str) {
 fn locomo_titles_and_rollups_name_something() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("locomo.db");
-    ingest(&db, &locomo_lines());
-    let (episodes, nodes) = assert_readable(&db);
+    let (lines, conversations) = locomo_lines();
+    ingest(&db, &lines);
+    let conversations: Vec<&str> = conversations.iter().map(String::as_str).collect();
+    let (episodes, nodes) = assert_readable(&db, &conversations);
     assert!(episodes.len() > 100 && nodes.len() > 50, "{} {}", episodes.len(), nodes.len());
     // The people of a conversation run through its periods: most rollups name someone.
     let named = nodes.iter().filter(|n| !n["names"].as_array().unwrap().is_empty()).count();
@@ -212,7 +221,7 @@ fn the_demo_reads_well_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo.db");
     ingest(&db, include_str!("../../data/sample-conversation.jsonl"));
-    let (episodes, mut nodes) = assert_readable(&db);
+    let (episodes, mut nodes) = assert_readable(&db, &["maya-assistant"]);
     nodes.sort_by_key(|n| n["id"].as_str().unwrap().to_owned());
     let episodes: Vec<Value> = episodes
         .iter()
