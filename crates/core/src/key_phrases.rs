@@ -100,12 +100,12 @@ fn verbs(texts: &[&str], stopwords: &[Stopwords]) -> Vec<String> {
         for pair in tokens.windows(2) {
             let (word, next) = (pair[0], pair[1].trim_matches(|c: char| !c.is_alphanumeric()));
             let plain = word.chars().all(|c| c.is_lowercase() || c == '-' || c == '\'');
-            if plain && OBJECTS.contains(&next) {
-                if let Some(normalized) = content_word(word, *stop) {
-                    if !verbs.contains(&normalized) {
-                        verbs.push(normalized);
-                    }
-                }
+            if !plain || !OBJECTS.contains(&next) {
+                continue;
+            }
+            match content_word(word, *stop) {
+                Some(normalized) if !verbs.contains(&normalized) => verbs.push(normalized),
+                _ => {}
             }
         }
     }
