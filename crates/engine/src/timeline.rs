@@ -62,6 +62,22 @@ impl Engine {
         Ok(report)
     }
 
+    /// Writes every period of `tenant`'s timeline that is over again from its children, as
+    /// the episodes stand (after an upgrade that tells periods better, say). A node told as
+    /// before keeps its version; a changed one gets a new version, the old staying readable.
+    pub fn retell_timeline(&self, tenant: &str) -> Result<RollupReport, EngineError> {
+        // The change log first, so the checkpoint kept below is the current one.
+        let newly = self.mark_changed_periods(tenant)?;
+        let mut written: Vec<TocNode> = Vec::new();
+        for level in [TocLevel::Day, TocLevel::Week, TocLevel::Month, TocLevel::Year] {
+            written.extend(self.store.timeline_nodes(tenant, level)?);
+        }
+        let checkpoint = self.store.timeline_checkpoint(tenant)?;
+        self.store.mark_timeline(tenant, &written, checkpoint)?;
+        let report = self.roll_up_timeline(tenant)?;
+        Ok(RollupReport { marked: newly + written.len(), ..report })
+    }
+
     /// A node of the timeline as last written (or `version`).
     pub fn timeline_node(
         &self,

@@ -288,3 +288,48 @@ fn a_message_dated_9999_is_refused_and_one_stored_before_stops_no_other_period()
     assert_eq!(episodes_under(&engine, "toc:month:2026:01").len(), 3);
     engine.tick().unwrap();
 }
+
+#[test]
+fn a_retold_timeline_is_told_as_this_version_tells_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let clock = Arc::new(FixedClock::new(Timestamp(T0)));
+    let engine = engine_on(
+        SqliteStore::open(&path).unwrap(),
+        EngineConfig::default(),
+        Arc::clone(&clock),
+        64,
+    );
+    for day in 0..3 {
+        remember(&engine, "t", "c", day, &["We planned the garden beds", "Tomatoes by the fence"]);
+    }
+    clock.set(Timestamp(T0 + 40 * DAY));
+    engine.roll_up_timeline("t").unwrap();
+    let day = node("toc:day:2026-01-01");
+    let told = engine.timeline_node("t", &day, None).unwrap().unwrap();
+    // As an older version told it, written by another process on the same database.
+    let other = SqliteStore::open(&path).unwrap();
+    let old =
+        epimem_core::NodeSummary { title: "photo, great and share".into(), ..told.summary.clone() };
+    epimem_store::Store::put_timeline_node(
+        &other,
+        "t",
+        &epimem_core::TimelineNode { summary: old, ..told.clone() },
+    )
+    .unwrap();
+    assert_eq!(
+        engine.timeline_node("t", &day, None).unwrap().unwrap().summary.title,
+        "photo, great and share"
+    );
+
+    let report = engine.retell_timeline("t").unwrap();
+    assert!(report.failed.is_empty() && report.written >= 5, "{report:?}");
+    let retold = engine.timeline_node("t", &day, None).unwrap().unwrap();
+    assert_eq!(retold.summary, told.summary, "told as before the old telling");
+    assert_eq!(retold.version, 3, "a new version; the old ones stay readable");
+    let old = engine.timeline_node("t", &day, Some(2)).unwrap().unwrap();
+    assert_eq!(old.summary.title, "photo, great and share");
+    // Told again with nothing new, nothing changes.
+    engine.retell_timeline("t").unwrap();
+    assert_eq!(engine.timeline_node("t", &day, None).unwrap().unwrap().version, 3);
+}
