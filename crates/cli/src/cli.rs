@@ -113,6 +113,10 @@ enum Command {
     Import(commands::transfer::ImportArgs),
     /// Build the tenant's search index again from the database, with a progress bar.
     Reindex(commands::reindex::ReindexArgs),
+    /// Tell the episodes and the timeline again as this version tells them (after an
+    /// upgrade): each episode no model told and no one corrected gets a new title and summary
+    /// from its messages (the old kept as a version), then every period is told again.
+    Retell(commands::retell::RetellArgs),
     /// Print the reference configuration (every setting, its default, and what it does).
     Config,
     /// Print the HTTP API's OpenAPI document (what `serve` answers at /v1/openapi.json), from
@@ -183,6 +187,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => commands::transfer::export(&config, &args),
         Command::Import(args) => commands::transfer::import(&config, &args),
         Command::Reindex(args) => commands::reindex::reindex(&config, &args),
+        Command::Retell(args) => commands::retell::retell(&config, &args),
         Command::Config => {
             out!("{}", config::REFERENCE);
             Ok(ExitCode::SUCCESS)

@@ -6,8 +6,7 @@ use epimem_core::{
     llm::ProposedSegment,
     plan_proposed, plan_segmentation,
     segment::{is_agent_work, overlap_start},
-    summarize,
-    work::work_story,
+    work::told_extractively,
 };
 use std::sync::PoisonError;
 
@@ -354,8 +353,7 @@ impl Engine {
         told: Option<&ProposedSegment>,
     ) -> Episode {
         // Agent work is told from its prompts and actions; anything else from its sentences.
-        let mut summary = work_story(messages, &self.config.summary)
-            .unwrap_or_else(|| summarize(messages, &self.config.summary));
+        let mut summary = told_extractively(messages, &self.config.summary);
         // The model's telling, where it cut; the keywords stay those of the words used.
         if let Some(told) = told {
             summary.title.clone_from(&told.title);

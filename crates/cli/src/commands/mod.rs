@@ -10,6 +10,7 @@ pub(crate) mod mcp;
 pub(crate) mod next_turn;
 pub(crate) mod query;
 pub(crate) mod reindex;
+pub(crate) mod retell;
 pub(crate) mod serve;
 pub(crate) mod timeline;
 pub(crate) mod transfer;

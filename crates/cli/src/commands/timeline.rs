@@ -31,10 +31,6 @@ pub(crate) struct TimelineArgs {
     /// The answer as one JSON object (the top: its nodes; a node: the node).
     #[arg(long)]
     json: bool,
-    /// Write every period again from its episodes first, as this version tells them (after
-    /// an upgrade); a changed period gets a new version, the old one stays readable.
-    #[arg(long, conflicts_with = "user")]
-    retell: bool,
 }
 
 pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCode> {
@@ -43,15 +39,7 @@ pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCo
     if let Some(chat) = config.chat_model()? {
         engine = engine.with_chat_model(chat);
     }
-    if args.retell {
-        let report = engine.retell_timeline(&config.tenant)?;
-        eprintln!("told {} period(s) again from their episodes", report.written);
-        for (node, e) in &report.failed {
-            eprintln!("{node}: not written: {e}");
-        }
-    } else {
-        engine.roll_up_timeline(&config.tenant)?;
-    }
+    engine.roll_up_timeline(&config.tenant)?;
     let memory = Memory::new(&engine);
     let nodes: Vec<TimelineNodeOut> = match &args.node {
         None => {

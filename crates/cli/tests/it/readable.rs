@@ -1,6 +1,6 @@
 //! What epimem writes for people to read without a model: episode titles and summaries, and
 //! the timeline's rollups. On LoCoMo, properties only (its text is not ours to snapshot); on
-//! the demo conversation, a snapshot.
+//! the demo conversation, a snapshot; and what an older telling becomes when told again.
 
 use std::{collections::BTreeSet, path::Path};
 
@@ -233,4 +233,49 @@ fn the_demo_reads_well_snapshot() {
         .map(|n| json!({"id": n["id"], "title": n["title"], "bullets": n["bullets"], "names": n["names"]}))
         .collect();
     insta::assert_json_snapshot!(json!({"episodes": episodes, "timeline": nodes}));
+}
+
+/// What an earlier telling stored (here, 50-word summaries) is told again as this version
+/// tells it; a person's correction and a second retelling change nothing.
+#[test]
+fn retell_tells_an_older_telling_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("old.db");
+    let older = dir.path().join("older.toml");
+    std::fs::write(&older, "[summary]\nmax_summary_words = 50\n").unwrap();
+    let input = db.with_extension("jsonl");
+    std::fs::write(&input, include_str!("../../data/sample-conversation.jsonl")).unwrap();
+    let config = older.to_str().unwrap();
+    let run = |args: &[&str]| epimem(&db, args);
+    let out = run(&["--config", config, "ingest", input.to_str().unwrap(), "--flush"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let before = listed(&run(&["episodes", "--json"]), "episodes");
+    let long =
+        before.iter().filter(|e| e["summary"].as_str().unwrap().split_whitespace().count() > 30);
+    assert!(long.count() >= 3, "the older telling is longer");
+    let corrected = before[0]["id"].as_str().unwrap();
+    assert!(run(&["edit", corrected, "--title", "Tomatoes on the balcony"]).status.success());
+
+    let out = run(&["retell", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = &json_lines(&out)[0];
+    assert_eq!(report["episodes"], before.len());
+    assert_eq!(report["kept"], 1, "the corrected one: {report}");
+    assert!(report["retold"].as_u64().unwrap() >= 3, "{report}");
+    assert!(report["periods"].as_u64().unwrap() >= 3, "{report}");
+    let after = listed(&run(&["episodes", "--json"]), "episodes");
+    for (old, new) in before.iter().zip(&after) {
+        assert_eq!(old["id"], new["id"]);
+        let words = new["summary"].as_str().unwrap().split_whitespace().count();
+        assert!(new["id"] == corrected || words <= 30, "{new}");
+    }
+    assert_eq!(after[0]["title"], "Tomatoes on the balcony");
+    // The older telling is kept as a version.
+    let (_, retold) =
+        before.iter().zip(&after).find(|(old, new)| old["summary"] != new["summary"]).unwrap();
+    let shown = json_lines(&run(&["show", retold["id"].as_str().unwrap(), "--json"])).remove(0);
+    assert_eq!(shown["versions"].as_array().map(Vec::len), Some(1), "{shown}");
+
+    let again = json_lines(&run(&["retell", "--json"])).remove(0);
+    assert_eq!(again["retold"], 0, "{again}");
 }

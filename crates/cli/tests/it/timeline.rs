@@ -154,19 +154,3 @@ fn a_rollup_killed_between_two_nodes_resumes_without_duplicate_or_missing_ones()
     assert_eq!(year["episodes"].as_u64(), Some(3), "none missing");
     assert_eq!(year["version"].as_u64(), Some(1));
 }
-
-#[test]
-fn retell_tells_every_period_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
-    ingest_days(&db);
-    let before = listed(&epimem(&db, &["timeline", "--json"]), "nodes");
-    let out = epimem(&db, &["timeline", "--retell", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    // The year, its month, two weeks and three days.
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("told 7 period(s) again"), "{said}");
-    assert_eq!(json_lines(&out)[0]["nodes"], json!(before), "told as before: nothing changed");
-    let refused = epimem(&db, &["timeline", "--retell", "--user", "ana"]);
-    assert!(!refused.status.success());
-}

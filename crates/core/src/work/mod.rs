@@ -20,7 +20,7 @@ pub use patterns::{
     FailurePattern, IntentPattern, SessionWork, failure_patterns, recurring_intents,
 };
 pub use prompt::{PROMPT_EPISODES, PromptHit, prompt_recalled};
-pub use skeleton::{HotFile, Skeleton, action_counts, skeleton, work_story};
+pub use skeleton::{HotFile, Skeleton, action_counts, skeleton, told_extractively, work_story};
 
 /// What kind of thing an action did: investigating (reading, searching) or executing
 /// (editing, writing, running commands).

@@ -110,6 +110,11 @@ impl Skeleton {
     }
 }
 
+/// An episode told without a model: as agent work if it holds actions, else by its sentences.
+pub fn told_extractively(messages: &[Message], config: &SummaryConfig) -> Summary {
+    work_story(messages, config).unwrap_or_else(|| summarize(messages, config))
+}
+
 /// The longest an intent quoted from a prompt may be, in words.
 const INTENT_WORDS: usize = 30;
 
