@@ -268,6 +268,17 @@ const GENERIC: &[&str] = &[
     "yesterday",
 ];
 
+/// What a sentence opens with that says nothing ("Oh, well, that works."). Kept sorted.
+const INTERJECTIONS: &[&str] = &[
+    "actually", "ah", "alright", "anyway", "awesome", "cool", "great", "hello", "hey", "hi", "no",
+    "oh", "ok", "okay", "right", "so", "sure", "uh", "um", "well", "wow", "yeah", "yes",
+];
+
+/// Whether `word` (any case), opening a sentence before a comma, says nothing.
+pub(crate) fn is_interjection(word: &str) -> bool {
+    INTERJECTIONS.binary_search(&word.to_lowercase().as_str()).is_ok()
+}
+
 /// Whether `word` (any case) never names a thing.
 pub(crate) fn is_filler(word: &str) -> bool {
     FILLER.binary_search(&word.to_lowercase().as_str()).is_ok()
@@ -287,6 +298,7 @@ mod tests {
     fn the_lists_are_sorted_and_apart() {
         assert!(FILLER.windows(2).all(|w| w[0] < w[1]));
         assert!(GENERIC.windows(2).all(|w| w[0] < w[1]));
+        assert!(INTERJECTIONS.windows(2).all(|w| w[0] < w[1]));
         assert!(GENERIC.iter().all(|w| !FILLER.contains(w)));
     }
 

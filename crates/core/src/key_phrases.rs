@@ -47,7 +47,7 @@ pub fn key_phrases(
     // Each distinct phrase (by its normalized words) once, at its first spelling, in order of
     // appearance. Every start in a run offers the phrase from there, so "Sintra day trip"
     // offers "day trip" and "trip" too.
-    let mut leave_out = leave_out.to_vec();
+    let mut leave_out: HashSet<String> = leave_out.iter().cloned().collect();
     leave_out.extend(verbs(texts, &stopwords));
     let mut seen: HashSet<Vec<String>> = HashSet::new();
     let mut phrases: Vec<KeyPhrase> = Vec::new();
@@ -93,8 +93,8 @@ const OBJECTS: &[&str] = &[
 /// The words of English `texts` used as verbs somewhere: written in lower case right before an
 /// object ("poach the eggs"). They name no thing, so they end a phrase ("eggs poach" is no
 /// subject); without a part of speech, this is what tells a verb.
-fn verbs(texts: &[&str], stopwords: &[Stopwords]) -> Vec<String> {
-    let mut verbs: Vec<String> = Vec::new();
+fn verbs(texts: &[&str], stopwords: &[Stopwords]) -> HashSet<String> {
+    let mut verbs = HashSet::new();
     for (text, stop) in texts.iter().zip(stopwords).filter(|(_, s)| s.is_english()) {
         let tokens: Vec<&str> = text.split_whitespace().collect();
         for pair in tokens.windows(2) {
@@ -103,10 +103,7 @@ fn verbs(texts: &[&str], stopwords: &[Stopwords]) -> Vec<String> {
             if !plain || !OBJECTS.contains(&next) {
                 continue;
             }
-            match content_word(word, *stop) {
-                Some(normalized) if !verbs.contains(&normalized) => verbs.push(normalized),
-                _ => {}
-            }
+            verbs.extend(content_word(word, *stop));
         }
     }
     verbs
@@ -117,7 +114,7 @@ fn verbs(texts: &[&str], stopwords: &[Stopwords]) -> Vec<String> {
 fn runs<'t>(
     text: &'t str,
     stopwords: Stopwords,
-    leave_out: &[String],
+    leave_out: &HashSet<String>,
 ) -> Vec<Vec<(&'t str, String)>> {
     let mut out = Vec::new();
     let mut run: Vec<(&str, String)> = Vec::new();
@@ -192,7 +189,7 @@ mod tests {
     #[test]
     fn runs_stop_at_stopwords_and_punctuation() {
         let words = |t: &str| -> Vec<Vec<String>> {
-            runs(t, Stopwords::of(t), &[])
+            runs(t, Stopwords::of(t), &HashSet::new())
                 .into_iter()
                 .map(|r| r.into_iter().map(|w| w.0.to_owned()).collect())
                 .collect()

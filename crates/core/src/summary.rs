@@ -6,7 +6,9 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Message, Role, Stopwords, filler::is_filler, key_phrases::key_phrases,
+    Message, Role, Stopwords,
+    filler::{is_filler, is_interjection},
+    key_phrases::key_phrases,
     keywords::for_each_keyword_with,
 };
 
@@ -105,7 +107,7 @@ pub fn summarize(messages: &[Message], config: &SummaryConfig) -> Summary {
     let mut by_score: Vec<usize> = (0..sentences.len()).collect();
     by_score.sort_by(|&a, &b| sentences[b].score.total_cmp(&sentences[a].score).then(a.cmp(&b)));
 
-    let title = phrase_title(messages, told, opening, &speakers, config.max_title_words)
+    let title = phrase_title(messages, told, weight, &speakers, config.max_title_words)
         .or_else(|| {
             // Nothing but filler ("ok", "thanks"): the shortest whole sentence with a content
             // word, if it fits.
@@ -180,19 +182,13 @@ fn speaker_names(messages: &[Message]) -> Vec<String> {
     names
 }
 
-/// Words a sentence opens with that say nothing ("Oh, well, that works.").
-const INTERJECTIONS: &[&str] = &[
-    "actually", "ah", "alright", "anyway", "awesome", "cool", "great", "hello", "hey", "hi", "no",
-    "oh", "ok", "okay", "right", "so", "sure", "uh", "um", "well", "wow", "yeah", "yes",
-];
-
 /// `text` without the interjections it opens with: "Oh, well, that works." is "that works.".
 fn without_interjections(text: &str) -> &str {
     let mut rest = text.trim_start();
     loop {
         let end = rest.find(|c: char| !c.is_alphanumeric() && c != '\'').unwrap_or(rest.len());
         let (word, after) = rest.split_at(end);
-        let opens = INTERJECTIONS.contains(&word.to_lowercase().as_str());
+        let opens = is_interjection(word);
         match after.strip_prefix([',', '!']) {
             Some(after) if opens => rest = after.trim_start(),
             _ => return rest,
@@ -200,12 +196,12 @@ fn without_interjections(text: &str) -> &str {
     }
 }
 
-/// "Head phrase: second, third", as many phrases as fit in `max_words`. The opening prompt
-/// states the episode's intent, so its words count double; answers count once.
+/// "Head phrase: second, third", as many phrases as fit in `max_words`; each message's words
+/// count by its `weight` (the opening prompt states the episode's intent).
 fn phrase_title(
     messages: &[Message],
     told: impl Fn(&Message) -> bool,
-    opening: Option<usize>,
+    weight: impl Fn(usize) -> f64,
     speakers: &[String],
     max_words: usize,
 ) -> Option<String> {
@@ -213,7 +209,7 @@ fn phrase_title(
         .iter()
         .enumerate()
         .filter(|(_, m)| told(m))
-        .map(|(i, m)| (m.content.as_str(), if Some(i) == opening { 2.0 } else { 1.0 }))
+        .map(|(i, m)| (m.content.as_str(), weight(i)))
         .unzip();
     let phrases = key_phrases(&texts, &weights, speakers, 3);
     let head = phrases.first()?;

@@ -91,11 +91,13 @@ pub(crate) fn run(args: &SummariesArgs) -> Result<ExitCode> {
                 references.iter().map(|r| rouge(&scorer, output, r)).collect();
             for metric in 0..3 {
                 let all = scores.iter().map(|s| s[metric]);
-                sums[system][metric] += all.clone().sum::<f64>() / scores.len() as f64;
+                let mean = all.clone().sum::<f64>() / scores.len() as f64;
+                sums[system][metric] += mean;
                 sums[system][metric + 3] += all.fold(0.0, f64::max);
+                if metric == 2 {
+                    sums[system][6] += mean * mean;
+                }
             }
-            let rouge_l = scores.iter().map(|s| s[2]).sum::<f64>() / scores.len() as f64;
-            sums[system][6] += rouge_l * rouge_l;
         }
         dialogues += 1;
     }

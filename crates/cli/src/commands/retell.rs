@@ -23,12 +23,9 @@ pub(crate) struct RetellArgs {
 }
 
 pub(crate) fn retell(config: &AppConfig, args: &RetellArgs) -> Result<ExitCode> {
-    // With the embedder the saved search index was built for, so it is opened, not rebuilt; the
-    // configured model tells the periods, as the worker's rollups do.
-    let mut engine = open_with_embedder(config)?;
-    if let Some(chat) = config.chat_model()? {
-        engine = engine.with_chat_model(chat);
-    }
+    // With the embedder the saved search index was built for, so it is opened, not rebuilt,
+    // and the configured model, which tells the periods as the worker's rollups do.
+    let engine = open_with_embedder(config)?;
     let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} retelling [{bar:30}] {pos}/{len} episodes ({eta})")
