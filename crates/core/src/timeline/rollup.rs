@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::filler::is_generic;
+use crate::{filler::is_generic, keyword_list};
 
 /// What a node (or an episode, as a day's child) says about its span.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -43,7 +43,7 @@ const TITLE_SUBJECTS: usize = 3;
 /// - Names and keywords: those used by most children, then by the most salient ones; filler
 ///   and generic words are no keywords.
 /// - Title: the leading names, then the subjects: the phrases of the children's titles that the
-///   most children speak of ("Maya, Lisbon: Webhook test, Sintra train, Tomato seedlings").
+///   most children speak of ("Maya, Sintra: Webhook test, Sintra train, Tomato seedlings").
 pub fn extractive_rollup(children: &[NodeSummary], max_bullets: usize) -> NodeSummary {
     let bullets = salient_bullets(children, max_bullets);
     let names = ranked(children, |c| &c.names, |_| true, NAMES);
@@ -127,52 +127,45 @@ fn ranked<'a>(
 fn node_title(children: &[NodeSummary], names: &[String]) -> String {
     let mut titles: Vec<(&str, f64)> = children.iter().flat_map(highlights).collect();
     titles.sort_by(|a, b| b.1.total_cmp(&a.1));
-    // What each child speaks of, as stems.
+    // What each child speaks of: its keywords and its titles' words, normalized alike.
     let spoken: Vec<HashSet<String>> = children
         .iter()
         .map(|c| {
             let titles = std::iter::once(&c.title).chain(&c.bullets);
-            c.keywords
-                .iter()
-                .map(|k| stem(k))
-                .chain(titles.flat_map(|t| words_of(t)).map(|w| stem(&w)))
-                .collect()
+            c.keywords.iter().cloned().chain(titles.flat_map(|t| keyword_list(t))).collect()
         })
         .collect();
-    // Each phrase: how many children speak of it, whether it heads its title, the title.
-    let mut phrases: Vec<(f64, usize, &str)> = Vec::new();
+    // Each phrase: how many children speak of it (a title's head counting half a child more),
+    // the title it comes from, the phrase, its words.
+    let mut phrases: Vec<(f64, usize, &str, Vec<String>)> = Vec::new();
     for (from, (title, _)) in titles.iter().enumerate() {
         for (n, phrase) in title.split([':', ',', ';']).map(str::trim).enumerate() {
-            let stems: Vec<String> = words_of(phrase)
-                .iter()
-                .filter(|w| !is_generic(w) && !crate::is_stopword(w))
-                .map(|w| stem(w))
-                .collect();
-            let speaking = spoken.iter().filter(|s| stems.iter().any(|w| s.contains(w))).count();
-            let head = if n == 0 { 0.5 } else { 0.0 };
-            if !stems.is_empty() {
-                phrases.push((speaking as f64 + head, from, phrase));
+            let words = keyword_list(phrase);
+            if words.iter().all(|w| is_generic(w)) {
+                continue;
             }
+            let speaking = spoken.iter().filter(|s| words.iter().any(|w| s.contains(w))).count();
+            let head = if n == 0 { 0.5 } else { 0.0 };
+            phrases.push((speaking as f64 + head, from, phrase, words));
         }
     }
     // Best first; a stable sort keeps the more salient title, then the phrase's place. A
     // phrase keeps its capitals: a title's head was capitalized as its start, but it may as
     // well be a name ("Sintra train").
     phrases.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let stems = |text: &str| words_of(text).iter().map(|w| stem(w)).collect::<Vec<_>>();
-    let mut subjects: Vec<&str> = Vec::new();
-    let mut told_from: Vec<usize> = Vec::new();
-    for &(_, from, phrase) in &phrases {
+    let mut subjects: Vec<&(f64, usize, &str, Vec<String>)> = Vec::new();
+    for phrase in &phrases {
         if subjects.len() == TITLE_SUBJECTS {
             break;
         }
-        let is_a_name = names.iter().any(|n| n.eq_ignore_ascii_case(phrase));
-        let taken = subjects.iter().any(|s| stems(s).iter().any(|w| stems(phrase).contains(w)));
-        if !is_a_name && !taken && !told_from.contains(&from) {
-            told_from.push(from);
+        let (_, from, text, words) = phrase;
+        let is_a_name = names.iter().any(|n| n.eq_ignore_ascii_case(text));
+        let taken = subjects.iter().any(|s| s.1 == *from || s.3.iter().any(|w| words.contains(w)));
+        if !is_a_name && !taken {
             subjects.push(phrase);
         }
     }
+    let subjects: Vec<&str> = subjects.iter().map(|s| s.2).collect();
     let shown: Vec<&str> = names.iter().take(TITLE_NAMES).map(String::as_str).collect();
     match (shown.is_empty(), subjects.is_empty()) {
         (true, true) => titles.first().map_or("Nothing remembered", |t| t.0).to_owned(),
@@ -180,20 +173,6 @@ fn node_title(children: &[NodeSummary], names: &[String]) -> String {
         (true, false) => subjects.join(", "),
         (false, false) => format!("{}: {}", shown.join(", "), subjects.join(", ")),
     }
-}
-
-/// A word as compared across titles and keywords: lower case, without a plural's "s".
-fn stem(word: &str) -> String {
-    let lower = word.to_lowercase();
-    lower.strip_suffix('s').filter(|s| s.len() >= 3).unwrap_or(&lower).to_owned()
-}
-
-/// The lowercase words of `text`.
-fn words_of(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
 }
 
 /// Months and days of the week: capitalized, but when, not who or what.
