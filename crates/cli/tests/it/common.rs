@@ -14,6 +14,14 @@ pub(crate) fn epimem(db: &Path, args: &[&str]) -> std::process::Output {
     epimem_command(db).args(args).output().unwrap()
 }
 
+/// Writes `lines` (`epimem ingest`'s JSON lines) beside `db` and ingests them, flushed.
+pub(crate) fn ingest_lines(db: &Path, lines: &str) {
+    let input = db.with_extension("jsonl");
+    std::fs::write(&input, lines).unwrap();
+    let out = epimem(db, &["ingest", input.to_str().unwrap(), "--flush"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// `epimem --db DB`, with none of the environment's settings but the model-free embedder.
 pub(crate) fn epimem_command(db: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_epimem"));

@@ -6,7 +6,7 @@ use std::{collections::BTreeSet, path::Path};
 
 use serde_json::{Value, json};
 
-use crate::common::{epimem, json_lines, listed};
+use crate::common::{epimem, ingest_lines, json_lines, listed};
 
 /// This test's own list of words that say nothing of a subject: chat, praise, interjections,
 /// vague time words and function words. Not the code's list.
@@ -195,19 +195,12 @@ fn locomo_lines() -> (String, Vec<String>) {
     (out, names)
 }
 
-fn ingest(db: &Path, lines: &str) {
-    let input = db.with_extension("jsonl");
-    std::fs::write(&input, lines).unwrap();
-    let out = epimem(db, &["ingest", input.to_str().unwrap(), "--flush"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
 #[test]
 fn locomo_titles_and_rollups_name_something() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("locomo.db");
     let (lines, conversations) = locomo_lines();
-    ingest(&db, &lines);
+    ingest_lines(&db, &lines);
     let conversations: Vec<&str> = conversations.iter().map(String::as_str).collect();
     let (episodes, nodes) = assert_readable(&db, &conversations);
     assert!(episodes.len() > 100 && nodes.len() > 50, "{} {}", episodes.len(), nodes.len());
@@ -220,7 +213,7 @@ fn locomo_titles_and_rollups_name_something() {
 fn the_demo_reads_well_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo.db");
-    ingest(&db, include_str!("../../data/sample-conversation.jsonl"));
+    ingest_lines(&db, include_str!("../../data/sample-conversation.jsonl"));
     let (episodes, mut nodes) = assert_readable(&db, &["maya-assistant"]);
     nodes.sort_by_key(|n| n["id"].as_str().unwrap().to_owned());
     let episodes: Vec<Value> = episodes

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{epimem, json_lines, listed};
+use crate::common::{epimem, ingest_lines, json_lines, listed};
 
 fn ingest_days(db: &std::path::Path) {
     let lines: String = [
@@ -21,10 +21,7 @@ fn ingest_days(db: &std::path::Path) {
             + "\n"
     })
     .collect();
-    let input = db.with_extension("jsonl");
-    std::fs::write(&input, lines).unwrap();
-    let out = epimem(db, &["ingest", input.to_str().unwrap(), "--flush"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    ingest_lines(db, &lines);
 }
 
 #[test]
