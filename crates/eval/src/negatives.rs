@@ -27,6 +27,12 @@ pub(crate) enum Asked {
     Renamed,
     /// A question from another data set.
     OtherSet,
+    /// The first prompt of a new task.
+    NewTask,
+    /// An own question that names someone or something the conversation holds, as written...
+    Named,
+    /// ...and with those names misspelled.
+    Misspelled,
 }
 
 impl Asked {
@@ -36,7 +42,15 @@ impl Asked {
             Asked::OtherConversation => "other_conversation",
             Asked::Renamed => "renamed",
             Asked::OtherSet => "other_set",
+            Asked::NewTask => "new_task",
+            Asked::Named => "named",
+            Asked::Misspelled => "misspelled",
         }
+    }
+
+    /// Whether the answer is in the conversation asked.
+    pub(crate) fn answered_here(self) -> bool {
+        matches!(self, Asked::Own | Asked::Named | Asked::Misspelled)
     }
 }
 
@@ -79,31 +93,34 @@ pub(crate) fn default_setting(rule: RelevanceConfig) -> Vec<Setting> {
 }
 
 /// The curve: the block as before (filled), then the defaults with one setting moved at a
-/// time (the share of the query a line must match, where a block stops, how many lines it
-/// takes at least).
+/// time (where a block speaks, which lines it takes, how many at least, each channel alone),
+/// and a few settings of which lines a block takes moved together.
 pub(crate) fn curve(rule: RelevanceConfig) -> Vec<Setting> {
-    let share = |label, min_share| Setting { label, rule: RelevanceConfig { min_share, ..rule } };
+    let speak = |label, speak| Setting { label, rule: RelevanceConfig { speak, ..rule } };
+    let take = |label, take| Setting { label, rule: RelevanceConfig { take, ..rule } };
+    let at_least = |label, at_least| Setting { label, rule: RelevanceConfig { at_least, ..rule } };
+    // A channel is silenced by a bias no evidence outweighs.
+    let mut words_only = rule;
+    words_only.meaning.bias = -1e9;
+    let mut meaning_only = rule;
+    meaning_only.words.bias = -1e9;
     let stop = |label, stop_below| Setting { label, rule: RelevanceConfig { stop_below, ..rule } };
     vec![
         Setting { label: "fill the budget (before)", rule: RelevanceConfig::FILL },
         Setting { label: "the defaults", rule },
-        share("min_share 0.08", 0.08),
-        share("min_share 0.12", 0.12),
-        share("min_share 0.20", 0.20),
-        share("min_share 0.24", 0.24),
-        share("min_share 0.28", 0.28),
-        stop("stop_below 0 (no stop)", 0.0),
-        stop("stop_below 0.3", 0.3),
+        speak("speak 0.3", 0.3),
+        speak("speak 0.4", 0.4),
+        speak("speak 0.5", 0.5),
+        speak("speak 0.6", 0.6),
+        take("take 0", 0.0),
+        take("take 0.3", 0.3),
+        take("take 0.5", 0.5),
         stop("stop_below 0.4", 0.4),
-        Setting {
-            label: "stop 0.4, at least 0",
-            rule: RelevanceConfig { stop_below: 0.4, at_least: 0, ..rule },
-        },
-        Setting { label: "stop 0.5, at least 5", rule: RelevanceConfig { at_least: 5, ..rule } },
-        Setting {
-            label: "stop 0.6, at least 8",
-            rule: RelevanceConfig { stop_below: 0.6, ..rule },
-        },
+        stop("stop_below 0.6", 0.6),
+        at_least("at least 4", 4),
+        at_least("at least 8", 8),
+        Setting { label: "words alone", rule: words_only },
+        Setting { label: "meaning alone", rule: meaning_only },
     ]
 }
 
@@ -160,8 +177,16 @@ impl Blocks {
             )?;
             writeln!(
                 out,
-                "{:<26} {:>9} {:>7} {:>7} {:>8} {:>8} {:>9}",
-                "setting", "evidence", "tokens", "own", "other", "renamed", "other set"
+                "{:<26} {:>9} {:>7} {:>7} {:>8} {:>8} {:>9} {:>9} {:>15}",
+                "setting",
+                "evidence",
+                "tokens",
+                "own",
+                "other",
+                "renamed",
+                "other set",
+                "new tasks",
+                "named / missp."
             )?;
             for ((_, _), (label, kinds)) in self.0.range((split, 0)..=(split, usize::MAX)) {
                 let get = |asked| kinds.get(&asked).cloned().unwrap_or_default();
@@ -170,15 +195,22 @@ impl Blocks {
                     Some(s) => format!("{:.1}%", 100.0 * s.share_non_empty()),
                     None => "-".to_owned(),
                 };
+                let evidence = |asked| match kinds.get(&asked) {
+                    Some(s) => format!("{:.3}", s.evidence / s.questions.max(1) as f64),
+                    None => "-".to_owned(),
+                };
+                let names = format!("{} / {}", evidence(Asked::Named), evidence(Asked::Misspelled));
                 writeln!(
                     out,
-                    "{label:<26} {:>9.3} {:>7.0} {:>7} {:>8} {:>8} {:>9}",
+                    "{label:<26} {:>9.3} {:>7.0} {:>7} {:>8} {:>8} {:>9} {:>9} {:>15}",
                     own.evidence / n,
                     own.tokens as f64 / n,
                     share(Asked::Own),
                     share(Asked::OtherConversation),
                     share(Asked::Renamed),
-                    share(Asked::OtherSet)
+                    share(Asked::OtherSet),
+                    share(Asked::NewTask),
+                    names
                 )?;
             }
             writeln!(out)?;
@@ -263,6 +295,9 @@ struct DumpedLine<'a> {
     words: Option<f64>,
     fused: f64,
     score: f64,
+    episode_factor: f64,
+    lent: f64,
+    line_factor: f64,
     /// Whether it is evidence of the question (own questions only).
     evidence: bool,
 }
@@ -293,7 +328,7 @@ pub(crate) fn dump_lines(
 ) -> Result<()> {
     let scope = Scope::tenant(tenant).with_conversation(Some(host.id.clone()));
     let at = host.turns.last().map(|t| t.timestamp);
-    let query = RecallQuery { at, ..RecallQuery::new(scope, text.to_owned(), 30) };
+    let query = RecallQuery { at, ..RecallQuery::new(scope, text.to_owned(), 100) };
     let (hits, evidence) = engine.measure().recall_messages_judged(&query)?;
     let lines = hits
         .iter()
@@ -309,6 +344,9 @@ pub(crate) fn dump_lines(
                 words: h.words,
                 fused: h.fused,
                 score: h.score,
+                episode_factor: h.episode_factor,
+                lent: h.lent,
+                line_factor: h.line_factor,
                 evidence,
             })
         })

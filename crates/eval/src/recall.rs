@@ -21,10 +21,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use super::{
-    agent,
+    agent, implied,
     locomo::{self, Sample, Split},
-    negatives,
+    misspell, negatives,
     prompt_context::PromptContextSums,
+    prompts,
 };
 use crate::json_line;
 
@@ -34,7 +35,9 @@ pub struct RecallArgs {
     /// speakers named `User` and `Assistant` take those roles, and categories are BEAM's); or
     /// `agent`: coding-agent sessions in `epimem ingest`'s format (`--path`, each session's
     /// first line naming its part in `metadata.set`) with `--questions` about them, each part
-    /// replayed as one project's history.
+    /// replayed as one project's history; or `madial`: MADial-Bench's folder (`--path`: its
+    /// event archive and dialogues), each event its own conversation, recall asked at each
+    /// dialogue's test turn with the user's last message and with the last three utterances.
     #[arg(long, default_value = "locomo")]
     dataset: String,
     /// Which conversations to run: `tuning`, `test` or `all` (reported per part). LoCoMo's
@@ -64,11 +67,20 @@ pub struct RecallArgs {
     /// these in its conversation; a table says how many blocks were not empty.
     #[arg(long, value_name = "FILE")]
     negatives: Option<PathBuf>,
-    /// With --negatives: ask every question under a range of relevance settings too (the
-    /// block as before, and the defaults with one setting moved at a time), and print the
-    /// curve of what each keeps and leaves empty.
-    #[arg(long, requires = "negatives")]
+    /// Ask every question under a range of relevance settings too (the block as before, and
+    /// the defaults with one setting moved at a time), and print the curve of what each keeps
+    /// and leaves empty.
+    #[arg(long)]
     curve: bool,
+    /// First prompts of new tasks, one `{id, category, prompt}` a line, asked in every
+    /// conversation (in MADial, every user's memory): a block should stay empty for them.
+    #[arg(long, value_name = "FILE")]
+    new_tasks: Option<PathBuf>,
+    /// Ask each question that names someone or something the conversation holds again with
+    /// the names misspelled (a letter changed, swapped or dropped; two in long names; the
+    /// same way every run), beside the same questions spelled right.
+    #[arg(long)]
+    misspelled: bool,
     /// Write one JSON line per question asked (its own, and with --negatives the others) with
     /// the lines recalled, best first, and what each retriever scored them.
     #[arg(long, value_name = "FILE")]
@@ -179,8 +191,26 @@ impl PartSums {
 }
 
 pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
-    if !["locomo", "beam", "agent"].contains(&args.dataset.as_str()) {
-        bail!("unknown dataset {:?}: expected locomo, beam or agent", args.dataset);
+    if !["locomo", "beam", "agent", "madial"].contains(&args.dataset.as_str()) {
+        bail!("unknown dataset {:?}: expected locomo, beam, agent or madial", args.dataset);
+    }
+    let new_tasks = match &args.new_tasks {
+        Some(path) => prompts::load(path)?,
+        None => Vec::new(),
+    };
+    let settings = match args.curve {
+        true => negatives::curve(config.engine().relevance),
+        false => negatives::default_setting(config.engine().relevance),
+    };
+    if args.dataset == "madial" {
+        let options = implied::Options {
+            folder: &args.path,
+            settings,
+            new_tasks,
+            json: args.json,
+            dump_lines: args.dump_lines.as_deref(),
+        };
+        return implied::run(config, &options);
     }
     let wanted: &[Split] = match args.split.as_str() {
         "all" => &[Split::Tuning, Split::Test],
@@ -253,10 +283,6 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         None => Vec::new(),
     };
     let hosts = negatives::hosts(&samples);
-    let settings = match args.curve {
-        true => negatives::curve(config.engine().relevance),
-        false => negatives::default_setting(config.engine().relevance),
-    };
     let mut blocks = negatives::Blocks::default();
     let mut dump_lines = super::create_dump(args.dump_lines.as_deref())?;
     let mut asked_foreign = 0usize;
@@ -278,6 +304,10 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         if project_of(s).is_some() {
             handed.add_later_prompts(&engine, s, &episodes, place)?;
         }
+        let names = misspell::names_held(
+            s.turns.iter().map(|t| t.speaker.as_str()).filter(|s| s.parse::<Role>().is_err()),
+            s.turns.iter().map(|t| t.text.as_str()),
+        );
         for q in s.questions.iter().filter(|q| (1..=4).contains(&q.category)) {
             let t0 = Instant::now();
             let mut query = RecallQuery {
@@ -336,15 +366,23 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                     (negatives::Asked::OtherSet, s, other),
                 ]);
             }
+            let misspelled =
+                args.misspelled.then(|| misspell::misspelled(&q.question, &names)).flatten();
+            if let Some(misspelled) = &misspelled {
+                asks.extend([
+                    (negatives::Asked::Named, s, q.question.as_str()),
+                    (negatives::Asked::Misspelled, s, misspelled.as_str()),
+                ]);
+            }
             for (at_setting, setting) in settings.iter().enumerate() {
                 for &(asked, host, text) in &asks {
                     let (tokens, quoted) =
                         negatives::block(&engine, (&tenant, host), text, setting.rule)?;
-                    let evidence = match asked {
-                        negatives::Asked::Own => {
+                    let evidence = match asked.answered_here() {
+                        true => {
                             q.share_in(&quoted.iter().filter_map(|&seq| s.dia_id(seq)).collect())
                         }
-                        _ => 0.0,
+                        false => 0.0,
                     };
                     blocks.add(s.split, (at_setting, setting.label), asked, tokens, evidence);
                 }
@@ -384,6 +422,26 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 writeln!(out, "{}", json_line(&line))?;
             }
             progress.inc(1);
+        }
+        for prompt in &new_tasks {
+            for (at_setting, setting) in settings.iter().enumerate() {
+                let host = (tenant_of(s), s);
+                let (tokens, _) =
+                    negatives::block(&engine, (&host.0, s), &prompt.prompt, setting.rule)?;
+                let asked = negatives::Asked::NewTask;
+                blocks.add(s.split, (at_setting, setting.label), asked, tokens, 0.0);
+            }
+            if let Some(out) = dump_lines.as_mut() {
+                let asked = negatives::Asked::NewTask;
+                negatives::dump_lines(
+                    out,
+                    &engine,
+                    (&tenant_of(s), s),
+                    asked,
+                    &prompt.prompt,
+                    None,
+                )?;
+            }
         }
     }
     for out in [dump, dump_lines].into_iter().flatten() {
@@ -551,7 +609,7 @@ fn add(total: &mut Sums, one: &Sums) {
 }
 
 /// Ingests one conversation: its sessions in order, speakers kept, everything closed at the end.
-fn ingest(
+pub(crate) fn ingest(
     engine: &epimem_engine::Engine,
     tenant: &str,
     s: &Sample,
