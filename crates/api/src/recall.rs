@@ -6,8 +6,8 @@ use epimem_engine::{NextTurnQuery, RecallQuery};
 use crate::{
     Memory, MemoryError, limit, time, user,
     wire::{
-        DEFAULT_NEXT_TURN_BUDGET, EpisodeOut, FactOut, NextTurnIn, NextTurnOut, ProjectMemoryIn,
-        RecallIn, RecallOut,
+        DEFAULT_NEXT_TURN_BUDGET, EpisodeOut, FactOut, NameReadOut, NextTurnIn, NextTurnOut,
+        ProjectMemoryIn, RecallIn, RecallOut,
     },
 };
 
@@ -40,17 +40,18 @@ impl Memory<'_> {
             }
             scope = engine.scope_within(scope, within)?;
         }
-        if (request.fill || request.min_share.is_some()) && request.budget.is_none() {
-            return Err(MemoryError::bad_input("fill, min_share: need a budget"));
+        if (request.fill || request.min_relevance.is_some()) && request.budget.is_none() {
+            return Err(MemoryError::bad_input("fill, min_relevance: need a budget"));
         }
-        let relevance = match (request.fill, request.min_share) {
+        let relevance = match (request.fill, request.min_relevance) {
             (true, _) => Some(RelevanceConfig::FILL),
-            (false, Some(share)) if (0.0..=1.0).contains(&share) => {
-                Some(RelevanceConfig { min_share: share, ..engine.config().relevance })
+            (false, Some(p)) if (0.0..=1.0).contains(&p) => {
+                let defaults = engine.config().relevance;
+                Some(RelevanceConfig { speak: p, take: defaults.take.min(p), ..defaults })
             }
-            (false, Some(share)) => {
+            (false, Some(p)) => {
                 return Err(MemoryError::bad_input(format!(
-                    "min_share: {share} is not from 0 to 1"
+                    "min_relevance: {p} is not from 0 to 1"
                 )));
             }
             (false, None) => None,
@@ -69,6 +70,10 @@ impl Memory<'_> {
                 ..RecallOut::default()
             },
         };
+        if out.turns.is_none() {
+            // A block of lines says how it read the query's names; the other answers ask.
+            out.names_read = engine.names_read(&query)?.iter().map(NameReadOut::from).collect();
+        }
         out.facts = engine.recall_facts(&query)?.iter().map(FactOut::from).collect();
         // A fact that bears on the query is something remembered.
         if !out.facts.is_empty() {

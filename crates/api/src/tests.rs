@@ -52,7 +52,10 @@ fn bad_requests_are_refused_naming_the_field() {
     refused(RecallIn { budget: Some(0), ..recall("x") }, "budget");
     refused(RecallIn { episodes: true, ..recall("x") }, "episodes");
     refused(RecallIn { fill: true, ..recall("x") }, "fill");
-    refused(RecallIn { budget: Some(10), min_share: Some(2.0), ..recall("x") }, "min_share");
+    refused(
+        RecallIn { budget: Some(10), min_relevance: Some(2.0), ..recall("x") },
+        "min_relevance",
+    );
     refused(RecallIn { since: Some("yesterday".into()), ..recall("x") }, "since");
     refused(RecallIn { user: Some(String::new()), ..recall("x") }, "user");
     refused(RecallIn { limit: Some(0), ..recall("x") }, "limit");

@@ -27,7 +27,7 @@ pub use next_turn::{
     DEFAULT_NEXT_TURN_BUDGET, MemoryPartOut, NextTurnIn, NextTurnOut, RecentOut, SummaryOut,
 };
 pub use project::{ProjectMemoryIn, ProjectMemoryOut};
-pub use recall::{NOTHING_RELEVANT, RecallIn, RecallOut, TurnOut};
+pub use recall::{NOTHING_RELEVANT, NameReadOut, RecallIn, RecallOut, TurnOut};
 pub use timeline::{TimelineNodeOut, TimelineOut, TimelineQuery, VersionQuery};
 
 /// One message to remember: the fields of a line of `epimem ingest`.

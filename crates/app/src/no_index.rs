@@ -43,6 +43,15 @@ impl Search for NoIndex {
         Err(refused())
     }
 
+    fn read_names(
+        &self,
+        _tenant: &str,
+        _text: &str,
+        _tail: &[epimem_search::TailLine<'_>],
+    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+        Err(refused())
+    }
+
     fn vectors(&self) -> usize {
         0
     }

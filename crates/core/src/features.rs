@@ -7,11 +7,14 @@ use std::collections::HashMap;
 
 use crate::{Episode, EpisodeId, FsrsState, LineSignals, Timestamp};
 
-/// A BM25 candidate: its 1-based rank among the lexical candidates, and its score.
+/// A BM25 candidate: its 1-based rank among the lexical candidates, its score, and its
+/// length in words as BM25 counted them (0 where the index does not say): a long line holds a
+/// share of any query's words by chance.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LexicalMatch {
     pub rank: usize,
     pub score: f64,
+    pub length: u32,
 }
 
 /// A vector candidate: its 1-based rank among the vector candidates (none when it is a

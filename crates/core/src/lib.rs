@@ -6,6 +6,7 @@
 mod borrowing;
 mod cjk;
 mod context;
+mod conversation_query;
 mod dates;
 mod episode;
 mod error;
@@ -20,6 +21,7 @@ mod keywords;
 pub mod llm;
 mod memory;
 mod message;
+mod names;
 mod next_turn;
 mod plan;
 mod ranking;
@@ -43,6 +45,9 @@ pub mod work;
 pub use borrowing::{Borrow, Similarity, borrowed};
 pub use cjk::{for_each_bigram, is_cjk};
 pub use context::{ContextItem, RenderedContext, render_context};
+pub use conversation_query::{
+    EARLIER_MESSAGES, SALIENT_WORDS, conversation_query, with_salient_words,
+};
 pub use dates::{DateMention, date_mention};
 pub use episode::{Episode, EpisodeId, FsrsState, ToldBy};
 pub use error::ErrorKind;
@@ -65,6 +70,9 @@ pub use message::{
     Message, MessageFields, MessageProblem, NewMessage, Role, RoleParseError, check_message,
     clip_middle, limits as message_limits, name_words,
 };
+pub use names::{
+    HeldAs, NameReading, in_case_of, read_as, reread, slips, slips_allowed, sound_alike,
+};
 pub use next_turn::{
     MEMORY_HEADING, NextTurnConfig, RECENT_HEADING, SUMMARY_HEADING, Shares, quoted_lines,
     recent_fitting, render_next_turn, summary_fitting, verbatim,
@@ -72,7 +80,10 @@ pub use next_turn::{
 pub use plan::{ClosedSegment, Plan, plan_proposed, plan_segmentation};
 pub use ranking::{Candidate, Profile, Ranked, RankingConfig, rank, spread_to_neighbors};
 pub use relevance::{
-    Judgement, LineEvidence, QueryEvidence, RelevanceConfig, judge, line_bears, proper_nouns,
+    Judgement, LineEvidence, Logistic, MEANING_FEATURES, MEANING_SIGNS, MeaningWeights,
+    QueryEvidence, QueryForm, RelevanceConfig, WORDS_FEATURES, WORDS_SIGNS, WordsWeights, judge,
+    meaning_features, proper_noun_spans, proper_nouns, query_form, reference_similarity, relevance,
+    words_features,
 };
 pub use review::{PendingReview, Rating, ReviewItem, aggregate_reviews, may_review, rate_by_use};
 pub use scope::{ConversationKey, Scope};

@@ -36,6 +36,8 @@ pub struct TurnScore {
     pub similarity: Option<f64>,
     /// Its BM25 score, when it was a lexical candidate.
     pub lexical: Option<f64>,
+    /// Its length in words as BM25 counted them, when it was a lexical candidate.
+    pub length: Option<u32>,
     /// Its soft word matching score, when it had one.
     pub words: Option<f64>,
     /// Its retrievers' scores fused (0 for a turn that was only a neighbour).
@@ -146,10 +148,12 @@ pub fn rank_turns(
             let lines = table.lines.get(&turn).copied().unwrap_or(LineSignals::default());
             let line_factor = line_factor(&lines, config);
             let lent = spread - fused * factor;
+            let length = own.get(&turn).and_then(|&(i, _)| table.turns[i].lexical);
             TurnScore {
                 turn,
                 similarity: c.and_then(|c| c.similarity),
                 lexical: c.and_then(|c| c.lexical_score),
+                length: length.map(|l| l.length),
                 words: c.and_then(|c| c.word_score),
                 fused,
                 episode_factor: factor,
@@ -274,7 +278,7 @@ mod tests {
     }
 
     fn lexical(rank: usize, score: f64) -> Option<LexicalMatch> {
-        Some(LexicalMatch { rank, score })
+        Some(LexicalMatch { rank, score, length: 10 })
     }
 
     /// Two episodes of three turns each; turn (0, 2) matches by words, (1, 5) by vector.

@@ -4,7 +4,8 @@ use std::collections::{HashMap, HashSet};
 
 use epimem_core::{
     ContextItem, ConversationKey, EpisodeId, Judgement, KeywordBag, LineEvidence, Message,
-    QueryEvidence, RenderedContext, Scope, TurnItem, jaccard, judge, render_context, render_turns,
+    NameReading, QueryEvidence, RenderedContext, Scope, TurnItem, jaccard, judge, render_context,
+    render_turns,
 };
 use epimem_store::EpisodeDetail;
 
@@ -23,6 +24,8 @@ pub struct RecalledContext {
     pub episodes: Vec<EpisodeId>,
     /// The turns quoted (episode, message seq), best first.
     pub turns: Vec<(EpisodeId, u64)>,
+    /// The query's words read as names this memory holds ("Katrina" as "Katrin").
+    pub names_read: Vec<NameReading>,
 }
 
 /// A context block of whole episodes.
@@ -74,9 +77,13 @@ impl Engine {
         let largest = budgets.iter().copied().max().unwrap_or(0);
         let limit = self.config.ranking.turn_candidates.max(query.limit);
         let ranked = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
-        let (mut hits, at) = (ranked.hits, ranked.moment);
+        let (mut hits, at, names_read) = (ranked.hits, ranked.moment, ranked.names_read);
         let judged = self.judged(query, &hits, &ranked.evidence);
-        hits.truncate(judged.lines());
+        let mut rank = 0;
+        hits.retain(|_| {
+            rank += 1;
+            judged.takes(rank - 1)
+        });
         // Episodes are read from the store until the turns gathered surely overfill the
         // largest budget; later turns of the episodes read still come along, since a block
         // skips a turn that does not fit and takes a shorter one after it (under a heading it
@@ -180,6 +187,7 @@ impl Engine {
                         .iter()
                         .map(|&i| (items[i].episode.id.clone(), items[i].message.seq))
                         .collect(),
+                    names_read: names_read.clone(),
                 }
             })
             .collect();
@@ -206,7 +214,13 @@ impl Engine {
         let rule = query.relevance.unwrap_or(self.config.relevance);
         let lines: Vec<LineEvidence> = hits
             .iter()
-            .map(|h| LineEvidence { score: h.score, lexical: h.lexical, words: h.words })
+            .map(|h| LineEvidence {
+                score: h.score,
+                lexical: h.lexical,
+                length: h.length,
+                similarity: h.similarity,
+                words: h.words,
+            })
             .collect();
         judge(&lines, query_evidence, &rule)
     }

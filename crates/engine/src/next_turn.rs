@@ -2,8 +2,9 @@
 //! one call and under one budget (`epimem_core::next_turn` fits and renders it).
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Message, NextTurnConfig, RelevanceConfig, Role, Scope,
-    Shares, quoted_lines, recent_fitting, render_next_turn, summary_fitting,
+    ConversationKey, EARLIER_MESSAGES, Episode, EpisodeId, Message, NextTurnConfig,
+    RelevanceConfig, Role, Scope, Shares, conversation_query, quoted_lines, recent_fitting,
+    render_next_turn, summary_fitting,
 };
 
 use crate::{Engine, EngineError, RecallQuery, RecalledContext};
@@ -12,7 +13,8 @@ use crate::{Engine, EngineError, RecallQuery, RecalledContext};
 #[derive(Debug, Clone, PartialEq)]
 pub struct NextTurnQuery {
     pub conversation: ConversationKey,
-    /// What to look up in long-term memory; the newest message a person wrote when absent.
+    /// What to look up in long-term memory; when absent, the newest message a person wrote
+    /// (a statement with the words the conversation kept coming back to).
     pub query: Option<String>,
     /// Tokens the whole block may take.
     pub budget: usize,
@@ -77,7 +79,7 @@ impl Engine {
         let earlier: Vec<&Episode> =
             episodes.iter().filter(|e| e.last_seq < first_recent).collect();
         let (_, _, summary_tokens) = summary_fitting(&earlier, shares.summary, &[], &self.tokens);
-        let memory_query = query.query.clone().or_else(|| newest_said(&newest_first));
+        let memory_query = query.query.clone().or_else(|| next_turn_query(&newest_first));
         let memory_share = shares.memory_with(recent_tokens, summary_tokens);
         let memory = match &memory_query {
             Some(text) if !text.trim().is_empty() => {
@@ -94,6 +96,7 @@ impl Engine {
                 relevant: false,
                 episodes: Vec::new(),
                 turns: Vec::new(),
+                names_read: Vec::new(),
             },
         };
         // Told again in what the summary took: an episode whose summary repeats a line the
@@ -170,11 +173,17 @@ impl Engine {
     }
 }
 
-/// The newest message a person wrote (else the newest of all): what the next turn answers.
-fn newest_said(newest_first: &[Message]) -> Option<String> {
-    newest_first
+/// What the next turn recalls with: the newest message a person wrote (else the newest of
+/// all), as `conversation_query` reads it with the messages before it (a statement takes the
+/// words the conversation kept coming back to).
+fn next_turn_query(newest_first: &[Message]) -> Option<String> {
+    let at = newest_first.iter().position(|m| m.role == Role::User).unwrap_or(0);
+    let last = newest_first.get(at)?;
+    let earlier: Vec<&str> = newest_first[at + 1..]
         .iter()
-        .find(|m| m.role == Role::User)
-        .or(newest_first.first())
-        .map(|m| m.content.clone())
+        .take(EARLIER_MESSAGES)
+        .rev()
+        .map(|m| m.content.as_str())
+        .collect();
+    Some(conversation_query(&last.content, &earlier))
 }

@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    ConversationKey, DateMention, Episode, EpisodeId, EpisodeState, QueryEvidence, RelevanceConfig,
-    Scope, Timestamp, date_mention, rank_episodes, rank_turns,
+    ConversationKey, DateMention, Episode, EpisodeId, EpisodeState, NameReading, QueryEvidence,
+    RelevanceConfig, Scope, Timestamp, date_mention, query_form, rank_episodes, rank_turns,
+    reference_similarity, reread,
 };
 use epimem_embed::Embedder;
-use epimem_search::{EpisodeQuery, SearchError, TurnQuery, WordVectors};
+use epimem_search::{EpisodeQuery, SearchError, TailLine, TurnQuery, WordVectors};
 use epimem_store::PendingReview;
 
 use crate::{Engine, EngineError};
@@ -61,6 +62,8 @@ pub(crate) struct RankedLines {
     pub(crate) moment: Timestamp,
     /// What the index told of the query as a whole.
     pub(crate) evidence: QueryEvidence,
+    /// The query's words read as names this memory holds ("Katrina" as "Katrin").
+    pub(crate) names_read: Vec<NameReading>,
 }
 
 /// One recalled episode and why it came back.
@@ -94,6 +97,8 @@ pub struct MessageHit {
     pub similarity: Option<f64>,
     /// Its BM25 score, when it was a lexical candidate.
     pub lexical: Option<f64>,
+    /// Its length in words as BM25 counted them, when it was a lexical candidate.
+    pub length: Option<u32>,
     /// Its soft word matching score (query words against the line's closest words), if any.
     pub words: Option<f64>,
     /// The final score, `(fused · episode_factor + lent) · line_factor`; higher is better.
@@ -132,6 +137,8 @@ impl Engine {
         let config = &self.config.ranking;
         let scope = &query.scope;
         self.index_for_recall(&scope.tenant)?;
+        let (read, _) = self.read_names(query, &[])?;
+        let query = &read;
         let q = self.embed_synced(query)?;
         let at = self.recall_moment(query)?;
         let found = self.searched(&scope.tenant, || {
@@ -157,8 +164,9 @@ impl Engine {
                 strength: self.memory.recall_weight(r),
             })
             .collect();
+        let config = config.for_query(&query_form(&query.text));
         let ranked: Vec<_> =
-            rank_episodes(&found, &states, config).into_iter().take(query.limit).collect();
+            rank_episodes(&found, &states, &config).into_iter().take(query.limit).collect();
         // The store has the episodes as they are now (another process may have forgotten one).
         let ids: Vec<EpisodeId> =
             ranked.iter().map(|r| found.candidates[r.index].episode.id.clone()).collect();
@@ -223,6 +231,8 @@ impl Engine {
         let tail = self.open_tail(&query.scope)?;
         let lines = tail.lines();
         self.index_for_recall(&query.scope.tenant)?;
+        let (read, names_read) = self.read_names(query, &lines)?;
+        let query = &read;
         let q = self.embed_synced(query)?;
         let moment = self.recall_moment(query)?;
         let words = self.embedder.as_deref().map(EmbedderWords);
@@ -257,7 +267,8 @@ impl Engine {
                 },
             })
             .collect();
-        let hits = rank_turns(&table, &states, config)
+        let form = query_form(&query.text);
+        let hits = rank_turns(&table, &states, &config.for_query(&form))
             .into_iter()
             .take(query.limit)
             .map(|t| MessageHit {
@@ -265,6 +276,7 @@ impl Engine {
                 seq: t.turn.seq,
                 similarity: t.similarity,
                 lexical: t.lexical,
+                length: t.length,
                 words: t.words,
                 score: t.score,
                 fused: t.fused,
@@ -278,8 +290,38 @@ impl Engine {
             names_absent: table.named_authors > 0
                 && !table.lines.values().any(|line| line.by_named_author),
             unknown_names: table.unknown_names > 0,
+            reference_similarity: reference_similarity(
+                table.turns.iter().filter_map(|t| t.vector.map(|v| v.similarity)),
+            ),
+            form,
         };
-        Ok(RankedLines { hits, moment, evidence })
+        Ok(RankedLines { hits, moment, evidence, names_read })
+    }
+
+    /// The words of `query` this memory never heard, each read as a name it holds that it
+    /// slips from ("Katrina" as "Katrin"); recall searches for the names.
+    pub fn names_read(&self, query: &RecallQuery) -> Result<Vec<NameReading>, EngineError> {
+        self.index_for_recall(&query.scope.tenant)?;
+        Ok(self.read_names(query, &[])?.1)
+    }
+
+    /// `query` with each word this memory never heard that slips from a name it holds read as
+    /// that name (`epimem_search::read_names`), and the readings. A query vector made from the
+    /// words as written is made again.
+    pub(crate) fn read_names(
+        &self,
+        query: &RecallQuery,
+        tail: &[TailLine<'_>],
+    ) -> Result<(RecallQuery, Vec<NameReading>), EngineError> {
+        let readings = self.searched(&query.scope.tenant, || {
+            self.search.read_names(&query.scope.tenant, &query.text, tail)
+        })?;
+        if readings.is_empty() {
+            return Ok((query.clone(), readings));
+        }
+        let text = reread(&query.text, &readings);
+        let read = RecallQuery { text, vector: None, ..query.clone() };
+        Ok((read, readings))
     }
 
     /// A query with no word to search for is an error only when there are no vectors to fall

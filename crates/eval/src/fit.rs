@@ -1,9 +1,8 @@
 //! `epimem eval fit-segmenter`: the coherence segmenter's weights, fitted on the tuning sets.
 //!
 //! A logistic regression of "a new segment begins here" on the features of every gap, by
-//! Newton's method with a small ridge penalty; each data set weighs the same whatever its
-//! size, so that no one kind of dialogue decides alone. Hand-written: thirteen weights need no
-//! machine-learning crate, and the fit must read exactly the features the segmenter computes.
+//! Newton's method with a small ridge penalty (`logistic.rs`); each data set weighs the same
+//! whatever its size, so that no one kind of dialogue decides alone.
 
 use std::{fmt::Write as _, path::PathBuf, process::ExitCode, sync::Arc};
 
@@ -16,6 +15,7 @@ use epimem_embed::Embedder;
 
 use super::{
     data::{Dialogue, SegDataset, load},
+    logistic::{self, Example},
     metrics,
 };
 use epimem_app::config::AppConfig;
@@ -33,11 +33,8 @@ pub struct FitArgs {
     ridge: f64,
 }
 
-const DIM: usize = FEATURES.len() + 1;
-
-/// A gap's features (a constant 1 first, for the bias) and whether a reference segment begins
-/// there.
-type Row = ([f64; DIM], bool);
+/// A gap's features and whether a reference segment begins there.
+type Row = ([f64; FEATURES.len()], bool);
 
 /// One data set's gaps.
 struct Gaps {
@@ -126,11 +123,7 @@ fn gaps(embedder: &dyn Embedder, dataset: SegDataset, path: &std::path::Path) ->
             features
                 .iter()
                 .enumerate()
-                .map(|(g, f)| {
-                    let mut x = [1.0; DIM];
-                    x[1..].copy_from_slice(&f.values());
-                    (x, starts.contains(&(g + 1)))
-                })
+                .map(|(g, f)| (f.values(), starts.contains(&(g + 1))))
                 .collect(),
         );
     }
@@ -138,122 +131,25 @@ fn gaps(embedder: &dyn Embedder, dataset: SegDataset, path: &std::path::Path) ->
 }
 
 /// The weights fitted on the dialogues `take`s, every feature's weight of the sign its
-/// principle allows ([`FEATURES`]): a feature fitted against it is left out (the one most
-/// against first) and the rest fitted again.
+/// principle allows ([`FEATURES`]): a feature fitted against it is left out.
 fn fit(sets: &[Gaps], take: impl Fn(usize) -> bool, ridge: f64) -> Result<CoherenceWeights> {
-    let mut free = [true; DIM];
-    loop {
-        let w = newton(sets, &take, ridge, &free)?;
-        let against = (1..DIM)
-            .filter(|&a| free[a] && f64::from(FEATURES[a - 1].1) * w[a] < 0.0)
-            .max_by(|&a, &b| w[a].abs().total_cmp(&w[b].abs()));
-        match against {
-            Some(a) => free[a] = false,
-            None => {
-                let mut features = [0.0; DIM - 1];
-                features.copy_from_slice(&w[1..]);
-                return Ok(CoherenceWeights { bias: w[0], features });
-            }
+    let mut examples = Vec::new();
+    for set in sets {
+        let gaps: usize =
+            set.rows.iter().enumerate().filter(|(i, _)| take(*i)).map(|(_, r)| r.len()).sum();
+        let weight = 1.0 / (gaps.max(1) * sets.len()) as f64;
+        for (_, rows) in set.rows.iter().enumerate().filter(|(i, _)| take(*i)) {
+            examples.extend(rows.iter().map(|(x, y)| Example { weight, x: x.to_vec(), y: *y }));
         }
     }
-}
-
-/// Newton's method on the ridge-penalized, set-balanced log loss of the dialogues `take`s,
-/// the weights not `free` held at zero.
-#[allow(clippy::needless_range_loop, reason = "indices read as the algebra they compute")]
-fn newton(
-    sets: &[Gaps],
-    take: &impl Fn(usize) -> bool,
-    ridge: f64,
-    free: &[bool; DIM],
-) -> Result<[f64; DIM]> {
-    let data: Vec<(f64, &[Row])> = sets
-        .iter()
-        .flat_map(|set| {
-            let gaps: usize =
-                set.rows.iter().enumerate().filter(|(i, _)| take(*i)).map(|(_, r)| r.len()).sum();
-            let weight = 1.0 / (gaps.max(1) * sets.len()) as f64;
-            set.rows
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| take(*i))
-                .map(move |(_, r)| (weight, r.as_slice()))
-        })
-        .collect();
-    let total: usize = data.iter().map(|(_, r)| r.len()).sum();
-    if total == 0 {
+    if examples.is_empty() {
         bail!("the data sets hold no gap to fit on");
     }
-    // Weights are scaled so that they average one per gap, as the penalty assumes.
-    let scale = total as f64;
-    let mut w = [0.0f64; DIM];
-    for _ in 0..50 {
-        let mut grad = [0.0f64; DIM];
-        let mut hess = [[0.0f64; DIM]; DIM];
-        for (weight, rows) in &data {
-            for (x, y) in rows.iter() {
-                let z: f64 = w.iter().zip(x).map(|(a, b)| a * b).sum();
-                let p = 1.0 / (1.0 + (-z).exp());
-                let s = weight * scale;
-                let r = s * (p - f64::from(u8::from(*y)));
-                let h = s * p * (1.0 - p);
-                for a in 0..DIM {
-                    grad[a] += r * x[a];
-                    for b in 0..DIM {
-                        hess[a][b] += h * x[a] * x[b];
-                    }
-                }
-            }
-        }
-        for a in 1..DIM {
-            grad[a] += ridge * w[a];
-            hess[a][a] += ridge;
-        }
-        for a in (0..DIM).filter(|&a| !free[a]) {
-            grad[a] = 0.0;
-            for b in 0..DIM {
-                hess[a][b] = 0.0;
-                hess[b][a] = 0.0;
-            }
-            hess[a][a] = 1.0;
-        }
-        let step = solve(hess, grad).context("the features are degenerate: cannot fit")?;
-        let mut moved = 0.0f64;
-        for a in 0..DIM {
-            w[a] -= step[a];
-            moved = moved.max(step[a].abs());
-        }
-        if moved < 1e-9 {
-            break;
-        }
-    }
-    Ok(w)
-}
-
-/// `a⁻¹ b` by Gaussian elimination with partial pivoting; `None` when `a` is singular.
-#[allow(clippy::needless_range_loop, reason = "indices read as the algebra they compute")]
-fn solve(mut a: [[f64; DIM]; DIM], mut b: [f64; DIM]) -> Option<[f64; DIM]> {
-    for col in 0..DIM {
-        let pivot = (col..DIM).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
-        if a[pivot][col].abs() < 1e-12 {
-            return None;
-        }
-        a.swap(col, pivot);
-        b.swap(col, pivot);
-        for row in col + 1..DIM {
-            let f = a[row][col] / a[col][col];
-            for k in col..DIM {
-                a[row][k] -= f * a[col][k];
-            }
-            b[row] -= f * b[col];
-        }
-    }
-    let mut x = [0.0; DIM];
-    for row in (0..DIM).rev() {
-        let rest: f64 = (row + 1..DIM).map(|k| a[row][k] * x[k]).sum();
-        x[row] = (b[row] - rest) / a[row][row];
-    }
-    Some(x)
+    let signs: Vec<i8> = FEATURES.iter().map(|&(_, sign)| sign).collect();
+    let fitted = logistic::fit(&examples, &signs, ridge)?;
+    let mut features = [0.0; FEATURES.len()];
+    features.copy_from_slice(&fitted.weights);
+    Ok(CoherenceWeights { bias: fitted.bias, features })
 }
 
 /// Mean Pk of the coherence segmenter alone over the dialogues `take`s.
@@ -270,26 +166,4 @@ fn pk(set: &Gaps, config: &CoherenceConfig, take: impl Fn(usize) -> bool) -> f64
         n += 1;
     }
     sum / n.max(1) as f64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn solves_a_small_system() {
-        let mut a = [[0.0; DIM]; DIM];
-        let mut b = [0.0; DIM];
-        for i in 0..DIM {
-            a[i][i] = 2.0;
-            b[i] = i as f64;
-        }
-        a[0][1] = 1.0;
-        let x = solve(a, b).unwrap();
-        for i in 0..DIM {
-            let got: f64 = (0..DIM).map(|k| a[i][k] * x[k]).sum();
-            assert!((got - b[i]).abs() < 1e-9);
-        }
-        assert!(solve([[0.0; DIM]; DIM], b).is_none());
-    }
 }

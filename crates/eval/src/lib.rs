@@ -13,13 +13,19 @@ mod baselines;
 pub mod bench;
 mod data;
 mod fit;
+mod fit_relevance;
 mod handed;
+mod implied;
 mod locomo;
+mod logistic;
+mod madial;
 mod metrics;
+mod misspell;
 mod negatives;
 mod online;
 pub mod page;
 mod prompt_context;
+mod prompts;
 mod recall;
 mod segmentation;
 mod summaries;
@@ -34,6 +40,17 @@ use epimem_app::config::AppConfig;
 /// One JSON object on a line of its own.
 fn json_line(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).expect("report rows serialize")
+}
+
+/// A progress bar of `len` steps, in the harness's style.
+fn progress(len: u64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
 }
 
 /// Opens the `--dump` file, if one was asked for.
@@ -60,6 +77,11 @@ pub enum EvalCommand {
     /// validation split) and prints them as configuration, with each set's Pk fitted and
     /// two-fold cross-validated.
     FitSegmenter(fit::FitArgs),
+    /// Fits the relevance judgement's two channels (words, meaning) on the tuning parts of
+    /// LoCoMo, BEAM, MADial-Bench and new-task prompts asked in each, every kind of query
+    /// weighing the same, and prints them as configuration with how often each kind's blocks
+    /// would speak.
+    FitRelevance(fit_relevance::FitRelevanceArgs),
     /// The extractive summaries against DialogSum's human ones (ROUGE-1/2/L F1), beside
     /// extractive baselines: the first turns and the longest turns.
     Summaries(summaries::SummariesArgs),
@@ -76,5 +98,6 @@ pub fn run(config: &AppConfig, command: &EvalCommand) -> Result<ExitCode> {
             fit::run(config, config.embedder()?.map(Arc::from), args)
         }
         EvalCommand::Summaries(args) => summaries::run(args),
+        EvalCommand::FitRelevance(args) => fit_relevance::run(config, args),
     }
 }

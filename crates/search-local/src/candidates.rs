@@ -40,7 +40,11 @@ impl TenantIndex {
             .map(|(i, h)| EpisodeFeatures {
                 episode: self.parts.table.indexed(h.slot),
                 story: self.parts.table.story(h.slot),
-                lexical: Some(LexicalMatch { rank: i + 1, score: f64::from(h.score) }),
+                lexical: Some(LexicalMatch {
+                    rank: i + 1,
+                    score: f64::from(h.score),
+                    length: h.length,
+                }),
                 vector: None,
                 best_seq: None,
             })
@@ -115,7 +119,7 @@ impl TenantIndex {
         for (i, hit) in lexical.unwrap_or_default().iter().enumerate() {
             let t = found.index((hit.slot, hit.seq), &mut table);
             found.turns[t].lexical =
-                Some(LexicalMatch { rank: i + 1, score: f64::from(hit.score) });
+                Some(LexicalMatch { rank: i + 1, score: f64::from(hit.score), length: hit.length });
         }
         for (i, &(slot, seq, similarity)) in vector.iter().enumerate() {
             let t = found.index((slot, seq), &mut table);

@@ -357,6 +357,15 @@ impl Search for LocalSearch {
         self.with(tenant, |index| Ok(index.without_names(text)))
     }
 
+    fn read_names(
+        &self,
+        tenant: &str,
+        text: &str,
+        tail: &[epimem_search::TailLine<'_>],
+    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+        self.with(tenant, |index| index.read_names(text, tail))
+    }
+
     fn vectors(&self) -> usize {
         let tenants: Vec<Arc<Tenant>> =
             self.lock().map(|g| g.values().cloned().collect()).unwrap_or_default();

@@ -11,9 +11,11 @@
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod names;
 mod seen;
 mod tail;
 
+pub use names::{HeldNames, read_names};
 pub use seen::Seen;
 pub use tail::{
     BM25_B, BM25_K1, HeldWords, LineWords, TailLine, TailScores, TailWords, add_tail,
@@ -22,7 +24,9 @@ pub use tail::{
 
 use std::fmt;
 
-use epimem_core::{Episode, EpisodeCandidates, EpisodeId, ErrorKind, Role, Scope, TurnTable};
+use epimem_core::{
+    Episode, EpisodeCandidates, EpisodeId, ErrorKind, NameReading, Role, Scope, TurnTable,
+};
 
 /// A search index over closed episodes, one per tenant inside.
 pub trait Search: Send + Sync + fmt::Debug {
@@ -91,6 +95,15 @@ pub trait Search: Send + Sync + fmt::Debug {
     /// tenant's conversations (all of it if nothing else is left).
     fn embedding_text(&self, tenant: &str, text: &str) -> Result<String, SearchError>;
 
+    /// The words of `text` the tenant's memory (and the open tail's lines `tail`) never heard,
+    /// each read as a name it holds ([`read_names`]): "Katrina" where she writes as "Katrin".
+    fn read_names(
+        &self,
+        tenant: &str,
+        text: &str,
+        tail: &[TailLine<'_>],
+    ) -> Result<Vec<NameReading>, SearchError>;
+
     /// Message vectors held, over every tenant.
     fn vectors(&self) -> usize;
 }
@@ -132,6 +145,14 @@ impl<T: Search + ?Sized> Search for std::sync::Arc<T> {
     }
     fn embedding_text(&self, tenant: &str, text: &str) -> Result<String, SearchError> {
         (**self).embedding_text(tenant, text)
+    }
+    fn read_names(
+        &self,
+        tenant: &str,
+        text: &str,
+        tail: &[TailLine<'_>],
+    ) -> Result<Vec<NameReading>, SearchError> {
+        (**self).read_names(tenant, text, tail)
     }
     fn vectors(&self) -> usize {
         (**self).vectors()

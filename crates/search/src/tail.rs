@@ -44,7 +44,7 @@ pub fn add_tail(
     if tail.is_empty() {
         return;
     }
-    let lexical = &scores.lexical;
+    let (lexical, lengths) = (&scores.lexical, &scores.lengths);
     // Each conversation's tail is one episode of the table.
     let mut episode_of: HashMap<&ConversationKey, u32> = HashMap::new();
     for line in tail {
@@ -101,7 +101,7 @@ pub fn add_tail(
         candidates.push(i);
         table.turns.push(TurnFeatures {
             turn: key(i),
-            lexical: words.map(|score| LexicalMatch { rank: 0, score }),
+            lexical: words.map(|score| LexicalMatch { rank: 0, score, length: lengths[i] }),
             vector: similarity
                 .map(|similarity| VectorMatch { rank: by_vector.map(|_| 0), similarity }),
             words: None,
@@ -201,6 +201,8 @@ pub struct TailScores {
     pub ceiling: f64,
     /// Whether each line's author is one the query names.
     pub named: Vec<bool>,
+    /// Each line's length in words, as BM25 counts them.
+    pub lengths: Vec<u32>,
 }
 
 /// Scores `lines` for `query_words` as the index scores its own lines, and the ceiling a
@@ -259,7 +261,8 @@ pub fn score_tail(
         })
         .collect();
     let ceiling = words_ceiling + name_score * ceiling_names as f64;
-    TailScores { lexical, ceiling, named: named.to_vec() }
+    let lengths = lines.iter().map(|l| u32::try_from(l.length).unwrap_or(u32::MAX)).collect();
+    TailScores { lexical, ceiling, named: named.to_vec(), lengths }
 }
 
 /// The proper nouns of `query` (`epimem_core::proper_nouns`) that no line of `tail` holds: the
@@ -436,7 +439,7 @@ mod tests {
             adjacent: vec![Vec::new()],
             turns: vec![TurnFeatures {
                 turn: TurnKey { episode: 0, seq: 1 },
-                lexical: Some(LexicalMatch { rank: 1, score: 2.0 }),
+                lexical: Some(LexicalMatch { rank: 1, score: 2.0, length: 4 }),
                 vector: Some(VectorMatch { rank: Some(1), similarity: 0.5 }),
                 words: None,
             }],
@@ -468,7 +471,12 @@ mod tests {
         add_tail(
             &mut table,
             &tail,
-            &TailScores { lexical: vec![Some(3.0), None], ceiling: 4.0, named: vec![true, false] },
+            &TailScores {
+                lexical: vec![Some(3.0), None],
+                ceiling: 4.0,
+                named: vec![true, false],
+                lengths: vec![3, 2],
+            },
             Some(&[1.0, 0.0]),
             (10, 1),
         );

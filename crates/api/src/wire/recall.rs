@@ -1,6 +1,7 @@
 //! What a recall takes and answers: `POST /v1/recall`, the MCP `recall` tool (its structured
 //! content) and `epimem recall --json` alike.
 
+use epimem_core::NameReading;
 use epimem_engine::{EpisodeContext, RecalledContext};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -51,10 +52,11 @@ pub struct RecallIn {
     /// stops where they score well below the best, and is empty when nothing does.
     #[serde(default)]
     pub fill: bool,
-    /// With `budget`: the share of the query's weighed words a line must match to bear on
-    /// it (default `relevance.min_share`, 0.16); lower keeps more, higher leaves more empty.
+    /// With `budget`: the relevance (0 to 1: the probability that a line bears on the query)
+    /// a line must reach for the block to speak (default `relevance.speak`); lower keeps more,
+    /// higher leaves more empty.
     #[serde(default)]
-    pub min_share: Option<f64>,
+    pub min_relevance: Option<f64>,
 }
 
 /// What recall found: `hits` without a budget; `context` with one.
@@ -80,6 +82,26 @@ pub struct RecallOut {
     /// absent when none does).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub facts: Vec<super::FactOut>,
+    /// Words of the query this memory never heard, each read as a name it holds that it
+    /// slips from ("Katrina" read as "Katrin"): the recall searched for the name (absent when
+    /// no word was read so).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub names_read: Vec<NameReadOut>,
+}
+
+/// A word of the query read as a name the memory holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct NameReadOut {
+    /// As the query wrote it.
+    pub written: String,
+    /// The name it was read as.
+    pub read_as: String,
+}
+
+impl From<&NameReading> for NameReadOut {
+    fn from(r: &NameReading) -> Self {
+        Self { written: r.written.clone(), read_as: r.read_as.clone() }
+    }
 }
 
 /// A line quoted in a block: its episode (or `tail:<conversation>` for a message not yet in one)
@@ -100,6 +122,7 @@ impl From<RecalledContext> for RecallOut {
             nothing_relevant: Some(!c.relevant),
             turns: Some(turns),
             facts: Vec::new(),
+            names_read: c.names_read.iter().map(NameReadOut::from).collect(),
         }
     }
 }
@@ -113,6 +136,7 @@ impl From<EpisodeContext> for RecallOut {
             nothing_relevant: Some(!c.relevant),
             turns: None,
             facts: Vec::new(),
+            names_read: Vec::new(),
         }
     }
 }

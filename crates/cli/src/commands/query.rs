@@ -111,12 +111,13 @@ pub(crate) struct RecallArgs {
     /// With --budget: fill it with the best lines whether or not they bear on the query. By
     /// default a block holds only lines that do, stops where they score well below the best,
     /// and says "Nothing remembered bears on this." when nothing does.
-    #[arg(long, requires = "budget", conflicts_with = "min_share")]
+    #[arg(long, requires = "budget", conflicts_with = "min_relevance")]
     fill: bool,
-    /// With --budget: the share of the query's weighed words a line must match to bear on it
-    /// (0 to 1; default relevance.min_share, 0.16): lower keeps more, higher leaves more empty.
-    #[arg(long, requires = "budget", value_name = "SHARE")]
-    min_share: Option<f64>,
+    /// With --budget: the relevance (0 to 1: the probability that a line bears on the query)
+    /// a line must reach for the block to speak (default relevance.speak): lower keeps more,
+    /// higher leaves more empty.
+    #[arg(long, requires = "budget", value_name = "P")]
+    min_relevance: Option<f64>,
     /// The answer as one JSON object, as `POST /v1/recall` and the MCP `recall` tool give it:
     /// `hits`, best first (with --budget: the `context` block and the `turns` it quotes), and
     /// the `facts` that bear on the query.
@@ -195,7 +196,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
         budget: args.budget,
         episodes: args.episodes,
         fill: args.fill,
-        min_share: args.min_share,
+        min_relevance: args.min_relevance,
     };
     let out = Memory::new(&engine).recall(&config.tenant, request).map_err(said)?;
     if args.json {

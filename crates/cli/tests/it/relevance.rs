@@ -35,7 +35,7 @@ fn every_door_says_plainly_when_nothing_bears_on_the_question() {
     assert_eq!(filled["nothing_relevant"], false, "{filled}");
     assert!(filled["context"].as_str().unwrap().contains("Thursday"), "{filled}");
     let (status, error) =
-        server.post("/v1/recall", &json!({"query": RELATED, "budget": 500, "min_share": 3}));
+        server.post("/v1/recall", &json!({"query": RELATED, "budget": 500, "min_relevance": 3}));
     assert_eq!((status, error["error"]["code"].as_str()), (400, Some("bad_input")), "{error}");
     let (status, _) = server.post("/v1/recall", &json!({"query": RELATED, "fill": true}));
     assert_eq!(status, 400, "fill needs a budget");

@@ -108,6 +108,8 @@ pub(crate) struct LexicalHit {
     pub(crate) seq: u64,
     /// Its BM25 score (with what a named author adds).
     pub(crate) score: f32,
+    /// Its length in words, as BM25 counted them.
+    pub(crate) length: u32,
 }
 
 impl TenantIndex {
@@ -200,6 +202,15 @@ impl TenantIndex {
     ) -> Result<usize, SearchError> {
         let words = epimem_search::proper_nouns_beyond(query, tail);
         self.messages.never_held(&words).map_err(index_error)
+    }
+
+    /// The words of `query` this index (and `tail`) never heard, each read as a name it holds.
+    pub(crate) fn read_names(
+        &self,
+        query: &str,
+        tail: &[epimem_search::TailLine<'_>],
+    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+        epimem_search::read_names(query, tail, self)
     }
 
     /// BM25 over single messages. `None` if the query has no word to search for.
@@ -310,10 +321,24 @@ impl TenantIndex {
         let slots = self.parts.table.slots();
         Ok(hits.map(|hits| {
             hits.into_iter()
-                .filter(|&(slot, _, _)| slot < slots)
-                .map(|(slot, seq, score)| LexicalHit { slot, seq, score })
+                .filter(|&(slot, _, _, _)| slot < slots)
+                .map(|(slot, seq, score, length)| LexicalHit { slot, seq, score, length })
                 .collect()
         }))
+    }
+}
+
+impl epimem_search::HeldNames for TenantIndex {
+    fn speakers(&self) -> Vec<String> {
+        self.parts.names.keys().cloned().collect()
+    }
+
+    fn holds(&self, word: &str) -> Result<bool, SearchError> {
+        Ok(self.messages.never_held(&[word.to_owned()]).map_err(index_error)? == 0)
+    }
+
+    fn near(&self, word: &str) -> Result<Vec<String>, SearchError> {
+        self.messages.near_terms(word).map_err(index_error)
     }
 }
 

@@ -261,6 +261,39 @@ impl Bm25 {
         Ok(never)
     }
 
+    /// The words of its lines a slip or two from `word` (by its length; a transposition is one
+    /// slip), as stored (stemmed), with the same first letter, the more common first.
+    pub(crate) fn near_terms(&self, word: &str) -> tantivy::Result<Vec<String>> {
+        // A slip may have dropped a letter: a word one longer may be meant.
+        let slips = epimem_core::slips_allowed(word.chars().count() + 1);
+        if slips == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.shared.reader.searcher();
+        let mut analyzer = self.shared.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
+        let mut stream = analyzer.token_stream(word);
+        let Some(stem) = stream.next().map(|t| t.text.clone()) else { return Ok(Vec::new()) };
+        let first = stem.chars().next();
+        let term = Term::from_field_text(self.fields.body, &stem);
+        let fuzzy = tantivy::query::FuzzyTermQuery::new(term, slips as u8, true);
+        let mut found: Vec<(u64, String)> = Vec::new();
+        for segment in searcher.segment_readers() {
+            let terms = segment.inverted_index(self.fields.body)?;
+            let mut near = terms.terms().search(fuzzy.automaton()?).into_stream()?;
+            while near.advance() {
+                let Ok(text) = std::str::from_utf8(near.key()) else { continue };
+                if text.chars().next() == first && !found.iter().any(|(_, t)| t == text) {
+                    found.push((0, text.to_owned()));
+                }
+            }
+        }
+        for (held, text) in &mut found {
+            *held = searcher.doc_freq(&Term::from_field_text(self.fields.body, text))?;
+        }
+        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(found.into_iter().map(|(_, t)| t).collect())
+    }
+
     /// The files of its last commit whose bytes fail the checksum written with them.
     pub(crate) fn damaged_files(&self) -> tantivy::Result<Vec<String>> {
         let damaged = self.shared.index.validate_checksum()?;
@@ -349,7 +382,7 @@ impl Bm25 {
         query: &str,
         limit: usize,
         lines_only: bool,
-    ) -> tantivy::Result<Option<Vec<(usize, u64, f32)>>> {
+    ) -> tantivy::Result<Option<Vec<(usize, u64, f32, u32)>>> {
         let f = self.fields;
         let searcher = self.shared.reader.searcher();
         let (terms, names) = self.query_terms(query, &searcher)?;
@@ -421,15 +454,19 @@ impl Bm25 {
         // Each segment's columns opened once (opening one reads its block index).
         let mut columns = std::collections::HashMap::new();
         for (score, DocAddress { segment_ord, doc_id }) in top {
-            let (slots, seqs) = match columns.entry(segment_ord) {
+            let (slots, seqs, lengths) = match columns.entry(segment_ord) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
-                    let fast = searcher.segment_reader(segment_ord).fast_fields();
-                    e.insert((fast.u64("slot")?, fast.u64("seq")?))
+                    let segment = searcher.segment_reader(segment_ord);
+                    let fast = segment.fast_fields();
+                    // The body's length as BM25 counted it (approximate past a few dozen words).
+                    let lengths = segment.get_fieldnorms_reader(f.body)?;
+                    e.insert((fast.u64("slot")?, fast.u64("seq")?, lengths))
                 }
             };
             let Some(slot) = slots.first(doc_id) else { continue };
-            hits.push((slot as usize, seqs.first(doc_id).unwrap_or(0), score));
+            let length = lengths.fieldnorm(doc_id);
+            hits.push((slot as usize, seqs.first(doc_id).unwrap_or(0), score, length));
         }
         // Equal scores in the order the episodes were added, not in the order of tantivy's
         // segments, which differs between an index reopened and one built at once.

@@ -36,7 +36,9 @@ pub(super) fn candidates(
     let mut candidates: Vec<EpisodeFeatures> = lexical
         .into_iter()
         .enumerate()
-        .map(|(i, (episode, score))| candidate(&episode, Some(LexicalMatch { rank: i + 1, score })))
+        .map(|(i, (episode, score))| {
+            candidate(&episode, Some(LexicalMatch { rank: i + 1, score, length: 0 }))
+        })
         .collect();
     if let Some(v) = q.vector {
         let ids: Vec<&str> = candidates.iter().map(|c| c.episode.id.0.as_str()).collect();

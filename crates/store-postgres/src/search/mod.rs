@@ -175,6 +175,16 @@ impl Search for PostgresSearch {
         Ok(names.without_names(text))
     }
 
+    fn read_names(
+        &self,
+        tenant: &str,
+        text: &str,
+        tail: &[epimem_search::TailLine<'_>],
+    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+        let ahead = self.run(Access::Read, |tx| text::HeldAhead::of(tx, tenant, text))?;
+        epimem_search::read_names(text, tail, &ahead)
+    }
+
     fn vectors(&self) -> usize {
         self.run(Access::Read, |tx| {
             let row = tx.query_one("SELECT count(*) FROM search_vectors", &[])?;

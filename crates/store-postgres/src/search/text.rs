@@ -108,6 +108,88 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase)
 }
 
+/// What name reading asks of the index, read ahead for a query's words: its speakers' name
+/// words, which of the query's words it holds, and its lines' words near each capitalized one
+/// it does not (`epimem_search::read_names` decides).
+#[derive(Debug, Default)]
+pub(super) struct HeldAhead {
+    speakers: Vec<String>,
+    held: HashSet<String>,
+    near: HashMap<String, Vec<String>>,
+}
+
+impl HeldAhead {
+    pub(super) fn of(tx: &mut Tx<'_>, tenant: &str, text: &str) -> Result<Self, Failure> {
+        let names = Names::of(tx, tenant)?;
+        let capitalized: HashSet<String> = epimem_core::proper_nouns(text).into_iter().collect();
+        let mut ahead =
+            Self { speakers: names.by_word.keys().cloned().collect(), ..Self::default() };
+        for word in words(text) {
+            // A slip may have dropped a letter: a name one longer may be meant.
+            let slips = epimem_core::slips_allowed(word.chars().count() + 1);
+            if word.chars().count() < 3
+                || ahead.held.contains(&word)
+                || ahead.near.contains_key(&word)
+            {
+                continue;
+            }
+            if super::bm25::never_held(tx, super::bm25::Kind::Line, tenant, &[word.clone()])? == 0 {
+                ahead.held.insert(word);
+                continue;
+            }
+            if !capitalized.contains(&word) {
+                continue;
+            }
+            // The word as the index stores its words, then the stored words a slip or two from
+            // it with its first letter, the more common first.
+            let stem: Option<String> = tx
+                .query(
+                    &format!(
+                        "SELECT l FROM unnest(tsvector_to_array(to_tsvector('{CONFIG}', $1))) l LIMIT 1"
+                    ),
+                    &[&word],
+                )?
+                .first()
+                .map(|r| r.get(0));
+            let Some(stem) = stem else { continue };
+            let length = stem.chars().count() as i32;
+            let rows = tx.query(
+                "SELECT lexeme FROM search_terms WHERE tenant = $1 AND kind = $2 \
+                 AND left(lexeme, 1) = left($3, 1) AND char_length(lexeme) BETWEEN $4 AND $5 \
+                 ORDER BY rows DESC, lexeme",
+                &[
+                    &tenant,
+                    &super::bm25::Kind::Line.name(),
+                    &stem,
+                    &(length - slips as i32),
+                    &(length + slips as i32),
+                ],
+            )?;
+            let near = rows
+                .iter()
+                .map(|r| r.get::<_, String>(0))
+                .filter(|lexeme| epimem_core::slips(lexeme, &stem) <= slips)
+                .collect();
+            ahead.near.insert(word, near);
+        }
+        Ok(ahead)
+    }
+}
+
+impl epimem_search::HeldNames for HeldAhead {
+    fn speakers(&self) -> Vec<String> {
+        self.speakers.clone()
+    }
+
+    fn holds(&self, word: &str) -> Result<bool, epimem_search::SearchError> {
+        Ok(self.held.contains(word))
+    }
+
+    fn near(&self, word: &str) -> Result<Vec<String>, epimem_search::SearchError> {
+        Ok(self.near.get(word).cloned().unwrap_or_default())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,11 +71,11 @@ pub(super) fn candidates(
     let mut found = Turns::default();
     let mut fetched: HashMap<String, Episode> = HashMap::new();
     if let Some((tsquery, named)) = &query {
-        for (i, (conversation, seq, episode, score)) in
+        for (i, (conversation, seq, episode, length, score)) in
             lexical(tx, tenant, &scope, tsquery, named, n)?.into_iter().enumerate()
         {
             let t = found.index((conversation, seq), &episode, &mut table);
-            found.turns[t].lexical = Some(LexicalMatch { rank: i + 1, score });
+            found.turns[t].lexical = Some(LexicalMatch { rank: i + 1, score, length });
         }
     }
     let near = match q.vector {
@@ -204,10 +204,16 @@ fn lexical(
     query: &str,
     named: &[String],
     limit: usize,
-) -> Result<Vec<(String, u64, String, f64)>, Failure> {
-    let columns = "d.conversation, d.seq, d.episode";
+) -> Result<Vec<(String, u64, String, u32, f64)>, Failure> {
+    let columns = "d.conversation, d.seq, d.episode, d.tokens";
     let rows = bm25::search(tx, Kind::Line, tenant, scope, query, named, columns, limit)?;
-    Ok(rows.iter().map(|r| (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), r.get(3))).collect())
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let length = r.get::<_, f64>(3).max(0.0) as u32;
+            (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), length, r.get(4))
+        })
+        .collect())
 }
 
 /// The lines within `reach` of each of `keys` (themselves included), by (conversation, seq).

@@ -1,0 +1,108 @@
+//! Names the way people write them, as every index reads them: a word of the query this
+//! memory never heard is read as a name it holds when it is a slip or two from it, or sounds
+//! the same (`epimem_core::read_as`). Each index says which words it holds and which of its
+//! words are near one; the rule is here, once.
+
+use epimem_core::{HeldAs, NameReading, in_case_of, is_stopword, proper_noun_spans, read_as};
+
+use crate::{SearchError, TailLine};
+
+/// What an index holds, as name reading asks it.
+pub trait HeldNames {
+    /// The words of its speakers' names (lower case).
+    fn speakers(&self) -> Vec<String>;
+    /// Whether it holds `word` (lower case) in a line or a speaker's name.
+    fn holds(&self, word: &str) -> Result<bool, SearchError>;
+    /// Its lines' words a slip or two (by length) from `word` (lower case), with the same
+    /// first letter, the more common first. A word stemmed by the index is given as stored.
+    fn near(&self, word: &str) -> Result<Vec<String>, SearchError>;
+}
+
+/// The words of `query` this memory (the index `held`, and the lines of `tail`) never heard,
+/// each with the name it is read as: a speaker's, by a slip or by sound; for a word
+/// capitalized inside a sentence, also a word its lines hold, by a slip. Each word once.
+pub fn read_names(
+    query: &str,
+    tail: &[TailLine<'_>],
+    held: &dyn HeldNames,
+) -> Result<Vec<NameReading>, SearchError> {
+    let mut speakers = held.speakers();
+    for line in tail {
+        speakers.extend(epimem_core::name_words(line.author));
+    }
+    speakers.sort();
+    speakers.dedup();
+    let in_tail = |word: &str| {
+        tail.iter().any(|line| {
+            [line.author, line.content].iter().any(|text| {
+                text.split(|c: char| !c.is_alphanumeric()).any(|w| w.eq_ignore_ascii_case(word))
+            })
+        })
+    };
+    let capitalized: Vec<String> =
+        proper_noun_spans(query).into_iter().map(|(_, lower)| lower).collect();
+    let mut readings: Vec<NameReading> = Vec::new();
+    for written in query.split(|c: char| !c.is_alphanumeric()) {
+        let lower = written.to_lowercase();
+        if lower.chars().count() < 3
+            || !written.chars().all(char::is_alphabetic)
+            || is_stopword(&lower)
+            || readings.iter().any(|r| r.written == written)
+            || speakers.contains(&lower)
+            || in_tail(&lower)
+            || held.holds(&lower)?
+        {
+            continue;
+        }
+        let mut names: Vec<(String, HeldAs)> =
+            speakers.iter().map(|s| (s.clone(), HeldAs::Speaker)).collect();
+        if capitalized.contains(&lower) {
+            names.extend(held.near(&lower)?.into_iter().map(|w| (w, HeldAs::Word)));
+        }
+        let found = read_as(&lower, names.iter().map(|(n, h)| (n.as_str(), *h)));
+        if let Some(name) = found {
+            readings.push(NameReading {
+                written: written.to_owned(),
+                read_as: in_case_of(name, written),
+            });
+        }
+    }
+    Ok(readings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Memory;
+
+    impl HeldNames for Memory {
+        fn speakers(&self) -> Vec<String> {
+            vec!["katrin".into(), "jonathan".into()]
+        }
+        fn holds(&self, word: &str) -> Result<bool, SearchError> {
+            Ok(["katrin", "jonathan", "flask", "paris", "said"].contains(&word))
+        }
+        fn near(&self, word: &str) -> Result<Vec<String>, SearchError> {
+            Ok(["flask", "paris"]
+                .into_iter()
+                .filter(|w| epimem_core::slips(w, word) <= 1)
+                .map(str::to_owned)
+                .collect())
+        }
+    }
+
+    #[test]
+    fn unheard_words_are_read_as_the_names_they_slip_from() {
+        let read = read_names("What did Katrina say about Flsak in Pariss?", &[], &Memory).unwrap();
+        let pairs: Vec<(&str, &str)> =
+            read.iter().map(|r| (r.written.as_str(), r.read_as.as_str())).collect();
+        assert_eq!(pairs, [("Katrina", "Katrin"), ("Flsak", "Flask"), ("Pariss", "Paris")]);
+        // A lower-case slip is read as a speaker only; a word the memory holds is no slip.
+        let read =
+            read_names("what did jonathon and katrin say about flsak", &[], &Memory).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!((read[0].written.as_str(), read[0].read_as.as_str()), ("jonathon", "jonathan"));
+        assert!(read_names("What did Melanie paint?", &[], &Memory).unwrap().is_empty());
+    }
+}
