@@ -6,6 +6,7 @@ mod agents;
 mod bench_page;
 mod cli;
 mod common;
+mod conversation;
 mod durability;
 mod faults;
 mod forget;
