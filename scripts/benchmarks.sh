@@ -2,8 +2,9 @@
 # Measures again what docs/benchmarks.md reports, then fills the page's measured parts
 # (`epimem bench page`): segmentation quality on DialSeg711, TIAGE (train + dev) and
 # SuperDialseg (validation), every segmenter and baseline; evidence recall on LoCoMo and BEAM,
-# tuning and test parts apart; recall latency over 100,000 episodes. All from the project's own
-# harness.
+# tuning and test parts apart; MADial-Bench's conversational queries and new tasks asked of
+# every memory; the relevance judgement's fit; recall latency over 100,000 episodes. All from
+# the project's own harness.
 #   scripts/benchmarks.sh                 # the static embedder (potion); about fifteen minutes
 #   EMBEDDERS="potion minilm" scripts/benchmarks.sh   # also MiniLM (BERT on CPU; ~10 minutes)
 #   MILLION=1 scripts/benchmarks.sh       # also recall over 1,000,000 episodes (~15 minutes, ~11 GB
@@ -49,11 +50,20 @@ for e in $embedders; do
   # Beside each question its own conversation answers, the questions it cannot (another
   # conversation's, BEAM's), and the relevance settings' curve: what a block holds and leaves empty.
   "$bin" --embedder "$e" eval recall --dataset locomo --path "$root/memory/locomo10.json" \
-    --negatives "$root/memory/beam500k_locomo.json.gz" --curve --json > "$tmp/locomo.$e.json"
+    --negatives "$root/memory/beam500k_locomo.json.gz" --new-tasks "$root/prompts/new-tasks.dev.jsonl" \
+    --misspelled --curve --json > "$tmp/locomo.$e.json"
 done
 # BEAM's 38,058 turns with the static embedder only (MiniLM would take most of an hour).
 "$bin" --embedder potion eval recall --dataset beam --path "$root/memory/beam500k_locomo.json.gz" \
-  --negatives "$root/memory/locomo10.json" --curve --json > "$tmp/beam.potion.json"
+  --negatives "$root/memory/locomo10.json" --new-tasks "$root/prompts/new-tasks.dev.jsonl" \
+  --misspelled --curve --json > "$tmp/beam.potion.json"
+# MADial-Bench: memory a conversation implies, asked as next-turn asks, and new tasks of it.
+"$bin" --embedder potion eval recall --dataset madial --path "$root/memory/madial-bench" \
+  --new-tasks "$root/prompts/new-tasks.dev.jsonl" --curve --json > "$tmp/madial.potion.json"
+# The relevance judgement fitted again on every kind of query (its weights are the defaults').
+"$bin" --embedder potion eval fit-relevance --locomo "$root/memory/locomo10.json" \
+  --beam "$root/memory/beam500k_locomo.json.gz" --madial "$root/memory/madial-bench" \
+  --new-tasks "$root/prompts/new-tasks.dev.jsonl" > "$tmp/fit_relevance.txt"
 # Our coding-agent sessions, asked about as a later session of the project would ask.
 "$bin" --embedder potion eval recall --dataset agent --path crates/cli/data/agent-sessions.jsonl \
   --questions crates/cli/data/agent-questions.jsonl --json > "$tmp/agent.potion.json"

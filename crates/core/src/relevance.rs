@@ -110,8 +110,9 @@ pub struct RelevanceConfig {
     /// not a target)...
     pub take: f64,
     pub stop_below: f64,
-    /// ...and at least this many of the best ranked (an answer is often a line beside the one
-    /// that matched).
+    /// ...and of the best ranked this many at least, those of an episode one of whose lines
+    /// reaches `speak` (an answer is often a line beside the one that matched; a line of
+    /// another memory comes only if it bears itself).
     pub at_least: usize,
     /// The words channel (`epimem eval fit-relevance` prints both).
     pub words: WordsWeights,
@@ -126,9 +127,9 @@ impl Default for RelevanceConfig {
             speak: 0.45,
             take: 0.1,
             stop_below: 0.5,
-            at_least: 6,
-            words: WordsWeights::with(-1.827, [10.882, -1.342]),
-            meaning: MeaningWeights::with(-4.728, [26.599, 4.752, -2.203, -0.864]),
+            at_least: 8,
+            words: WordsWeights::with(-1.593, [7.583, -0.567]),
+            meaning: MeaningWeights::with(-5.032, [26.821, 4.832, -2.168, -0.802]),
         }
     }
 }
@@ -167,6 +168,8 @@ impl RelevanceConfig {
 pub struct LineEvidence {
     /// Its ranking score.
     pub score: f64,
+    /// Its episode, as a number the lines of one episode share.
+    pub episode: u32,
     /// Its BM25, when it matched words of the query.
     pub lexical: Option<f64>,
     /// Its length in words, as BM25 counted them (when it matched words).
@@ -259,8 +262,8 @@ fn logistic(z: f64) -> f64 {
 
 /// Judges `lines`, the ranking best first: nothing when no line's relevance reaches `speak`
 /// (or the query names only people absent from the scope, or something the tenant never
-/// held); else the first `at_least`, and the lines whose relevance reaches `take` and whose
-/// score is at least `stop_below` of the best.
+/// held); else the lines whose relevance reaches `take` and whose score is at least
+/// `stop_below` of the best, and of the first `at_least` those beside a line that bears.
 pub fn judge(lines: &[LineEvidence], query: &QueryEvidence, config: &RelevanceConfig) -> Judgement {
     if !config.judge {
         return Judgement::Lines((0..lines.len()).collect());
@@ -273,13 +276,20 @@ pub fn judge(lines: &[LineEvidence], query: &QueryEvidence, config: &RelevanceCo
         return Judgement::Nothing;
     }
     let best = lines.first().map_or(0.0, |line| line.score);
+    let bearing: Vec<u32> = relevance
+        .iter()
+        .zip(lines)
+        .filter(|&(&r, _)| r >= config.speak)
+        .map(|(_, line)| line.episode)
+        .collect();
     Judgement::Lines(
         relevance
             .iter()
             .zip(lines)
             .enumerate()
             .filter(|&(i, (&r, line))| {
-                i < config.at_least || r >= config.take && line.score >= config.stop_below * best
+                r >= config.take && line.score >= config.stop_below * best
+                    || i < config.at_least && bearing.contains(&line.episode)
             })
             .map(|(i, _)| i)
             .collect(),
@@ -383,7 +393,7 @@ mod tests {
     use super::*;
 
     fn line(lexical: Option<f64>, similarity: Option<f64>) -> LineEvidence {
-        LineEvidence { score: 1.0, lexical, length: Some(12), similarity, words: None }
+        LineEvidence { score: 1.0, episode: 0, lexical, length: Some(12), similarity, words: None }
     }
 
     fn query(form: QueryForm) -> QueryEvidence {
@@ -447,15 +457,26 @@ mod tests {
     }
 
     #[test]
-    fn a_block_takes_the_lines_that_reach_take_and_the_first_few() {
-        let config = RelevanceConfig { at_least: 1, ..RelevanceConfig::default() };
+    fn a_block_takes_the_lines_that_reach_take_and_the_first_few_beside_them() {
+        let config = RelevanceConfig { take: 0.3, at_least: 4, ..RelevanceConfig::default() };
         let q = query(ASKS);
-        let lines =
-            [line(Some(5.0), None), line(None, Some(0.1)), line(Some(4.0), None), line(None, None)];
-        assert_eq!(judge(&lines, &q, &config), Judgement::Lines(vec![0, 2]));
-        let at_least = RelevanceConfig { at_least: 2, ..config };
-        assert_eq!(judge(&lines, &q, &at_least), Judgement::Lines(vec![0, 1, 2]));
+        let at = |episode, line: LineEvidence| LineEvidence { episode, ..line };
+        let lines = [
+            at(0, line(Some(5.0), None)),
+            // Beside the line that bears: it comes with it.
+            at(0, line(None, Some(0.1))),
+            at(1, line(Some(4.0), None)),
+            // Of another memory, bearing nothing: it does not.
+            at(2, line(None, None)),
+        ];
+        assert_eq!(judge(&lines, &q, &config), Judgement::Lines(vec![0, 1, 2]));
+        let none_beside = RelevanceConfig { at_least: 0, ..config };
+        assert_eq!(judge(&lines, &q, &none_beside), Judgement::Lines(vec![0, 2]));
         assert_eq!(judge(&lines, &q, &RelevanceConfig::FILL), Judgement::Lines(vec![0, 1, 2, 3]));
+        // A line scoring well below the best is not taken for its relevance alone.
+        let mut low = lines;
+        low[2].score = 0.3;
+        assert_eq!(judge(&low, &q, &none_beside), Judgement::Lines(vec![0]));
         assert!(Judgement::Lines(vec![0, 2]).takes(2) && !Judgement::Lines(vec![0, 2]).takes(1));
     }
 

@@ -212,10 +212,15 @@ impl Engine {
         query_evidence: &QueryEvidence,
     ) -> Judgement {
         let rule = query.relevance.unwrap_or(self.config.relevance);
+        let mut episodes: HashMap<&EpisodeId, u32> = HashMap::new();
         let lines: Vec<LineEvidence> = hits
             .iter()
             .map(|h| LineEvidence {
                 score: h.score,
+                episode: {
+                    let next = episodes.len() as u32;
+                    *episodes.entry(&h.episode).or_insert(next)
+                },
                 lexical: h.lexical,
                 length: h.length,
                 similarity: h.similarity,

@@ -247,6 +247,7 @@ fn lines_of(engine: &Engine, query: RecallQuery) -> Result<Option<Vec<([f64; 2],
             .map(|h| {
                 let line = LineEvidence {
                     score: h.score,
+                    episode: 0,
                     lexical: h.lexical,
                     length: h.length,
                     similarity: h.similarity,

@@ -8,17 +8,27 @@ use std::collections::HashSet;
 use epimem_core::proper_nouns;
 
 /// The names a conversation holds, in lower case: its speakers' and the words its lines
-/// capitalize inside a sentence (`proper_nouns`), of four letters or more (a shorter one
-/// misspelled is another word more often than a slip).
+/// capitalize inside a sentence (`proper_nouns`) and never write in lower case ("Sweden", not
+/// "Identity"), of four letters or more (a shorter one misspelled is another word more often
+/// than a slip).
 pub(crate) fn names_held<'a>(
     speakers: impl IntoIterator<Item = &'a str>,
-    lines: impl IntoIterator<Item = &'a str>,
+    lines: impl IntoIterator<Item = &'a str> + Clone,
 ) -> HashSet<String> {
+    let mut capitalized: HashSet<String> = HashSet::new();
+    for line in lines.clone() {
+        capitalized.extend(proper_nouns(line));
+    }
+    for line in lines {
+        for word in line.split(|c: char| !c.is_alphanumeric()) {
+            if word.chars().next().is_some_and(char::is_lowercase) {
+                capitalized.remove(word);
+            }
+        }
+    }
     let mut names: HashSet<String> =
         speakers.into_iter().flat_map(|s| s.split_whitespace()).map(str::to_lowercase).collect();
-    for line in lines {
-        names.extend(proper_nouns(line));
-    }
+    names.extend(capitalized);
     names.retain(|n| n.chars().count() >= 4 && n.chars().all(char::is_alphabetic));
     names
 }
@@ -104,9 +114,11 @@ mod tests {
 
     #[test]
     fn names_are_misspelled_by_a_slip_or_two_the_same_way_every_time() {
-        let names = names_held(["Caroline", "Jon"], ["We met Katrina at the Louvre in Paris."]);
+        let lines = ["We met Katrina at the Louvre in Paris.", "My Identity, my identity."];
+        let names = names_held(["Caroline", "Jon"], lines);
         assert!(names.contains("caroline") && names.contains("katrina"));
         assert!(!names.contains("jon"), "too short to misspell fairly");
+        assert!(!names.contains("identity"), "written in lower case too: no name");
         let question = "What did Caroline and Katrina see in Paris?";
         let once = misspelled(question, &names).unwrap();
         assert_eq!(misspelled(question, &names).unwrap(), once, "seeded by the question");

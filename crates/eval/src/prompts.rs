@@ -6,11 +6,9 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-/// One prompt: where it comes from, its kind of task, and its text.
+/// One prompt's text (its id, source and kind of task are not read).
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Prompt {
-    pub(crate) id: String,
-    pub(crate) category: String,
     pub(crate) prompt: String,
 }
 

@@ -30,7 +30,8 @@ macro_rules! conformance_tests {
             a_languages_function_words_find_nothing,
             a_restated_episode_carries_its_new_memory_strength_and_story,
             a_turn_table_tells_how_much_of_the_query_a_line_can_match,
-            the_open_tail_is_searched_with_the_lines
+            the_open_tail_is_searched_with_the_lines,
+            misspelled_names_are_read_as_the_names_held
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -521,4 +522,42 @@ pub fn the_open_tail_is_searched_with_the_lines(index: &dyn Search) {
     let both = ask("When is my dentist appointment?");
     let (old, new) = (share(&both, "t/c/1", 1), share(&both, "tail:new", 1));
     assert!((old - new).abs() < 0.2 * old, "indexed {old} against tail {new}");
+}
+
+/// A word the tenant never heard is read as the name it slips from, alike on every index: a
+/// speaker's by a slip or a sound, a capitalized one as a word a line holds; another tenant's
+/// names are never read; a lexical candidate says how long its line is.
+pub fn misspelled_names_are_read_as_the_names_held(index: &dyn Search) {
+    let said = told(
+        "t",
+        "c",
+        1,
+        0,
+        &[
+            (Role::User, "Katrin", "I painted the lighthouse near Trondheim at dawn", 0),
+            (Role::User, "Jeff", "The ferry leaves from the harbour at noon", 0),
+        ],
+    );
+    let elsewhere = told("u", "c", 1, 0, &[(Role::User, "Marguerite", "Hello there", 0)]);
+    add(index, "t", &[&said], Some(1));
+    add(index, "u", &[&elsewhere], Some(1));
+    let read = |tenant: &str, text: &str| -> Vec<(String, String)> {
+        index
+            .read_names(tenant, text, &[])
+            .expect("names read")
+            .into_iter()
+            .map(|r| (r.written, r.read_as))
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    assert_eq!(read("t", "What did Katrina paint?"), [pair("Katrina", "Katrin")]);
+    assert_eq!(read("t", "When does Geoff take the ferry?"), [pair("Geoff", "Jeff")], "by sound");
+    assert_eq!(read("t", "Was it near Trondhiem?"), [pair("Trondhiem", "Trondheim")]);
+    assert_eq!(read("t", "what did katrina paint"), [pair("katrina", "katrin")]);
+    assert!(read("t", "What did Katrin paint near Trondheim?").is_empty(), "spelled right");
+    assert!(read("t", "What did Marguerita say?").is_empty(), "another tenant's name");
+    assert!(read("t", "What did Melanie paint?").is_empty(), "someone else");
+    let table = turns(index, &Scope::tenant("t"), "lighthouse", 0);
+    let line = table.turns.iter().find_map(|t| t.lexical).expect("the line matches");
+    assert!((4..=12).contains(&line.length), "the line's words as BM25 counts them: {line:?}");
 }

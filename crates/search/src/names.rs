@@ -16,11 +16,18 @@ pub trait HeldNames {
     /// Its lines' words a slip or two (by length) from `word` (lower case), with the same
     /// first letter, the more common first. A word stemmed by the index is given as stored.
     fn near(&self, word: &str) -> Result<Vec<String>, SearchError>;
+    /// `word` (lower case) as the index stores its lines' words (stemmed, say): what `near`'s
+    /// words are compared with.
+    fn stored(&self, word: &str) -> String {
+        word.to_owned()
+    }
 }
 
 /// The words of `query` this memory (the index `held`, and the lines of `tail`) never heard,
 /// each with the name it is read as: a speaker's, by a slip or by sound; for a word
-/// capitalized inside a sentence, also a word its lines hold, by a slip. Each word once.
+/// capitalized inside a sentence, a word its lines hold, by a slip, when no speaker's name is
+/// near. A capitalized word near a speaker's name is read as it even when a line holds it (an
+/// index stems "Melanie" to "melani"). Each word once.
 pub fn read_names(
     query: &str,
     tail: &[TailLine<'_>],
@@ -42,6 +49,8 @@ pub fn read_names(
     let capitalized: Vec<String> =
         proper_noun_spans(query).into_iter().map(|(_, lower)| lower).collect();
     let mut readings: Vec<NameReading> = Vec::new();
+    let speakers_held: Vec<(&str, HeldAs)> =
+        speakers.iter().map(|s| (s.as_str(), HeldAs::Speaker)).collect();
     for written in query.split(|c: char| !c.is_alphanumeric()) {
         let lower = written.to_lowercase();
         if lower.chars().count() < 3
@@ -49,21 +58,30 @@ pub fn read_names(
             || is_stopword(&lower)
             || readings.iter().any(|r| r.written == written)
             || speakers.contains(&lower)
-            || in_tail(&lower)
-            || held.holds(&lower)?
         {
             continue;
         }
-        let mut names: Vec<(String, HeldAs)> =
-            speakers.iter().map(|s| (s.clone(), HeldAs::Speaker)).collect();
-        if capitalized.contains(&lower) {
-            names.extend(held.near(&lower)?.into_iter().map(|w| (w, HeldAs::Word)));
+        let capital = capitalized.contains(&lower);
+        let heard = in_tail(&lower) || held.holds(&lower)?;
+        // A word in lower case the memory holds is that word.
+        if heard && !capital {
+            continue;
         }
-        let found = read_as(&lower, names.iter().map(|(n, h)| (n.as_str(), *h)));
-        if let Some(name) = found {
+        // A speaker first: a capitalized word a line holds may be a speaker's name as the
+        // index stems it ("Melani" for "Melanie").
+        let name = match read_as(&lower, speakers_held.iter().copied()) {
+            Some(name) => Some(name.to_owned()),
+            None if capital && !heard => {
+                let near = held.near(&lower)?;
+                let stored = held.stored(&lower);
+                read_as(&stored, near.iter().map(|w| (w.as_str(), HeldAs::Word))).map(str::to_owned)
+            }
+            None => None,
+        };
+        if let Some(name) = name {
             readings.push(NameReading {
                 written: written.to_owned(),
-                read_as: in_case_of(name, written),
+                read_as: in_case_of(&name, written),
             });
         }
     }
@@ -81,7 +99,7 @@ mod tests {
             vec!["katrin".into(), "jonathan".into()]
         }
         fn holds(&self, word: &str) -> Result<bool, SearchError> {
-            Ok(["katrin", "jonathan", "flask", "paris", "said"].contains(&word))
+            Ok(["katrin", "jonathan", "jonatha", "flask", "paris", "said"].contains(&word))
         }
         fn near(&self, word: &str) -> Result<Vec<String>, SearchError> {
             Ok(["flask", "paris"]
@@ -104,5 +122,8 @@ mod tests {
         assert_eq!(read.len(), 1);
         assert_eq!((read[0].written.as_str(), read[0].read_as.as_str()), ("jonathon", "jonathan"));
         assert!(read_names("What did Melanie paint?", &[], &Memory).unwrap().is_empty());
+        // Held as a stem of the speaker's name, capitalized: the speaker.
+        let read = read_names("What did Jonatha say?", &[], &Memory).unwrap();
+        assert_eq!(read[0].read_as, "Jonathan");
     }
 }

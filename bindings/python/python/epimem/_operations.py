@@ -133,7 +133,7 @@ class Operations:
         within: Optional[str] = None,
         episodes: bool = False,
         fill: bool = False,
-        min_share: Optional[float] = None,
+        min_relevance: Optional[float] = None,
     ) -> models.RecallOut:
         """What the memory holds about ``query``.
 
@@ -143,7 +143,7 @@ class Operations:
         ``project``, time (``since``/``until``) or a timeline period (``within``)."""
         body = _present(query=query, budget=budget, limit=limit, conversation=conversation,
                         user=user, project=project, since=_time(since), until=_time(until),
-                        within=within, min_share=min_share)
+                        within=within, min_relevance=min_relevance)
         if episodes:
             body["episodes"] = True
         if fill:

@@ -29,7 +29,7 @@ fn a_memory_of_one_message_answers_about_it_and_nothing_else() {
     assert!(relevant && text.contains("dentist appointment"), "{text}");
     // A lone word in common, a name it never heard, or nothing at all in common. In a memory
     // this small every word weighs the same, so the lone word must be a small share of the
-    // query: one word of four (0.25) is above `min_share` and would pass.
+    // query: one word of four (0.25) is a share the words channel speaks for.
     for unrelated in [
         "Which platform does the overnight sleeper train to the coast leave from on Friday?",
         "How do I configure the Flask connection pool?",

@@ -130,26 +130,99 @@ impl Results {
         };
         let mut out = table_head(
             "setting",
-            ["evidence", "tokens", "own", "other conversation", "names replaced", other],
+            [
+                "evidence",
+                "tokens",
+                "own",
+                "other conversation",
+                "names replaced",
+                other,
+                "new tasks",
+                "misspelled names",
+            ],
         );
         for row in settings {
             let setting = row["setting"].as_str().context("a block setting without a name")?;
             // The defaults' row stands out: its name, what it holds and what it costs.
             let bold = if setting == "the defaults" { "**" } else { "" };
-            let shares = ["own", "other_conversation", "renamed", "other_set"].map(|kind| {
-                row.get(kind)
-                    .and_then(|k| k["non_empty"].as_f64())
-                    .map_or("-".to_owned(), |share| format!("{:.1}%", 100.0 * share))
-            });
+            let shares =
+                ["own", "other_conversation", "renamed", "other_set", "new_task"].map(|kind| {
+                    row.get(kind)
+                        .and_then(|k| k["non_empty"].as_f64())
+                        .map_or("-".to_owned(), |share| format!("{:.1}%", 100.0 * share))
+                });
+            // The same questions spelled right, then misspelled.
+            let names = match (num(row, "named.evidence"), num(row, "misspelled.evidence")) {
+                (Ok(right), Ok(slipped)) => format!("{right:.3} / {slipped:.3}"),
+                _ => "-".to_owned(),
+            };
             writeln!(
                 out,
-                "| {bold}{setting}{bold} | {bold}{:.3}{bold} | {bold}{:.0}{bold} | {} |",
+                "| {bold}{setting}{bold} | {bold}{:.3}{bold} | {bold}{:.0}{bold} | {} | {names} |",
                 num(row, "own.evidence")?,
                 num(row, "own.mean_tokens")?,
                 shares.join(" | ")
             )?;
         }
         Ok(Some(out))
+    }
+
+    /// MADial-Bench: what a block holds at the turn that should bring up a past event, by the
+    /// form an agent asks with and the relevance setting, and how the rankings order events.
+    pub(super) fn madial(&self, form: &str) -> Result<Option<String>> {
+        let Some(run) = self.json("madial.potion.json")? else { return Ok(None) };
+        let Some(asked) = run["splits"]["tuning"].get(form) else { return Ok(None) };
+        let Some(Value::Array(settings)) = asked.get("blocks") else { return Ok(None) };
+        let mut out = table_head(
+            "setting",
+            ["a relevant event in the block", "share held", "events", "tokens", "empty"],
+        );
+        for row in settings {
+            let setting = row["setting"].as_str().context("a block setting without a name")?;
+            let bold = if setting == "the defaults" { "**" } else { "" };
+            writeln!(
+                out,
+                "| {bold}{setting}{bold} | {bold}{:.3}{bold} | {:.3} | {bold}{:.2}{bold} | {:.0} | {:.1}% |",
+                num(row, "relevant_in_block")?,
+                num(row, "held")?,
+                num(row, "events")?,
+                num(row, "tokens")?,
+                100.0 * num(row, "empty")?
+            )?;
+        }
+        let ranked: Vec<String> = ["episodes", "turns", "cosine"]
+            .into_iter()
+            .filter_map(|r| {
+                let of = asked["ranked"].get(r)?;
+                Some(format!("{r} {:.3} / {:.3}", of["hit"].as_f64()?, of["share"].as_f64()?))
+            })
+            .collect();
+        writeln!(
+            out,
+            "\nRanked (a relevant event in the first five / the share of them there): {}.",
+            ranked.join("; ")
+        )?;
+        Ok(Some(out))
+    }
+
+    /// New tasks asked of MADial's memories, by relevance setting.
+    pub(super) fn madial_new_tasks(&self) -> Result<Option<String>> {
+        let Some(run) = self.json("madial.potion.json")? else { return Ok(None) };
+        let Some(Value::Array(rows)) = run.get("new_tasks") else { return Ok(None) };
+        let said: Vec<String> = rows
+            .iter()
+            .filter_map(|row| {
+                Some(format!(
+                    "{} {:.1}%",
+                    row["setting"].as_str()?,
+                    100.0 * row["non_empty"].as_f64()?
+                ))
+            })
+            .collect();
+        Ok(Some(format!(
+            "New-task prompts asked of each MADial user's memory, blocks not empty: {}.",
+            said.join("; ")
+        )))
     }
 
     /// What a judged block holds of our coding-agent sessions' questions.
@@ -210,15 +283,17 @@ impl Results {
         Ok((!out.is_empty()).then_some(out))
     }
 
-    /// The judged blocks of the test parts against their targets: what they hold, what they
-    /// cost, and how often they are not empty when the answer is elsewhere.
+    /// The judged blocks against their targets: what they hold of the test parts and what they
+    /// cost, how often they are not empty when the answer is elsewhere or there is none, what a
+    /// misspelled name costs, and MADial's conversational queries.
     pub(super) fn targets_relevance(&self) -> Result<Option<String>> {
-        let defaults = |set: &str| -> Result<Option<Value>> {
+        let defaults = |set: &str, part: &str| -> Result<Option<Value>> {
             let Some(run) = self.recall_run(set, "potion")? else { return Ok(None) };
-            let Some(Value::Array(settings)) = run["blocks"].get("test") else { return Ok(None) };
+            let Some(Value::Array(settings)) = run["blocks"].get(part) else { return Ok(None) };
             Ok(settings.iter().find(|s| s["setting"] == "the defaults").cloned())
         };
-        let (Some(locomo), Some(beam)) = (defaults("locomo")?, defaults("beam")?) else {
+        let (Some(locomo), Some(beam)) = (defaults("locomo", "test")?, defaults("beam", "test")?)
+        else {
             return Ok(None);
         };
         let verdict = |ok: bool| if ok { "met" } else { "not met" };
@@ -228,15 +303,70 @@ impl Results {
         let beam_evidence = num(&beam, "own.evidence")?;
         let (technical, personal) = (share(&locomo, "other_set")?, share(&beam, "other_set")?);
         let (other, renamed) = (share(&locomo, "other_conversation")?, share(&locomo, "renamed")?);
-        Ok(Some(format!(
-            "- Relevance-judged blocks (test parts, 1,000 tokens): LoCoMo evidence **{evidence:.3}** (≥ 0.83: {}) in **{tokens:.0}** tokens (≤ 600: {}); BEAM **{beam_evidence:.3}** (≥ 0.645: {}); technical questions in LoCoMo **{technical:.1}%** not empty (≤ 10%: {}); LoCoMo's questions in BEAM **{personal:.1}%** (≤ 10%: {}); another LoCoMo conversation's **{other:.1}%** (≤ 20%: {}), {renamed:.1}% with names replaced.",
+        let mut out = format!(
+            "- Relevance-judged blocks (test parts, 1,000 tokens): LoCoMo evidence **{evidence:.3}** (≥ 0.83: {}) in **{tokens:.0}** tokens (≤ 600: {}); BEAM **{beam_evidence:.3}** (≥ 0.645: {}); technical questions in LoCoMo **{technical:.1}%** not empty (≤ 10%: {}); LoCoMo's questions in BEAM **{personal:.1}%** (≤ 10%: {}); another LoCoMo conversation's **{other:.1}%** (≤ 20%: {}), {renamed:.1}% with names replaced.\n",
             verdict(evidence >= 0.83),
             verdict(tokens <= 600.0),
             verdict(beam_evidence >= 0.645),
             verdict(technical <= 10.0),
             verdict(personal <= 10.0),
             verdict(other <= 20.0),
-        )))
+        );
+        let mut new_tasks = Vec::new();
+        for (set, label) in [("locomo", "LoCoMo's"), ("beam", "BEAM's")] {
+            for part in PARTS {
+                let Some(row) = defaults(set, part)? else { continue };
+                if let Ok(s) = share(&row, "new_task") {
+                    new_tasks.push((format!("{label} {part} part"), s));
+                }
+                if let (Ok(right), Ok(slipped)) =
+                    (num(&row, "named.evidence"), num(&row, "misspelled.evidence"))
+                {
+                    writeln!(
+                        out,
+                        "- Misspelled names, {label} {part} part: evidence **{slipped:.3}** against {right:.3} spelled right (within 0.01: {}).",
+                        verdict(right - slipped <= 0.01)
+                    )?;
+                }
+            }
+        }
+        if let Some(madial) = self.json("madial.potion.json")? {
+            let row = |form: &str| -> Option<Value> {
+                let Some(Value::Array(rows)) = madial["splits"]["tuning"][form].get("blocks")
+                else {
+                    return None;
+                };
+                rows.iter().find(|r| r["setting"] == "the defaults").cloned()
+            };
+            if let (Some(last), Some(three)) = (row("last_message"), row("last_three")) {
+                let (hit, events) = (num(&last, "relevant_in_block")?, num(&last, "events")?);
+                let three_hit = num(&three, "relevant_in_block")?;
+                writeln!(
+                    out,
+                    "- MADial-Bench tuning half, the user's last message: a relevant event in the block **{hit:.3}** (≥ 0.55: {}) with **{events:.2}** events (≤ 6: {}); the last three utterances **{three_hit:.3}** (at least as good: {}).",
+                    verdict(hit >= 0.55),
+                    verdict(events <= 6.0),
+                    verdict(three_hit >= hit)
+                )?;
+            }
+            if let Some(Value::Array(rows)) = madial.get("new_tasks")
+                && let Some(s) = rows.iter().find(|r| r["setting"] == "the defaults")
+            {
+                new_tasks.push(("MADial's memories".to_owned(), 100.0 * num(s, "non_empty")?));
+            }
+        }
+        if !new_tasks.is_empty() {
+            let said: Vec<String> =
+                new_tasks.iter().map(|(m, s)| format!("{m} **{s:.1}%**")).collect();
+            let all = new_tasks.iter().all(|(_, s)| *s <= 5.0);
+            writeln!(
+                out,
+                "- New-task prompts, blocks not empty: {} (≤ 5% in each: {}).",
+                said.join(", "),
+                verdict(all)
+            )?;
+        }
+        Ok(Some(out))
     }
 
     /// LoCoMo on PostgreSQL beside SQLite.

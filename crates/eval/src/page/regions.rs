@@ -38,6 +38,8 @@ impl Results {
             ["prompt-context"] => self.prompt_context(),
             ["relevance", set, part] => self.relevance(set, part),
             ["relevance-agent"] => self.relevance_agent(),
+            ["madial", form] => self.madial(form),
+            ["madial-new-tasks"] => self.madial_new_tasks(),
             ["llm-notes"] => self.llm_notes(),
             ["postgres-locomo"] => self.postgres_locomo(),
             ["postgres-agent"] => self.postgres_agent(),

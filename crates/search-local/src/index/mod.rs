@@ -340,6 +340,10 @@ impl epimem_search::HeldNames for TenantIndex {
     fn near(&self, word: &str) -> Result<Vec<String>, SearchError> {
         self.messages.near_terms(word).map_err(index_error)
     }
+
+    fn stored(&self, word: &str) -> String {
+        self.messages.stored(word)
+    }
 }
 
 impl Drop for TenantIndex {

@@ -261,6 +261,13 @@ impl Bm25 {
         Ok(never)
     }
 
+    /// `word` as this index stores its lines' words (analyzed: its first term).
+    pub(crate) fn stored(&self, word: &str) -> String {
+        let mut analyzer = self.shared.index.tokenizers().get(ANALYZER).unwrap_or_else(analyzer);
+        let mut stream = analyzer.token_stream(word);
+        stream.next().map_or_else(|| word.to_owned(), |t| t.text.clone())
+    }
+
     /// The words of its lines a slip or two from `word` (by its length; a transposition is one
     /// slip), as stored (stemmed), with the same first letter, the more common first.
     pub(crate) fn near_terms(&self, word: &str) -> tantivy::Result<Vec<String>> {

@@ -281,6 +281,28 @@ pub(super) fn never_held(
     Ok(row.get::<_, i64>(0) as usize)
 }
 
+/// Which of `words` some row of `kind` in `tenant` holds (as its words are analyzed).
+pub(super) fn held(
+    tx: &mut Tx<'_>,
+    kind: Kind,
+    tenant: &str,
+    words: &[String],
+) -> Result<std::collections::HashSet<String>, Failure> {
+    if words.is_empty() {
+        return Ok(std::collections::HashSet::new());
+    }
+    let kind_name = kind.name();
+    let rows = tx.query(
+        &format!(
+            "SELECT w.word FROM unnest($3::text[]) w(word) WHERE EXISTS ( \
+               SELECT 1 FROM unnest(tsvector_to_array(to_tsvector('{CONFIG}', w.word))) l(lexeme) \
+               JOIN search_terms t ON t.tenant = $1 AND t.kind = $2 AND t.lexeme = l.lexeme)"
+        ),
+        &[&tenant, &kind_name, &words],
+    )?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
 /// The best `limit` rows of `kind` in tenant `tenant` and `scope` for `query` (a tsquery
 /// source), best first: `columns` (of alias `d`) and the score last. For lines, `named`
 /// authors' lines score [`NAME_SCORE`] more and are found without a word.

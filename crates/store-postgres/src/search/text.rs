@@ -115,65 +115,59 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 pub(super) struct HeldAhead {
     speakers: Vec<String>,
     held: HashSet<String>,
-    near: HashMap<String, Vec<String>>,
+    /// For each capitalized word no line holds: its stem, and the stored words near it.
+    near: HashMap<String, (String, Vec<String>)>,
 }
 
 impl HeldAhead {
     pub(super) fn of(tx: &mut Tx<'_>, tenant: &str, text: &str) -> Result<Self, Failure> {
         let names = Names::of(tx, tenant)?;
         let capitalized: HashSet<String> = epimem_core::proper_nouns(text).into_iter().collect();
-        let mut ahead =
-            Self { speakers: names.by_word.keys().cloned().collect(), ..Self::default() };
-        for word in words(text) {
-            // A slip may have dropped a letter: a name one longer may be meant.
-            let slips = epimem_core::slips_allowed(word.chars().count() + 1);
-            if word.chars().count() < 3
-                || ahead.held.contains(&word)
-                || ahead.near.contains_key(&word)
-            {
-                continue;
-            }
-            if super::bm25::never_held(tx, super::bm25::Kind::Line, tenant, &[word.clone()])? == 0 {
-                ahead.held.insert(word);
-                continue;
-            }
-            if !capitalized.contains(&word) {
-                continue;
-            }
-            // The word as the index stores its words, then the stored words a slip or two from
-            // it with its first letter, the more common first.
-            let stem: Option<String> = tx
-                .query(
-                    &format!(
-                        "SELECT l FROM unnest(tsvector_to_array(to_tsvector('{CONFIG}', $1))) l LIMIT 1"
-                    ),
-                    &[&word],
-                )?
-                .first()
-                .map(|r| r.get(0));
-            let Some(stem) = stem else { continue };
-            let length = stem.chars().count() as i32;
-            let rows = tx.query(
-                "SELECT lexeme FROM search_terms WHERE tenant = $1 AND kind = $2 \
-                 AND left(lexeme, 1) = left($3, 1) AND char_length(lexeme) BETWEEN $4 AND $5 \
-                 ORDER BY rows DESC, lexeme",
-                &[
-                    &tenant,
-                    &super::bm25::Kind::Line.name(),
-                    &stem,
-                    &(length - slips as i32),
-                    &(length + slips as i32),
-                ],
-            )?;
-            let near = rows
-                .iter()
-                .map(|r| r.get::<_, String>(0))
-                .filter(|lexeme| epimem_core::slips(lexeme, &stem) <= slips)
-                .collect();
-            ahead.near.insert(word, near);
+        let mut asked: Vec<String> = words(text).filter(|w| w.chars().count() >= 3).collect();
+        asked.sort();
+        asked.dedup();
+        let held = super::bm25::held(tx, super::bm25::Kind::Line, tenant, &asked)?;
+        let mut near = HashMap::new();
+        for word in asked.iter().filter(|w| capitalized.contains(*w) && !held.contains(*w)) {
+            near.insert(word.clone(), near_lexemes(tx, tenant, word)?);
         }
-        Ok(ahead)
+        Ok(Self { speakers: names.by_word.keys().cloned().collect(), held, near })
     }
+}
+
+/// `word` as the index stores it, and the lines' stored words a slip or two from that, with
+/// its first letter, the more common first.
+fn near_lexemes(
+    tx: &mut Tx<'_>,
+    tenant: &str,
+    word: &str,
+) -> Result<(String, Vec<String>), Failure> {
+    // A slip may have dropped a letter: a name one longer may be meant.
+    let slips = epimem_core::slips_allowed(word.chars().count() + 1);
+    let stem: Option<String> = tx
+        .query(
+            &format!(
+                "SELECT l FROM unnest(tsvector_to_array(to_tsvector('{CONFIG}', $1))) l LIMIT 1"
+            ),
+            &[&word],
+        )?
+        .first()
+        .map(|r| r.get(0));
+    let Some(stem) = stem else { return Ok((word.to_owned(), Vec::new())) };
+    let length = stem.chars().count() as i32;
+    let reach = slips as i32;
+    let rows = tx.query(
+        "SELECT lexeme FROM search_terms WHERE tenant = $1 AND kind = $2 \
+         AND left(lexeme, 1) = left($3, 1) AND char_length(lexeme) BETWEEN $4 AND $5 \
+         ORDER BY rows DESC, lexeme",
+        &[&tenant, &super::bm25::Kind::Line.name(), &stem, &(length - reach), &(length + reach)],
+    )?;
+    let near = rows
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .filter(|lexeme| epimem_core::slips(lexeme, &stem) <= slips)
+        .collect();
+    Ok((stem, near))
 }
 
 impl epimem_search::HeldNames for HeldAhead {
@@ -186,7 +180,11 @@ impl epimem_search::HeldNames for HeldAhead {
     }
 
     fn near(&self, word: &str) -> Result<Vec<String>, epimem_search::SearchError> {
-        Ok(self.near.get(word).cloned().unwrap_or_default())
+        Ok(self.near.get(word).map(|(_, near)| near.clone()).unwrap_or_default())
+    }
+
+    fn stored(&self, word: &str) -> String {
+        self.near.get(word).map_or_else(|| word.to_owned(), |(stem, _)| stem.clone())
     }
 }
 
