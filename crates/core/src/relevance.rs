@@ -110,10 +110,12 @@ pub struct RelevanceConfig {
     /// not a target)...
     pub take: f64,
     pub stop_below: f64,
-    /// ...and of the best ranked this many at least, those of an episode one of whose lines
+    /// ...and the best ranked `at_least` whatever they are (in a small memory scores are
+    /// far apart), and of the best ranked `beside` those of an episode one of whose lines
     /// reaches `speak` (an answer is often a line beside the one that matched; a line of
     /// another memory comes only if it bears itself).
     pub at_least: usize,
+    pub beside: usize,
     /// The words channel (`epimem eval fit-relevance` prints both).
     pub words: WordsWeights,
     /// The meaning channel.
@@ -127,9 +129,10 @@ impl Default for RelevanceConfig {
             speak: 0.45,
             take: 0.1,
             stop_below: 0.5,
-            at_least: 8,
-            words: WordsWeights::with(-1.593, [7.583, -0.567]),
-            meaning: MeaningWeights::with(-5.032, [26.821, 4.832, -2.168, -0.802]),
+            at_least: 2,
+            beside: 8,
+            words: WordsWeights::with(-1.759, [9.824, -0.909]),
+            meaning: MeaningWeights::with(-4.937, [26.066, 4.917, -2.263, -0.853]),
         }
     }
 }
@@ -142,6 +145,7 @@ impl RelevanceConfig {
         take: 0.0,
         stop_below: 0.0,
         at_least: 0,
+        beside: 0,
         words: WordsWeights { bias: 0.0, share: 0.0, long: 0.0 },
         meaning: MeaningWeights {
             bias: 0.0,
@@ -263,7 +267,8 @@ fn logistic(z: f64) -> f64 {
 /// Judges `lines`, the ranking best first: nothing when no line's relevance reaches `speak`
 /// (or the query names only people absent from the scope, or something the tenant never
 /// held); else the lines whose relevance reaches `take` and whose score is at least
-/// `stop_below` of the best, and of the first `at_least` those beside a line that bears.
+/// `stop_below` of the best, the first `at_least`, and of the first `beside` those beside a
+/// line that bears.
 pub fn judge(lines: &[LineEvidence], query: &QueryEvidence, config: &RelevanceConfig) -> Judgement {
     if !config.judge {
         return Judgement::Lines((0..lines.len()).collect());
@@ -289,7 +294,8 @@ pub fn judge(lines: &[LineEvidence], query: &QueryEvidence, config: &RelevanceCo
             .enumerate()
             .filter(|&(i, (&r, line))| {
                 r >= config.take && line.score >= config.stop_below * best
-                    || i < config.at_least && bearing.contains(&line.episode)
+                    || i < config.at_least
+                    || i < config.beside && bearing.contains(&line.episode)
             })
             .map(|(i, _)| i)
             .collect(),
@@ -458,7 +464,8 @@ mod tests {
 
     #[test]
     fn a_block_takes_the_lines_that_reach_take_and_the_first_few_beside_them() {
-        let config = RelevanceConfig { take: 0.3, at_least: 4, ..RelevanceConfig::default() };
+        let config =
+            RelevanceConfig { take: 0.3, at_least: 0, beside: 4, ..RelevanceConfig::default() };
         let q = query(ASKS);
         let at = |episode, line: LineEvidence| LineEvidence { episode, ..line };
         let lines = [
@@ -470,13 +477,15 @@ mod tests {
             at(2, line(None, None)),
         ];
         assert_eq!(judge(&lines, &q, &config), Judgement::Lines(vec![0, 1, 2]));
-        let none_beside = RelevanceConfig { at_least: 0, ..config };
+        let none_beside = RelevanceConfig { beside: 0, ..config };
         assert_eq!(judge(&lines, &q, &none_beside), Judgement::Lines(vec![0, 2]));
         assert_eq!(judge(&lines, &q, &RelevanceConfig::FILL), Judgement::Lines(vec![0, 1, 2, 3]));
         // A line scoring well below the best is not taken for its relevance alone.
         let mut low = lines;
         low[2].score = 0.3;
         assert_eq!(judge(&low, &q, &none_beside), Judgement::Lines(vec![0]));
+        let first_few = RelevanceConfig { at_least: 4, ..none_beside };
+        assert_eq!(judge(&low, &q, &first_few), Judgement::Lines(vec![0, 1, 2, 3]));
         assert!(Judgement::Lines(vec![0, 2]).takes(2) && !Judgement::Lines(vec![0, 2]).takes(1));
     }
 

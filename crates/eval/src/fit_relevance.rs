@@ -29,7 +29,7 @@ use epimem_core::{
 use epimem_engine::{Engine, RecallQuery};
 
 use super::{
-    implied,
+    agent, implied,
     locomo::{self, Sample, Split},
     logistic::{self, Example, Fitted},
     madial::{self, Form},
@@ -50,6 +50,13 @@ pub struct FitRelevanceArgs {
     /// First prompts of new tasks (`new-tasks.dev.jsonl`), asked in every memory.
     #[arg(long, value_name = "FILE")]
     new_tasks: PathBuf,
+    /// Our coding-agent sessions (`crates/cli/data/agent-sessions.jsonl`), with
+    /// `--agent-questions`: what a later session asks of a project's memory.
+    #[arg(long, value_name = "PATH", requires = "agent_questions")]
+    agent_sessions: Option<PathBuf>,
+    /// The questions about them (`crates/cli/data/agent-questions.jsonl`).
+    #[arg(long, value_name = "FILE", requires = "agent_sessions")]
+    agent_questions: Option<PathBuf>,
     /// Lines of each ranking a query is judged by.
     #[arg(long, default_value_t = 30)]
     lines: usize,
@@ -67,7 +74,7 @@ pub struct FitRelevanceArgs {
 /// "Another user's memory" is reported, not fitted on: MADial's two users are children with
 /// alike days (parties, drawing contests, the zoo), so the other's memory holds events close
 /// to what the user says, and only whose they are tells them apart; a memory is one person's.
-const GROUPS: [(&str, bool); 12] = [
+const GROUPS: [(&str, bool); 14] = [
     ("LoCoMo: its questions", true),
     ("LoCoMo: another conversation's questions", false),
     ("LoCoMo: another conversation's lines", false),
@@ -80,6 +87,8 @@ const GROUPS: [(&str, bool); 12] = [
     ("MADial: the last three", true),
     ("MADial: another user's memory", false),
     ("MADial: new tasks", false),
+    ("Agent sessions: its questions", true),
+    ("Agent sessions: new tasks", false),
 ];
 
 /// The group named `name`.
@@ -185,6 +194,26 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
                 if let Some(lines) = lines_of(&engine, query)? {
                     let group = group("MADial: another user's memory");
                     asked.push(Asked { group, split: d.split, lines });
+                }
+            }
+        }
+    }
+    if let (Some(sessions), Some(questions)) = (&args.agent_sessions, &args.agent_questions) {
+        for s in agent::load(sessions, questions)? {
+            let tenant = format!("agent-{}", s.split.name());
+            recall::ingest(&engine, &tenant, &s, Some(&s.id))?;
+            let scope = Scope::tenant(&tenant).with_conversation(Some(s.id.clone()));
+            let at = s.turns.last().map(|t| t.timestamp);
+            let ask = |text: &str| {
+                let query = RecallQuery::new(scope.clone(), text, args.lines);
+                lines_of(&engine, RecallQuery { at, ..query })
+            };
+            let questions = s.questions.iter().map(|q| ("its questions", &q.question));
+            let tasks = new_tasks.iter().map(|p| ("new tasks", &p.prompt));
+            for (kind, text) in questions.chain(tasks) {
+                if let Some(lines) = ask(text)? {
+                    let group = group(&format!("Agent sessions: {kind}"));
+                    asked.push(Asked { group, split: s.split, lines });
                 }
             }
         }

@@ -117,8 +117,9 @@ pub(crate) fn curve(rule: RelevanceConfig) -> Vec<Setting> {
         take("take 0.5", 0.5),
         stop("stop_below 0.4", 0.4),
         stop("stop_below 0.6", 0.6),
-        at_least("at least 4", 4),
+        at_least("at least 0", 0),
         at_least("at least 8", 8),
+        Setting { label: "beside 0", rule: RelevanceConfig { beside: 0, ..rule } },
         Setting { label: "words alone", rule: words_only },
         Setting { label: "meaning alone", rule: meaning_only },
     ]

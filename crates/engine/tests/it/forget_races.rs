@@ -66,6 +66,14 @@ impl Search for Hooked {
     fn embedding_text(&self, tenant: &str, text: &str) -> Result<String, SearchError> {
         self.inner.embedding_text(tenant, text)
     }
+    fn read_names(
+        &self,
+        tenant: &str,
+        text: &str,
+        tail: &[epimem_search::TailLine<'_>],
+    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+        self.inner.read_names(tenant, text, tail)
+    }
     fn vectors(&self) -> usize {
         self.inner.vectors()
     }
