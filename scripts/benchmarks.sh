@@ -63,7 +63,8 @@ done
 # The relevance judgement fitted again on every kind of query (its weights are the defaults').
 "$bin" --embedder potion eval fit-relevance --locomo "$root/memory/locomo10.json" \
   --beam "$root/memory/beam500k_locomo.json.gz" --madial "$root/memory/madial-bench" \
-  --new-tasks "$root/prompts/new-tasks.dev.jsonl" > "$tmp/fit_relevance.txt"
+  --new-tasks "$root/prompts/new-tasks.dev.jsonl" --agent-sessions crates/cli/data/agent-sessions.jsonl \
+  --agent-questions crates/cli/data/agent-questions.jsonl > "$tmp/fit_relevance.txt"
 # Our coding-agent sessions, asked about as a later session of the project would ask.
 "$bin" --embedder potion eval recall --dataset agent --path crates/cli/data/agent-sessions.jsonl \
   --questions crates/cli/data/agent-questions.jsonl --json > "$tmp/agent.potion.json"

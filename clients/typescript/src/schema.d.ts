@@ -719,6 +719,13 @@ export interface components {
             speaker?: string | null;
             timestamp: string;
         };
+        /** @description A word of the query read as a name the memory holds. */
+        NameReadOut: {
+            /** @description The name it was read as. */
+            read_as: string;
+            /** @description As the query wrote it. */
+            written: string;
+        };
         /** @description `POST /v1/conversations/{conversation}/next-turn`. */
         NextTurnIn: {
             /** @description Tokens the whole block may take (default 2,000). */
@@ -798,10 +805,11 @@ export interface components {
             limit?: number | null;
             /**
              * Format: double
-             * @description With `budget`: the share of the query's weighed words a line must match to bear on
-             *     it (default `relevance.min_share`, 0.16); lower keeps more, higher leaves more empty.
+             * @description With `budget`: the relevance (0 to 1: the probability that a line bears on the query)
+             *     a line must reach for the block to speak (default `relevance.speak`); lower keeps more,
+             *     higher leaves more empty.
              */
-            min_share?: number | null;
+            min_relevance?: number | null;
             /**
              * @description Only the sessions of this project: a coding agent's, named by its repository's root
              *     folder as `epimem hook` records it (the messages' `agent`). Also read as `agent`.
@@ -832,6 +840,12 @@ export interface components {
             facts?: components["schemas"]["FactOut"][];
             /** @description The episodes, best first, with why each came back. */
             hits: components["schemas"]["EpisodeOut"][];
+            /**
+             * @description Words of the query this memory never heard, each read as a name it holds that it
+             *     slips from ("Katrina" read as "Katrin"): the recall searched for the name (absent when
+             *     no word was read so).
+             */
+            names_read?: components["schemas"]["NameReadOut"][];
             /**
              * @description With a budget: true when nothing remembered bears on the query (no line and no fact):
              *     `context` is then empty. Not an error, and not the same as a memory that holds

@@ -237,6 +237,21 @@ class MessageOut(BaseModel):
     timestamp: str
 
 
+class NameReadOut(BaseModel):
+    """
+    A word of the query read as a name the memory holds.
+    """
+
+    read_as: str
+    """
+    The name it was read as.
+    """
+    written: str
+    """
+    As the query wrote it.
+    """
+
+
 class NextTurnIn(BaseModel):
     """
     `POST /v1/conversations/{conversation}/next-turn`.
@@ -333,10 +348,11 @@ class RecallIn(BaseModel):
     """
     At most this many episodes (default 5, at most 1000).
     """
-    min_share: Optional[float] = None
+    min_relevance: Optional[float] = None
     """
-    With `budget`: the share of the query's weighed words a line must match to bear on
-    it (default `relevance.min_share`, 0.16); lower keeps more, higher leaves more empty.
+    With `budget`: the relevance (0 to 1: the probability that a line bears on the query)
+    a line must reach for the block to speak (default `relevance.speak`); lower keeps more,
+    higher leaves more empty.
     """
     project: Optional[str] = None
     """
@@ -797,6 +813,12 @@ class RecallOut(BaseModel):
     hits: List[EpisodeOut]
     """
     The episodes, best first, with why each came back.
+    """
+    names_read: Optional[List[NameReadOut]] = None
+    """
+    Words of the query this memory never heard, each read as a name it holds that it
+    slips from ("Katrina" read as "Katrin"): the recall searched for the name (absent when
+    no word was read so).
     """
     nothing_relevant: Optional[bool] = None
     """
