@@ -38,7 +38,7 @@ pub fn with_salient_words(last: &str, earlier: &[&str]) -> String {
         }
     }
     // Most messages first; among equals, the first said.
-    counted.sort_by(|a, b| b.1.cmp(&a.1));
+    counted.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     let salient: Vec<String> =
         counted.into_iter().filter(|(_, n)| *n >= 2).take(SALIENT_WORDS).map(|(w, _)| w).collect();
     match salient.is_empty() {

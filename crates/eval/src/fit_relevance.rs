@@ -106,13 +106,16 @@ fn questions_answered(g: usize) -> bool {
     GROUPS[g].0.ends_with(": its questions")
 }
 
+/// A line's inputs to the words channel and to the meaning channel.
+type LineInputs = ([f64; 2], [f64; 4]);
+
 /// One query asked: its group and part, and each of its first lines' inputs to both channels.
 /// A query a hand rule decides (it names people absent from the scope, or something never
 /// held) is not fitted on: no weight changes what it gets.
 struct Asked {
     group: usize,
     split: Split,
-    lines: Vec<([f64; 2], [f64; 4])>,
+    lines: Vec<LineInputs>,
 }
 
 /// Rounds of choosing each query's best line and fitting again.
@@ -179,7 +182,7 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
     for d in &madial.dialogues {
         let someone_else = users.iter().find(|u| **u != d.user);
         for (kind, form) in
-            [("the last message", Form::LastMessage), ("the last three", Form::LastThree)]
+            [("the last message", Form::UserMessage), ("the last three", Form::ThreeUtterances)]
         {
             let query = madial_query(&d.user, d.query(form), now, args.lines);
             if let Some(lines) = lines_of(&engine, query)? {
@@ -266,7 +269,7 @@ fn madial_query(user: &str, text: String, now: Timestamp, lines: usize) -> Recal
 
 /// Both channels' inputs for the first lines `query` recalls; `None` when a hand rule decides
 /// the query.
-fn lines_of(engine: &Engine, query: RecallQuery) -> Result<Option<Vec<([f64; 2], [f64; 4])>>> {
+fn lines_of(engine: &Engine, query: RecallQuery) -> Result<Option<Vec<LineInputs>>> {
     let (hits, evidence): (_, QueryEvidence) = engine.measure().recall_messages_judged(&query)?;
     if evidence.names_absent || evidence.unknown_names {
         return Ok(None);
@@ -289,7 +292,7 @@ fn lines_of(engine: &Engine, query: RecallQuery) -> Result<Option<Vec<([f64; 2],
 }
 
 /// The highest of `logit` over a query's lines (−∞ for a query without lines).
-fn best(a: &Asked, logit: impl Fn(&([f64; 2], [f64; 4])) -> f64) -> f64 {
+fn best(a: &Asked, logit: impl Fn(&LineInputs) -> f64) -> f64 {
     a.lines.iter().map(logit).fold(f64::NEG_INFINITY, f64::max)
 }
 
@@ -299,7 +302,7 @@ fn fit_channel(
     asked: &[&Asked],
     ridge: f64,
     signs: &[i8],
-    inputs: impl Fn(&([f64; 2], [f64; 4])) -> Vec<f64>,
+    inputs: impl Fn(&LineInputs) -> Vec<f64>,
     keep: impl Fn(&Asked) -> bool,
 ) -> Result<Fitted> {
     let kept: Vec<&Asked> =
@@ -309,9 +312,10 @@ fn fit_channel(
         counts[a.group] += 1;
     }
     let groups = counts.iter().filter(|&&n| n > 0).count().max(1);
-    let mut rate: Box<dyn Fn(&[f64]) -> f64> = Box::new(|x: &[f64]| x[0]);
-    let mut fitted = None;
+    let mut fitted: Option<Fitted> = None;
     for _ in 0..ROUNDS {
+        // The line the last fit rates best; at first, the one whose first input is highest.
+        let rate = |x: &[f64]| fitted.as_ref().map_or(x[0], |model| model.logit(x));
         let examples: Vec<Example> = kept
             .iter()
             .map(|a| {
@@ -325,10 +329,7 @@ fn fit_channel(
                 Example { weight, x, y: GROUPS[a.group].1 }
             })
             .collect();
-        let model = logistic::fit(&examples, signs, ridge)?;
-        let next = model.clone();
-        rate = Box::new(move |x: &[f64]| next.logit(x));
-        fitted = Some(model);
+        fitted = Some(logistic::fit(&examples, signs, ridge)?);
     }
     Ok(fitted.expect("at least one round"))
 }

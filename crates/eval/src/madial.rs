@@ -40,25 +40,27 @@ pub(crate) struct Dialogue {
 
 /// How a recall at the test turn is asked: what an agent sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
 pub(crate) enum Form {
-    /// The user's last message (what `next-turn` and the hooks send).
-    LastMessage,
+    /// The user's last message (what the hooks send).
+    #[serde(rename = "last_message")]
+    UserMessage,
     /// The last three utterances, oldest first.
-    LastThree,
+    #[serde(rename = "last_three")]
+    ThreeUtterances,
     /// What `next-turn` sends (`epimem_core::conversation_query`): the user's last message,
     /// and for a statement the words the conversation before it used most.
-    LastWithSalient,
+    #[serde(rename = "last_with_salient")]
+    NextTurn,
 }
 
 impl Form {
-    pub(crate) const ALL: [Form; 3] = [Form::LastMessage, Form::LastThree, Form::LastWithSalient];
+    pub(crate) const ALL: [Form; 3] = [Form::UserMessage, Form::ThreeUtterances, Form::NextTurn];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Form::LastMessage => "last message",
-            Form::LastThree => "last three utterances",
-            Form::LastWithSalient => "last message and, for a statement, the salient words",
+            Form::UserMessage => "last message",
+            Form::ThreeUtterances => "last three utterances",
+            Form::NextTurn => "last message and, for a statement, the salient words",
         }
     }
 }
@@ -68,19 +70,19 @@ impl Dialogue {
     pub(crate) fn query(&self, form: Form) -> String {
         let before = &self.lines[..self.test_turn];
         match form {
-            Form::LastMessage => before
+            Form::UserMessage => before
                 .iter()
                 .rev()
                 .find(|l| l.speaker.as_deref() == Some(self.user.as_str()))
                 .or(before.last())
                 .map(|l| l.text.clone())
                 .unwrap_or_default(),
-            Form::LastThree => {
+            Form::ThreeUtterances => {
                 let from = before.len().saturating_sub(3);
                 before[from..].iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n")
             }
-            Form::LastWithSalient => {
-                let last = self.query(Form::LastMessage);
+            Form::NextTurn => {
+                let last = self.query(Form::UserMessage);
                 let at = before.iter().rposition(|l| l.text == last).unwrap_or(before.len());
                 let earlier: Vec<&str> = before[..at].iter().map(|l| l.text.as_str()).collect();
                 epimem_core::conversation_query(&last, &earlier)
@@ -257,8 +259,11 @@ mod tests {
         assert_eq!(d.user, "Bart");
         assert_eq!(d.test_turn, 4);
         assert_eq!(d.lines[2].speaker, None, "a line naming nobody is kept");
-        assert_eq!(d.query(Form::LastMessage), "Something special.");
-        assert_eq!(d.query(Form::LastThree), "Great!\nWhat will you wear?\nSomething special.");
+        assert_eq!(d.query(Form::UserMessage), "Something special.");
+        assert_eq!(
+            d.query(Form::ThreeUtterances),
+            "Great!\nWhat will you wear?\nSomething special."
+        );
     }
 
     #[test]

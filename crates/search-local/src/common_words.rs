@@ -157,7 +157,7 @@ mod tests {
 
     fn search(bm25: &Bm25, query: &str, limit: usize) -> Vec<(usize, f32)> {
         let found = bm25.search(&Scope::tenant("t"), query, limit, true).unwrap().unwrap();
-        found.into_iter().map(|(slot, _, score, _)| (slot, score)).collect()
+        found.into_iter().map(|hit| (hit.slot, hit.score)).collect()
     }
 
     /// Each hit scored as the sum of what each word, searched alone, gave it.

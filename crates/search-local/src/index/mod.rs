@@ -101,7 +101,7 @@ pub(crate) struct Parts {
 }
 
 /// A lexical (BM25) hit; hits come best first.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct LexicalHit {
     pub(crate) slot: usize,
     /// The message (message hits only).
@@ -319,12 +319,7 @@ impl TenantIndex {
         let hits = index.search(scope, query, limit, lines_only).map_err(index_error)?;
         // A slot the table does not have could only come from a damaged state: never used.
         let slots = self.parts.table.slots();
-        Ok(hits.map(|hits| {
-            hits.into_iter()
-                .filter(|&(slot, _, _, _)| slot < slots)
-                .map(|(slot, seq, score, length)| LexicalHit { slot, seq, score, length })
-                .collect()
-        }))
+        Ok(hits.map(|hits| hits.into_iter().filter(|hit| hit.slot < slots).collect()))
     }
 }
 

@@ -27,6 +27,7 @@ use tantivy::{
 use crate::{
     common_words::{self, Clause},
     held_folder::{self, HeldFolder},
+    index::LexicalHit,
 };
 
 /// Per-field weights of episode documents, against 1 for the raw lines. Titles and summaries
@@ -389,7 +390,7 @@ impl Bm25 {
         query: &str,
         limit: usize,
         lines_only: bool,
-    ) -> tantivy::Result<Option<Vec<(usize, u64, f32, u32)>>> {
+    ) -> tantivy::Result<Option<Vec<LexicalHit>>> {
         let f = self.fields;
         let searcher = self.shared.reader.searcher();
         let (terms, names) = self.query_terms(query, &searcher)?;
@@ -472,12 +473,14 @@ impl Bm25 {
                 }
             };
             let Some(slot) = slots.first(doc_id) else { continue };
-            let length = lengths.fieldnorm(doc_id);
-            hits.push((slot as usize, seqs.first(doc_id).unwrap_or(0), score, length));
+            let (seq, length) = (seqs.first(doc_id).unwrap_or(0), lengths.fieldnorm(doc_id));
+            hits.push(LexicalHit { slot: slot as usize, seq, score, length });
         }
         // Equal scores in the order the episodes were added, not in the order of tantivy's
         // segments, which differs between an index reopened and one built at once.
-        hits.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+        hits.sort_by(|a, b| {
+            b.score.total_cmp(&a.score).then(a.slot.cmp(&b.slot)).then(a.seq.cmp(&b.seq))
+        });
         Ok(Some(hits))
     }
 

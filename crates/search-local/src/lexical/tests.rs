@@ -62,7 +62,7 @@ fn small_commits_after_large_ones_do_not_merge_the_large_ones_again_and_again() 
     let scope = Scope::tenant("t");
     assert_eq!(bm25.search(&scope, "common", 30_000, false).unwrap().unwrap().len(), slot);
     // The oldest document was merged and is still found by its own word.
-    assert_eq!(bm25.search(&scope, "word0", 5, false).unwrap().unwrap()[0].0, 0);
+    assert_eq!(bm25.search(&scope, "word0", 5, false).unwrap().unwrap()[0].slot, 0);
 }
 
 #[test]

@@ -71,10 +71,9 @@ pub(super) fn candidates(
     let mut found = Turns::default();
     let mut fetched: HashMap<String, Episode> = HashMap::new();
     if let Some((tsquery, named)) = &query {
-        for (i, (conversation, seq, episode, length, score)) in
-            lexical(tx, tenant, &scope, tsquery, named, n)?.into_iter().enumerate()
-        {
-            let t = found.index((conversation, seq), &episode, &mut table);
+        for (i, hit) in lexical(tx, tenant, &scope, tsquery, named, n)?.into_iter().enumerate() {
+            let t = found.index((hit.conversation, hit.seq), &hit.episode, &mut table);
+            let (score, length) = (hit.score, hit.length);
             found.turns[t].lexical = Some(LexicalMatch { rank: i + 1, score, length });
         }
     }
@@ -197,6 +196,15 @@ pub(super) fn candidates(
 /// The best `limit` lines for `query` (a tsquery source), best first: (conversation, seq,
 /// episode, score). A line by an author the query names scores [`bm25::NAME_SCORE`] more, and is a
 /// candidate even without a matching word.
+/// A line BM25 found: where it is, its length in words and its score.
+struct Found {
+    conversation: String,
+    seq: u64,
+    episode: String,
+    length: u32,
+    score: f64,
+}
+
 fn lexical(
     tx: &mut Tx<'_>,
     tenant: &str,
@@ -204,14 +212,17 @@ fn lexical(
     query: &str,
     named: &[String],
     limit: usize,
-) -> Result<Vec<(String, u64, String, u32, f64)>, Failure> {
+) -> Result<Vec<Found>, Failure> {
     let columns = "d.conversation, d.seq, d.episode, d.tokens";
     let rows = bm25::search(tx, Kind::Line, tenant, scope, query, named, columns, limit)?;
     Ok(rows
         .iter()
-        .map(|r| {
-            let length = r.get::<_, f64>(3).max(0.0) as u32;
-            (r.get(0), r.get::<_, i64>(1) as u64, r.get(2), length, r.get(4))
+        .map(|r| Found {
+            conversation: r.get(0),
+            seq: r.get::<_, i64>(1) as u64,
+            episode: r.get(2),
+            length: r.get::<_, f64>(3).max(0.0) as u32,
+            score: r.get(4),
         })
         .collect())
 }
