@@ -39,8 +39,8 @@ fn an_agents_findings_come_back_from_its_work_sessions() {
     assert!(turns_at_10(&run["by_category"]["1"]) >= 0.9, "the agent's findings: {run}");
     // A 1,000-token context block holds most of it, in a quarter of the tokens: it takes only
     // the lines that bear on the question (filled to its budget, it held 0.98 of the
-    // evidence in about 1,000 tokens; judged, 0.81-0.82 in about 240, and nothing for one
-    // question in ten, docs/benchmarks.md). What a prompt is told of earlier
+    // evidence in about 1,000 tokens; judged, 0.80-0.81 in about 180, and nothing for one
+    // question in eight or fifteen, docs/benchmarks.md). What a prompt is told of earlier
     // work, chosen by shared keywords alone (the hook), holds more than half and rarely tells
     // of anything when the project never did that work; chosen by recall where words and
     // meaning agree (the server, MCP), it holds more (keywords: 0.59 and 0.70) and tells
