@@ -23,7 +23,7 @@ use serde::Serialize;
 use super::{
     locomo::Split,
     madial::{self, Form, Madial},
-    negatives::Setting,
+    negatives::{self, Setting},
     prompts::Prompt,
 };
 use crate::json_line;
@@ -293,14 +293,8 @@ fn block(
 #[derive(Serialize)]
 struct DumpedLine {
     event: u32,
-    similarity: Option<f64>,
-    lexical: Option<f64>,
-    words: Option<f64>,
-    fused: f64,
-    score: f64,
-    episode_factor: f64,
-    lent: f64,
-    line_factor: f64,
+    #[serde(flatten)]
+    scores: negatives::LineScores,
     relevant: bool,
 }
 
@@ -323,14 +317,7 @@ fn dump_lines(
             let event = *events_of.get(&h.episode)?;
             Some(DumpedLine {
                 event,
-                similarity: h.similarity,
-                lexical: h.lexical,
-                words: h.words,
-                fused: h.fused,
-                score: h.score,
-                episode_factor: h.episode_factor,
-                lent: h.lent,
-                line_factor: h.line_factor,
+                scores: negatives::LineScores::from(h),
                 relevant: relevant.contains(&event),
             })
         })

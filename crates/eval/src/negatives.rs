@@ -286,11 +286,9 @@ pub(crate) fn block(
     Ok((if quoted.is_empty() { 0 } else { context.tokens }, quoted))
 }
 
+/// What ranking scored a recalled line, as `--dump-lines` writes it.
 #[derive(Serialize)]
-struct DumpedLine<'a> {
-    seq: u64,
-    speaker: &'a str,
-    text: &'a str,
+pub(crate) struct LineScores {
     similarity: Option<f64>,
     lexical: Option<f64>,
     words: Option<f64>,
@@ -299,6 +297,30 @@ struct DumpedLine<'a> {
     episode_factor: f64,
     lent: f64,
     line_factor: f64,
+}
+
+impl From<&epimem_engine::MessageHit> for LineScores {
+    fn from(h: &epimem_engine::MessageHit) -> Self {
+        Self {
+            similarity: h.similarity,
+            lexical: h.lexical,
+            words: h.words,
+            fused: h.fused,
+            score: h.score,
+            episode_factor: h.episode_factor,
+            lent: h.lent,
+            line_factor: h.line_factor,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct DumpedLine<'a> {
+    seq: u64,
+    speaker: &'a str,
+    text: &'a str,
+    #[serde(flatten)]
+    scores: LineScores,
     /// Whether it is evidence of the question (own questions only).
     evidence: bool,
 }
@@ -340,14 +362,7 @@ pub(crate) fn dump_lines(
                 seq: h.seq,
                 speaker: &turn.speaker,
                 text: &turn.text,
-                similarity: h.similarity,
-                lexical: h.lexical,
-                words: h.words,
-                fused: h.fused,
-                score: h.score,
-                episode_factor: h.episode_factor,
-                lent: h.lent,
-                line_factor: h.line_factor,
+                scores: LineScores::from(h),
                 evidence,
             })
         })
