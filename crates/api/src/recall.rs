@@ -60,6 +60,8 @@ impl Memory<'_> {
             relevance,
             ..RecallQuery::new(scope, request.query, limit(request.limit, 5)?)
         };
+        // Read once: every answer searches the names as read and says how it read them.
+        let query = engine.read_names(&query)?;
         let mut out: RecallOut = match request.budget {
             Some(budget) if request.episodes => {
                 engine.recall_episode_context(&query, budget)?.into()
@@ -70,10 +72,8 @@ impl Memory<'_> {
                 ..RecallOut::default()
             },
         };
-        if out.turns.is_none() {
-            // A block of lines says how it read the query's names; the other answers ask.
-            out.names_read = engine.names_read(&query)?.iter().map(NameReadOut::from).collect();
-        }
+        let read = query.names_read.iter().flatten();
+        out.names_read = read.map(NameReadOut::from).collect();
         out.facts = engine.recall_facts(&query)?.iter().map(FactOut::from).collect();
         // A fact that bears on the query is something remembered.
         if !out.facts.is_empty() {

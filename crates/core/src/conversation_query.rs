@@ -3,7 +3,7 @@
 //! before it may. Pure: the caller gives the messages.
 
 /// Words a query takes from the conversation before its last message.
-pub const SALIENT_WORDS: usize = 5;
+pub(crate) const SALIENT_WORDS: usize = 5;
 
 /// Messages before the last one a query reads its salient words from.
 pub const EARLIER_MESSAGES: usize = 10;
@@ -23,7 +23,7 @@ pub fn conversation_query(last: &str, earlier: &[&str]) -> String {
 /// `last`, then the words the conversation before it (`earlier`, oldest first) used in the
 /// most of its messages and `last` does not hold (at most [`SALIENT_WORDS`], each in at least
 /// two messages): what the moment is about when the last message does not say it.
-pub fn with_salient_words(last: &str, earlier: &[&str]) -> String {
+pub(crate) fn with_salient_words(last: &str, earlier: &[&str]) -> String {
     let own = crate::keyword_list(last);
     let mut counted: Vec<(String, usize)> = Vec::new();
     for message in earlier {

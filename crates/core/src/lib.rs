@@ -45,9 +45,7 @@ pub mod work;
 pub use borrowing::{Borrow, Similarity, borrowed};
 pub use cjk::{for_each_bigram, is_cjk};
 pub use context::{ContextItem, RenderedContext, render_context};
-pub use conversation_query::{
-    EARLIER_MESSAGES, SALIENT_WORDS, conversation_query, with_salient_words,
-};
+pub use conversation_query::{EARLIER_MESSAGES, conversation_query};
 pub use dates::{DateMention, date_mention};
 pub use episode::{Episode, EpisodeId, FsrsState, ToldBy};
 pub use error::ErrorKind;
@@ -70,9 +68,7 @@ pub use message::{
     Message, MessageFields, MessageProblem, NewMessage, Role, RoleParseError, check_message,
     clip_middle, limits as message_limits, name_words,
 };
-pub use names::{
-    HeldAs, NameReading, in_case_of, read_as, reread, slips, slips_allowed, sound_alike,
-};
+pub use names::{HeldAs, NameReading, in_case_of, read_as, reread, slips, slips_allowed};
 pub use next_turn::{
     MEMORY_HEADING, NextTurnConfig, RECENT_HEADING, SUMMARY_HEADING, Shares, quoted_lines,
     recent_fitting, render_next_turn, summary_fitting, verbatim,

@@ -44,7 +44,7 @@ pub fn slips(a: &str, b: &str) -> usize {
 
 /// Whether `a` and `b` sound the same (Double Metaphone: a code in common, of two sounds or
 /// more, and not too far apart in letters: "Geoff" and "Jeff", "Stephen" and "Steven").
-pub fn sound_alike(a: &str, b: &str) -> bool {
+pub(crate) fn sound_alike(a: &str, b: &str) -> bool {
     // English sounds of English letters: the encoder slices its input by bytes, and panics
     // inside a letter of more than one ("Café").
     if !a.chars().chain(b.chars()).all(|c| c.is_ascii_alphabetic()) {

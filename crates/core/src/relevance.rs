@@ -180,8 +180,6 @@ pub struct LineEvidence {
     pub length: Option<u32>,
     /// Its cosine to the query, when it has one.
     pub similarity: Option<f64>,
-    /// Its soft word matching score, when it has one.
-    pub words: Option<f64>,
 }
 
 /// How a query is put: what it says of who is speaking and what they want.
@@ -399,7 +397,7 @@ mod tests {
     use super::*;
 
     fn line(lexical: Option<f64>, similarity: Option<f64>) -> LineEvidence {
-        LineEvidence { score: 1.0, episode: 0, lexical, length: Some(12), similarity, words: None }
+        LineEvidence { score: 1.0, episode: 0, lexical, length: Some(12), similarity }
     }
 
     fn query(form: QueryForm) -> QueryEvidence {

@@ -4,8 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use epimem_core::{
     ContextItem, ConversationKey, EpisodeId, Judgement, KeywordBag, LineEvidence, Message,
-    NameReading, QueryEvidence, RenderedContext, Scope, TurnItem, jaccard, judge, render_context,
-    render_turns,
+    QueryEvidence, RenderedContext, Scope, TurnItem, jaccard, judge, render_context, render_turns,
 };
 use epimem_store::EpisodeDetail;
 
@@ -24,8 +23,6 @@ pub struct RecalledContext {
     pub episodes: Vec<EpisodeId>,
     /// The turns quoted (episode, message seq), best first.
     pub turns: Vec<(EpisodeId, u64)>,
-    /// The query's words read as names this memory holds ("Katrina" as "Katrin").
-    pub names_read: Vec<NameReading>,
 }
 
 /// A context block of whole episodes.
@@ -77,7 +74,7 @@ impl Engine {
         let largest = budgets.iter().copied().max().unwrap_or(0);
         let limit = self.config.ranking.turn_candidates.max(query.limit);
         let ranked = self.rank_messages(&RecallQuery { limit, ..query.clone() })?;
-        let (mut hits, at, names_read) = (ranked.hits, ranked.moment, ranked.names_read);
+        let (mut hits, at) = (ranked.hits, ranked.moment);
         let judged = self.judged(query, &hits, &ranked.evidence);
         let mut rank = 0;
         hits.retain(|_| {
@@ -187,7 +184,6 @@ impl Engine {
                         .iter()
                         .map(|&i| (items[i].episode.id.clone(), items[i].message.seq))
                         .collect(),
-                    names_read: names_read.clone(),
                 }
             })
             .collect();
@@ -224,7 +220,6 @@ impl Engine {
                 lexical: h.lexical,
                 length: h.length,
                 similarity: h.similarity,
-                words: h.words,
             })
             .collect();
         judge(&lines, query_evidence, &rule)
@@ -250,6 +245,8 @@ impl Engine {
         query: &RecallQuery,
         budget: usize,
     ) -> Result<EpisodeContext, EngineError> {
+        // Names read once for the rankings below.
+        let query = &self.read_names(query)?;
         if !self.bears_on(query)? {
             return Ok(EpisodeContext {
                 text: String::new(),

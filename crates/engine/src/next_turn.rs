@@ -96,7 +96,6 @@ impl Engine {
                 relevant: false,
                 episodes: Vec::new(),
                 turns: Vec::new(),
-                names_read: Vec::new(),
             },
         };
         // Told again in what the summary took: an episode whose summary repeats a line the

@@ -34,13 +34,26 @@ pub struct RecallQuery {
     /// already holds: a context block leaves those out, and what it quotes is reviewed
     /// against what that conversation says next (as for a recall scoped to it).
     pub asked_in: Option<(ConversationKey, u64)>,
+    /// The words of the query already read as names this memory holds, its text saying the
+    /// names (`Engine::read_names`); `None` until they are read, which a recall does first.
+    pub names_read: Option<Vec<NameReading>>,
 }
 
 impl RecallQuery {
     pub fn new(scope: Scope, text: impl Into<String>, limit: usize) -> Self {
         let text = text.into();
         let date = date_mention(&text);
-        Self { scope, text, limit, at: None, vector: None, date, relevance: None, asked_in: None }
+        Self {
+            scope,
+            text,
+            limit,
+            at: None,
+            vector: None,
+            date,
+            relevance: None,
+            asked_in: None,
+            names_read: None,
+        }
     }
 
     /// The query's words a line's relevance is weighed against: all but a date it names
@@ -62,8 +75,6 @@ pub(crate) struct RankedLines {
     pub(crate) moment: Timestamp,
     /// What the index told of the query as a whole.
     pub(crate) evidence: QueryEvidence,
-    /// The query's words read as names this memory holds ("Katrina" as "Katrin").
-    pub(crate) names_read: Vec<NameReading>,
 }
 
 /// One recalled episode and why it came back.
@@ -137,8 +148,12 @@ impl Engine {
         let config = &self.config.ranking;
         let scope = &query.scope;
         self.index_for_recall(&scope.tenant)?;
-        let (read, _) = self.read_names(query, &[])?;
-        let query = &read;
+        let tail = match query.names_read {
+            Some(_) => None,
+            None => Some(self.open_tail(scope)?),
+        };
+        let lines = tail.as_ref().map(|t| t.lines()).unwrap_or_default();
+        let query = &self.read_names_with(query, &lines)?;
         let q = self.embed_synced(query)?;
         let at = self.recall_moment(query)?;
         let found = self.searched(&scope.tenant, || {
@@ -231,8 +246,7 @@ impl Engine {
         let tail = self.open_tail(&query.scope)?;
         let lines = tail.lines();
         self.index_for_recall(&query.scope.tenant)?;
-        let (read, names_read) = self.read_names(query, &lines)?;
-        let query = &read;
+        let query = &self.read_names_with(query, &lines)?;
         let q = self.embed_synced(query)?;
         let moment = self.recall_moment(query)?;
         let words = self.embedder.as_deref().map(EmbedderWords);
@@ -295,33 +309,42 @@ impl Engine {
             ),
             form,
         };
-        Ok(RankedLines { hits, moment, evidence, names_read })
+        Ok(RankedLines { hits, moment, evidence })
     }
 
-    /// The words of `query` this memory never heard, each read as a name it holds that it
-    /// slips from ("Katrina" as "Katrin"); recall searches for the names.
-    pub fn names_read(&self, query: &RecallQuery) -> Result<Vec<NameReading>, EngineError> {
+    /// `query` with each word this memory (its index and open tail) never heard that slips
+    /// from a name it holds read as that name ("Katrina" as "Katrin"), and the readings in
+    /// `names_read`. A recall reads them itself; a door that tells what was read reads them
+    /// first, once.
+    pub fn read_names(&self, query: &RecallQuery) -> Result<RecallQuery, EngineError> {
+        if query.names_read.is_some() {
+            return Ok(query.clone());
+        }
         self.index_for_recall(&query.scope.tenant)?;
-        Ok(self.read_names(query, &[])?.1)
+        let tail = self.open_tail(&query.scope)?;
+        self.read_names_with(query, &tail.lines())
     }
 
-    /// `query` with each word this memory never heard that slips from a name it holds read as
-    /// that name (`epimem_search::read_names`), and the readings. A query vector made from the
-    /// words as written is made again.
-    pub(crate) fn read_names(
+    /// [`Engine::read_names`] with the open tail's lines already read (the index caught up).
+    fn read_names_with(
         &self,
         query: &RecallQuery,
         tail: &[TailLine<'_>],
-    ) -> Result<(RecallQuery, Vec<NameReading>), EngineError> {
+    ) -> Result<RecallQuery, EngineError> {
+        if query.names_read.is_some() {
+            return Ok(query.clone());
+        }
         let readings = self.searched(&query.scope.tenant, || {
             self.search.read_names(&query.scope.tenant, &query.text, tail)
         })?;
         if readings.is_empty() {
-            return Ok((query.clone(), readings));
+            return Ok(RecallQuery { names_read: Some(readings), ..query.clone() });
         }
+        // The names as read are searched, embedded and dated: the vector and the date's place
+        // were the words' as written.
         let text = reread(&query.text, &readings);
-        let read = RecallQuery { text, vector: None, ..query.clone() };
-        Ok((read, readings))
+        let date = query.date.as_ref().and_then(|_| date_mention(&text));
+        Ok(RecallQuery { text, date, vector: None, names_read: Some(readings), ..query.clone() })
     }
 
     /// A query with no word to search for is an error only when there are no vectors to fall

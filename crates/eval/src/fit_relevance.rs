@@ -283,7 +283,6 @@ fn lines_of(engine: &Engine, query: RecallQuery) -> Result<Option<Vec<LineInputs
                     lexical: h.lexical,
                     length: h.length,
                     similarity: h.similarity,
-                    words: h.words,
                 };
                 (words_features(&line, &evidence), meaning_features(&line, &evidence))
             })

@@ -11,6 +11,8 @@ use crate::{SearchError, TailLine};
 pub trait HeldNames {
     /// The words of its speakers' names (lower case).
     fn speakers(&self) -> Vec<String>;
+    /// Whether `word` (lower case) is a word of a speaker's name.
+    fn is_speaker(&self, word: &str) -> bool;
     /// Whether it holds `word` (lower case) in a line or a speaker's name.
     fn holds(&self, word: &str) -> Result<bool, SearchError>;
     /// Its lines' words a slip or two (by length) from `word` (lower case), with the same
@@ -27,18 +29,19 @@ pub trait HeldNames {
 /// each with the name it is read as: a speaker's, by a slip or by sound; for a word
 /// capitalized inside a sentence, a word its lines hold, by a slip, when no speaker's name is
 /// near. A capitalized word near a speaker's name is read as it even when a line holds it (an
-/// index stems "Melanie" to "melani"). Each word once.
+/// index stems "Melanie" to "melani"). Each word once. Most queries hold no such word: the
+/// speakers are listed, and the tail's lines read, only for one that may be.
 pub fn read_names(
     query: &str,
     tail: &[TailLine<'_>],
     held: &dyn HeldNames,
 ) -> Result<Vec<NameReading>, SearchError> {
-    let mut speakers = held.speakers();
-    for line in tail {
-        speakers.extend(epimem_core::name_words(line.author));
-    }
-    speakers.sort();
-    speakers.dedup();
+    let tail_speakers = || {
+        let mut authors: Vec<&str> = tail.iter().map(|line| line.author).collect();
+        authors.sort_unstable();
+        authors.dedup();
+        authors.into_iter().flat_map(epimem_core::name_words).collect::<Vec<String>>()
+    };
     let in_tail = |word: &str| {
         tail.iter().any(|line| {
             [line.author, line.content].iter().any(|text| {
@@ -48,28 +51,37 @@ pub fn read_names(
     };
     let capitalized: Vec<String> =
         proper_noun_spans(query).into_iter().map(|(_, lower)| lower).collect();
+    let mut speakers: Option<Vec<String>> = None;
     let mut readings: Vec<NameReading> = Vec::new();
-    let speakers_held: Vec<(&str, HeldAs)> =
-        speakers.iter().map(|s| (s.as_str(), HeldAs::Speaker)).collect();
     for written in query.split(|c: char| !c.is_alphanumeric()) {
         let lower = written.to_lowercase();
         if lower.chars().count() < 3
             || !written.chars().all(char::is_alphabetic)
             || is_stopword(&lower)
             || readings.iter().any(|r| r.written == written)
-            || speakers.contains(&lower)
+            || held.is_speaker(&lower)
         {
             continue;
         }
         let capital = capitalized.contains(&lower);
-        let heard = in_tail(&lower) || held.holds(&lower)?;
+        let heard = held.holds(&lower)? || in_tail(&lower);
         // A word in lower case the memory holds is that word.
         if heard && !capital {
             continue;
         }
+        let speakers = speakers.get_or_insert_with(|| {
+            let mut all = held.speakers();
+            all.extend(tail_speakers());
+            all.sort();
+            all.dedup();
+            all
+        });
+        if speakers.contains(&lower) {
+            continue;
+        }
         // A speaker first: a capitalized word a line holds may be a speaker's name as the
         // index stems it ("Melani" for "Melanie").
-        let name = match read_as(&lower, speakers_held.iter().copied()) {
+        let name = match read_as(&lower, speakers.iter().map(|s| (s.as_str(), HeldAs::Speaker))) {
             Some(name) => Some(name.to_owned()),
             None if capital && !heard => {
                 let near = held.near(&lower)?;
@@ -79,10 +91,8 @@ pub fn read_names(
             None => None,
         };
         if let Some(name) = name {
-            readings.push(NameReading {
-                written: written.to_owned(),
-                read_as: in_case_of(&name, written),
-            });
+            let read_as = in_case_of(&name, written);
+            readings.push(NameReading { written: written.to_owned(), read_as });
         }
     }
     Ok(readings)
@@ -97,6 +107,9 @@ mod tests {
     impl HeldNames for Memory {
         fn speakers(&self) -> Vec<String> {
             vec!["katrin".into(), "jonathan".into()]
+        }
+        fn is_speaker(&self, word: &str) -> bool {
+            self.speakers().iter().any(|s| s == word)
         }
         fn holds(&self, word: &str) -> Result<bool, SearchError> {
             Ok(["katrin", "jonathan", "jonatha", "flask", "paris", "said"].contains(&word))

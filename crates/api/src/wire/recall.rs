@@ -122,7 +122,7 @@ impl From<RecalledContext> for RecallOut {
             nothing_relevant: Some(!c.relevant),
             turns: Some(turns),
             facts: Vec::new(),
-            names_read: c.names_read.iter().map(NameReadOut::from).collect(),
+            names_read: Vec::new(),
         }
     }
 }

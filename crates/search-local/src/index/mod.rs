@@ -328,6 +328,10 @@ impl epimem_search::HeldNames for TenantIndex {
         self.parts.names.keys().cloned().collect()
     }
 
+    fn is_speaker(&self, word: &str) -> bool {
+        self.parts.names.contains_key(word)
+    }
+
     fn holds(&self, word: &str) -> Result<bool, SearchError> {
         Ok(self.messages.never_held(&[word.to_owned()]).map_err(index_error)? == 0)
     }

@@ -175,6 +175,10 @@ impl epimem_search::HeldNames for HeldAhead {
         self.speakers.clone()
     }
 
+    fn is_speaker(&self, word: &str) -> bool {
+        self.speakers.iter().any(|s| s == word)
+    }
+
     fn holds(&self, word: &str) -> Result<bool, epimem_search::SearchError> {
         Ok(self.held.contains(word))
     }

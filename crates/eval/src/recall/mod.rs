@@ -1,7 +1,7 @@
 //! `epimem eval recall`: evidence recall on LoCoMo, at fixed k and at fixed context budgets.
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{BTreeMap, HashSet},
     fmt::Write as _,
     io::Write,
     path::PathBuf,
@@ -17,8 +17,11 @@ use epimem_app::{
 };
 use epimem_core::{ConversationKey, Role, Scope};
 use epimem_engine::{MessageInput, RecallQuery};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
+
+mod sums;
+
+use sums::{BUDGETS, KS, PartSums, Sums, TURN_KS, category_names, standard_error, write_table};
 
 use super::{
     agent, implied,
@@ -91,51 +94,8 @@ pub struct RecallArgs {
     postgres: Option<String>,
 }
 
-const KS: [usize; 3] = [1, 5, 10];
-const BUDGETS: [usize; 3] = [500, 1_000, 2_000];
-const TURN_KS: [usize; 3] = [5, 10, 25];
 /// Episodes retrieved per question (enough to fill the largest budget).
 const RETRIEVED: usize = 30;
-
-#[derive(Debug, Default, Clone, Serialize)]
-struct Sums {
-    questions: usize,
-    at_k: [f64; 3],
-    at_budget: [f64; 3],
-    turns_at_k: [f64; 3],
-}
-
-impl Sums {
-    fn mean(&self) -> Means {
-        let n = self.questions.max(1) as f64;
-        Means {
-            questions: self.questions,
-            episode_recall_at_k: KS
-                .iter()
-                .zip(self.at_k)
-                .map(|(k, s)| (k.to_string(), s / n))
-                .collect(),
-            recall_at_budget: BUDGETS
-                .iter()
-                .zip(self.at_budget)
-                .map(|(b, s)| (b.to_string(), s / n))
-                .collect(),
-            turn_recall_at_k: TURN_KS
-                .iter()
-                .zip(self.turns_at_k)
-                .map(|(k, s)| (k.to_string(), s / n))
-                .collect(),
-        }
-    }
-}
-
-#[derive(Debug, Serialize)]
-struct Means {
-    questions: usize,
-    episode_recall_at_k: BTreeMap<String, f64>,
-    recall_at_budget: BTreeMap<String, f64>,
-    turn_recall_at_k: BTreeMap<String, f64>,
-}
 
 #[derive(Serialize)]
 struct Returned<'a> {
@@ -155,39 +115,6 @@ struct DumpLine<'a> {
     turns: Vec<&'a str>,
     /// The turns quoted in the context block of each budget (tokens), best first.
     contexts: BTreeMap<usize, Vec<&'a str>>,
-}
-
-/// Question categories, as each data set names them.
-fn category_names(dataset: &str) -> HashMap<u8, &'static str> {
-    let names: &[(u8, &str)] = if dataset == "beam" {
-        &[(1, "multi-session"), (2, "temporal"), (3, "update/preference"), (4, "extraction")]
-    } else if dataset == "agent" {
-        &[(1, "agent's finding"), (2, "user's request"), (3, "tool output"), (4, "several")]
-    } else {
-        &[(1, "multi-hop"), (2, "temporal"), (3, "open-domain"), (4, "single-hop")]
-    };
-    names.iter().copied().collect()
-}
-
-/// The questions of one part of the set: all of them, and per category.
-#[derive(Debug, Default)]
-struct PartSums {
-    overall: Sums,
-    by_category: BTreeMap<u8, Sums>,
-}
-
-impl PartSums {
-    fn add(&mut self, category: u8, one: &Sums) {
-        add(&mut self.overall, one);
-        add(self.by_category.entry(category).or_default(), one);
-    }
-
-    fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "overall": self.overall.mean(),
-            "by_category": self.by_category.iter().map(|(c, s)| (c.to_string(), s.mean())).collect::<BTreeMap<_, _>>(),
-        })
-    }
 }
 
 pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
@@ -256,12 +183,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         .map(|s| s.questions.iter().filter(|q| (1..=4).contains(&q.category)).count())
         .sum();
     let turns: usize = samples.iter().map(|s| s.turns.len()).sum();
-    let progress = ProgressBar::new((turns + questions) as u64);
-    progress.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
+    let progress = crate::progress((turns + questions) as u64);
 
     progress.set_message("ingesting");
     let ingest_started = Instant::now();
@@ -369,12 +291,10 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             let misspelled =
                 args.misspelled.then(|| misspell::misspelled(&q.question, &names)).flatten();
             if let Some(misspelled) = &misspelled {
-                asks.extend([
-                    (negatives::Asked::Named, s, q.question.as_str()),
-                    (negatives::Asked::Misspelled, s, misspelled.as_str()),
-                ]);
+                asks.push((negatives::Asked::Misspelled, s, misspelled.as_str()));
             }
             for (at_setting, setting) in settings.iter().enumerate() {
+                let setting_at = (at_setting, setting.label);
                 for &(asked, host, text) in &asks {
                     let (tokens, quoted) =
                         negatives::block(&engine, (&tenant, host), text, setting.rule)?;
@@ -384,7 +304,12 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                         }
                         false => 0.0,
                     };
-                    blocks.add(s.split, (at_setting, setting.label), asked, tokens, evidence);
+                    blocks.add(s.split, setting_at, asked, tokens, evidence);
+                    // The same question spelled right, beside its misspelling: its own block.
+                    if asked == negatives::Asked::Own && misspelled.is_some() {
+                        let named = negatives::Asked::Named;
+                        blocks.add(s.split, setting_at, named, tokens, evidence);
+                    }
                 }
             }
             if let Some(out) = dump_lines.as_mut() {
@@ -550,62 +475,6 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     }
     out!("{out}");
     Ok(ExitCode::SUCCESS)
-}
-
-/// The standard error of a mean recall over `n` questions, taking the spread of a 0/1 outcome
-/// at its widest (p = 0.5): what a difference must exceed before it is more than noise.
-fn standard_error(n: usize) -> f64 {
-    0.5 / (n.max(1) as f64).sqrt()
-}
-
-fn write_table(out: &mut String, part: &PartSums, names: &HashMap<u8, &str>) -> Result<()> {
-    writeln!(
-        out,
-        "{:<20} {:>5} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7} {:>8} {:>8} {:>8}",
-        "questions",
-        "n",
-        "R@1",
-        "R@5",
-        "R@10",
-        "≤500t",
-        "≤1000t",
-        "≤2000t",
-        "turn@5",
-        "turn@10",
-        "turn@25"
-    )?;
-    let categories = part
-        .by_category
-        .iter()
-        .map(|(c, s)| (format!("{c} {}", names.get(c).copied().unwrap_or("?")), s));
-    for (label, s) in std::iter::once(("all".to_owned(), &part.overall)).chain(categories) {
-        let n = s.questions.max(1) as f64;
-        writeln!(
-            out,
-            "{label:<20} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>7.3} {:>8.3} {:>8.3} {:>8.3}",
-            s.questions,
-            s.at_k[0] / n,
-            s.at_k[1] / n,
-            s.at_k[2] / n,
-            s.at_budget[0] / n,
-            s.at_budget[1] / n,
-            s.at_budget[2] / n,
-            s.turns_at_k[0] / n,
-            s.turns_at_k[1] / n,
-            s.turns_at_k[2] / n
-        )?;
-    }
-    writeln!(out)?;
-    Ok(())
-}
-
-fn add(total: &mut Sums, one: &Sums) {
-    total.questions += one.questions;
-    for i in 0..3 {
-        total.at_k[i] += one.at_k[i];
-        total.at_budget[i] += one.at_budget[i];
-        total.turns_at_k[i] += one.turns_at_k[i];
-    }
 }
 
 /// Ingests one conversation: its sessions in order, speakers kept, everything closed at the end.
