@@ -14,7 +14,6 @@ use epimem_api::{
         ProjectMemoryOut, RecallIn, TimelineQuery, VersionQuery,
     },
 };
-use epimem_engine::Engine;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::value::RawValue;
 
@@ -54,16 +53,15 @@ impl Request {
     }
 }
 
-/// Runs `operation` on `engine` in `tenant`: its answer, and how long the engine took (the
+/// Runs `operation` on `memory` in `tenant`: its answer, and how long the engine took (the
 /// call to [`Memory`] alone, without reading the request or writing the answer).
 pub(crate) fn call(
-    engine: &Engine,
+    memory: &Memory,
     tenant: &str,
     operation: &str,
     request: &[u8],
 ) -> Result<(String, Duration), MemoryError> {
     let request: Request = from_json(request)?;
-    let memory = Memory::new(engine);
     // Read before each call to `memory`; `answer` reads the clock again before it writes.
     let started = Instant::now();
     match operation {

@@ -11,14 +11,13 @@ mod calls;
 use std::{
     path::PathBuf,
     sync::{
-        Arc, Mutex,
+        Mutex,
         atomic::{AtomicBool, Ordering},
     },
 };
 
+use epimem_api::{Memory, Worker};
 use epimem_app::config::{AppConfig, Overrides};
-use epimem_engine::Engine;
-use epimem_server::Worker;
 use pyo3::{create_exception, exceptions::PyException, prelude::*};
 
 create_exception!(
@@ -31,7 +30,7 @@ create_exception!(
 /// The embedded engine. Python code uses `epimem.Memory`, which wraps this.
 #[pyclass(frozen, module = "epimem._native")]
 struct Native {
-    engine: Arc<Engine>,
+    memory: Memory,
     tenant: String,
     /// The background worker; `None` once closed (or when asked for none).
     worker: Mutex<Option<Worker>>,
@@ -84,7 +83,7 @@ impl Native {
         if self.closed.load(Ordering::Acquire) {
             return Err(NativeError::new_err(("unavailable", "this Memory is closed")));
         }
-        py.detach(|| calls::call(&self.engine, &self.tenant, operation, params.as_bytes()))
+        py.detach(|| calls::call(&self.memory, &self.tenant, operation, params.as_bytes()))
             .map(|(answer, took)| (answer, took.as_secs_f64()))
             .map_err(|e| NativeError::new_err((e.code(), e.message().to_owned())))
     }
@@ -119,15 +118,15 @@ fn open(overrides: &Overrides, background: bool) -> anyhow::Result<Native> {
     // The index is opened and caught up by the first recall and before each one after, as a
     // command's is (not after every write, as a server's is): opening costs nothing a program
     // that only remembers does not need, and an import costs one catch-up, not one per episode.
-    let engine = Arc::new(epimem_app::open_searching(&config, &database)?.engine);
+    let memory = epimem_app::open_searching(&config, &database)?.memory;
     let worker = background
         .then(|| -> anyhow::Result<Worker> {
             let (tick, refresh) = (config.server.tick_every()?, config.server.index_refresh()?);
-            Ok(Worker::spawn(engine.clone(), tick, refresh, report()))
+            Ok(Worker::spawn(memory.clone(), tick, refresh, report()))
         })
         .transpose()?;
     Ok(Native {
-        engine,
+        memory,
         tenant: config.tenant.clone(),
         worker: Mutex::new(worker),
         closed: AtomicBool::new(false),
@@ -135,7 +134,7 @@ fn open(overrides: &Overrides, background: bool) -> anyhow::Result<Native> {
 }
 
 /// The worker's failures, on standard error (a run that went well says nothing).
-fn report() -> epimem_server::Report {
+fn report() -> epimem_api::Report {
     Box::new(|outcome| {
         if let Err(e) = outcome {
             eprintln!("epimem: background worker: {e}");

@@ -5,7 +5,7 @@ use crate::{
     wire::{KeyOut, KeysOut, StatsOut},
 };
 
-impl Memory<'_> {
+impl Memory {
     /// Counts of what the tenant holds, and what its language model calls cost.
     pub fn stats(&self, tenant: &str) -> Result<StatsOut, MemoryError> {
         let stats = self.engine.stats(Some(tenant))?;

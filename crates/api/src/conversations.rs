@@ -14,7 +14,7 @@ use crate::{
     },
 };
 
-impl Memory<'_> {
+impl Memory {
     /// Stores the messages durably and queues their segmentation for a worker; the answer
     /// says where each message is and how each conversation touched stands.
     pub fn remember(&self, mut batch: Batch) -> Result<AddedOut, MemoryError> {
@@ -60,7 +60,7 @@ impl Memory<'_> {
         key: &ConversationKey,
         in_full: bool,
     ) -> Result<ConversationOut, MemoryError> {
-        let engine = self.engine;
+        let engine = &*self.engine;
         let queue = engine.queue(key)?.ok_or_else(|| {
             MemoryError::not_found(format!("conversation {:?}", key.conversation))
         })?;

@@ -17,7 +17,7 @@ const DEFAULT_PAGE: usize = 50;
 /// Points of the forgetting curve an episode is shown with.
 const CURVE_POINTS: usize = 24;
 
-impl Memory<'_> {
+impl Memory {
     /// Episodes, newest first (by start), a page at a time.
     pub fn episodes(&self, tenant: &str, query: EpisodesQuery) -> Result<EpisodesOut, MemoryError> {
         let limit = limit(query.limit, DEFAULT_PAGE)?;

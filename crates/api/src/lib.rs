@@ -11,26 +11,37 @@ mod episodes;
 mod error;
 mod messages;
 mod recall;
+mod upkeep;
 pub mod wire;
+mod worker;
 
 #[cfg(test)]
 mod tests;
+
+use std::sync::Arc;
 
 use epimem_core::Timestamp;
 use epimem_engine::Engine;
 
 pub use error::MemoryError;
 pub use messages::{Batch, message_list, parse_messages};
+pub use worker::{Report, Worker};
 
-/// The use cases over one engine. Cheap to make: a door makes one per call.
-#[derive(Debug, Clone, Copy)]
-pub struct Memory<'e> {
-    engine: &'e Engine,
+/// The engine's values a program around the requests takes and gets back.
+pub use epimem_engine::{
+    IndexTask, IngestReport, MessageInput, Patterns, RetellReport, RollupReport, RunReport,
+};
+
+/// The use cases over one engine. Cheap to clone: every clone answers from the same engine,
+/// so a door keeps one and hands clones to its threads.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    engine: Arc<Engine>,
 }
 
-impl<'e> Memory<'e> {
-    pub fn new(engine: &'e Engine) -> Self {
-        Self { engine }
+impl Memory {
+    pub fn new(engine: Engine) -> Self {
+        Self { engine: Arc::new(engine) }
     }
 }
 

@@ -11,11 +11,11 @@ use crate::{
     },
 };
 
-impl Memory<'_> {
+impl Memory {
     /// The episodes that best answer a query (without a budget), or a block of its best lines
     /// or episodes within the budget, with the facts that bear on it.
     pub fn recall(&self, tenant: &str, request: RecallIn) -> Result<RecallOut, MemoryError> {
-        let engine = self.engine;
+        let engine = &*self.engine;
         if request.query.trim().is_empty() {
             return Err(MemoryError::bad_input("query: must not be empty"));
         }

@@ -23,7 +23,7 @@ fn engine() -> Engine {
 }
 
 /// Two people's conversations, closed into episodes.
-fn remembered(memory: Memory<'_>) {
+fn remembered(memory: &Memory) {
     let body = r#"[
         {"conversation": "a", "user": "alice", "role": "user", "id": "1",
          "content": "The quoxtulip bulbs go in before the frost", "timestamp": "2026-03-02T09:00:00Z"},
@@ -42,7 +42,7 @@ fn recall(query: &str) -> RecallIn {
 #[test]
 fn bad_requests_are_refused_naming_the_field() {
     let engine = engine();
-    let memory = Memory::new(&engine);
+    let memory = Memory::new(engine);
     let refused = |request: RecallIn, field: &str| {
         let e = memory.recall("t", request).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::BadInput, "{e}");
@@ -74,8 +74,8 @@ fn bad_requests_are_refused_naming_the_field() {
 #[test]
 fn a_person_scope_keeps_to_that_persons_conversations() {
     let engine = engine();
-    let memory = Memory::new(&engine);
-    remembered(memory);
+    let memory = Memory::new(engine);
+    remembered(&memory);
     let as_user = |user: &str| Some(user.to_owned());
     let hits = memory.recall("t", RecallIn { user: as_user("alice"), ..recall("quoxtulip bulbs") });
     assert_eq!(

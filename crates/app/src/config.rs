@@ -14,6 +14,8 @@ use epimem_engine::{
 use epimem_llm::{ChatModel, LlmConfig, OpenAiChat};
 use serde::Deserialize;
 
+pub use crate::hook_config::{Hand, HookConfig};
+
 /// The reference configuration, which is also the compiled-in default.
 pub const REFERENCE: &str = include_str!("epimem.toml");
 
@@ -48,7 +50,7 @@ pub struct AppConfig {
     #[serde(default)]
     work: WorkContextConfig,
     #[serde(default)]
-    pub hooks: epimem_hooks::HookConfig,
+    pub hooks: HookConfig,
     #[serde(default)]
     pub search: SearchConfig,
     #[serde(default)]
@@ -477,7 +479,7 @@ mod tests {
         assert_eq!(reference.engine(), EngineConfig::default());
         assert_eq!(reference.search, SearchConfig::default());
         assert_eq!(reference.llm, LlmConfig::default());
-        assert_eq!(reference.hooks, epimem_hooks::HookConfig::default());
+        assert_eq!(reference.hooks, HookConfig::default());
         assert_eq!(reference.server, ServerSettings::default());
         assert!(reference.chat_model().unwrap().is_none(), "LLM-free by default");
         assert_eq!((reference.db, reference.tenant.as_str()), (None, "default"));

@@ -4,8 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use epimem_engine::IndexTask;
-use epimem_server::{IndexEvent, IndexReport};
+use epimem_api::{IndexTask, MemoryError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Builds of fewer changes than this finish before anyone would look: not announced.
@@ -40,6 +39,20 @@ pub fn describe(tenant: &str, task: &IndexTask, total: u64) -> String {
         ),
     }
 }
+
+/// What a server tells its owner about opening the search index.
+#[derive(Debug)]
+pub enum IndexEvent<'a> {
+    /// Work under way: the task, then changes done of all (`done` 0 when it starts).
+    Progress { task: &'a IndexTask, done: u64, total: u64 },
+    /// Open and current, after this long.
+    Ready(Duration),
+    /// It could not be opened; it is tried again after the wait.
+    Failed { error: &'a MemoryError, retry_in: Duration },
+}
+
+/// Receives [`IndexEvent`]s (the binary writes them to its log).
+pub type IndexReport = Box<dyn FnMut(IndexEvent<'_>) + Send>;
 
 /// Whether a command says what it does: a rebuild always (something went wrong), anything
 /// else only when it is large enough to take a while (a copy beside a server is routine).
@@ -116,7 +129,7 @@ impl IndexProgress {
         Self { tenant: tenant.to_owned(), bar, task: None }
     }
 
-    /// What [`epimem_engine::Engine::load_search_index`] tells.
+    /// What [`epimem_api::Memory::load_search_index`] tells.
     pub fn update(&mut self, task: &IndexTask, done: u64, total: u64) {
         if self.task.as_ref() != Some(task) {
             self.task = Some(task.clone());

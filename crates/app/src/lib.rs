@@ -23,6 +23,7 @@ macro_rules! out {
 }
 
 pub mod config;
+mod hook_config;
 pub mod index_progress;
 mod no_index;
 
@@ -32,6 +33,8 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
+use epimem_api::{IndexTask, Memory};
+use epimem_core::TokenCounter;
 use epimem_engine::{Engine, Freshness};
 use epimem_search::Search;
 use epimem_search_local::LocalSearch;
@@ -44,14 +47,29 @@ use crate::{
 };
 
 /// Opens the configured database for reading (no embedder is loaded).
-pub fn open_engine(config: &AppConfig) -> Result<Engine> {
-    open_engine_on(config, &config.database()?, false)
+pub fn open_memory(config: &AppConfig) -> Result<Memory> {
+    open_on(config, &config.database()?, false)
 }
 
 /// Opens the configured database with the configured embedder (for ingest, segmentation and
 /// recall).
-pub fn open_with_embedder(config: &AppConfig) -> Result<Engine> {
-    open_engine_on(config, &config.database()?, true)
+pub fn open_with_embedder(config: &AppConfig) -> Result<Memory> {
+    open_on(config, &config.database()?, true)
+}
+
+/// Opens `database`, with the embedder and search index when the command `segments` or
+/// searches; else without either (see [`without_index`]).
+pub fn open_on(config: &AppConfig, database: &Database, segments: bool) -> Result<Memory> {
+    open_engine_on(config, database, segments).map(Memory::new)
+}
+
+/// The engine [`open_on`] puts behind its memory, for the evaluation harness: it measures the
+/// steps under the use cases.
+pub fn open_engine_on(config: &AppConfig, database: &Database, segments: bool) -> Result<Engine> {
+    if segments {
+        return Ok(searching(config, database)?.memory);
+    }
+    Ok(without_index(config, open_store(database)?))
 }
 
 /// [`open_engine_on`] a SQLite file.
@@ -59,17 +77,44 @@ pub fn open_engine_at(config: &AppConfig, path: &Path, segments: bool) -> Result
     open_engine_on(config, &Database::Sqlite(path.to_owned()), segments)
 }
 
-pub fn open_engine_on(config: &AppConfig, database: &Database, segments: bool) -> Result<Engine> {
-    if segments {
-        return Ok(open_searching(config, database)?.engine);
+/// What a hook opens: the store, waiting only briefly for another process's lock; no
+/// embedder, no search index (a hook never searches), and tokens estimated rather than counted
+/// (a hook returns within milliseconds and cannot load the tokenizer's tables).
+pub fn open_for_hooks(config: &AppConfig) -> Result<Memory> {
+    let database = config.database()?;
+    let store: Arc<dyn epimem_store::Store> = match &database {
+        Database::Sqlite(path) => {
+            let busy = std::time::Duration::from_millis(config.hooks.busy_timeout_ms);
+            Arc::new(
+                SqliteStore::open_waiting(path, busy)
+                    .with_context(|| format!("cannot open the database {}", path.display()))?,
+            )
+        }
+        Database::Postgres(_) => open_store(&database)?,
+    };
+    Ok(Memory::new(without_index(config, store).with_token_counter(TokenCounter::estimate())))
+}
+
+/// Opens the configured database without a search index or embedder, with the configured
+/// language model (the timeline's rollups are told by it).
+pub fn open_telling(config: &AppConfig) -> Result<Memory> {
+    let mut engine = without_index(config, open_store(&config.database()?)?);
+    if let Some(chat) = config.chat_model()? {
+        engine = engine.with_chat_model(chat);
     }
-    Ok(engine_without_index(config, open_store(database)?))
+    Ok(Memory::new(engine))
+}
+
+/// The time now, as the program's clock tells it.
+pub fn now() -> epimem_core::Timestamp {
+    use epimem_engine::Clock as _;
+    epimem_engine::SystemClock.now()
 }
 
 /// An engine on `store` for reads that never search (the saved index is left alone) and
 /// writes that only queue: it keeps no search index at all (`NoIndex`), so none is built and
 /// a search, were one asked for, is refused.
-pub fn engine_without_index(config: &AppConfig, store: Arc<dyn epimem_store::Store>) -> Engine {
+fn without_index(config: &AppConfig, store: Arc<dyn epimem_store::Store>) -> Engine {
     let worker = epimem_engine::process_name();
     Engine::new(store, Box::new(NoIndex), config.engine(), config.clock(), worker)
 }
@@ -99,21 +144,25 @@ fn connect_postgres(url: &str, database: &Database) -> Result<PostgresStore> {
 /// The engine a long-running process answers from (`serve`, `mcp`, `bench serve`): its search
 /// index kept current in the background, and a recall during a build refused after
 /// `server.build_wait_seconds`.
-pub fn open_serving(config: &AppConfig, database: &Database) -> Result<Arc<Engine>> {
-    let mut engine = open_searching(config, database)?
-        .engine
-        .with_freshness(Freshness::Background)
-        .with_build_wait(config.server.build_wait()?);
+pub fn open_serving(config: &AppConfig, database: &Database) -> Result<Memory> {
+    let Searching { memory: engine, .. } = searching(config, database)?;
+    let mut engine =
+        engine.with_freshness(Freshness::Background).with_build_wait(config.server.build_wait()?);
     if let Some(every) = config.search.check_every()? {
         engine = engine.with_index_checks(every);
     }
-    Ok(Arc::new(engine))
+    Ok(Memory::new(engine))
 }
 
 /// Opens `database` with the configured embedder and its search index: saved beside a SQLite
 /// file; for PostgreSQL, in the database (or, with `search.backend = "local"`, in memory,
 /// filled from the store's change log on first use).
-pub fn open_searching(config: &AppConfig, database: &Database) -> Result<Searching> {
+pub fn open_searching(config: &AppConfig, database: &Database) -> Result<Searching<Memory>> {
+    let Searching { memory: engine, search } = searching(config, database)?;
+    Ok(Searching { memory: Memory::new(engine), search })
+}
+
+fn searching(config: &AppConfig, database: &Database) -> Result<Searching<Engine>> {
     let worker = epimem_engine::process_name();
     let engine_config = config.engine();
     let embedder = config.embedder()?;
@@ -160,13 +209,21 @@ pub fn open_searching(config: &AppConfig, database: &Database) -> Result<Searchi
     if let Some(chat) = config.chat_model()? {
         engine = engine.with_chat_model(chat);
     }
-    Ok(Searching { engine, search })
+    Ok(Searching { memory: engine, search })
 }
 
 /// Brings the tenant's search index up to date before a command searches it: says on standard
 /// error why when a saved one is built again (or a large one built), with a progress bar on a
 /// terminal meanwhile. What was done, if anything.
-pub fn load_index(engine: &Engine, tenant: &str) -> Result<Option<epimem_engine::IndexTask>> {
+pub fn load_index(memory: &Memory, tenant: &str) -> Result<Option<IndexTask>> {
+    let mut progress = crate::index_progress::IndexProgress::new(tenant);
+    memory
+        .load_search_index(tenant, &mut |task, done, total| progress.update(task, done, total))?;
+    Ok(progress.finish())
+}
+
+/// [`load_index`] on a bare engine (the evaluation harness measures under the use cases).
+pub fn load_engine_index(engine: &Engine, tenant: &str) -> Result<Option<IndexTask>> {
     let mut progress = crate::index_progress::IndexProgress::new(tenant);
     engine
         .load_search_index(tenant, &mut |task, done, total| progress.update(task, done, total))?;
@@ -179,7 +236,7 @@ pub fn load_index(engine: &Engine, tenant: &str) -> Result<Option<epimem_engine:
 pub const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What the worker says on stderr: its failures, and the episodes it closed when `closes`.
-pub fn worker_report(closes: bool) -> epimem_server::Report {
+pub fn worker_report(closes: bool) -> epimem_api::Report {
     Box::new(move |outcome| match outcome {
         Ok(run) if closes => eprintln!(
             "epimem: worker closed {} episode(s) of {} message(s)",
@@ -190,10 +247,10 @@ pub fn worker_report(closes: bool) -> epimem_server::Report {
     })
 }
 
-/// An engine and the search index it asks.
+/// A memory (or the engine under it, while it is put together) and the search index it asks.
 #[derive(Debug)]
-pub struct Searching {
-    pub engine: Engine,
+pub struct Searching<M> {
+    pub memory: M,
     pub search: SearchIndex,
 }
 
@@ -211,23 +268,6 @@ pub fn search_folder(db: &Path) -> std::path::PathBuf {
     let mut name = db.file_name().unwrap_or_default().to_os_string();
     name.push(".search");
     db.with_file_name(name)
-}
-
-/// The server's settings from the configuration, with `access` decided by the caller.
-pub fn server_config(
-    config: &AppConfig,
-    access: epimem_server::Access,
-) -> Result<epimem_server::ServerConfig> {
-    let settings = &config.server;
-    Ok(epimem_server::ServerConfig {
-        tenant: config.tenant.clone(),
-        access,
-        body_limit: settings.body_limit_bytes,
-        request_timeout: std::time::Duration::from_secs(settings.request_timeout_seconds.max(1)),
-        tick_every: settings.tick_every()?,
-        index_refresh: settings.index_refresh()?,
-        allowed_origins: settings.allowed_origins()?,
-    })
 }
 
 /// The program a hook runs and its first arguments: `epimem-hook` beside this binary, else

@@ -1,7 +1,7 @@
 //! Reading messages from JSONL: one JSON object per line.
 
+use epimem_api::MessageInput;
 use epimem_core::{ConversationKey, Role, Timestamp, message_key};
-use epimem_engine::MessageInput;
 use serde::Deserialize;
 
 /// One line of an import file.

@@ -109,6 +109,12 @@ impl Measure<'_> {
     }
 
     /// Tokens of `text`, as the engine counts them for a block.
+    /// Jobs of `tenant` a worker will still run (all but the parked), however many.
+    pub fn jobs_left(&self, tenant: &str) -> Result<usize, EngineError> {
+        let jobs = self.engine.jobs(tenant, None, usize::MAX)?;
+        Ok(jobs.iter().filter(|j| j.state != epimem_store::JobState::Parked).count())
+    }
+
     pub fn tokens(&self, text: &str) -> usize {
         self.engine.tokens.count(text) as usize
     }

@@ -19,12 +19,12 @@ mod settings;
 mod state;
 mod transcript;
 
-use std::path::PathBuf;
-
+use epimem_api::{
+    Memory, MemoryError, MessageInput,
+    wire::{JobStateOut, JobsQuery},
+};
+use epimem_app::config::HookConfig;
 use epimem_core::{ConversationKey, Scope, Timestamp};
-use epimem_engine::{Engine, EngineError};
-use epimem_store::JobState;
-use serde::{Deserialize, Serialize};
 
 pub use agent::Agent;
 pub use event::{EventKind, HookEvent};
@@ -39,77 +39,6 @@ pub use redact::redact;
 pub use settings::{install, is_epimem_hook, uninstall};
 pub use state::{HookDir, Spooled};
 pub use transcript::{Reply, read_replies};
-
-/// `[hooks]`: how `epimem hook` behaves.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct HookConfig {
-    /// What a session is handed of the project's earlier work, and when.
-    pub hand: Hand,
-    /// How long a hook waits for a database another process is writing before it keeps the
-    /// event for later and returns.
-    pub busy_timeout_ms: u64,
-    /// Characters of a tool's output kept with its action (its start and its end).
-    pub output_chars: usize,
-    /// Start `epimem tick` in the background when a session ends or starts, or a session's
-    /// queue is full, so episodes are cut without a server running.
-    pub background: bool,
-    /// The hooks' folder (transcript cursors, spool, log) [default: beside a SQLite
-    /// database, `<db>.hooks`; under the user's data directory for PostgreSQL].
-    pub dir: Option<PathBuf>,
-    /// An `epimem serve` on the same database (`http://127.0.0.1:8080`): a prompt's earlier
-    /// work is recalled there, by words and meaning, which a hook has no time to load.
-    pub server_url: Option<String>,
-    /// Its API key, when it requires one.
-    pub server_key: Option<String>,
-    /// How long a prompt waits for the server before its keywords choose instead.
-    pub server_timeout_ms: u64,
-}
-
-/// When a session is handed the project's earlier work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Hand {
-    /// The work the session's first prompt bears on, if any.
-    #[default]
-    FirstPrompt,
-    /// The project's newest work, rules and recurring failures, at the session's start.
-    Start,
-    StartAndFirstPrompt,
-    /// The start, and the work each prompt bears on.
-    EveryPrompt,
-}
-
-impl Hand {
-    fn at_start(self) -> bool {
-        matches!(self, Self::Start | Self::StartAndFirstPrompt | Self::EveryPrompt)
-    }
-
-    /// Whether a prompt is handed its earlier work; `first` says whether it is the session's
-    /// first prompt, and is asked only when that decides (it leaves a mark in the hooks' folder).
-    fn at_prompt(self, first: impl FnOnce() -> bool) -> bool {
-        match self {
-            Self::FirstPrompt | Self::StartAndFirstPrompt => first(),
-            Self::EveryPrompt => true,
-            Self::Start => false,
-        }
-    }
-}
-
-impl Default for HookConfig {
-    fn default() -> Self {
-        Self {
-            hand: Hand::default(),
-            busy_timeout_ms: 250,
-            output_chars: 600,
-            background: true,
-            dir: None,
-            server_url: None,
-            server_key: None,
-            server_timeout_ms: 150,
-        }
-    }
-}
 
 /// What a hook prints and what should run in the background after it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -133,7 +62,7 @@ pub enum Background {
 #[derive(Debug, thiserror::Error)]
 enum HookError {
     #[error(transparent)]
-    Engine(#[from] EngineError),
+    Memory(#[from] MemoryError),
     #[error("the transcript cursor: {0}")]
     Cursor(#[from] std::io::Error),
 }
@@ -143,7 +72,7 @@ impl HookError {
     /// opposed to an event this version cannot store.
     fn passing(&self) -> bool {
         match self {
-            Self::Engine(e) => e.kind() == epimem_core::ErrorKind::Unavailable,
+            Self::Memory(e) => e.kind() == epimem_core::ErrorKind::Unavailable,
             Self::Cursor(_) => true,
         }
     }
@@ -181,7 +110,7 @@ impl Hook<'_> {
         &self,
         raw: &str,
         received: Timestamp,
-        open: impl FnOnce() -> Result<Engine, String>,
+        open: impl FnOnce() -> Result<Memory, String>,
     ) -> HookOutcome {
         let event = match HookEvent::parse(raw) {
             Ok(event) => event,
@@ -197,8 +126,8 @@ impl Hook<'_> {
             agent: self.agent,
             failures,
         };
-        let engine = match open() {
-            Ok(engine) => engine,
+        let memory = match open() {
+            Ok(memory) => memory,
             Err(e) => {
                 let spooled = spooled(0);
                 self.keep(spooled, &format!("cannot open the database: {e}"));
@@ -210,7 +139,7 @@ impl Hook<'_> {
             let Ok(old) = HookEvent::parse(&spooled.event) else { continue };
             let Some(old_kind) = old.kind(spooled.agent) else { continue };
             let sender = Hook { agent: spooled.agent, ..*self };
-            if let Err(e) = sender.handle(&engine, &old, old_kind, at, true) {
+            if let Err(e) = sender.handle(&memory, &old, old_kind, at, true) {
                 if !e.passing() {
                     spooled.failures += 1;
                 }
@@ -227,7 +156,7 @@ impl Hook<'_> {
                 }
             }
         }
-        match self.handle(&engine, &event, kind, received, false) {
+        match self.handle(&memory, &event, kind, received, false) {
             Ok(outcome) => outcome,
             Err(e) => {
                 self.keep(spooled(u32::from(!e.passing())), &format!("{}: {e}", kind.as_str()));
@@ -247,7 +176,7 @@ impl Hook<'_> {
 
     fn handle(
         &self,
-        engine: &Engine,
+        memory: &Memory,
         event: &HookEvent,
         kind: EventKind,
         received: Timestamp,
@@ -286,7 +215,7 @@ impl Hook<'_> {
             _ => {}
         }
         if !messages.is_empty() {
-            engine.enqueue(messages)?;
+            memory.enqueue(messages)?;
         }
         if let Some(offset) = read_to {
             self.dir.set_cursor(&event.session_id, offset)?;
@@ -297,7 +226,7 @@ impl Hook<'_> {
         match kind {
             EventKind::SessionStart if !replayed => {
                 if self.config.hand.at_start() {
-                    outcome.stdout = output(event, &engine.start_context(self.tenant, &project)?);
+                    outcome.stdout = output(event, &memory.start_context(self.tenant, &project)?);
                 }
                 // Sessions that ended without a word (a crash, a closed terminal) close now.
                 outcome.background = Some(Background::Tick);
@@ -318,21 +247,24 @@ impl Hook<'_> {
                 let context = match recalled {
                     Some(context) => context,
                     None => {
-                        engine.prompt_context(self.tenant, &project, &event.session_id, prompt)?
+                        memory.prompt_context(self.tenant, &project, &event.session_id, prompt)?
                     }
                 };
                 outcome.stdout = output(event, &context);
             }
             EventKind::SessionEnd => {
                 // Queued for a server's worker; the flush below does it without one.
-                engine.queue_flush(&conversation)?;
+                memory.queue_flush(&conversation)?;
                 outcome.background = Some(Background::Flush(event.session_id.clone()));
             }
             EventKind::Stop => {
-                let queued = engine
-                    .jobs(self.tenant, Some(&event.session_id), 16)?
+                let asked =
+                    JobsQuery { conversation: Some(event.session_id.clone()), limit: Some(16) };
+                let queued = memory
+                    .jobs(self.tenant, asked)?
+                    .jobs
                     .iter()
-                    .any(|j| j.state == JobState::Queued);
+                    .any(|j| matches!(j.state, JobStateOut::Queued));
                 outcome.background = queued.then_some(Background::Tick);
             }
             _ => {}
@@ -350,7 +282,7 @@ impl Hook<'_> {
         event: &HookEvent,
         session: &Session,
         received: Timestamp,
-    ) -> (Vec<epimem_engine::MessageInput>, Option<u64>) {
+    ) -> (Vec<MessageInput>, Option<u64>) {
         let Some(path) = &event.transcript_path else { return (Vec::new(), None) };
         let from = self.dir.cursor(&event.session_id);
         match read_replies(path, from) {

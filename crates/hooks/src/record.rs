@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
+use epimem_api::MessageInput;
 use epimem_core::{
     ConversationKey, Role, Timestamp, clip_middle, message_limits,
     work::{ACTION_KEY, Action, ActionKind},
 };
-use epimem_engine::MessageInput;
 use serde_json::{Value, json};
 
 use crate::{

@@ -49,7 +49,7 @@ pub(crate) async fn authenticate(
                     "send an API key: Authorization: Bearer epm_…",
                 ));
             };
-            match blocking(&app, move |engine| Ok(engine.tenant_of_api_key(&key)?)).await {
+            match blocking(&app, move |memory| Ok(memory.tenant_of_api_key(&key)?)).await {
                 Ok(Some(tenant)) => Arc::from(tenant),
                 Ok(None) => {
                     return refuse(ApiError::unauthorized("unknown or revoked API key"));

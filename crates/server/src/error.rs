@@ -18,7 +18,6 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use epimem_core::ErrorKind;
-use epimem_engine::EngineError;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -112,12 +111,6 @@ impl From<epimem_api::MemoryError> for ApiError {
     }
 }
 
-impl From<EngineError> for ApiError {
-    fn from(e: EngineError) -> Self {
-        Self::of_kind(e.kind(), e.to_string())
-    }
-}
-
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
         Self::bad_input(rejection.body_text())
@@ -190,22 +183,18 @@ pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use epimem_store::StoreError;
+    use epimem_api::MemoryError;
 
     use super::*;
 
     #[test]
-    fn engine_kinds_map_to_statuses() {
+    fn memory_kinds_map_to_statuses() {
         let cases = [
-            (EngineError::Invalid("x".into()), StatusCode::BAD_REQUEST, "bad_input"),
-            (EngineError::NotFound("x".into()), StatusCode::NOT_FOUND, "not_found"),
+            (MemoryError::bad_input("x"), StatusCode::BAD_REQUEST, "bad_input"),
+            (MemoryError::not_found("x"), StatusCode::NOT_FOUND, "not_found"),
+            (MemoryError::conflict("x"), StatusCode::CONFLICT, "conflict"),
             (
-                EngineError::Store(StoreError::Conflict("x".into())),
-                StatusCode::CONFLICT,
-                "conflict",
-            ),
-            (
-                EngineError::Store(StoreError::Unavailable("x".into())),
+                MemoryError::new(ErrorKind::Unavailable, "x"),
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
             ),

@@ -45,7 +45,7 @@ pub(crate) async fn guard(State(app): State<App>, mut request: Request, next: Ne
     }
     let keys = match app.access {
         Access::ApiKeys => true,
-        Access::SingleUser => match blocking(&app, |engine| Ok(engine.api_keys_exist()?)).await {
+        Access::SingleUser => match blocking(&app, |memory| Ok(memory.api_keys_exist()?)).await {
             Ok(exist) => exist,
             Err(e) => return e.into_response(),
         },

@@ -12,7 +12,6 @@ mod readiness;
 mod routes;
 mod stdio;
 mod ui;
-mod worker;
 
 use std::{
     future::Future,
@@ -25,7 +24,8 @@ use axum::{
     extract::DefaultBodyLimit,
     routing::{delete, get, post},
 };
-use epimem_engine::Engine;
+use epimem_api::{Memory, Report, Worker};
+use epimem_app::{config::AppConfig, index_progress::IndexReport};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
@@ -37,8 +37,6 @@ use utoipa::OpenApi;
 pub use error::{ApiError, ErrorBody, ErrorDetail};
 pub use mcp::{MemoryTools, memory_tools, serve_stdio};
 pub use project::{ClientError, ProjectMemoryClient};
-pub use readiness::{IndexEvent, IndexReport};
-pub use worker::{Report, Worker};
 
 /// Who may call the API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,9 +81,26 @@ impl Default for ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// The settings of `config` (its `[server]` and tenant), with `access` decided by the
+    /// caller.
+    pub fn from_app(config: &AppConfig, access: Access) -> anyhow::Result<Self> {
+        let settings = &config.server;
+        Ok(Self {
+            tenant: config.tenant.clone(),
+            access,
+            body_limit: settings.body_limit_bytes,
+            request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
+            tick_every: settings.tick_every()?,
+            index_refresh: settings.index_refresh()?,
+            allowed_origins: settings.allowed_origins()?,
+        })
+    }
+}
+
 /// What every handler shares.
 pub(crate) struct App {
-    engine: Arc<Engine>,
+    memory: Memory,
     /// The tenant without API keys.
     tenant: Arc<str>,
     access: Access,
@@ -97,7 +112,7 @@ pub(crate) struct App {
 impl Clone for App {
     fn clone(&self) -> Self {
         Self {
-            engine: self.engine.clone(),
+            memory: self.memory.clone(),
             tenant: self.tenant.clone(),
             access: self.access,
             allowed_origins: self.allowed_origins.clone(),
@@ -145,30 +160,30 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
 
-/// The API's routes over `engine`, and MCP at `/mcp`. `readiness` tells `/readyz` whether the
+/// The API's routes over `memory`, and MCP at `/mcp`. `readiness` tells `/readyz` whether the
 /// search index is open; cancelling `mcp_sessions` ends the MCP sessions (their streams would
 /// otherwise hold a graceful shutdown open).
 fn router(
-    engine: Arc<Engine>,
+    memory: Memory,
     config: &ServerConfig,
     readiness: Arc<readiness::Readiness>,
     mcp_sessions: CancellationToken,
 ) -> Router {
     let mcp = {
-        let (engine, tenant) = (engine.clone(), config.tenant.clone());
+        let (memory, tenant) = (memory.clone(), config.tenant.clone());
         let config = StreamableHttpServerConfig {
             cancellation_token: mcp_sessions,
             ..StreamableHttpServerConfig::default()
         };
         let sessions = Arc::new(LocalSessionManager::default());
         StreamableHttpService::new(
-            move || Ok(memory_tools(engine.clone(), &tenant)),
+            move || Ok(memory_tools(memory.clone(), &tenant)),
             sessions,
             config,
         )
     };
     let app = App {
-        engine,
+        memory,
         tenant: Arc::from(config.tenant.as_str()),
         access: config.access,
         allowed_origins: config.allowed_origins.clone().into(),
@@ -242,7 +257,7 @@ fn router(
 /// stops taking connections, lets requests under way finish, and stops the worker after its
 /// current run.
 pub async fn serve(
-    engine: Arc<Engine>,
+    memory: Memory,
     listener: TcpListener,
     config: ServerConfig,
     report: Report,
@@ -253,14 +268,14 @@ pub async fn serve(
     // Open (or build) the tenant's search index before saying ready; requests are served
     // meanwhile, a recall waits a little for a build and is then refused as unavailable.
     let stop_opening = readiness::spawn_open_index(
-        engine.clone(),
+        memory.clone(),
         config.tenant.clone(),
         Some(readiness.clone()),
         index_report,
     );
-    let worker = Worker::spawn(engine.clone(), config.tick_every, config.index_refresh, report);
+    let worker = Worker::spawn(memory.clone(), config.tick_every, config.index_refresh, report);
     let mcp_sessions = StreamableHttpServerConfig::default().cancellation_token;
-    let app = router(engine, &config, readiness, mcp_sessions.clone());
+    let app = router(memory, &config, readiness, mcp_sessions.clone());
     let shutdown = async move {
         shutdown.await;
         mcp_sessions.cancel();

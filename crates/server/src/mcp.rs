@@ -5,13 +5,12 @@
 use std::sync::Arc;
 
 use epimem_api::{
-    message_list,
+    Memory, message_list,
     wire::{
         EpisodesQuery, MessageIn, NextTurnIn, ProjectMemoryIn, RecallIn, RecallOut,
         TimelineNodeOut, TimelineQuery, VersionQuery,
     },
 };
-use epimem_engine::Engine;
 use rmcp::{
     ErrorData as McpError, RoleServer, ServerHandler,
     handler::server::{tool::ToolRouter, wrapper::Parameters},
@@ -130,7 +129,7 @@ pub(crate) struct ForgetParams {
     pub conversation: Option<String>,
 }
 
-/// The tools over one engine and tenant.
+/// The tools over one memory and tenant.
 pub struct MemoryTools {
     app: App,
     tool_router: ToolRouter<Self>,
@@ -387,10 +386,10 @@ impl ServerHandler for MemoryTools {
     }
 }
 
-/// The tools over `engine`, working in `tenant`.
-pub fn memory_tools(engine: Arc<Engine>, tenant: &str) -> MemoryTools {
+/// The tools over `memory`, working in `tenant`.
+pub fn memory_tools(memory: Memory, tenant: &str) -> MemoryTools {
     MemoryTools::new(App {
-        engine,
+        memory,
         tenant: Arc::from(tenant),
         access: crate::Access::SingleUser,
         allowed_origins: Arc::default(),
@@ -403,21 +402,21 @@ pub fn memory_tools(engine: Arc<Engine>, tenant: &str) -> MemoryTools {
 /// every request it sent before that), reading no message longer than `max_message` bytes.
 /// Nothing else may write to standard output meanwhile.
 pub async fn serve_stdio(
-    engine: Arc<Engine>,
+    memory: Memory,
     tenant: &str,
     max_message: usize,
-    index_report: crate::IndexReport,
+    index_report: epimem_app::index_progress::IndexReport,
 ) -> std::io::Result<()> {
     use rmcp::ServiceExt as _;
     // The tenant's search index is opened (built, caught up) while the client starts its
     // session, so that its first recall does not wait for a build; a recall during one waits a
     // little, then is refused as unavailable.
     let stop_opening =
-        crate::readiness::spawn_open_index(engine.clone(), tenant.to_owned(), None, index_report);
+        crate::readiness::spawn_open_index(memory.clone(), tenant.to_owned(), None, index_report);
     let transport =
         crate::stdio::LineTransport::new(tokio::io::stdin(), tokio::io::stdout(), max_message);
     let served = async {
-        let running = match memory_tools(engine, tenant).serve(transport).await {
+        let running = match memory_tools(memory, tenant).serve(transport).await {
             Ok(running) => running,
             // The client went away before it started a session: nothing was asked, nothing
             // failed (a client checking that the command starts does this).

@@ -138,8 +138,8 @@ pub(crate) async fn track(State(app): State<App>, request: Request, next: Next) 
 
 /// `GET /metrics`: the Prometheus (OpenMetrics) text.
 pub(crate) async fn scrape(State(app): State<App>) -> Response {
-    let counts = blocking(&app, |engine| {
-        Ok((engine.stats(None)?, engine.indexed_vectors(), engine.llm_usage(None)?))
+    let counts = blocking(&app, |memory| {
+        Ok((memory.counts(None)?, memory.indexed_vectors(), memory.llm_usage(None)?))
     })
     .await;
     let (stats, vectors, llm) = match counts {

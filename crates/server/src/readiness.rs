@@ -11,27 +11,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_engine::{Engine, EngineError, IndexTask};
+use epimem_api::Memory;
+use epimem_app::index_progress::{IndexEvent, IndexReport};
 
 /// The first wait before the opening is tried again; it doubles up to [`MAX_RETRY_WAIT`].
 const FIRST_RETRY_WAIT: Duration = Duration::from_secs(1);
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
 /// How often a wait looks whether the server is stopping.
 const STOP_CHECK: Duration = Duration::from_millis(50);
-
-/// What the server tells its owner about opening the search index.
-#[derive(Debug)]
-pub enum IndexEvent<'a> {
-    /// Work under way: the task, then changes done of all (`done` 0 when it starts).
-    Progress { task: &'a IndexTask, done: u64, total: u64 },
-    /// Open and current, after this long.
-    Ready(Duration),
-    /// It could not be opened; it is tried again after the wait.
-    Failed { error: &'a EngineError, retry_in: Duration },
-}
-
-/// Receives [`IndexEvent`]s (the binary writes them to its log).
-pub type IndexReport = Box<dyn FnMut(IndexEvent<'_>) + Send>;
 
 /// Whether the search index is open, as `/readyz` tells it.
 #[derive(Debug, Default)]
@@ -77,7 +64,7 @@ impl Readiness {
 /// `readiness`, for `/readyz`), and tries again after a failure until it succeeds or `stop` is
 /// set. Blocking: run it on its own thread.
 fn open_index(
-    engine: &Engine,
+    memory: &Memory,
     tenant: &str,
     readiness: Option<&Readiness>,
     report: &mut IndexReport,
@@ -85,11 +72,11 @@ fn open_index(
 ) {
     // Ready means answering at full speed: the token tables a context block is counted with
     // are decoded first (tens of milliseconds, or a tenth of a second on a busy machine).
-    engine.tokens().prepare();
+    memory.prepare_tokens();
     let mut wait = FIRST_RETRY_WAIT;
     while !stop.load(Ordering::Acquire) {
         let started = Instant::now();
-        let opened = engine.load_search_index(tenant, &mut |task, done, total| {
+        let opened = memory.load_search_index(tenant, &mut |task, done, total| {
             report(IndexEvent::Progress { task, done, total });
         });
         match opened {
@@ -113,7 +100,7 @@ fn open_index(
 
 /// Runs [`open_index`] on the blocking pool; setting the returned flag stops its retries.
 pub(crate) fn spawn_open_index(
-    engine: Arc<Engine>,
+    memory: Memory,
     tenant: String,
     readiness: Option<Arc<Readiness>>,
     mut report: IndexReport,
@@ -121,7 +108,7 @@ pub(crate) fn spawn_open_index(
     let stop = Arc::new(AtomicBool::new(false));
     let stopping = stop.clone();
     tokio::task::spawn_blocking(move || {
-        open_index(&engine, &tenant, readiness.as_deref(), &mut report, &stopping);
+        open_index(&memory, &tenant, readiness.as_deref(), &mut report, &stopping);
     });
     stop
 }

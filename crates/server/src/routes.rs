@@ -19,7 +19,6 @@ use epimem_api::{
         TimelineNodeOut, TimelineOut, TimelineQuery, VersionQuery,
     },
 };
-use epimem_engine::Engine;
 
 use crate::{
     App,
@@ -30,10 +29,10 @@ use crate::{
 /// Runs `f` on the engine in the blocking pool.
 pub(crate) async fn blocking<T: Send + 'static>(
     app: &App,
-    f: impl FnOnce(&Engine) -> Result<T, ApiError> + Send + 'static,
+    f: impl FnOnce(&Memory) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let engine = app.engine.clone();
-    tokio::task::spawn_blocking(move || f(&engine))
+    let memory = app.memory.clone();
+    tokio::task::spawn_blocking(move || f(&memory))
         .await
         .map_err(|e| ApiError::internal(format!("the request's worker thread failed: {e}")))?
 }
@@ -41,9 +40,9 @@ pub(crate) async fn blocking<T: Send + 'static>(
 /// Runs `f` on [`Memory`] in the blocking pool.
 pub(crate) async fn ask<T: Send + 'static>(
     app: &App,
-    f: impl FnOnce(Memory<'_>) -> Result<T, MemoryError> + Send + 'static,
+    f: impl FnOnce(&Memory) -> Result<T, MemoryError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    blocking(app, move |engine| Ok(f(Memory::new(engine))?)).await
+    blocking(app, move |memory| Ok(f(memory)?)).await
 }
 
 /// A request body read as JSON into `T` ([`epimem_api::from_json`]).
@@ -318,7 +317,7 @@ pub(crate) async fn healthz() -> &'static str {
     responses((status = 200, body = String), (status = 503, body = ErrorBody)))]
 pub(crate) async fn readyz(State(app): State<App>) -> Result<&'static str, ApiError> {
     let unavailable = |why| ApiError::of_status(StatusCode::SERVICE_UNAVAILABLE, why);
-    if let Some(why) = app.engine.store().out_of_space() {
+    if let Some(why) = app.memory.out_of_space() {
         return Err(unavailable(format!(
             "writes fail for lack of space ({why}); what is stored stays, and new messages are \
              refused until space is freed"

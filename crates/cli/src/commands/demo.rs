@@ -4,13 +4,10 @@ use std::{io::Write, process::ExitCode};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use epimem_api::{
-    Memory,
-    wire::{EpisodesQuery, RecallIn},
-};
+use epimem_api::wire::{EpisodesQuery, RecallIn};
 use epimem_core::Scope;
 
-use super::open_engine_on;
+use super::open_on;
 use crate::{
     commands::query::said,
     config::{AppConfig, Database},
@@ -42,7 +39,7 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
         true => config.database()?,
         false => Database::Sqlite(scratch.path().join("demo.db")),
     };
-    let engine = open_engine_on(config, &database, true)?;
+    let memory = open_on(config, &database, true)?;
     let mut messages = Vec::new();
     for (i, line) in SAMPLE.lines().enumerate() {
         let parsed = parse_line(&config.tenant, i as u64 + 1, line)
@@ -51,9 +48,9 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
     }
     let count = messages.len();
     let conversation = messages[0].conversation.conversation.clone();
-    let report = engine.ingest(messages)?;
+    let report = memory.ingest(messages)?;
     let scope = Scope::tenant(&config.tenant);
-    let flushed = engine.flush(&scope.clone().with_conversation(Some(conversation.clone())))?;
+    let flushed = memory.flush_now(&scope.clone().with_conversation(Some(conversation.clone())))?;
 
     let mut out = std::io::stdout().lock();
     writeln!(out, "Ingested {count} messages of conversation {conversation:?} into {}.", database)?;
@@ -63,7 +60,6 @@ pub(crate) fn demo(config: &AppConfig, explicit_db: bool, args: &DemoArgs) -> Re
         report.segmentation.episodes_closed, flushed.episodes_closed
     )?;
     writeln!(out, "Episodes:")?;
-    let memory = Memory::new(&engine);
     let page = memory.episodes(&config.tenant, EpisodesQuery::default()).map_err(said)?;
     for e in page.episodes.iter().rev() {
         writeln!(out, "{}", episode_line(e))?;

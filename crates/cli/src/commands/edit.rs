@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use epimem_api::{Memory, wire::EpisodeEditIn};
+use epimem_api::wire::EpisodeEditIn;
 
 use super::open_with_embedder;
 use crate::{config::AppConfig, output::json_line};
@@ -29,11 +29,9 @@ pub(crate) struct EditArgs {
 
 pub(crate) fn edit(config: &AppConfig, args: &EditArgs) -> Result<ExitCode> {
     // With the embedder the saved search index was built for, so it is opened, not rebuilt.
-    let engine = open_with_embedder(config)?;
+    let memory = open_with_embedder(config)?;
     let edit = EpisodeEditIn { title: args.title.clone(), summary: args.summary.clone() };
-    let edited = Memory::new(&engine)
-        .edit_episode(&config.tenant, &args.id, edit)
-        .map_err(super::query::said)?;
+    let edited = memory.edit_episode(&config.tenant, &args.id, edit).map_err(super::query::said)?;
     if args.json {
         outln!("{}", json_line(&edited));
     } else {

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use epimem_api::{Memory, wire::FactsQuery};
+use epimem_api::wire::FactsQuery;
 
-use super::open_engine;
+use super::open_memory;
 use crate::{config::AppConfig, output::json_line};
 
 #[derive(Debug, Args)]
@@ -29,14 +29,14 @@ pub(crate) struct FactsArgs {
 }
 
 pub(crate) fn facts(config: &AppConfig, args: &FactsArgs) -> Result<ExitCode> {
-    let engine = open_engine(config)?;
+    let memory = open_memory(config)?;
     let query = FactsQuery {
         conversation: args.conversation.clone(),
         user: args.user.clone(),
         all: args.all,
         limit: args.limit.or(Some(epimem_api::MAX_LIMIT)),
     };
-    let out = Memory::new(&engine).facts(&config.tenant, query).map_err(super::query::said)?;
+    let out = memory.facts(&config.tenant, query).map_err(super::query::said)?;
     if args.json {
         outln!("{}", json_line(&out));
         return Ok(ExitCode::SUCCESS);

@@ -12,17 +12,14 @@ use std::{
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use epimem_api::wire::ProjectMemoryIn;
-use epimem_core::TokenCounter;
-use epimem_engine::{Clock, Engine, SystemClock};
 use epimem_hooks::{
-    Agent, Background, Hook, HookConfig, HookDir, PromptRecall, install, install_mcp_json,
+    Agent, Background, Hook, HookDir, PromptRecall, install, install_mcp_json,
     install_mcp_opencode, install_mcp_toml, is_epimem_plugin, opencode_plugin, project_of,
     uninstall, uninstall_mcp_json, uninstall_mcp_opencode, uninstall_mcp_toml,
 };
 use epimem_server::ProjectMemoryClient;
-use epimem_store_sqlite::SqliteStore;
 
-use super::{beside_this, engine_without_index, hook_program, open_engine, open_store};
+use super::{beside_this, hook_program, open_memory};
 use crate::config::{AppConfig, Database};
 
 /// Which program records a hook event: it decides how the background work is started.
@@ -97,7 +94,7 @@ pub(crate) fn hook(
     args: &HookArgs,
     entry: HookEntry,
 ) -> Result<ExitCode> {
-    let received = SystemClock.now();
+    let received = epimem_app::now();
     let mut raw = String::new();
     let _ = std::io::stdin().read_to_string(&mut raw);
     let config = match config {
@@ -124,8 +121,8 @@ pub(crate) fn hook(
         config: &config.hooks,
         recall: server.as_ref().map(|s| s as &dyn PromptRecall),
     };
-    let outcome =
-        hook.run(&raw, received, || open_hook_engine(&config).map_err(|e| format!("{e:#}")));
+    let outcome = hook
+        .run(&raw, received, || epimem_app::open_for_hooks(&config).map_err(|e| format!("{e:#}")));
     if !outcome.stdout.is_empty() {
         outln!("{}", outcome.stdout);
     }
@@ -162,7 +159,7 @@ struct ServerRecall<'a> {
     url: &'a str,
     /// The hook's tenant: a server that works in another refuses rather than answer.
     tenant: &'a str,
-    config: &'a HookConfig,
+    config: &'a epimem_app::config::HookConfig,
 }
 
 impl PromptRecall for ServerRecall<'_> {
@@ -177,23 +174,6 @@ impl PromptRecall for ServerRecall<'_> {
         };
         client.ask(&request).map_err(|e| e.to_string())
     }
-}
-
-/// The store, waiting only briefly for another process's lock; no embedder, no search index
-/// (a hook never searches), tokens estimated.
-fn open_hook_engine(config: &AppConfig) -> Result<Engine> {
-    let database = config.database()?;
-    let store: std::sync::Arc<dyn epimem_store::Store> = match &database {
-        Database::Sqlite(path) => {
-            let busy = Duration::from_millis(config.hooks.busy_timeout_ms);
-            std::sync::Arc::new(
-                SqliteStore::open_waiting(path, busy)
-                    .with_context(|| format!("cannot open the database {}", path.display()))?,
-            )
-        }
-        Database::Postgres(_) => open_store(&database)?,
-    };
-    Ok(engine_without_index(config, store).with_token_counter(TokenCounter::estimate()))
 }
 
 /// Starts `epimem tick` or `epimem flush --conversation` on the same database and settings
@@ -496,8 +476,8 @@ pub(crate) fn patterns(config: &AppConfig, args: &PatternsArgs) -> Result<ExitCo
         None => std::env::current_dir().context("cannot read the current folder")?,
     };
     let project = project_name(&folder)?;
-    let engine = open_engine(config)?;
-    let patterns = engine.patterns(&config.tenant, &project, args.episodes)?;
+    let memory = open_memory(config)?;
+    let patterns = memory.patterns(&config.tenant, &project, args.episodes)?;
     if args.json {
         outln!("{}", serde_json::to_string(&patterns)?);
         return Ok(ExitCode::SUCCESS);

@@ -10,8 +10,8 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use epimem_api::{IngestReport, Memory, MessageInput, RunReport};
 use epimem_core::{ConversationKey, Scope};
-use epimem_engine::{Engine, IngestReport, RunReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -59,7 +59,7 @@ struct IngestJson {
 }
 
 pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> {
-    let engine = open_with_embedder(config)?;
+    let memory = open_with_embedder(config)?;
     let (name, reader, size): (String, Box<dyn BufRead>, Option<u64>) =
         if args.file.as_os_str() == "-" {
             ("<stdin>".into(), Box::new(std::io::stdin().lock()), None)
@@ -81,7 +81,7 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
         let raw = match raw {
             Ok(raw) => raw,
             Err(e) => {
-                report.add(send(&engine, &mut batch, (&name, batch_from, line_no), &report)?);
+                report.add(send(&memory, &mut batch, (&name, batch_from, line_no), &report)?);
                 bail!("{name}:{line_no}: cannot read: {e} (the lines before it were ingested)");
             }
         };
@@ -105,7 +105,7 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
             }
             Err(e) => {
                 // Keep what came before: it is valid and the user will re-run after fixing.
-                report.add(send(&engine, &mut batch, (&name, batch_from, line_no), &report)?);
+                report.add(send(&memory, &mut batch, (&name, batch_from, line_no), &report)?);
                 progress.finish_and_clear();
                 let before = report.inserted + report.duplicates;
                 let were = if before == 1 {
@@ -120,19 +120,19 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
             }
         }
         if batch.len() as u64 >= args.batch {
-            report.add(send(&engine, &mut batch, (&name, batch_from, line_no), &report)?);
+            report.add(send(&memory, &mut batch, (&name, batch_from, line_no), &report)?);
             progress.set_position(bytes);
         }
     }
-    report.add(send(&engine, &mut batch, (&name, batch_from, lines), &report)?);
+    report.add(send(&memory, &mut batch, (&name, batch_from, lines), &report)?);
     if args.flush {
         for conversation in &conversations {
             let scope = Scope::tenant(&config.tenant).with_conversation(Some(conversation.clone()));
-            report.segmentation.add(engine.flush(&scope)?);
+            report.segmentation.add(memory.flush_now(&scope)?);
         }
     }
     progress.finish_and_clear();
-    let pending = pending_in(&engine, &config.tenant, &conversations)?;
+    let pending = pending_in(&memory, &config.tenant, &conversations)?;
     let out = IngestJson {
         lines,
         inserted: report.inserted,
@@ -172,12 +172,12 @@ pub(crate) fn ingest(config: &AppConfig, args: &IngestArgs) -> Result<ExitCode> 
 /// Ingests the batch read from lines `from..=to` of `name`; on an error, says what was stored
 /// (every batch before it) and what was not (all of this one: a push is one transaction).
 fn send(
-    engine: &Engine,
-    batch: &mut Vec<epimem_engine::MessageInput>,
+    memory: &Memory,
+    batch: &mut Vec<MessageInput>,
     (name, from, to): (&str, u64, u64),
     before: &IngestReport,
 ) -> Result<IngestReport> {
-    engine.ingest(std::mem::take(batch)).with_context(|| {
+    memory.ingest(std::mem::take(batch)).with_context(|| {
         format!(
             "{name}: lines {from}–{to} were not stored (the {} messages before them were; \
              fix the input and run again: nothing is stored twice)",
@@ -186,10 +186,10 @@ fn send(
     })
 }
 
-fn pending_in(engine: &Engine, tenant: &str, conversations: &BTreeSet<String>) -> Result<u64> {
+fn pending_in(memory: &Memory, tenant: &str, conversations: &BTreeSet<String>) -> Result<u64> {
     let mut pending = 0;
     for c in conversations {
-        if let Some(q) = engine.store().queue(&ConversationKey::new(tenant, c.clone()))? {
+        if let Some(q) = memory.queue(&ConversationKey::new(tenant, c.clone()))? {
             pending += q.pending();
         }
     }
@@ -238,14 +238,14 @@ fn print_run(report: &RunReport, json: bool) -> std::io::Result<()> {
 }
 
 pub(crate) fn flush(config: &AppConfig, args: &FlushArgs) -> Result<ExitCode> {
-    let engine = open_with_embedder(config)?;
+    let memory = open_with_embedder(config)?;
     let scope = Scope::tenant(&config.tenant).with_conversation(args.conversation.clone());
-    print_run(&engine.flush(&scope)?, args.json)?;
+    print_run(&memory.flush_now(&scope)?, args.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn tick(config: &AppConfig) -> Result<ExitCode> {
-    let engine = open_with_embedder(config)?;
-    print_run(&engine.tick()?, false)?;
+    let memory = open_with_embedder(config)?;
+    print_run(&memory.tick()?, false)?;
     Ok(ExitCode::SUCCESS)
 }

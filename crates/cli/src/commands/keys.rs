@@ -4,9 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use epimem_api::Memory;
 
-use super::{open_engine, query::said};
+use super::{open_memory, query::said};
 use crate::{config::AppConfig, output::json_line};
 
 #[derive(Debug, Subcommand)]
@@ -44,8 +43,7 @@ pub(crate) struct RevokeArgs {
 }
 
 pub(crate) fn keys(config: &AppConfig, command: &KeysCommand) -> Result<ExitCode> {
-    let engine = open_engine(config)?;
-    let memory = Memory::new(&engine);
+    let memory = open_memory(config)?;
     match command {
         KeysCommand::Create(args) => {
             let made = memory.create_key(&config.tenant, &args.name).map_err(said)?;

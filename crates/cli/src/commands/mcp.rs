@@ -10,11 +10,11 @@ use super::{STOP_WAIT, open_serving, worker_report};
 use crate::config::AppConfig;
 
 pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
-    let engine = open_serving(config, &config.database()?)?;
+    let memory = open_serving(config, &config.database()?)?;
     // The worker closes conversations that fall silent, as under `serve`; it reports on
     // stderr, since stdout carries the protocol.
-    let worker = epimem_server::Worker::spawn(
-        engine.clone(),
+    let worker = epimem_api::Worker::spawn(
+        memory.clone(),
         config.server.tick_every()?,
         config.server.index_refresh()?,
         worker_report(false),
@@ -25,7 +25,7 @@ pub(crate) fn mcp(config: &AppConfig) -> Result<ExitCode> {
         .context("cannot start the async runtime")?;
     let index = server_report(&config.tenant);
     let limit = config.server.body_limit_bytes;
-    let served = runtime.block_on(epimem_server::serve_stdio(engine, &config.tenant, limit, index));
+    let served = runtime.block_on(epimem_server::serve_stdio(memory, &config.tenant, limit, index));
     worker.stop();
     runtime.shutdown_timeout(STOP_WAIT);
     served.context("the MCP session failed")?;

@@ -17,7 +17,6 @@ pub(crate) mod transfer;
 pub(crate) mod worker;
 
 pub(crate) use epimem_app::{
-    STOP_WAIT, SearchIndex, Searching, beside_this, engine_without_index, hook_program, load_index,
-    open_engine, open_engine_on, open_searching, open_serving, open_store, open_with_embedder,
-    search_folder, server_config, worker_report,
+    STOP_WAIT, SearchIndex, Searching, beside_this, hook_program, load_index, open_memory, open_on,
+    open_searching, open_serving, open_with_embedder, search_folder, worker_report,
 };

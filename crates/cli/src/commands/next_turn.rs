@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use epimem_api::{Memory, wire::NextTurnIn};
+use epimem_api::wire::NextTurnIn;
 
 use super::open_with_embedder;
 use crate::{config::AppConfig, output::json_line};
@@ -34,15 +34,15 @@ pub(crate) struct NextTurnArgs {
 }
 
 pub(crate) fn next_turn(config: &AppConfig, args: &NextTurnArgs) -> Result<ExitCode> {
-    let engine = open_with_embedder(config)?;
-    super::load_index(&engine, &config.tenant)?;
+    let memory = open_with_embedder(config)?;
+    super::load_index(&memory, &config.tenant)?;
     let request = NextTurnIn {
         query: args.query.clone(),
         budget: Some(args.budget),
         recent_share: args.recent_share,
         summary_share: args.summary_share,
     };
-    let out = Memory::new(&engine)
+    let out = memory
         .next_turn(&config.tenant, &args.conversation, request)
         .map_err(super::query::said)?;
     if args.json {

@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use epimem_api::{
-    Memory, MemoryError,
+    MemoryError,
     wire::{EpisodesQuery, RecallIn},
 };
 
-use super::{open_engine, open_with_embedder};
+use super::{open_memory, open_with_embedder};
 use crate::{
     config::AppConfig,
     output::{detail_text, episode_line, hit_text, json_line},
@@ -138,8 +138,7 @@ pub(crate) fn said(e: MemoryError) -> anyhow::Error {
 }
 
 pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCode> {
-    let engine = open_engine(config)?;
-    let memory = Memory::new(&engine);
+    let memory = open_memory(config)?;
     let mut query = EpisodesQuery {
         conversation: args.conversation.clone(),
         user: args.user.clone(),
@@ -171,8 +170,8 @@ pub(crate) fn episodes(config: &AppConfig, args: &EpisodesArgs) -> Result<ExitCo
 }
 
 pub(crate) fn show(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
-    let engine = open_engine(config)?;
-    let episode = Memory::new(&engine).episode(&config.tenant, &args.id).map_err(said)?;
+    let memory = open_memory(config)?;
+    let episode = memory.episode(&config.tenant, &args.id).map_err(said)?;
     if args.json {
         outln!("{}", json_line(&episode));
     } else {
@@ -182,8 +181,8 @@ pub(crate) fn show(config: &AppConfig, args: &ShowArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
-    let engine = open_with_embedder(config)?;
-    super::load_index(&engine, &config.tenant)?;
+    let memory = open_with_embedder(config)?;
+    super::load_index(&memory, &config.tenant)?;
     let request = RecallIn {
         query: args.query.clone(),
         conversation: args.conversation.clone(),
@@ -198,7 +197,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
         fill: args.fill,
         min_relevance: args.min_relevance,
     };
-    let out = Memory::new(&engine).recall(&config.tenant, request).map_err(said)?;
+    let out = memory.recall(&config.tenant, request).map_err(said)?;
     if args.json {
         outln!("{}", json_line(&out));
         return Ok(ExitCode::SUCCESS);
@@ -233,8 +232,8 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
 }
 
 pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
-    let engine = open_engine(config)?;
-    let s = Memory::new(&engine).stats(&config.tenant).map_err(said)?;
+    let memory = open_memory(config)?;
+    let s = memory.stats(&config.tenant).map_err(said)?;
     if args.json {
         outln!("{}", json_line(&s));
         return Ok(ExitCode::SUCCESS);
@@ -255,8 +254,7 @@ pub(crate) fn stats(config: &AppConfig, args: &StatsArgs) -> Result<ExitCode> {
 
 pub(crate) fn forget(config: &AppConfig, args: &ForgetArgs) -> Result<ExitCode> {
     // With the embedder the saved search index was built for, so it is opened, not rebuilt.
-    let engine = open_with_embedder(config)?;
-    let memory = Memory::new(&engine);
+    let memory = open_with_embedder(config)?;
     let tenant = &config.tenant;
     let (out, said_text) = if args.whole_tenant {
         let out = memory.forget_tenant(tenant).map_err(said)?;

@@ -27,7 +27,7 @@ pub(crate) struct ReindexArgs {
 
 pub(crate) fn reindex(config: &AppConfig, args: &ReindexArgs) -> Result<ExitCode> {
     let database = config.database()?;
-    let Searching { engine, search } = open_searching(config, &database)?;
+    let Searching { memory, search } = open_searching(config, &database)?;
     match (&search, &database) {
         (SearchIndex::Local(search), Database::Sqlite(path)) => {
             if !search.on_disk(&config.tenant)? {
@@ -52,19 +52,19 @@ pub(crate) fn reindex(config: &AppConfig, args: &ReindexArgs) -> Result<ExitCode
             .progress_chars("=> "),
     );
     let mut changes = 0;
-    engine.reindex(&config.tenant, &mut |done, total| {
+    memory.reindex(&config.tenant, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
         changes = total;
     })?;
     bar.finish_and_clear();
-    let stats = engine.stats(Some(&config.tenant))?;
+    let stats = memory.counts(Some(&config.tenant))?;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
         let out = serde_json::json!({
             "tenant": config.tenant,
             "episodes": stats.episodes,
-            "vectors": engine.indexed_vectors(),
+            "vectors": memory.indexed_vectors(),
             "changes": changes,
             "seconds": seconds,
         });
@@ -73,7 +73,7 @@ pub(crate) fn reindex(config: &AppConfig, args: &ReindexArgs) -> Result<ExitCode
         outln!(
             "indexed {} episode(s) and {} message vector(s) of tenant {} in {seconds:.1} s",
             stats.episodes,
-            engine.indexed_vectors(),
+            memory.indexed_vectors(),
             config.tenant
         );
     }

@@ -25,14 +25,14 @@ pub(crate) struct RetellArgs {
 pub(crate) fn retell(config: &AppConfig, args: &RetellArgs) -> Result<ExitCode> {
     // With the embedder the saved search index was built for, so it is opened, not rebuilt,
     // and the configured model, which tells the periods as the worker's rollups do.
-    let engine = open_with_embedder(config)?;
+    let memory = open_with_embedder(config)?;
     let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} retelling [{bar:30}] {pos}/{len} episodes ({eta})")
             .expect("valid template")
             .progress_chars("=> "),
     );
-    let report = engine.retell(&config.tenant, &mut |done, total| {
+    let report = memory.retell(&config.tenant, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
     })?;

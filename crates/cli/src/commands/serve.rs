@@ -8,7 +8,7 @@ use epimem_server::Access;
 
 use epimem_app::index_progress::server_report;
 
-use super::{STOP_WAIT, open_serving, server_config, worker_report};
+use super::{STOP_WAIT, open_serving, worker_report};
 use crate::config::AppConfig;
 
 #[derive(Debug, Args)]
@@ -29,8 +29,8 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
     let addr: SocketAddr =
         listen.parse().with_context(|| format!("--listen {listen:?} is not an IP:PORT address"))?;
     let db = config.database()?;
-    let engine = open_serving(config, &db)?;
-    let access = if engine.api_keys_exist()? { Access::ApiKeys } else { Access::SingleUser };
+    let memory = open_serving(config, &db)?;
+    let access = if memory.api_keys_exist()? { Access::ApiKeys } else { Access::SingleUser };
     if access == Access::SingleUser && !addr.ip().is_loopback() {
         bail!(
             "refusing to listen on {addr}: without API keys anyone who reaches the port reads and \
@@ -38,7 +38,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
              listen on a loopback address (127.0.0.1 or ::1)"
         );
     }
-    let server = server_config(config, access)?;
+    let server = epimem_server::ServerConfig::from_app(config, access)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -62,7 +62,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
             db
         );
         let index = server_report(&config.tenant);
-        epimem_server::serve(engine, listener, server, worker_report(true), index, shutdown)
+        epimem_server::serve(memory, listener, server, worker_report(true), index, shutdown)
             .await?;
         eprintln!("epimem: stopped");
         Ok(ExitCode::SUCCESS)

@@ -4,14 +4,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use epimem_api::{
-    Memory,
-    wire::{TimelineNodeOut, TimelineQuery, VersionQuery},
-};
+use epimem_api::wire::{TimelineNodeOut, TimelineQuery, VersionQuery};
 use epimem_core::ErrorKind;
 
-use super::open_engine;
 use crate::{config::AppConfig, output::json_line};
+use epimem_app::open_telling;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Periods appear once they are over (a day an hour after it ends, a week \
@@ -35,12 +32,8 @@ pub(crate) struct TimelineArgs {
 
 pub(crate) fn timeline(config: &AppConfig, args: &TimelineArgs) -> Result<ExitCode> {
     // The configured model tells the periods it rolls up; no embedder or search index is needed.
-    let mut engine = open_engine(config)?;
-    if let Some(chat) = config.chat_model()? {
-        engine = engine.with_chat_model(chat);
-    }
-    engine.roll_up_timeline(&config.tenant)?;
-    let memory = Memory::new(&engine);
+    let memory = open_telling(config)?;
+    memory.roll_up_timeline(&config.tenant)?;
     let nodes: Vec<TimelineNodeOut> = match &args.node {
         None => {
             let query = TimelineQuery { user: args.user.clone() };

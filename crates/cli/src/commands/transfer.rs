@@ -17,8 +17,8 @@ use epimem_store::{
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
-use super::open_store;
 use crate::config::AppConfig;
+use epimem_app::open_store;
 
 /// One line of an export. A conversation's line comes before its messages, episodes, recalls
 /// waiting for review, facts and vectors; timeline nodes come last.

@@ -25,6 +25,7 @@ mod relevance;
 mod search_index;
 mod segmentation;
 mod serve;
+mod tidy;
 mod timeline;
 mod ui;
 mod users;

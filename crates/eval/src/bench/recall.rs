@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 
 use epimem_app::{
     config::{AppConfig, Database},
-    load_index, open_engine_at, open_engine_on, search_folder,
+    load_engine_index, open_engine_at, open_engine_on, search_folder,
 };
 
 use super::{FILLER, TOPICS};
@@ -100,7 +100,7 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
         .collect();
     // The search index is built (or caught up) and saved here, so the next process opens it.
     let index_started = Instant::now();
-    let index_work = load_index(&engine, "bench")?;
+    let index_work = load_engine_index(&engine, "bench")?;
     let indexed = index_started.elapsed();
     let held_elsewhere = engine.measure().index_held_elsewhere("bench")?;
     // What a new process pays before its first answer: opening the store, opening the
@@ -199,7 +199,7 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
         let built = started.elapsed();
         // A process's index of a PostgreSQL store lives in its memory: filled on first use.
         let index_started = Instant::now();
-        load_index(&engine, "bench")?;
+        load_engine_index(&engine, "bench")?;
         let indexed = index_started.elapsed();
         let on_postgres = Timed::run(&engine, &queries)?;
         outln!(

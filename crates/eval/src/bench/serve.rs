@@ -13,11 +13,11 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use epimem_api::Memory;
 use epimem_engine::MessageInput;
 use epimem_server::Access;
-use epimem_store::JobState;
 
-use epimem_app::{open_serving, server_config, worker_report};
+use epimem_app::{open_serving, worker_report};
 
 use super::synthetic;
 use epimem_app::config::{AppConfig, Database};
@@ -117,17 +117,17 @@ pub fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode
     super::note_debug_build("serve");
     let dir = tempfile::tempdir().context("temporary directory")?;
     let path = args.db.clone().unwrap_or_else(|| dir.path().join("bench.db"));
-    let engine = open_serving(config, &Database::Sqlite(path))?;
-    let fingerprint = engine.measure().embedder_fingerprint().unwrap_or("none").to_owned();
-    let served_engine = engine.clone();
+    let memory = open_serving(config, &Database::Sqlite(path))?;
+    let fingerprint = memory.measure().embedder_fingerprint().unwrap_or("none").to_owned();
+    let served = memory.clone();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = runtime.spawn(epimem_server::serve(
-        served_engine,
+    let serving = runtime.spawn(epimem_server::serve(
+        served,
         listener,
-        server_config(config, Access::SingleUser)?,
+        epimem_server::ServerConfig::from_app(config, Access::SingleUser)?,
         worker_report(false),
         Box::new(|_| {}),
         async move {
@@ -144,11 +144,11 @@ pub fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode
     let mut rows = Vec::new();
     for phase in [Phase::Single, Phase::Batches(args.batch), Phase::Pauses] {
         let timings = load(&base, &pool, phase, args, third, &format!("r{run:x}"))?;
-        let backlog = drain(&engine, &config.tenant)?;
+        let backlog = drain(&memory, &config.tenant)?;
         rows.push((phase, timings, backlog));
     }
     let _ = stop.send(());
-    runtime.block_on(served).context("the server task failed")??;
+    runtime.block_on(serving).context("the server task failed")??;
 
     outln!(
         "bench serve: {} s on loopback, {} writer(s), {} reader(s), embedder {fingerprint}",
@@ -210,12 +210,9 @@ pub fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode
 /// minutes); returns how many were left when it began and how long it took. It asks for the
 /// tenant's jobs, not the store's counts: counting a million episodes ten times a second took
 /// a core from the worker it waits for.
-fn drain(engine: &epimem_engine::Engine, tenant: &str) -> Result<(u64, Duration)> {
+fn drain(memory: &Memory, tenant: &str) -> Result<(u64, Duration)> {
     let started = Instant::now();
-    let left = || -> Result<u64> {
-        let jobs = engine.jobs(tenant, None, usize::MAX)?;
-        Ok(jobs.iter().filter(|j| j.state != JobState::Parked).count() as u64)
-    };
+    let left = || -> Result<u64> { Ok(memory.measure().jobs_left(tenant)? as u64) };
     let queued = left()?;
     eprintln!("epimem: {queued} job(s) still queued; waiting for the worker…");
     while left()? > 0 {

@@ -3,9 +3,10 @@
 
 use std::{io::Write, path::Path};
 
+use epimem_app::config::HookConfig;
 use epimem_core::{Scope, Timestamp, TokenCounter};
 use epimem_engine::{Engine, EngineConfig, FixedClock};
-use epimem_hooks::{Background, Hook, HookConfig, HookDir};
+use epimem_hooks::{Background, Hook, HookDir};
 use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 use serde_json::json;
@@ -52,7 +53,7 @@ impl Fixture {
         };
         let at =
             Timestamp::parse_rfc3339("2026-11-20T10:00:00Z").unwrap().plus_millis(at_second * 1000);
-        hook.run(event, at, || engine(db))
+        hook.run(event, at, || engine(db).map(epimem_api::Memory::new))
     }
 
     fn reply(&self, uuid: &str, text: &str) {

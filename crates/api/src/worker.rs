@@ -12,7 +12,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_engine::{Engine, EngineError, RunReport};
+use epimem_engine::{RunReport, TAIL_REFRESH};
+
+use crate::{Memory, MemoryError};
 
 /// How long the worker waits at most before it looks whether it was asked to stop.
 const STOP_CHECK: Duration = Duration::from_millis(50);
@@ -28,15 +30,15 @@ pub struct Worker {
 }
 
 /// What the worker tells its owner after each run that did something or failed.
-pub type Report = Box<dyn Fn(Result<RunReport, EngineError>) + Send>;
+pub type Report = Box<dyn Fn(Result<RunReport, MemoryError>) + Send>;
 
 impl Worker {
-    /// Ticks `engine` every `every`, runs the jobs its requests queue as soon as they do, and
+    /// Ticks `memory` every `every`, runs the jobs its requests queue as soon as they do, and
     /// refreshes its search indexes after each run and every `refresh`, until stopped.
-    pub fn spawn(engine: Arc<Engine>, every: Duration, refresh: Duration, report: Report) -> Self {
+    pub fn spawn(memory: Memory, every: Duration, refresh: Duration, report: Report) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
-        let engine_for_tails = engine.clone();
+        let memory_for_tails = memory.clone();
         let thread = std::thread::Builder::new()
             .name("epimem-worker".into())
             .spawn(move || {
@@ -45,9 +47,9 @@ impl Worker {
                 while !stopped.load(Ordering::Acquire) {
                     let run = if Instant::now() >= next_tick {
                         next_tick = Instant::now() + every;
-                        Some(engine.tick())
+                        Some(memory.tick())
                     } else if woken {
-                        Some(engine.run_jobs())
+                        Some(memory.run_jobs())
                     } else {
                         None
                     };
@@ -59,7 +61,7 @@ impl Worker {
                         }
                     };
                     if ran || Instant::now() >= next_refresh {
-                        if let Err(e) = engine.refresh_indexes() {
+                        if let Err(e) = memory.refresh_indexes() {
                             report(Err(e));
                         }
                         next_refresh = Instant::now() + refresh;
@@ -71,20 +73,20 @@ impl Worker {
                         if left.is_zero() {
                             break;
                         }
-                        woken = engine.wait_for_jobs(left.min(STOP_CHECK));
+                        woken = memory.wait_for_jobs(left.min(STOP_CHECK));
                     }
                 }
             })
             .expect("the worker thread starts");
         let tails = {
-            let (engine, stopped) = (engine_for_tails, stop.clone());
+            let (memory, stopped) = (memory_for_tails, stop.clone());
             std::thread::Builder::new()
                 .name("epimem-tails".into())
                 .spawn(move || {
                     while !stopped.load(Ordering::Acquire) {
                         // A failed read is the recall's to meet and report.
-                        let _ = engine.refresh_tails();
-                        std::thread::sleep(STOP_CHECK.min(epimem_engine::TAIL_REFRESH / 4));
+                        let _ = memory.refresh_tails();
+                        std::thread::sleep(STOP_CHECK.min(TAIL_REFRESH / 4));
                     }
                 })
                 .expect("the tail thread starts")

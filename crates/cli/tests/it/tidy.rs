@@ -1,0 +1,162 @@
+//! The repository keeps its own shape: nothing stray at the root, no build outputs or large
+//! binaries tracked, and no door (the CLI, the server, the hooks, the Python binding) reaching
+//! past `epimem_api::Memory` into the engine. Each rule is a function over paths and texts, so
+//! a test can show that it fails on what it forbids.
+
+use std::path::{Path, PathBuf};
+
+/// What may sit at the repository's root.
+const ROOT: &[&str] = &[
+    ".ci",
+    ".gitignore",
+    "ARCHITECTURE.md",
+    "Cargo.lock",
+    "Cargo.toml",
+    "README.md",
+    "agent-tests",
+    "bindings",
+    "clients",
+    "crates",
+    "docs",
+    "rust-toolchain.toml",
+    "rustfmt.toml",
+    "scripts",
+    "ui-tests",
+];
+
+/// Endings of what a build or a package manager writes: never tracked.
+const BUILD_OUTPUTS: &[&str] =
+    &[".whl", ".tar.gz", ".tgz", ".so", ".dylib", ".dll", ".pyc", ".node", ".rlib", ".o"];
+
+/// A tracked file larger than this is a binary or a data set, welcome only among fixtures.
+const LARGE: u64 = 512 * 1024;
+
+/// Crates that are doors: they parse a protocol, call `Memory`, and render.
+const DOORS: &[&str] = &["crates/cli", "crates/server", "crates/hooks", "bindings/python"];
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The files git tracks or would add (untracked and not ignored), relative to the root.
+fn files(root: &Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "--cached", "--others", "--exclude-standard", "-z"])
+        .current_dir(root)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|p| !p.is_empty() && root.join(p).exists())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What is wrong with the files at `paths` (with their sizes), one line each.
+fn stray(paths: &[(String, u64)]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    for (path, size) in paths {
+        let top = path.split('/').next().unwrap_or(path);
+        if !ROOT.contains(&top) {
+            wrong.push(format!("{path}: not a file the root holds (allowed: {ROOT:?})"));
+        }
+        if let Some(ending) = BUILD_OUTPUTS.iter().find(|e| path.ends_with(*e)) {
+            wrong.push(format!("{path}: a build output ({ending}) is never committed"));
+        }
+        if *size > LARGE && !path.split('/').any(|part| part == "fixtures") {
+            wrong.push(format!("{path}: {size} bytes outside a fixtures folder"));
+        }
+    }
+    wrong
+}
+
+/// Where a door's manifest or source reaches into the engine.
+fn doors_past_memory(manifest: &str, sources: &[(String, String)]) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let dependencies = manifest
+        .split("\n[")
+        .filter(|section| section.starts_with("dependencies]"))
+        .collect::<String>();
+    if dependencies.lines().any(|l| l.trim_start().starts_with("epimem-engine")) {
+        wrong.push("Cargo.toml: depends on epimem-engine".to_owned());
+    }
+    for (path, text) in sources {
+        if text.contains("epimem_engine") {
+            wrong.push(format!("{path}: names epimem_engine"));
+        }
+    }
+    wrong
+}
+
+fn rust_sources(folder: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![folder.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push((path.display().to_string(), std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_repository_holds_nothing_stray() {
+    let root = repository();
+    if !root.join(".git").exists() {
+        eprintln!("skipped: not a git checkout");
+        return;
+    }
+    let sized: Vec<(String, u64)> = files(&root)
+        .into_iter()
+        .map(|p| {
+            let size = std::fs::metadata(root.join(&p)).map(|m| m.len()).unwrap_or(0);
+            (p, size)
+        })
+        .collect();
+    assert!(sized.len() > 100, "git listed only {} files", sized.len());
+    let wrong = stray(&sized);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_rule_refuses_a_wheel_a_stray_file_and_a_large_binary() {
+    let fine = [("crates/core/src/lib.rs", 2_000), ("crates/x/tests/fixtures/old.db", 900_000)];
+    let fine: Vec<_> = fine.iter().map(|(p, s)| (p.to_string(), *s)).collect();
+    assert_eq!(stray(&fine), Vec::<String>::new());
+    let wheel = [("numpy-2.3.0-cp312-manylinux_x86_64.whl".to_owned(), 30_000)];
+    let said = stray(&wheel);
+    assert!(said.iter().any(|l| l.contains("not a file the root holds")), "{said:?}");
+    assert!(said.iter().any(|l| l.contains("build output (.whl)")), "{said:?}");
+    let nested = stray(&[("bindings/python/dist/epimem-0.1.0.whl".to_owned(), 10)]);
+    assert_eq!(nested.len(), 1, "{nested:?}");
+    let large = stray(&[("docs/model.bin".to_owned(), 40 << 20)]);
+    assert!(large[0].contains("outside a fixtures folder"), "{large:?}");
+}
+
+#[test]
+fn no_door_calls_the_engine() {
+    let root = repository();
+    for door in DOORS {
+        let manifest = std::fs::read_to_string(root.join(door).join("Cargo.toml")).unwrap();
+        let wrong = doors_past_memory(&manifest, &rust_sources(&root.join(door).join("src")));
+        assert!(wrong.is_empty(), "{door} reaches past Memory:\n{}", wrong.join("\n"));
+    }
+}
+
+#[test]
+fn the_door_rule_sees_a_dependency_and_a_use() {
+    let manifest = "[package]\nname = \"x\"\n\n[dependencies]\nepimem-engine.workspace = true\n";
+    assert_eq!(doors_past_memory(manifest, &[]).len(), 1);
+    let dev_only = "[dependencies]\nepimem-api.workspace = true\n\n[dev-dependencies]\n\
+                    epimem-engine.workspace = true\n";
+    assert!(doors_past_memory(dev_only, &[]).is_empty());
+    let source = [("src/a.rs".to_owned(), "use epimem_engine::Engine;".to_owned())];
+    assert_eq!(doors_past_memory(dev_only, &source), vec!["src/a.rs: names epimem_engine"]);
+}
