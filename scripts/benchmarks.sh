@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Measures again what docs/benchmarks.md reports, then fills the page's measured parts
-# (`epimem bench page`): segmentation quality on DialSeg711, TIAGE (train + dev) and
+# Measures again what docs/benchmarks.md and docs/experiments/ report, then fills their
+# measured parts (`epimem bench page`): segmentation quality on DialSeg711, TIAGE (train + dev) and
 # SuperDialseg (validation), every segmenter and baseline; evidence recall on LoCoMo and BEAM,
 # tuning and test parts apart; MADial-Bench's conversational queries and new tasks asked of
 # every memory; the relevance judgement's fit; recall latency over 100,000 episodes. All from
@@ -22,7 +22,7 @@ embedders="${EMBEDDERS:-potion}"
 scripts/fetch-models.sh >/dev/null
 cargo build --release -p epimem --quiet
 bin=target/release/epimem
-out=docs/benchmarks.md
+
 # Raw results stay here, so the page can be filled again (RENDER_ONLY=1, or `epimem bench page`)
 # without the runs.
 tmp=target/benchmarks
@@ -41,7 +41,7 @@ for part in tuning test; do
   for rules in keywords cues default; do
     config=(); [ "$rules" = default ] || config=(--config "$tmp/work.$rules.toml")
     "$bin" "${config[@]}" --embedder potion eval segmentation --dataset agent --segmenter default \
-      --path crates/cli/data/agent-sessions.jsonl --set "$part" --json --online > "$tmp/agent.$part.$rules.jsonl"
+      --path crates/eval/data/agent-sessions.jsonl --set "$part" --json --online > "$tmp/agent.$part.$rules.jsonl"
   done
 done
 # What else the machine was doing during the quality runs (their latency is printed beside them).
@@ -63,11 +63,11 @@ done
 # The relevance judgement fitted again on every kind of query (its weights are the defaults').
 "$bin" --embedder potion eval fit-relevance --locomo "$root/memory/locomo10.json" \
   --beam "$root/memory/beam500k_locomo.json.gz" --madial "$root/memory/madial-bench" \
-  --new-tasks "$root/prompts/new-tasks.dev.jsonl" --agent-sessions crates/cli/data/agent-sessions.jsonl \
-  --agent-questions crates/cli/data/agent-questions.jsonl > "$tmp/fit_relevance.txt"
+  --new-tasks "$root/prompts/new-tasks.dev.jsonl" --agent-sessions crates/eval/data/agent-sessions.jsonl \
+  --agent-questions crates/eval/data/agent-questions.jsonl > "$tmp/fit_relevance.txt"
 # Our coding-agent sessions, asked about as a later session of the project would ask.
-"$bin" --embedder potion eval recall --dataset agent --path crates/cli/data/agent-sessions.jsonl \
-  --questions crates/cli/data/agent-questions.jsonl --json > "$tmp/agent.potion.json"
+"$bin" --embedder potion eval recall --dataset agent --path crates/eval/data/agent-sessions.jsonl \
+  --questions crates/eval/data/agent-questions.jsonl --json > "$tmp/agent.potion.json"
 "$bin" --embedder potion bench recall > "$tmp/bench_recall.txt"
 # The same episodes with the vectors searched by groups, against the exact scan.
 "$bin" --embedder potion bench recall --approximate-from 0 --db "$tmp/grouped.db" > "$tmp/bench_recall_grouped.txt"
@@ -108,8 +108,8 @@ if [ -n "${POSTGRES:-}" ]; then
   "$bin" --embedder potion bench ingest --postgres "$pg" 2>/dev/null > "$tmp/postgres_bench_ingest.txt"
   "$bin" --embedder potion bench recall --episodes 20000 --queries 300 --postgres "$pg" 2>/dev/null > "$tmp/postgres_bench_recall.txt"
   "$bin" --embedder potion eval recall --dataset locomo --path "$root/memory/locomo10.json" --json --postgres "$pg" > "$tmp/postgres_locomo.json"
-  "$bin" --embedder potion eval recall --dataset agent --path crates/cli/data/agent-sessions.jsonl \
-    --questions crates/cli/data/agent-questions.jsonl --json --postgres "$pg" > "$tmp/postgres_agent.json"
+  "$bin" --embedder potion eval recall --dataset agent --path crates/eval/data/agent-sessions.jsonl \
+    --questions crates/eval/data/agent-questions.jsonl --json --postgres "$pg" > "$tmp/postgres_agent.json"
 fi
 # Throughput of the whole DialSeg711 evaluation, model loading and embedding included.
 start=$(date +%s%N)
@@ -120,4 +120,4 @@ echo "$whole" > "$tmp/dialseg711_whole_seconds"
 fi
 # The measured parts of the page, rendered from the raw results; the prose around them is
 # written by hand in the page itself.
-"$bin" bench page --results "$tmp" --page "$out"
+"$bin" bench page --results "$tmp"

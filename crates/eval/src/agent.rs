@@ -1,6 +1,6 @@
 //! Reading our coding-agent sessions as a recall set: the labelled sessions of
-//! `data/agent-sessions.jsonl` and questions about them, asked as a later session of the same
-//! project would ask them.
+//! `crates/eval/data/agent-sessions.jsonl` and questions about them, asked as a later session
+//! of the same project would ask them.
 
 use std::{
     collections::{BTreeMap, HashMap},

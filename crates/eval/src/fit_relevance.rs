@@ -50,11 +50,11 @@ pub struct FitRelevanceArgs {
     /// First prompts of new tasks (`new-tasks.dev.jsonl`), asked in every memory.
     #[arg(long, value_name = "FILE")]
     new_tasks: PathBuf,
-    /// Our coding-agent sessions (`crates/cli/data/agent-sessions.jsonl`), with
+    /// Our coding-agent sessions (`crates/eval/data/agent-sessions.jsonl`), with
     /// `--agent-questions`: what a later session asks of a project's memory.
     #[arg(long, value_name = "PATH", requires = "agent_questions")]
     agent_sessions: Option<PathBuf>,
-    /// The questions about them (`crates/cli/data/agent-questions.jsonl`).
+    /// The questions about them (`crates/eval/data/agent-questions.jsonl`).
     #[arg(long, value_name = "FILE", requires = "agent_sessions")]
     agent_questions: Option<PathBuf>,
     /// Lines of each ranking a query is judged by.

@@ -35,7 +35,7 @@ use crate::json_line;
 #[derive(Debug, Args)]
 pub struct SegmentationArgs {
     /// The data set's format: dialseg711, tiage, superdialseg, or agent (coding-agent sessions
-    /// in `epimem ingest`'s format, labelled in their metadata, like crates/cli/data/agent-sessions.jsonl).
+    /// in `epimem ingest`'s format, labelled in their metadata, like crates/eval/data/agent-sessions.jsonl).
     #[arg(long)]
     dataset: SegDataset,
     /// The data set file.

@@ -1,5 +1,5 @@
-//! Recall over coding-agent sessions (`data/agent-sessions.jsonl`), asked about as a later
-//! session of the project would ask (`data/agent-questions.jsonl`).
+//! Recall over coding-agent sessions (`crates/eval/data/agent-sessions.jsonl`), asked about as
+//! a later session of the project would ask (`crates/eval/data/agent-questions.jsonl`).
 
 use std::path::Path;
 
@@ -12,7 +12,7 @@ use crate::common;
 #[test]
 fn an_agents_findings_come_back_from_its_work_sessions() {
     let Some(models) = common::real_models() else { return };
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/data");
     let (sessions, questions) =
         (data.join("agent-sessions.jsonl"), data.join("agent-questions.jsonl"));
     let dir = tempfile::tempdir().unwrap();

@@ -17,7 +17,7 @@ fn the_page_is_filled_from_the_harness_output_and_keeps_what_was_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let (results, db) = (dir.path().join("results"), dir.path().join("unused.db"));
     std::fs::create_dir(&results).unwrap();
-    let sessions = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/agent-sessions.jsonl");
+    let sessions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/data/agent-sessions.jsonl");
     let keywords = dir.path().join("keywords.toml");
     let cues = dir.path().join("cues.toml");
     std::fs::write(&keywords, "[segmentation.work]\ndiscourse_cues = false\nthreshold = 0.4\n")

@@ -181,13 +181,13 @@ fn streaming_one_message_at_a_time_cuts_where_the_whole_conversation_is_cut() {
     assert_eq!(predicted("default"), serde_json::json!(subjects));
 }
 
-/// The labelled coding-agent sessions (crates/cli/data/agent-sessions.jsonl), replayed through
+/// The labelled coding-agent sessions (crates/eval/data/agent-sessions.jsonl), replayed through
 /// ingest: every task a person would call new opens a work unit, and the follow-ups ("Also
 /// ...", "Make it friendlier", "do it and run the tests") mostly stay in theirs. Work units
 /// read no vectors, so the model-free embedder gives the figures `docs/benchmarks.md` reports.
 #[test]
 fn coding_agent_sessions_are_cut_at_new_tasks_and_rarely_inside_one() {
-    let sessions = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/agent-sessions.jsonl");
+    let sessions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/data/agent-sessions.jsonl");
     let dir = tempfile::tempdir().unwrap();
     for part in ["tuning", "test"] {
         let args = ["eval", "segmentation", "--dataset", "agent", "--segmenter", "default"];

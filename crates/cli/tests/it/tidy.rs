@@ -125,6 +125,14 @@ fn the_repository_holds_nothing_stray() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// The results page stays one a reader scans; the notebook is `docs/experiments/`.
+#[test]
+fn the_results_page_is_short() {
+    let page = repository().join("docs/benchmarks.md");
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size <= 30 * 1024, "docs/benchmarks.md is {size} bytes (at most 30 KB)");
+}
+
 #[test]
 fn the_rule_refuses_a_wheel_a_stray_file_and_a_large_binary() {
     let fine = [("crates/core/src/lib.rs", 2_000), ("crates/x/tests/fixtures/old.db", 900_000)];

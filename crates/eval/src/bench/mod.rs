@@ -39,7 +39,7 @@ pub enum BenchCommand {
     /// sessions behind it: p50 / p99 per event kind against the 15 ms target. Build with
     /// --release for meaningful numbers.
     Hook(hook::HookBenchArgs),
-    /// Fills the measured parts of docs/benchmarks.md from the raw results
+    /// Fills the measured parts of docs/benchmarks.md and docs/experiments/ from the raw results
     /// scripts/benchmarks.sh leaves in target/benchmarks; a part whose run was not made keeps
     /// what the page says.
     Page(crate::page::PageArgs),

@@ -1,7 +1,8 @@
-//! `epimem bench page`: fills the measured parts of `docs/benchmarks.md` from the raw results
+//! `epimem bench page`: fills the measured parts of `docs/benchmarks.md` (the results) and of
+//! `docs/experiments/*.md` (the notebook: rules tried, curves, history) from the raw results
 //! `scripts/benchmarks.sh` leaves in `target/benchmarks`.
 //!
-//! The page is written by hand; what a run measures sits between two comments,
+//! Each page is written by hand; what a run measures sits between two comments,
 //! `<!-- results: NAME -->` and `<!-- end results -->`, and is rendered again from the results.
 //! A region whose results are missing (a run that was not made: MiniLM, PostgreSQL, the language
 //! model, a million episodes) keeps what the page holds, so a partial run never drops a section.
@@ -25,9 +26,10 @@ pub struct PageArgs {
     /// output, one file a run).
     #[arg(long, default_value = "target/benchmarks")]
     results: PathBuf,
-    /// The page to fill in place.
-    #[arg(long, default_value = "docs/benchmarks.md")]
-    page: PathBuf,
+    /// A page to fill in place (repeat for several) [default: docs/benchmarks.md and every
+    /// docs/experiments/*.md].
+    #[arg(long)]
+    page: Vec<PathBuf>,
     /// Write nothing; fail if the page does not hold what the results say.
     #[arg(long)]
     check: bool,
@@ -93,35 +95,64 @@ fn region_name(line: &str) -> Option<&str> {
 }
 
 pub fn page(args: &PageArgs) -> Result<std::process::ExitCode> {
-    let text = std::fs::read_to_string(&args.page)
-        .with_context(|| format!("reading {}", args.page.display()))?;
     anyhow::ensure!(
         args.results.is_dir(),
         "{} is not a directory of results: run scripts/benchmarks.sh first",
         args.results.display()
     );
+    let pages = match args.page.is_empty() {
+        true => default_pages()?,
+        false => args.page.clone(),
+    };
     let results = Results::new(&args.results);
-    let filled = fill(&text, |name| results.render(name))
-        .with_context(|| format!("filling {}", args.page.display()))?;
-    eprintln!(
-        "{} regions rendered from {}; kept as they were, no results: {}",
-        filled.filled.len(),
-        args.results.display(),
-        if filled.kept.is_empty() { "none".to_owned() } else { filled.kept.join(", ") }
-    );
-    if args.check {
-        if filled.text != text {
-            eprintln!("{} does not hold what the results say", args.page.display());
-            return Ok(std::process::ExitCode::FAILURE);
+    let mut stale = Vec::new();
+    for page in &pages {
+        if !fill_page(page, &results, args.check)? {
+            stale.push(page.display().to_string());
         }
-        return Ok(std::process::ExitCode::SUCCESS);
     }
-    if filled.text != text {
-        std::fs::write(&args.page, &filled.text)
-            .with_context(|| format!("writing {}", args.page.display()))?;
-        eprintln!("wrote {}", args.page.display());
+    if !stale.is_empty() {
+        eprintln!("not what the results say: {}", stale.join(", "));
+        return Ok(std::process::ExitCode::FAILURE);
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `docs/benchmarks.md` and the notebook's pages, `docs/experiments/*.md`, in name order.
+fn default_pages() -> Result<Vec<PathBuf>> {
+    let mut pages = vec![PathBuf::from("docs/benchmarks.md")];
+    let notebook = std::path::Path::new("docs/experiments");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(notebook)
+        .with_context(|| format!("reading {}", notebook.display()))?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    entries.retain(|p| p.extension().is_some_and(|e| e == "md"));
+    entries.sort();
+    pages.extend(entries);
+    Ok(pages)
+}
+
+/// Fills `page` from `results` (or, with `check`, only compares); whether it held them.
+fn fill_page(page: &std::path::Path, results: &Results, check: bool) -> Result<bool> {
+    let text =
+        std::fs::read_to_string(page).with_context(|| format!("reading {}", page.display()))?;
+    let filled = fill(&text, |name| results.render(name))
+        .with_context(|| format!("filling {}", page.display()))?;
+    eprintln!(
+        "{}: {} regions rendered; kept as they were, no results: {}",
+        page.display(),
+        filled.filled.len(),
+        if filled.kept.is_empty() { "none".to_owned() } else { filled.kept.join(", ") }
+    );
+    if filled.text == text {
+        return Ok(true);
+    }
+    if check {
+        return Ok(false);
+    }
+    std::fs::write(page, &filled.text).with_context(|| format!("writing {}", page.display()))?;
+    eprintln!("wrote {}", page.display());
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -83,6 +83,39 @@ impl Results {
         Ok(Some(out))
     }
 
+    /// Every set's whole parts in one table: the results page's view of recall (the tables by
+    /// category are the notebook's).
+    pub(super) fn recall_summary(&self, embedder: &str) -> Result<Option<String>> {
+        let mut out = table_head(
+            "set · part",
+            ["questions", "±", "R@1", "R@5", "≤500 t", "≤1,000 t", "turn R@10", "p95 ms"],
+        );
+        let mut any = false;
+        for (set, name) in [("locomo", "LoCoMo"), ("beam", "BEAM"), ("agent", "coding agents")] {
+            let Some(run) = self.recall_run(set, embedder)? else { continue };
+            any = true;
+            for part in PARTS {
+                let Some(split) = run["splits"].get(part) else { continue };
+                let of = at(split, "overall")?;
+                let questions = num(of, "questions")?;
+                let mut cells =
+                    vec![format!("{questions}"), format!("{:.3}", 0.5 / questions.max(1.0).sqrt())];
+                for path in [
+                    "episode_recall_at_k.1",
+                    "episode_recall_at_k.5",
+                    "recall_at_budget.500",
+                    "recall_at_budget.1000",
+                    "turn_recall_at_k.10",
+                ] {
+                    cells.push(format!("{:.3}", num(of, path)?));
+                }
+                cells.push(format!("{:.2}", num(&run, "latency_ms.p95")?));
+                writeln!(out, "| {name} · {part} | {} |", cells.join(" | "))?;
+            }
+        }
+        Ok(any.then_some(out))
+    }
+
     pub(super) fn recall_latency(&self, set: &str, embedder: &str) -> Result<Option<String>> {
         let Some(run) = self.recall_run(set, embedder)? else { return Ok(None) };
         let load = self.text("loadavg_quality")?;
@@ -165,6 +198,51 @@ impl Results {
             )?;
         }
         Ok(Some(out))
+    }
+
+    /// The defaults' blocks on every set and part: what they hold, what they cost, and how
+    /// often they speak where nothing bears.
+    pub(super) fn relevance_defaults(&self) -> Result<Option<String>> {
+        let mut out = table_head(
+            "set · part",
+            [
+                "evidence",
+                "tokens",
+                "own",
+                "other conversation",
+                "other set",
+                "new tasks",
+                "misspelled names",
+            ],
+        );
+        let mut any = false;
+        for (set, name) in [("locomo", "LoCoMo"), ("beam", "BEAM")] {
+            let Some(run) = self.recall_run(set, "potion")? else { continue };
+            for part in PARTS {
+                let Some(Value::Array(settings)) = run["blocks"].get(part) else { continue };
+                let Some(row) = settings.iter().find(|r| r["setting"] == "the defaults") else {
+                    continue;
+                };
+                any = true;
+                let shares = ["own", "other_conversation", "other_set", "new_task"].map(|kind| {
+                    row.get(kind)
+                        .and_then(|k| k["non_empty"].as_f64())
+                        .map_or("-".to_owned(), |share| format!("{:.1}%", 100.0 * share))
+                });
+                let names = match (num(row, "named.evidence"), num(row, "misspelled.evidence")) {
+                    (Ok(right), Ok(slipped)) => format!("{right:.3} / {slipped:.3}"),
+                    _ => "-".to_owned(),
+                };
+                writeln!(
+                    out,
+                    "| {name} · {part} | {:.3} | {:.0} | {} | {names} |",
+                    num(row, "own.evidence")?,
+                    num(row, "own.mean_tokens")?,
+                    shares.join(" | ")
+                )?;
+            }
+        }
+        Ok(any.then_some(out))
     }
 
     /// MADial-Bench: what a block holds at the turn that should bring up a past event, by the

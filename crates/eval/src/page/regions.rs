@@ -34,6 +34,8 @@ impl Results {
             ["work-units"] => self.work_units(),
             ["output", file] => Ok(self.text(file)?.map(|text| fenced(&text))),
             ["recall", set, embedder] => self.recall_table(set, embedder),
+            ["recall-summary", embedder] => self.recall_summary(embedder),
+            ["relevance-defaults"] => self.relevance_defaults(),
             ["recall-latency", set, embedder] => self.recall_latency(set, embedder),
             ["prompt-context"] => self.prompt_context(),
             ["relevance", set, part] => self.relevance(set, part),
