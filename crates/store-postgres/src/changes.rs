@@ -4,10 +4,10 @@
 //! index that has read up to a number has missed nothing below it).
 
 use epimem_core::EpisodeId;
-use epimem_store::EpisodeChange;
+use epimem_store::{ChangeLog, EpisodeChange, StoreError};
 
 use crate::{
-    Failure, Tx,
+    Failure, PostgresStore, Tx,
     rows::{int, uint},
 };
 
@@ -59,25 +59,32 @@ pub(crate) fn generation(tx: &mut Tx<'_>, tenant: &str) -> Result<u64, Failure> 
     Ok(uint(&row, 0))
 }
 
-/// `tenant`'s changes after `after`, oldest first, at most `limit`.
-pub(crate) fn since(
-    tx: &mut Tx<'_>,
-    tenant: &str,
-    after: u64,
-    limit: usize,
-) -> Result<Vec<EpisodeChange>, Failure> {
-    let rows = tx.query(
-        "SELECT seq, episode_id, forgotten, restated FROM episode_changes
+impl ChangeLog for PostgresStore {
+    fn change_generation(&self, tenant: &str) -> Result<u64, StoreError> {
+        self.read(|tx| generation(tx, tenant))
+    }
+
+    fn episode_changes(
+        &self,
+        tenant: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EpisodeChange>, StoreError> {
+        self.read(|tx| {
+            let rows = tx.query(
+                "SELECT seq, episode_id, forgotten, restated FROM episode_changes
          WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-        &[&tenant, &int(after), &int(limit as u64)],
-    )?;
-    Ok(rows
-        .iter()
-        .map(|r| EpisodeChange {
-            seq: uint(r, 0),
-            episode: EpisodeId(r.get(1)),
-            forgotten: r.get(2),
-            restated: r.get(3),
+                &[&tenant, &int(after), &int(limit as u64)],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| EpisodeChange {
+                    seq: uint(r, 0),
+                    episode: EpisodeId(r.get(1)),
+                    forgotten: r.get(2),
+                    restated: r.get(3),
+                })
+                .collect())
         })
-        .collect())
+    }
 }

@@ -2,61 +2,15 @@
 //! text, the old is kept as a version, and the change log says the episode was forgotten and
 //! closed again, so every search index drops its old words and takes the new ones.
 
-use epimem_core::{EpisodeId, FsrsState, Scope, Timestamp};
-use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedReview, ExportedVersion};
-
-use crate::{
-    Failure, Tx, changes,
-    episodes::{SCOPE_FILTER, scope_params},
+use epimem_core::{Episode, EpisodeId, FsrsState, Scope, Timestamp};
+use epimem_store::{
+    Edits, EpisodeEdit, EpisodeVersion, Episodes, ExportedReview, ExportedVersion, StoreError,
 };
 
-/// Applies `edit` to the episode `scope` sees; false if it sees none.
-pub(crate) fn edit(
-    tx: &mut Tx<'_>,
-    scope: &Scope,
-    id: &EpisodeId,
-    edit: &EpisodeEdit,
-) -> Result<bool, Failure> {
-    edit.check()?;
-    let params = scope_params(scope);
-    let found = tx.query_opt(
-        &format!(
-            "SELECT e.serial, e.conversation_id, e.title, e.summary
-             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = $7 FOR UPDATE OF e"
-        ),
-        &params.with(&[&id.0]),
-    )?;
-    let Some(row) = found else { return Ok(false) };
-    let (serial, conversation): (i64, i64) = (row.get(0), row.get(1));
-    let (title, summary): (String, String) = (row.get(2), row.get(3));
-    tx.execute(
-        "INSERT INTO episode_versions (episode_id, conversation_id, version, title, summary,
-           replaced_at)
-         SELECT $1, $2, count(*) + 1, $3, $4, $5 FROM episode_versions WHERE episode_id = $1",
-        &[&id.0, &conversation, &title, &summary, &edit.at.0],
-    )?;
-    tx.execute(
-        "UPDATE episodes SET title = coalesce($2, title), summary = coalesce($3, summary)
-         WHERE serial = $1",
-        &[&serial, &edit.title, &edit.summary],
-    )?;
-    let ids = std::slice::from_ref(id);
-    changes::append(tx, &scope.tenant, ids, changes::Change::Forgotten)?;
-    changes::append(tx, &scope.tenant, ids, changes::Change::Closed)?;
-    Ok(true)
-}
-
-/// The episode's earlier versions, oldest first.
-pub(crate) fn versions(
-    tx: &mut Tx<'_>,
-    scope: &Scope,
-    id: &EpisodeId,
-) -> Result<Vec<EpisodeVersion>, Failure> {
-    let select = "v.version, v.title, v.summary, v.replaced_at FROM episode_versions v";
-    let rows = of_episode(tx, scope, id, select, "v.version")?;
-    Ok(rows.iter().map(|r| version_at(r, 0)).collect())
-}
+use crate::{
+    Failure, PostgresStore, Tx, changes,
+    episodes::{SCOPE_FILTER, scope_params},
+};
 
 /// The versions of a conversation's episodes, for its export.
 pub(crate) fn exported(
@@ -96,17 +50,6 @@ pub(crate) fn import(
         )?;
     }
     Ok(())
-}
-
-/// The states the episode's reviews left it with, oldest first.
-pub(crate) fn reviews(
-    tx: &mut Tx<'_>,
-    scope: &Scope,
-    id: &EpisodeId,
-) -> Result<Vec<FsrsState>, Failure> {
-    let select = "r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r";
-    let rows = of_episode(tx, scope, id, select, "r.id")?;
-    Ok(rows.iter().map(|r| state_at(r, 0)).collect())
 }
 
 /// The reviews of a conversation's episodes, for its export.
@@ -189,4 +132,67 @@ fn of_episode(
         ),
         &params.with(&[&id.0]),
     )
+}
+
+impl Edits for PostgresStore {
+    fn edit_episode(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+        edit: &EpisodeEdit,
+    ) -> Result<Option<Episode>, StoreError> {
+        if !self.write(|tx| {
+            edit.check()?;
+            let params = scope_params(scope);
+            let found = tx.query_opt(
+                &format!(
+                    "SELECT e.serial, e.conversation_id, e.title, e.summary
+             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND e.id = $7 FOR UPDATE OF e"
+                ),
+                &params.with(&[&id.0]),
+            )?;
+            let Some(row) = found else { return Ok(false) };
+            let (serial, conversation): (i64, i64) = (row.get(0), row.get(1));
+            let (title, summary): (String, String) = (row.get(2), row.get(3));
+            tx.execute(
+        "INSERT INTO episode_versions (episode_id, conversation_id, version, title, summary,
+           replaced_at)
+         SELECT $1, $2, count(*) + 1, $3, $4, $5 FROM episode_versions WHERE episode_id = $1",
+        &[&id.0, &conversation, &title, &summary, &edit.at.0],
+    )?;
+            tx.execute(
+                "UPDATE episodes SET title = coalesce($2, title), summary = coalesce($3, summary)
+         WHERE serial = $1",
+                &[&serial, &edit.title, &edit.summary],
+            )?;
+            let ids = std::slice::from_ref(id);
+            changes::append(tx, &scope.tenant, ids, changes::Change::Forgotten)?;
+            changes::append(tx, &scope.tenant, ids, changes::Change::Closed)?;
+            Ok(true)
+        })? {
+            return Ok(None);
+        }
+        Ok(self.episodes_by_id(scope, std::slice::from_ref(id))?.into_iter().next())
+    }
+
+    fn episode_versions(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<EpisodeVersion>, StoreError> {
+        self.read(|tx| {
+            let select = "v.version, v.title, v.summary, v.replaced_at FROM episode_versions v";
+            let rows = of_episode(tx, scope, id, select, "v.version")?;
+            Ok(rows.iter().map(|r| version_at(r, 0)).collect())
+        })
+    }
+
+    fn episode_reviews(&self, scope: &Scope, id: &EpisodeId) -> Result<Vec<FsrsState>, StoreError> {
+        self.read(|tx| {
+            let select = "r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r";
+            let rows = of_episode(tx, scope, id, select, "r.id")?;
+            Ok(rows.iter().map(|r| state_at(r, 0)).collect())
+        })
+    }
 }

@@ -3,11 +3,11 @@
 use std::collections::HashMap;
 
 use epimem_core::{Episode, EpisodeId, Message, Scope, Timestamp};
-use epimem_store::{EpisodeCursor, EpisodeDetail, IndexedMessage, StoreError};
+use epimem_store::{EpisodeCursor, EpisodeDetail, Episodes, IndexedMessage, StoreError};
 use postgres::types::ToSql;
 
 use crate::{
-    Failure, Tx,
+    Failure, PostgresStore, Tx,
     rows::{self, uint},
 };
 
@@ -48,31 +48,6 @@ impl<'a> ScopeParams<'a> {
     }
 }
 
-pub(crate) fn list(
-    tx: &mut Tx<'_>,
-    scope: &Scope,
-    after: Option<&EpisodeCursor>,
-    limit: Option<usize>,
-) -> Result<Vec<Episode>, Failure> {
-    let limit: Option<i64> = limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
-    let (after_start, after_id) = match after {
-        Some(c) => (Some(c.start.millis()), Some(c.id.0.as_str())),
-        None => (None, None),
-    };
-    let params = scope_params(scope);
-    let rows = tx.query(
-        &format!(
-            "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND ($8::bigint IS NULL OR e.start_ts < $8
-                 OR (e.start_ts = $8 AND e.id < $9))
-             ORDER BY e.start_ts DESC, e.id DESC LIMIT $7",
-            rows::EPISODE_COLUMNS
-        ),
-        &params.with(&[&limit, &after_start, &after_id]),
-    )?;
-    Ok(rows.iter().map(rows::episode).collect::<Result<_, _>>()?)
-}
-
 /// Reads in one snapshot: call it in a transaction.
 pub(crate) fn detail(
     tx: &mut Tx<'_>,
@@ -99,13 +74,89 @@ pub(crate) fn detail(
     Ok(Some(EpisodeDetail { episode, context, messages }))
 }
 
-/// [`detail`] of each of `ids` that `scope` may see, in their order, in two queries (one for the
-/// episodes, one for all their messages) instead of three per episode.
-pub(crate) fn details(
+pub(crate) fn indexed_messages(
     tx: &mut Tx<'_>,
-    scope: &Scope,
-    ids: &[EpisodeId],
-) -> Result<Vec<EpisodeDetail>, Failure> {
+    tenant: &str,
+    only: &[EpisodeId],
+    fingerprint: Option<&str>,
+) -> Result<Vec<IndexedMessage>, Failure> {
+    let only: Vec<&str> = only.iter().map(|i| i.0.as_str()).collect();
+    let rows = tx.query(
+        &format!(
+            "SELECT {}, m.seq, coalesce(m.speaker, m.role), m.content, mv.vector, m.role
+             FROM episodes e
+             JOIN conversations c ON c.id = e.conversation_id
+             JOIN messages m ON m.conversation_id = e.conversation_id
+                 AND m.seq BETWEEN e.first_seq AND e.last_seq
+             LEFT JOIN vector_models vm ON vm.fingerprint = $1
+             LEFT JOIN message_vectors mv ON mv.conversation_id = m.conversation_id
+                 AND mv.model_id = vm.id AND mv.seq = m.seq
+             WHERE c.tenant = $2 AND e.id = ANY($3)
+             ORDER BY e.serial, m.seq",
+            rows::EPISODE_COLUMNS
+        ),
+        &[&fingerprint, &tenant, &only],
+    )?;
+    let own = rows::EPISODE_COLUMN_COUNT;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let seq = uint(r, own);
+        let vector = r.get::<_, Option<&[u8]>>(own + 3).map(crate::vectors::decode).transpose()?;
+        let role: String = r.get(own + 4);
+        let role = role.parse().map_err(|e| StoreError::Internal(format!("message {seq}: {e}")))?;
+        out.push(IndexedMessage {
+            episode: rows::episode(r)?,
+            seq,
+            role,
+            author: r.get(own + 1),
+            content: r.get(own + 2),
+            vector,
+        });
+    }
+    Ok(out)
+}
+
+/// Episodes whose rows one query reads.
+const INDEXED_PER_QUERY: usize = 500;
+
+impl Episodes for PostgresStore {
+    fn episodes(
+        &self,
+        scope: &Scope,
+        after: Option<&EpisodeCursor>,
+        limit: Option<usize>,
+    ) -> Result<Vec<Episode>, StoreError> {
+        self.read(|tx| {
+            let limit: Option<i64> = limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
+            let (after_start, after_id) = match after {
+                Some(c) => (Some(c.start.millis()), Some(c.id.0.as_str())),
+                None => (None, None),
+            };
+            let params = scope_params(scope);
+            let rows = tx.query(
+                &format!(
+                    "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND ($8::bigint IS NULL OR e.start_ts < $8
+                 OR (e.start_ts = $8 AND e.id < $9))
+             ORDER BY e.start_ts DESC, e.id DESC LIMIT $7",
+                    rows::EPISODE_COLUMNS
+                ),
+                &params.with(&[&limit, &after_start, &after_id]),
+            )?;
+            Ok(rows.iter().map(rows::episode).collect::<Result<_, _>>()?)
+        })
+    }
+
+    fn episode_details(
+        &self,
+        scope: &Scope,
+        ids: &[EpisodeId],
+    ) -> Result<Vec<EpisodeDetail>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|tx| {
+
     let wanted: Vec<&str> = ids.iter().map(|i| i.0.as_str()).collect();
     let params = scope_params(scope);
     let rows = tx.query(
@@ -163,71 +214,49 @@ pub(crate) fn details(
             EpisodeDetail { episode, context, messages }
         })
         .collect())
-}
-
-pub(crate) fn indexed_messages(
-    tx: &mut Tx<'_>,
-    tenant: &str,
-    only: &[EpisodeId],
-    fingerprint: Option<&str>,
-) -> Result<Vec<IndexedMessage>, Failure> {
-    let only: Vec<&str> = only.iter().map(|i| i.0.as_str()).collect();
-    let rows = tx.query(
-        &format!(
-            "SELECT {}, m.seq, coalesce(m.speaker, m.role), m.content, mv.vector, m.role
-             FROM episodes e
-             JOIN conversations c ON c.id = e.conversation_id
-             JOIN messages m ON m.conversation_id = e.conversation_id
-                 AND m.seq BETWEEN e.first_seq AND e.last_seq
-             LEFT JOIN vector_models vm ON vm.fingerprint = $1
-             LEFT JOIN message_vectors mv ON mv.conversation_id = m.conversation_id
-                 AND mv.model_id = vm.id AND mv.seq = m.seq
-             WHERE c.tenant = $2 AND e.id = ANY($3)
-             ORDER BY e.serial, m.seq",
-            rows::EPISODE_COLUMNS
-        ),
-        &[&fingerprint, &tenant, &only],
-    )?;
-    let own = rows::EPISODE_COLUMN_COUNT;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let seq = uint(r, own);
-        let vector = r.get::<_, Option<&[u8]>>(own + 3).map(crate::vectors::decode).transpose()?;
-        let role: String = r.get(own + 4);
-        let role = role.parse().map_err(|e| StoreError::Internal(format!("message {seq}: {e}")))?;
-        out.push(IndexedMessage {
-            episode: rows::episode(r)?,
-            seq,
-            role,
-            author: r.get(own + 1),
-            content: r.get(own + 2),
-            vector,
-        });
+        })
     }
-    Ok(out)
-}
 
-pub(crate) fn by_id(
-    tx: &mut Tx<'_>,
-    scope: &Scope,
-    ids: &[EpisodeId],
-) -> Result<Vec<Episode>, Failure> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
+    fn indexed_messages_of(
+        &self,
+        tenant: &str,
+        ids: &[EpisodeId],
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<IndexedMessage>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // A few hundred episodes a query: the statement's generic plan is made for a handful
+        // and turned seconds-long for the thousands a search index's catch-up asks for.
+        self.read(|tx| {
+            let mut rows = Vec::new();
+            for chunk in ids.chunks(INDEXED_PER_QUERY) {
+                rows.extend(indexed_messages(tx, tenant, chunk, fingerprint)?);
+            }
+            Ok(rows)
+        })
     }
-    let ids: Vec<&str> = ids.iter().map(|i| i.0.as_str()).collect();
-    let params = scope_params(scope);
-    let rows = tx.query(
-        &format!(
-            // The ids first: a statement's generic plan would otherwise walk the tenant's
-            // conversations and their episodes to find a handful (7 ms against 0.4 at 100,000).
-            "SELECT {} FROM unnest($7::text[]) AS wanted (id)
+
+    fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError> {
+        self.read(|tx| {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            let ids: Vec<&str> = ids.iter().map(|i| i.0.as_str()).collect();
+            let params = scope_params(scope);
+            let rows = tx.query(
+                &format!(
+                    // The ids first: a statement's generic plan would otherwise walk the tenant's
+                    // conversations and their episodes to find a handful (7 ms against 0.4 at 100,000).
+                    "SELECT {} FROM unnest($7::text[]) AS wanted (id)
              JOIN episodes e ON e.id = wanted.id
              JOIN conversations c ON c.id = e.conversation_id
              WHERE {SCOPE_FILTER}",
-            rows::EPISODE_COLUMNS
-        ),
-        &params.with(&[&ids]),
-    )?;
-    Ok(rows.iter().map(rows::episode).collect::<Result<_, _>>()?)
+                    rows::EPISODE_COLUMNS
+                ),
+                &params.with(&[&ids]),
+            )?;
+            Ok(rows.iter().map(rows::episode).collect::<Result<_, _>>()?)
+        })
+    }
 }

@@ -2,12 +2,12 @@
 
 use epimem_core::{ConversationKey, EpisodeId, Fact, FactId, JobKind, Scope, Timestamp};
 use epimem_store::{
-    ConsolidationBatch, ConsolidationCommit, ConsolidationRule, StoreError, StoredFact,
+    ConsolidationBatch, ConsolidationCommit, ConsolidationRule, Facts, StoreError, StoredFact,
     rules::{self, ConsolidationRows, FactWrite},
 };
 
 use crate::{
-    Failure, Tx, episodes,
+    Failure, PostgresStore, Tx, episodes,
     rows::{self, int, uint},
     vectors,
 };
@@ -77,73 +77,6 @@ pub(crate) fn batch(
     }
     let facts = list(tx, &scope, false, Some(max_facts), fingerprint)?;
     Ok(ConsolidationBatch { episodes: details, facts })
-}
-
-pub(crate) fn commit(tx: &mut Tx<'_>, commit: &ConsolidationCommit) -> Result<(), Failure> {
-    let exists: bool =
-        tx.query_one("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)", &[&commit.job.0])?.get(0);
-    if !exists {
-        return Err(
-            StoreError::Conflict(format!("consolidation job {} is gone", commit.job.0)).into()
-        );
-    }
-    let conversation = &commit.conversation;
-    let id = rows::conversation_id(tx, conversation)?
-        .ok_or_else(|| StoreError::Conflict(format!("conversation {conversation} is gone")))?;
-    let (facts, sources) = rules::consolidation_reads(commit);
-    let fact_ids: Vec<&str> = facts.iter().map(|f| f.0.as_str()).collect();
-    let ours: Vec<String> = tx
-        .query(
-            "SELECT id FROM facts WHERE id = ANY($1) AND conversation_id = $2",
-            &[&fact_ids, &id],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    let source_ids: Vec<&str> = sources.iter().map(|s| s.0.as_str()).collect();
-    let kept: Vec<String> = tx
-        .query(
-            "SELECT e.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE e.id = ANY($1) AND c.tenant = $2",
-            &[&source_ids, &conversation.tenant],
-        )?
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    let found = ConsolidationRows {
-        ours: facts.into_iter().filter(|f| ours.contains(&f.0)).collect(),
-        kept: sources.into_iter().filter(|s| kept.contains(&s.0)).collect(),
-    };
-    for write in rules::consolidation_writes(commit, &found)? {
-        match write {
-            FactWrite::Insert { fact, vector, fingerprint } => {
-                insert(tx, id, fact, fingerprint, vector)?;
-            }
-            FactWrite::Reinforce { fact, sources } => {
-                tx.execute(
-                    "UPDATE facts SET reinforced = reinforced + 1
-                     WHERE id = $1 AND invalid_at IS NULL",
-                    &[&fact.0],
-                )?;
-                add_sources(tx, fact, sources)?;
-            }
-            FactWrite::Invalidate { fact, at } => {
-                tx.execute(
-                    "UPDATE facts SET invalid_at = $2 WHERE id = $1 AND invalid_at IS NULL",
-                    &[&fact.0, &at.millis()],
-                )?;
-            }
-        }
-    }
-    tx.execute(
-        "UPDATE conversations SET consolidated_upto = greatest(consolidated_upto, $2)
-         WHERE id = $1",
-        &[&id, &int(commit.through_seq)],
-    )?;
-    if commit.finished {
-        tx.execute("DELETE FROM jobs WHERE id = $1", &[&commit.job.0])?;
-    }
-    Ok(())
 }
 
 /// Stores `fact` (with its sources) unless it is there already.
@@ -253,4 +186,100 @@ pub(crate) fn forget_conversation(tx: &mut Tx<'_>, conversation_id: i64) -> Resu
     )?;
     tx.execute("DELETE FROM facts WHERE conversation_id = $1", &[&conversation_id])?;
     Ok(())
+}
+
+impl Facts for PostgresStore {
+    fn consolidation_batch(
+        &self,
+        conversation: &ConversationKey,
+        upto_seq: u64,
+        max_episodes: usize,
+        max_facts: usize,
+        fingerprint: Option<&str>,
+    ) -> Result<ConsolidationBatch, StoreError> {
+        self.read(|tx| batch(tx, conversation, upto_seq, max_episodes, max_facts, fingerprint))
+    }
+
+    fn commit_consolidation(&self, commit: &ConsolidationCommit) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let exists: bool = tx
+                .query_one("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)", &[&commit.job.0])?
+                .get(0);
+            if !exists {
+                return Err(StoreError::Conflict(format!(
+                    "consolidation job {} is gone",
+                    commit.job.0
+                ))
+                .into());
+            }
+            let conversation = &commit.conversation;
+            let id = rows::conversation_id(tx, conversation)?.ok_or_else(|| {
+                StoreError::Conflict(format!("conversation {conversation} is gone"))
+            })?;
+            let (facts, sources) = rules::consolidation_reads(commit);
+            let fact_ids: Vec<&str> = facts.iter().map(|f| f.0.as_str()).collect();
+            let ours: Vec<String> = tx
+                .query(
+                    "SELECT id FROM facts WHERE id = ANY($1) AND conversation_id = $2",
+                    &[&fact_ids, &id],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let source_ids: Vec<&str> = sources.iter().map(|s| s.0.as_str()).collect();
+            let kept: Vec<String> = tx
+                .query(
+                    "SELECT e.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE e.id = ANY($1) AND c.tenant = $2",
+                    &[&source_ids, &conversation.tenant],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            let found = ConsolidationRows {
+                ours: facts.into_iter().filter(|f| ours.contains(&f.0)).collect(),
+                kept: sources.into_iter().filter(|s| kept.contains(&s.0)).collect(),
+            };
+            for write in rules::consolidation_writes(commit, &found)? {
+                match write {
+                    FactWrite::Insert { fact, vector, fingerprint } => {
+                        insert(tx, id, fact, fingerprint, vector)?;
+                    }
+                    FactWrite::Reinforce { fact, sources } => {
+                        tx.execute(
+                            "UPDATE facts SET reinforced = reinforced + 1
+                     WHERE id = $1 AND invalid_at IS NULL",
+                            &[&fact.0],
+                        )?;
+                        add_sources(tx, fact, sources)?;
+                    }
+                    FactWrite::Invalidate { fact, at } => {
+                        tx.execute(
+                            "UPDATE facts SET invalid_at = $2 WHERE id = $1 AND invalid_at IS NULL",
+                            &[&fact.0, &at.millis()],
+                        )?;
+                    }
+                }
+            }
+            tx.execute(
+                "UPDATE conversations SET consolidated_upto = greatest(consolidated_upto, $2)
+         WHERE id = $1",
+                &[&id, &int(commit.through_seq)],
+            )?;
+            if commit.finished {
+                tx.execute("DELETE FROM jobs WHERE id = $1", &[&commit.job.0])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn facts(
+        &self,
+        scope: &Scope,
+        with_invalid: bool,
+        limit: Option<usize>,
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<StoredFact>, StoreError> {
+        self.read(|tx| list(tx, scope, with_invalid, limit, fingerprint))
+    }
 }

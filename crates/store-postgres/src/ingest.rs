@@ -3,10 +3,10 @@
 use std::collections::HashMap;
 
 use epimem_core::{ConversationKey, Message, NewMessage, QueueSnapshot, Scope, Timestamp};
-use epimem_store::{PushOutcome, PushedMessage, encoding::with_given_time};
+use epimem_store::{Ingest, PushOutcome, PushedMessage, StoreError, encoding::with_given_time};
 
 use crate::{
-    Failure, Tx,
+    Failure, PostgresStore, Tx,
     rows::{MESSAGE_COLUMNS, int, message, uint},
 };
 
@@ -23,94 +23,6 @@ enum Held {
     Stored(String, String),
     /// Taken by the message at this index of the same push.
     Pushed(usize),
-}
-
-pub(crate) fn push(tx: &mut Tx<'_>, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, Failure> {
-    // Per conversation, in order of first appearance: its messages' indices.
-    let mut order: Vec<(&ConversationKey, Vec<usize>)> = Vec::new();
-    let mut at: HashMap<&ConversationKey, usize> = HashMap::new();
-    for (index, m) in messages.iter().enumerate() {
-        let slot = *at.entry(&m.conversation).or_insert_with(|| {
-            order.push((&m.conversation, Vec::new()));
-            order.len() - 1
-        });
-        order[slot].1.push(index);
-    }
-    let mut out = Vec::with_capacity(order.len());
-    for (key, indices) in order {
-        let mut t = ensure_conversation(tx, &messages[indices[0]])?;
-        // The keys already stored, read at once; then one insert of all the new messages.
-        let keys: Vec<&str> = indices.iter().map(|&i| messages[i].key.as_str()).collect();
-        // What a key holds: a stored row's seq, role and text, or the message of this push
-        // that took it.
-        let mut known: HashMap<String, (u64, Held)> = tx
-            .query(
-                "SELECT key, seq, role, content FROM messages
-                 WHERE conversation_id = $1 AND key = ANY($2)",
-                &[&t.id, &keys],
-            )?
-            .iter()
-            .map(|r| (r.get(0), (uint(r, 1), Held::Stored(r.get(2), r.get(3)))))
-            .collect();
-        let mut rows = NewRows::default();
-        for &index in &indices {
-            let m = &messages[index];
-            if let Some((seq, held)) = known.get(&m.key) {
-                let held = match held {
-                    Held::Stored(role, content) => (role.as_str(), content.as_str()),
-                    Held::Pushed(i) => (messages[*i].role.as_str(), messages[*i].content.as_str()),
-                };
-                t.messages.push(PushedMessage::already_held(index, *seq, held, m));
-                continue;
-            }
-            // Conversation time only moves forward (as on SQLite: see its backend).
-            let (ts, metadata) = match t.newest.filter(|&n| m.timestamp.millis() < n) {
-                Some(newest) => {
-                    (newest, Some(with_given_time(&m.metadata, m.timestamp).to_string()))
-                }
-                None => {
-                    (m.timestamp.millis(), (!m.metadata.is_null()).then(|| m.metadata.to_string()))
-                }
-            };
-            t.last_seq += 1;
-            t.inserted += 1;
-            t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
-            known.insert(m.key.clone(), (t.last_seq, Held::Pushed(index)));
-            t.messages.push(PushedMessage::stored(index, t.last_seq));
-            rows.add(m, t.last_seq, ts, metadata);
-        }
-        if t.inserted > 0 {
-            tx.execute(
-                "INSERT INTO messages
-                     (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
-                 SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[],
-                     $6::text[], $7::bigint[], $8::text[], $9::bigint[])",
-                &[
-                    &t.id,
-                    &rows.seq,
-                    &rows.key,
-                    &rows.role,
-                    &rows.speaker,
-                    &rows.content,
-                    &rows.ts,
-                    &rows.metadata,
-                    &rows.tokens,
-                ],
-            )?;
-            tx.execute(
-                "UPDATE conversations SET last_seq = $2, newest_ts = $3 WHERE id = $1",
-                &[&t.id, &int(t.last_seq), &t.newest],
-            )?;
-        }
-        let queue = snapshot(tx, t.id)?;
-        out.push(PushOutcome {
-            conversation: key.clone(),
-            inserted: t.inserted,
-            queue,
-            messages: t.messages,
-        });
-    }
-    Ok(out)
 }
 
 /// The columns of the messages one push inserts.
@@ -181,70 +93,172 @@ pub(crate) fn snapshot(tx: &mut Tx<'_>, id: i64) -> Result<QueueSnapshot, Failur
     })
 }
 
-pub(crate) fn queue(
-    tx: &mut Tx<'_>,
-    key: &ConversationKey,
-) -> Result<Option<QueueSnapshot>, Failure> {
-    match crate::rows::conversation_id(tx, key)? {
-        Some(id) => snapshot(tx, id).map(Some),
-        None => Ok(None),
-    }
+/// `columns` (a comma-separated list) each prefixed with `alias.`.
+fn prefixed(alias: &str, columns: &str) -> String {
+    columns.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
 }
 
-pub(crate) fn pending_queues(
-    tx: &mut Tx<'_>,
-    tenant: Option<&str>,
-) -> Result<Vec<(ConversationKey, QueueSnapshot)>, Failure> {
-    let rows = tx.query(
-        "SELECT id, tenant, external_id FROM conversations
-         WHERE last_seq > watermark AND ($1::text IS NULL OR tenant = $1) ORDER BY id",
-        &[&tenant],
-    )?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        let key = ConversationKey::new(row.get::<_, String>(1), row.get::<_, String>(2));
-        out.push((key, snapshot(tx, row.get(0))?));
+impl Ingest for PostgresStore {
+    fn out_of_space(&self) -> Option<String> {
+        self.space.get()
     }
-    Ok(out)
-}
 
-/// The messages of `scope` after their conversation's watermark, newest first.
-pub(crate) fn pending_messages(
-    tx: &mut Tx<'_>,
-    scope: &Scope,
-    limit: usize,
-) -> Result<Vec<(ConversationKey, Message)>, Failure> {
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = tx.query(
-        &format!(
-            "SELECT {}, c.external_id FROM conversations c
+    fn pending_messages(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ConversationKey, Message)>, StoreError> {
+        self.read(|tx| {
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows = tx.query(
+                &format!(
+                    "SELECT {}, c.external_id FROM conversations c
              JOIN messages m ON m.conversation_id = c.id AND m.seq > c.watermark
              WHERE c.tenant = $1 AND c.last_seq > c.watermark
                AND ($2::text IS NULL OR c.external_id = $2) AND ($3::text IS NULL OR c.user_id = $3)
                AND ($4::text IS NULL OR c.agent_id = $4)
                AND ($5::bigint IS NULL OR m.ts >= $5) AND ($6::bigint IS NULL OR m.ts <= $6)
              ORDER BY m.ts DESC, c.id, m.seq DESC LIMIT $7",
-            prefixed("m", MESSAGE_COLUMNS)
-        ),
-        &[
-            &scope.tenant,
-            &scope.conversation,
-            &scope.user,
-            &scope.agent,
-            &scope.since.map(Timestamp::millis),
-            &scope.until.map(Timestamp::millis),
-            &limit,
-        ],
-    )?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let conversation: String = row.get(8);
-        out.push((ConversationKey::new(scope.tenant.clone(), conversation), message(row)?));
+                    prefixed("m", MESSAGE_COLUMNS)
+                ),
+                &[
+                    &scope.tenant,
+                    &scope.conversation,
+                    &scope.user,
+                    &scope.agent,
+                    &scope.since.map(Timestamp::millis),
+                    &scope.until.map(Timestamp::millis),
+                    &limit,
+                ],
+            )?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let conversation: String = row.get(8);
+                out.push((ConversationKey::new(scope.tenant.clone(), conversation), message(row)?));
+            }
+            Ok(out)
+        })
     }
-    Ok(out)
-}
 
-/// `columns` (a comma-separated list) each prefixed with `alias.`.
-fn prefixed(alias: &str, columns: &str) -> String {
-    columns.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
+    fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError> {
+        if messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.write(|tx| {
+            // Per conversation, in order of first appearance: its messages' indices.
+            let mut order: Vec<(&ConversationKey, Vec<usize>)> = Vec::new();
+            let mut at: HashMap<&ConversationKey, usize> = HashMap::new();
+            for (index, m) in messages.iter().enumerate() {
+                let slot = *at.entry(&m.conversation).or_insert_with(|| {
+                    order.push((&m.conversation, Vec::new()));
+                    order.len() - 1
+                });
+                order[slot].1.push(index);
+            }
+            let mut out = Vec::with_capacity(order.len());
+            for (key, indices) in order {
+                let mut t = ensure_conversation(tx, &messages[indices[0]])?;
+                // The keys already stored, read at once; then one insert of all the new messages.
+                let keys: Vec<&str> = indices.iter().map(|&i| messages[i].key.as_str()).collect();
+                // What a key holds: a stored row's seq, role and text, or the message of this push
+                // that took it.
+                let mut known: HashMap<String, (u64, Held)> = tx
+                    .query(
+                        "SELECT key, seq, role, content FROM messages
+                 WHERE conversation_id = $1 AND key = ANY($2)",
+                        &[&t.id, &keys],
+                    )?
+                    .iter()
+                    .map(|r| (r.get(0), (uint(r, 1), Held::Stored(r.get(2), r.get(3)))))
+                    .collect();
+                let mut rows = NewRows::default();
+                for &index in &indices {
+                    let m = &messages[index];
+                    if let Some((seq, held)) = known.get(&m.key) {
+                        let held = match held {
+                            Held::Stored(role, content) => (role.as_str(), content.as_str()),
+                            Held::Pushed(i) => {
+                                (messages[*i].role.as_str(), messages[*i].content.as_str())
+                            }
+                        };
+                        t.messages.push(PushedMessage::already_held(index, *seq, held, m));
+                        continue;
+                    }
+                    // Conversation time only moves forward (as on SQLite: see its backend).
+                    let (ts, metadata) = match t.newest.filter(|&n| m.timestamp.millis() < n) {
+                        Some(newest) => {
+                            (newest, Some(with_given_time(&m.metadata, m.timestamp).to_string()))
+                        }
+                        None => (
+                            m.timestamp.millis(),
+                            (!m.metadata.is_null()).then(|| m.metadata.to_string()),
+                        ),
+                    };
+                    t.last_seq += 1;
+                    t.inserted += 1;
+                    t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
+                    known.insert(m.key.clone(), (t.last_seq, Held::Pushed(index)));
+                    t.messages.push(PushedMessage::stored(index, t.last_seq));
+                    rows.add(m, t.last_seq, ts, metadata);
+                }
+                if t.inserted > 0 {
+                    tx.execute(
+                        "INSERT INTO messages
+                     (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+                 SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[],
+                     $6::text[], $7::bigint[], $8::text[], $9::bigint[])",
+                        &[
+                            &t.id,
+                            &rows.seq,
+                            &rows.key,
+                            &rows.role,
+                            &rows.speaker,
+                            &rows.content,
+                            &rows.ts,
+                            &rows.metadata,
+                            &rows.tokens,
+                        ],
+                    )?;
+                    tx.execute(
+                        "UPDATE conversations SET last_seq = $2, newest_ts = $3 WHERE id = $1",
+                        &[&t.id, &int(t.last_seq), &t.newest],
+                    )?;
+                }
+                let queue = snapshot(tx, t.id)?;
+                out.push(PushOutcome {
+                    conversation: key.clone(),
+                    inserted: t.inserted,
+                    queue,
+                    messages: t.messages,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    fn queue(&self, key: &ConversationKey) -> Result<Option<QueueSnapshot>, StoreError> {
+        self.read(|tx| match crate::rows::conversation_id(tx, key)? {
+            Some(id) => snapshot(tx, id).map(Some),
+            None => Ok(None),
+        })
+    }
+
+    fn pending_queues(
+        &self,
+        tenant: Option<&str>,
+    ) -> Result<Vec<(ConversationKey, QueueSnapshot)>, StoreError> {
+        self.read(|tx| {
+            let rows = tx.query(
+                "SELECT id, tenant, external_id FROM conversations
+         WHERE last_seq > watermark AND ($1::text IS NULL OR tenant = $1) ORDER BY id",
+                &[&tenant],
+            )?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let key = ConversationKey::new(row.get::<_, String>(1), row.get::<_, String>(2));
+                out.push((key, snapshot(tx, row.get(0))?));
+            }
+            Ok(out)
+        })
+    }
 }

@@ -15,17 +15,15 @@ mod forget;
 mod ingest;
 mod jobs;
 mod keys;
-mod llm_usage;
 mod reviews;
 mod rows;
 mod schema;
 mod search;
 mod segmentation;
-mod stats;
-mod store;
 mod timeline;
 mod tls;
 mod transfer;
+mod usage;
 mod vectors;
 
 #[cfg(feature = "test-support")]

@@ -1,9 +1,9 @@
 //! Pending reviews: what recall returned, waiting for the review job.
 
 use epimem_core::{ConversationKey, EpisodeId, JobId, JobKind, Timestamp};
-use epimem_store::{PendingReview, ReviewedMemory, StoreError};
+use epimem_store::{PendingReview, ReviewedMemory, Reviews, StoreError};
 
-use crate::{Failure, Tx, changes, rows};
+use crate::{Failure, PostgresStore, Tx, changes, rows};
 
 fn decode(value: serde_json::Value) -> Result<PendingReview, StoreError> {
     serde_json::from_value(value).map_err(|e| StoreError::Internal(format!("stored review: {e}")))
@@ -23,22 +23,6 @@ pub(crate) fn record(
         &[&id, &json],
     )?;
     Ok(())
-}
-
-pub(crate) fn take(
-    tx: &mut Tx<'_>,
-    conversation: &ConversationKey,
-) -> Result<Vec<PendingReview>, Failure> {
-    let Some(id) = rows::conversation_id(tx, conversation)? else { return Ok(Vec::new()) };
-    let rows = tx.query(
-        "DELETE FROM pending_reviews WHERE conversation_id = $1 AND job_id IS NULL
-         RETURNING id, review",
-        &[&id],
-    )?;
-    let mut taken: Vec<(i64, serde_json::Value)> =
-        rows.iter().map(|r| (r.get(0), r.get(1))).collect();
-    taken.sort_by_key(|(id, _)| *id);
-    Ok(taken.into_iter().map(|(_, r)| decode(r)).collect::<Result<_, _>>()?)
 }
 
 /// Queues a review job for the conversation's pending reviews, if it has any, and holds them
@@ -68,30 +52,40 @@ pub(crate) fn queue_review(
     Ok(())
 }
 
-/// The recalls held for review job `job`, oldest first.
-pub(crate) fn of_job(tx: &mut Tx<'_>, job: JobId) -> Result<Vec<PendingReview>, Failure> {
-    let rows =
-        tx.query("SELECT review FROM pending_reviews WHERE job_id = $1 ORDER BY id", &[&job.0])?;
-    Ok(rows.iter().map(|r| decode(r.get(0))).collect::<Result<_, _>>()?)
-}
-
-/// In one transaction: each rated memory's new state, where the memory still has the last
-/// review its rating was made against (a memory reviewed meanwhile, or forgotten, is left
-/// alone), logged as a change for the search indexes; then the job and its recalls go.
-pub(crate) fn finish(
-    tx: &mut Tx<'_>,
-    job: JobId,
-    tenant: &str,
-    reviewed: &[ReviewedMemory],
-) -> Result<usize, Failure> {
-    let exists: bool =
-        tx.query_one("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)", &[&job.0])?.get(0);
-    if !exists {
-        return Err(StoreError::Conflict(format!("review job {} is gone", job.0)).into());
+impl Reviews for PostgresStore {
+    fn record_pending_review(
+        &self,
+        conversation: &ConversationKey,
+        review: &PendingReview,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| record(tx, conversation, review))
     }
-    let mut changed = Vec::new();
-    for r in reviewed {
-        let n = tx.execute(
+
+    fn reviews_of_job(&self, job: JobId) -> Result<Vec<PendingReview>, StoreError> {
+        self.read(|tx| {
+            let rows = tx.query(
+                "SELECT review FROM pending_reviews WHERE job_id = $1 ORDER BY id",
+                &[&job.0],
+            )?;
+            Ok(rows.iter().map(|r| decode(r.get(0))).collect::<Result<_, _>>()?)
+        })
+    }
+
+    fn finish_review(
+        &self,
+        job: JobId,
+        tenant: &str,
+        reviewed: &[ReviewedMemory],
+    ) -> Result<usize, StoreError> {
+        self.write(|tx| {
+            let exists: bool =
+                tx.query_one("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)", &[&job.0])?.get(0);
+            if !exists {
+                return Err(StoreError::Conflict(format!("review job {} is gone", job.0)).into());
+            }
+            let mut changed = Vec::new();
+            for r in reviewed {
+                let n = tx.execute(
             "UPDATE episodes SET stability = $3, difficulty = $4, last_review = $5, due = $6
              WHERE id = $1 AND last_review IS NOT DISTINCT FROM $2
                AND conversation_id IN (SELECT id FROM conversations WHERE tenant = $7)",
@@ -105,19 +99,39 @@ pub(crate) fn finish(
                 &tenant,
             ],
         )?;
-        if n > 0 {
-            tx.execute(
+                if n > 0 {
+                    tx.execute(
                 "INSERT INTO episode_reviews (episode_id, conversation_id, reviewed_at, stability,
                    difficulty, due)
                  SELECT id, conversation_id, last_review, stability, difficulty, due
                  FROM episodes WHERE id = $1",
                 &[&r.id.0],
             )?;
-            changed.push(r.id.clone());
-        }
+                    changed.push(r.id.clone());
+                }
+            }
+            changes::append(tx, tenant, &changed, changes::Change::Restated)?;
+            tx.execute("DELETE FROM pending_reviews WHERE job_id = $1", &[&job.0])?;
+            tx.execute("DELETE FROM jobs WHERE id = $1", &[&job.0])?;
+            Ok(changed.len())
+        })
     }
-    changes::append(tx, tenant, &changed, changes::Change::Restated)?;
-    tx.execute("DELETE FROM pending_reviews WHERE job_id = $1", &[&job.0])?;
-    tx.execute("DELETE FROM jobs WHERE id = $1", &[&job.0])?;
-    Ok(changed.len())
+
+    fn take_pending_reviews(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Vec<PendingReview>, StoreError> {
+        self.write(|tx| {
+            let Some(id) = rows::conversation_id(tx, conversation)? else { return Ok(Vec::new()) };
+            let rows = tx.query(
+                "DELETE FROM pending_reviews WHERE conversation_id = $1 AND job_id IS NULL
+         RETURNING id, review",
+                &[&id],
+            )?;
+            let mut taken: Vec<(i64, serde_json::Value)> =
+                rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+            taken.sort_by_key(|(id, _)| *id);
+            Ok(taken.into_iter().map(|(_, r)| decode(r)).collect::<Result<_, _>>()?)
+        })
+    }
 }

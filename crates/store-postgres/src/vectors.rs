@@ -1,10 +1,10 @@
 //! Cached embeddings, tagged with the model that made them.
 
 use epimem_core::ConversationKey;
-use epimem_store::StoreError;
+use epimem_store::{StoreError, Vectors};
 
 use crate::{
-    Failure, Tx,
+    Failure, PostgresStore, Tx,
     rows::{self, int, uint},
 };
 
@@ -14,26 +14,6 @@ fn model_id(tx: &mut Tx<'_>, fingerprint: &str) -> Result<Option<i64>, Failure> 
     Ok(tx
         .query_opt("SELECT id FROM vector_models WHERE fingerprint = $1", &[&fingerprint])?
         .map(|r| r.get(0)))
-}
-
-pub(crate) fn message_vectors(
-    tx: &mut Tx<'_>,
-    conversation: &ConversationKey,
-    from: u64,
-    to: u64,
-    fingerprint: &str,
-) -> Result<Vec<(u64, Vec<f32>)>, Failure> {
-    let (Some(conv), Some(model)) =
-        (rows::conversation_id(tx, conversation)?, model_id(tx, fingerprint)?)
-    else {
-        return Ok(Vec::new());
-    };
-    let rows = tx.query(
-        "SELECT seq, vector FROM message_vectors
-         WHERE conversation_id = $1 AND model_id = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq",
-        &[&conv, &model, &int(from), &int(to)],
-    )?;
-    rows.iter().map(|r| Ok((uint(r, 0), decode(r.get::<_, &[u8]>(1))?))).collect()
 }
 
 pub(crate) fn put_message_vectors(
@@ -62,4 +42,40 @@ pub(crate) fn put_message_vectors(
         )?;
     }
     Ok(())
+}
+
+impl Vectors for PostgresStore {
+    fn message_vectors(
+        &self,
+        conversation: &ConversationKey,
+        from: u64,
+        to: u64,
+        fingerprint: &str,
+    ) -> Result<Vec<(u64, Vec<f32>)>, StoreError> {
+        self.read(|tx| {
+            let (Some(conv), Some(model)) =
+                (rows::conversation_id(tx, conversation)?, model_id(tx, fingerprint)?)
+            else {
+                return Ok(Vec::new());
+            };
+            let rows = tx.query(
+                "SELECT seq, vector FROM message_vectors
+         WHERE conversation_id = $1 AND model_id = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq",
+                &[&conv, &model, &int(from), &int(to)],
+            )?;
+            rows.iter().map(|r| Ok((uint(r, 0), decode(r.get::<_, &[u8]>(1))?))).collect()
+        })
+    }
+
+    fn put_message_vectors(
+        &self,
+        conversation: &ConversationKey,
+        fingerprint: &str,
+        vectors: &[(u64, Vec<f32>)],
+    ) -> Result<(), StoreError> {
+        if vectors.is_empty() {
+            return Ok(());
+        }
+        self.write(|tx| put_message_vectors(tx, conversation, fingerprint, vectors))
+    }
 }

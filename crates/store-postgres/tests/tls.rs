@@ -12,7 +12,7 @@ use std::{
     time::Duration,
 };
 
-use epimem_store::Store;
+use epimem_store::Timeline;
 use epimem_store_postgres::{PostgresStore, test_support::test_database};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 

@@ -3,10 +3,10 @@
 //! episodes another process closed or forgot reach every index.
 
 use epimem_core::EpisodeId;
-use epimem_store::{EpisodeChange, StoreError};
+use epimem_store::{ChangeLog, EpisodeChange, StoreError};
 use rusqlite::{Connection, Transaction, params};
 
-use crate::map_err;
+use crate::{SqliteStore, map_err};
 
 /// Records that the episodes `ids` of `tenant` were forgotten.
 pub(crate) fn forgotten(
@@ -32,27 +32,34 @@ pub(crate) fn generation(conn: &Connection, tenant: &str) -> Result<u64, StoreEr
         .map_err(map_err)
 }
 
-/// `tenant`'s changes after `after`, oldest first, at most `limit`.
-pub(crate) fn since(
-    conn: &Connection,
-    tenant: &str,
-    after: u64,
-    limit: usize,
-) -> Result<Vec<EpisodeChange>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT seq, episode_id, forgotten, restated FROM episode_changes
+impl ChangeLog for SqliteStore {
+    fn change_generation(&self, tenant: &str) -> Result<u64, StoreError> {
+        self.read(|conn| generation(conn, tenant))
+    }
+
+    fn episode_changes(
+        &self,
+        tenant: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<EpisodeChange>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT seq, episode_id, forgotten, restated FROM episode_changes
              WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-        )
-        .map_err(map_err)?;
-    stmt.query_map(params![tenant, after, limit as i64], |r| {
-        Ok(EpisodeChange {
-            seq: r.get(0)?,
-            episode: EpisodeId(r.get(1)?),
-            forgotten: r.get(2)?,
-            restated: r.get(3)?,
+                )
+                .map_err(map_err)?;
+            stmt.query_map(params![tenant, after, limit as i64], |r| {
+                Ok(EpisodeChange {
+                    seq: r.get(0)?,
+                    episode: EpisodeId(r.get(1)?),
+                    forgotten: r.get(2)?,
+                    restated: r.get(3)?,
+                })
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(map_err)
         })
-    })
-    .and_then(|rows| rows.collect())
-    .map_err(map_err)
+    }
 }

@@ -2,70 +2,17 @@
 //! is kept as a version, and the change log says the episode was forgotten and closed again,
 //! so every search index drops its old words and takes the new ones.
 
-use epimem_core::{EpisodeId, FsrsState, Scope, Timestamp};
-use epimem_store::{EpisodeEdit, EpisodeVersion, ExportedReview, ExportedVersion, StoreError};
+use epimem_core::{Episode, EpisodeId, FsrsState, Scope, Timestamp};
+use epimem_store::{
+    Edits, EpisodeEdit, EpisodeVersion, Episodes, ExportedReview, ExportedVersion, StoreError,
+};
 use rusqlite::{Connection, Transaction, params};
 
 use crate::{
+    SqliteStore,
     episodes::{SCOPE_FILTER, with_scope},
     map_err,
 };
-
-/// Applies `edit` to the episode `scope` sees; false if it sees none.
-pub(crate) fn edit(
-    tx: &Transaction<'_>,
-    scope: &Scope,
-    id: &EpisodeId,
-    edit: &EpisodeEdit,
-) -> Result<bool, StoreError> {
-    edit.check()?;
-    let found = crate::forget::find(tx, scope, id, "e.title, e.summary", |r| {
-        Ok((r.get::<_, String>(2)?, r.get::<_, String>(3)?))
-    })?;
-    let Some((rowid, conversation, (title, summary))) = found else { return Ok(false) };
-    let version: u32 = tx
-        .query_row(
-            "SELECT count(*) + 1 FROM episode_versions WHERE episode_id = ?1",
-            [&id.0],
-            |r| r.get(0),
-        )
-        .map_err(map_err)?;
-    tx.execute(
-        "INSERT INTO episode_versions (episode_id, conversation_id, version, title, summary,
-           replaced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id.0, conversation, version, title, summary, edit.at.0],
-    )
-    .map_err(map_err)?;
-    tx.execute(
-        "UPDATE episodes SET title = coalesce(?2, title), summary = coalesce(?3, summary)
-         WHERE rowid = ?1",
-        params![rowid, edit.title, edit.summary],
-    )
-    .map_err(map_err)?;
-    crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
-    tx.execute(
-        "INSERT INTO episode_changes (tenant, episode_id) VALUES (?1, ?2)",
-        params![scope.tenant, id.0],
-    )
-    .map_err(map_err)?;
-    Ok(true)
-}
-
-/// The episode's earlier versions, oldest first.
-pub(crate) fn versions(
-    conn: &Connection,
-    scope: &Scope,
-    id: &EpisodeId,
-) -> Result<Vec<EpisodeVersion>, StoreError> {
-    of_episode(
-        conn,
-        scope,
-        id,
-        "v.version, v.title, v.summary, v.replaced_at FROM episode_versions v",
-        "v.version",
-        |r| version_at(r, 0),
-    )
-}
 
 /// The versions of a conversation's episodes, for its export.
 pub(crate) fn exported(
@@ -107,22 +54,6 @@ pub(crate) fn import(
             .map_err(map_err)?;
     }
     Ok(())
-}
-
-/// The states the episode's reviews left it with, oldest first.
-pub(crate) fn reviews(
-    conn: &Connection,
-    scope: &Scope,
-    id: &EpisodeId,
-) -> Result<Vec<FsrsState>, StoreError> {
-    of_episode(
-        conn,
-        scope,
-        id,
-        "r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r",
-        "r.rowid",
-        |r| state_at(r, 0),
-    )
 }
 
 /// The reviews of a conversation's episodes, for its export.
@@ -221,4 +152,84 @@ fn of_conversation<T>(
     conn.prepare_cached(sql)
         .and_then(|mut s| s.query_map([conversation], read)?.collect())
         .map_err(map_err)
+}
+
+impl Edits for SqliteStore {
+    fn edit_episode(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+        edit: &EpisodeEdit,
+    ) -> Result<Option<Episode>, StoreError> {
+        // The old text is kept as a version, and the freed bytes are zeroed (secure_delete).
+        if !self.forget(
+            |tx| {
+                edit.check()?;
+                let found = crate::forget::find(tx, scope, id, "e.title, e.summary", |r| {
+                    Ok((r.get::<_, String>(2)?, r.get::<_, String>(3)?))
+                })?;
+                let Some((rowid, conversation, (title, summary))) = found else { return Ok(false) };
+                let version: u32 = tx
+                    .query_row(
+                        "SELECT count(*) + 1 FROM episode_versions WHERE episode_id = ?1",
+                        [&id.0],
+                        |r| r.get(0),
+                    )
+                    .map_err(map_err)?;
+                tx.execute(
+        "INSERT INTO episode_versions (episode_id, conversation_id, version, title, summary,
+           replaced_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id.0, conversation, version, title, summary, edit.at.0],
+    )
+    .map_err(map_err)?;
+                tx.execute(
+        "UPDATE episodes SET title = coalesce(?2, title), summary = coalesce(?3, summary)
+         WHERE rowid = ?1",
+        params![rowid, edit.title, edit.summary],
+    )
+    .map_err(map_err)?;
+                crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
+                tx.execute(
+                    "INSERT INTO episode_changes (tenant, episode_id) VALUES (?1, ?2)",
+                    params![scope.tenant, id.0],
+                )
+                .map_err(map_err)?;
+                Ok(true)
+            },
+            |&found| found,
+        )? {
+            return Ok(None);
+        }
+        Ok(self.episodes_by_id(scope, std::slice::from_ref(id))?.into_iter().next())
+    }
+
+    fn episode_versions(
+        &self,
+        scope: &Scope,
+        id: &EpisodeId,
+    ) -> Result<Vec<EpisodeVersion>, StoreError> {
+        self.read(|conn| {
+            of_episode(
+                conn,
+                scope,
+                id,
+                "v.version, v.title, v.summary, v.replaced_at FROM episode_versions v",
+                "v.version",
+                |r| version_at(r, 0),
+            )
+        })
+    }
+
+    fn episode_reviews(&self, scope: &Scope, id: &EpisodeId) -> Result<Vec<FsrsState>, StoreError> {
+        self.read(|conn| {
+            of_episode(
+                conn,
+                scope,
+                id,
+                "r.stability, r.difficulty, r.reviewed_at, r.due FROM episode_reviews r",
+                "r.rowid",
+                |r| state_at(r, 0),
+            )
+        })
+    }
 }

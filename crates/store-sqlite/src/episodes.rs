@@ -1,10 +1,10 @@
 //! Reading episodes.
 
 use epimem_core::{Episode, EpisodeId, Scope, Timestamp};
-use epimem_store::{EpisodeCursor, EpisodeDetail, IndexedMessage, StoreError};
+use epimem_store::{EpisodeCursor, EpisodeDetail, Episodes, IndexedMessage, StoreError};
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::{map_err, rows};
+use crate::{SqliteStore, map_err, rows};
 
 /// The scope filter every episode query applies, over `c` (conversations) and `e` (episodes),
 /// parameters ?1–?6 (see [`scope_params`]).
@@ -32,31 +32,6 @@ pub(crate) fn with_scope<'a>(
     let mut all: Vec<Box<dyn rusqlite::ToSql + 'a>> = scope_params(scope).into_iter().collect();
     all.extend(rest);
     all
-}
-
-pub(crate) fn list(
-    conn: &Connection,
-    scope: &Scope,
-    after: Option<&EpisodeCursor>,
-    limit: Option<usize>,
-) -> Result<Vec<Episode>, StoreError> {
-    let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
-    let (after_start, after_id) = match after {
-        Some(c) => (Some(c.start.millis()), Some(c.id.0.as_str())),
-        None => (None, None),
-    };
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND (?8 IS NULL OR e.start_ts < ?8
-                 OR (e.start_ts = ?8 AND e.id < ?9))
-             ORDER BY e.start_ts DESC, e.id DESC LIMIT ?7",
-            rows::EPISODE_COLUMNS
-        ))
-        .map_err(map_err)?;
-    let rest: Vec<Box<dyn rusqlite::ToSql>> =
-        vec![Box::new(limit), Box::new(after_start), Box::new(after_id)];
-    collect(&mut stmt, with_scope(scope, rest))
 }
 
 /// Runs an episode query (columns [`rows::EPISODE_COLUMNS`]) and collects its episodes.
@@ -123,64 +98,112 @@ fn indexed_messages_sql() -> String {
     )
 }
 
-pub(crate) fn indexed_messages(
-    conn: &Connection,
-    tenant: &str,
-    ids: &[EpisodeId],
-    fingerprint: Option<&str>,
-) -> Result<Vec<IndexedMessage>, StoreError> {
-    let ids = ids_json(ids)?;
-    let mut stmt = conn.prepare_cached(&indexed_messages_sql()).map_err(map_err)?;
-    let rows = stmt
-        .query_map(rusqlite::params![fingerprint, tenant, ids], |r| {
-            let own = rows::EPISODE_COLUMN_COUNT;
-            Ok((
-                rows::episode(r)?,
-                r.get::<_, u64>(own)?,
-                r.get::<_, String>(own + 1)?,
-                r.get::<_, String>(own + 2)?,
-                r.get::<_, Option<Vec<u8>>>(own + 3)?,
-                r.get::<_, String>(own + 4)?,
-            ))
-        })
-        .map_err(map_err)?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (episode, seq, author, content, bytes, role) = row.map_err(map_err)?;
-        let vector = bytes.as_deref().map(crate::vectors::decode).transpose()?;
-        let role = role.parse().map_err(|e| StoreError::Internal(format!("message {seq}: {e}")))?;
-        out.push(IndexedMessage { episode: episode?, seq, role, author, content, vector });
-    }
-    Ok(out)
-}
-
 /// Episode ids as a JSON array, for `json_each`.
 fn ids_json(ids: &[EpisodeId]) -> Result<String, StoreError> {
     serde_json::to_string(&ids.iter().map(|i| i.0.as_str()).collect::<Vec<_>>())
         .map_err(|e| StoreError::Internal(format!("encoding ids: {e}")))
 }
 
-pub(crate) fn by_id(
-    conn: &Connection,
-    scope: &Scope,
-    ids: &[EpisodeId],
-) -> Result<Vec<Episode>, StoreError> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
+impl Episodes for SqliteStore {
+    fn episodes(
+        &self,
+        scope: &Scope,
+        after: Option<&EpisodeCursor>,
+        limit: Option<usize>,
+    ) -> Result<Vec<Episode>, StoreError> {
+        self.read(|conn| {
+            let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+            let (after_start, after_id) = match after {
+                Some(c) => (Some(c.start.millis()), Some(c.id.0.as_str())),
+                None => (None, None),
+            };
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE {SCOPE_FILTER} AND (?8 IS NULL OR e.start_ts < ?8
+                 OR (e.start_ts = ?8 AND e.id < ?9))
+             ORDER BY e.start_ts DESC, e.id DESC LIMIT ?7",
+                    rows::EPISODE_COLUMNS
+                ))
+                .map_err(map_err)?;
+            let rest: Vec<Box<dyn rusqlite::ToSql>> =
+                vec![Box::new(limit), Box::new(after_start), Box::new(after_id)];
+            collect(&mut stmt, with_scope(scope, rest))
+        })
     }
-    let ids = ids_json(ids)?;
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            // CROSS JOIN fixes the order: look the ids up first, then check the scope of each,
-            // instead of scanning the tenant's episodes for the ids.
-            "SELECT {} FROM json_each(?7) j
+
+    fn episode_details(
+        &self,
+        scope: &Scope,
+        ids: &[EpisodeId],
+    ) -> Result<Vec<EpisodeDetail>, StoreError> {
+        self.read(|tx| {
+            let mut found = Vec::with_capacity(ids.len());
+            for id in ids {
+                found.extend(detail(tx, scope, id)?);
+            }
+            Ok(found)
+        })
+    }
+
+    fn indexed_messages_of(
+        &self,
+        tenant: &str,
+        ids: &[EpisodeId],
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<IndexedMessage>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(|conn| {
+            let ids = ids_json(ids)?;
+            let mut stmt = conn.prepare_cached(&indexed_messages_sql()).map_err(map_err)?;
+            let rows = stmt
+                .query_map(rusqlite::params![fingerprint, tenant, ids], |r| {
+                    let own = rows::EPISODE_COLUMN_COUNT;
+                    Ok((
+                        rows::episode(r)?,
+                        r.get::<_, u64>(own)?,
+                        r.get::<_, String>(own + 1)?,
+                        r.get::<_, String>(own + 2)?,
+                        r.get::<_, Option<Vec<u8>>>(own + 3)?,
+                        r.get::<_, String>(own + 4)?,
+                    ))
+                })
+                .map_err(map_err)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (episode, seq, author, content, bytes, role) = row.map_err(map_err)?;
+                let vector = bytes.as_deref().map(crate::vectors::decode).transpose()?;
+                let role = role
+                    .parse()
+                    .map_err(|e| StoreError::Internal(format!("message {seq}: {e}")))?;
+                out.push(IndexedMessage { episode: episode?, seq, role, author, content, vector });
+            }
+            Ok(out)
+        })
+    }
+
+    fn episodes_by_id(&self, scope: &Scope, ids: &[EpisodeId]) -> Result<Vec<Episode>, StoreError> {
+        self.read(|conn| {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            let ids = ids_json(ids)?;
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    // CROSS JOIN fixes the order: look the ids up first, then check the scope of each,
+                    // instead of scanning the tenant's episodes for the ids.
+                    "SELECT {} FROM json_each(?7) j
              CROSS JOIN episodes e ON e.id = j.value
              CROSS JOIN conversations c ON c.id = e.conversation_id
              WHERE {SCOPE_FILTER}",
-            rows::EPISODE_COLUMNS
-        ))
-        .map_err(map_err)?;
-    collect(&mut stmt, with_scope(scope, vec![Box::new(ids)]))
+                    rows::EPISODE_COLUMNS
+                ))
+                .map_err(map_err)?;
+            collect(&mut stmt, with_scope(scope, vec![Box::new(ids)]))
+        })
+    }
 }
 
 #[cfg(test)]

@@ -2,12 +2,12 @@
 
 use epimem_core::{ConversationKey, EpisodeId, Fact, FactId, JobKind, Scope, Timestamp};
 use epimem_store::{
-    ConsolidationBatch, ConsolidationCommit, ConsolidationRule, StoreError, StoredFact,
+    ConsolidationBatch, ConsolidationCommit, ConsolidationRule, Facts, StoreError, StoredFact,
     rules::{self, ConsolidationRows, FactWrite},
 };
 use rusqlite::{Connection, Transaction, params};
 
-use crate::{episodes, map_err, rows, vectors};
+use crate::{SqliteStore, episodes, map_err, rows, vectors};
 
 /// Queues a consolidation of the conversation (closing episodes up to `upto_seq` just now) if
 /// `rule` says it is time and none is queued or running.
@@ -81,72 +81,6 @@ pub(crate) fn batch(
     }
     let facts = list(conn, &scope, false, Some(max_facts), fingerprint)?;
     Ok(ConsolidationBatch { episodes: details, facts })
-}
-
-pub(crate) fn commit(tx: &Transaction<'_>, commit: &ConsolidationCommit) -> Result<(), StoreError> {
-    let exists: bool = tx
-        .query_row("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)", [commit.job.0], |r| r.get(0))
-        .map_err(map_err)?;
-    if !exists {
-        return Err(StoreError::Conflict(format!("consolidation job {} is gone", commit.job.0)));
-    }
-    let conversation = &commit.conversation;
-    let id = rows::conversation_id(tx, conversation)?
-        .ok_or_else(|| StoreError::Conflict(format!("conversation {conversation} is gone")))?;
-    let (facts, sources) = rules::consolidation_reads(commit);
-    let mut found = ConsolidationRows::default();
-    let mut ours = tx
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM facts WHERE id = ?1 AND conversation_id = ?2)",
-        )
-        .map_err(map_err)?;
-    for fact in facts {
-        if ours.query_row(params![fact.0, id], |r| r.get(0)).map_err(map_err)? {
-            found.ours.insert(fact);
-        }
-    }
-    let mut kept = tx
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM episodes e JOIN conversations c
-                 ON c.id = e.conversation_id WHERE e.id = ?1 AND c.tenant = ?2)",
-        )
-        .map_err(map_err)?;
-    for source in sources {
-        if kept.query_row(params![source.0, conversation.tenant], |r| r.get(0)).map_err(map_err)? {
-            found.kept.insert(source);
-        }
-    }
-    for write in rules::consolidation_writes(commit, &found)? {
-        match write {
-            FactWrite::Insert { fact, vector, fingerprint } => {
-                insert(tx, id, fact, fingerprint, vector)?;
-            }
-            FactWrite::Reinforce { fact, sources } => {
-                tx.execute(
-                    "UPDATE facts SET reinforced = reinforced + 1 WHERE id = ?1 AND invalid_at IS NULL",
-                    [&fact.0],
-                )
-                .map_err(map_err)?;
-                add_sources(tx, fact, sources)?;
-            }
-            FactWrite::Invalidate { fact, at } => {
-                tx.execute(
-                    "UPDATE facts SET invalid_at = ?2 WHERE id = ?1 AND invalid_at IS NULL",
-                    params![fact.0, at.millis()],
-                )
-                .map_err(map_err)?;
-            }
-        }
-    }
-    tx.execute(
-        "UPDATE conversations SET consolidated_upto = max(consolidated_upto, ?2) WHERE id = ?1",
-        params![id, commit.through_seq],
-    )
-    .map_err(map_err)?;
-    if commit.finished {
-        tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
-    }
-    Ok(())
 }
 
 /// Stores `fact` (with its sources) unless it is there already.
@@ -288,4 +222,96 @@ pub(crate) fn forget_conversation(
     tx.execute("DELETE FROM facts WHERE conversation_id = ?1", [conversation_id])
         .map_err(map_err)?;
     Ok(())
+}
+
+impl Facts for SqliteStore {
+    fn consolidation_batch(
+        &self,
+        conversation: &ConversationKey,
+        upto_seq: u64,
+        max_episodes: usize,
+        max_facts: usize,
+        fingerprint: Option<&str>,
+    ) -> Result<ConsolidationBatch, StoreError> {
+        self.read(|conn| batch(conn, conversation, upto_seq, max_episodes, max_facts, fingerprint))
+    }
+
+    fn commit_consolidation(&self, commit: &ConsolidationCommit) -> Result<(), StoreError> {
+        self.write(|tx| {
+
+    let exists: bool = tx
+        .query_row("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)", [commit.job.0], |r| r.get(0))
+        .map_err(map_err)?;
+    if !exists {
+        return Err(StoreError::Conflict(format!("consolidation job {} is gone", commit.job.0)));
+    }
+    let conversation = &commit.conversation;
+    let id = rows::conversation_id(tx, conversation)?
+        .ok_or_else(|| StoreError::Conflict(format!("conversation {conversation} is gone")))?;
+    let (facts, sources) = rules::consolidation_reads(commit);
+    let mut found = ConsolidationRows::default();
+    let mut ours = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM facts WHERE id = ?1 AND conversation_id = ?2)",
+        )
+        .map_err(map_err)?;
+    for fact in facts {
+        if ours.query_row(params![fact.0, id], |r| r.get(0)).map_err(map_err)? {
+            found.ours.insert(fact);
+        }
+    }
+    let mut kept = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM episodes e JOIN conversations c
+                 ON c.id = e.conversation_id WHERE e.id = ?1 AND c.tenant = ?2)",
+        )
+        .map_err(map_err)?;
+    for source in sources {
+        if kept.query_row(params![source.0, conversation.tenant], |r| r.get(0)).map_err(map_err)? {
+            found.kept.insert(source);
+        }
+    }
+    for write in rules::consolidation_writes(commit, &found)? {
+        match write {
+            FactWrite::Insert { fact, vector, fingerprint } => {
+                insert(tx, id, fact, fingerprint, vector)?;
+            }
+            FactWrite::Reinforce { fact, sources } => {
+                tx.execute(
+                    "UPDATE facts SET reinforced = reinforced + 1 WHERE id = ?1 AND invalid_at IS NULL",
+                    [&fact.0],
+                )
+                .map_err(map_err)?;
+                add_sources(tx, fact, sources)?;
+            }
+            FactWrite::Invalidate { fact, at } => {
+                tx.execute(
+                    "UPDATE facts SET invalid_at = ?2 WHERE id = ?1 AND invalid_at IS NULL",
+                    params![fact.0, at.millis()],
+                )
+                .map_err(map_err)?;
+            }
+        }
+    }
+    tx.execute(
+        "UPDATE conversations SET consolidated_upto = max(consolidated_upto, ?2) WHERE id = ?1",
+        params![id, commit.through_seq],
+    )
+    .map_err(map_err)?;
+    if commit.finished {
+        tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
+    }
+    Ok(())
+        })
+    }
+
+    fn facts(
+        &self,
+        scope: &Scope,
+        with_invalid: bool,
+        limit: Option<usize>,
+        fingerprint: Option<&str>,
+    ) -> Result<Vec<StoredFact>, StoreError> {
+        self.read(|conn| list(conn, scope, with_invalid, limit, fingerprint))
+    }
 }

@@ -4,54 +4,14 @@
 //! write-ahead log, which still holds the text until then.
 
 use epimem_core::{ConversationKey, EpisodeId, Scope};
-use epimem_store::StoreError;
+use epimem_store::{Forgetting, StoreError};
 use rusqlite::{Connection, OptionalExtension, Transaction};
 
 use crate::{
+    SqliteStore,
     episodes::{SCOPE_FILTER, with_scope},
     map_err,
 };
-
-/// Forgets an episode `scope` may see: the episode, its vectors, the facts that came from it
-/// and the pending reviews that returned it go (their query may quote it), and its messages keep their place in the
-/// conversation (so episodes still tile the queue) but lose their text.
-pub(crate) fn episode(
-    tx: &Transaction<'_>,
-    scope: &Scope,
-    id: &EpisodeId,
-) -> Result<bool, StoreError> {
-    let found = find(tx, scope, id, "e.first_seq, e.last_seq", |r| Ok((r.get(2)?, r.get(3)?)))?;
-    let Some((rowid, conversation, (first, last))): Option<(i64, i64, (u64, u64))> = found else {
-        return Ok(false);
-    };
-    crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
-    crate::facts::forget_from(tx, std::slice::from_ref(id))?;
-    crate::timeline::forget_episodes(tx, &scope.tenant, std::slice::from_ref(id))?;
-    tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
-    for table in ["episode_versions", "episode_reviews"] {
-        tx.execute(&format!("DELETE FROM {table} WHERE episode_id = ?1"), [&id.0])
-            .map_err(map_err)?;
-    }
-    let range = rusqlite::params![conversation, first, last];
-    tx.execute(
-        "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
-        range,
-    )
-    .map_err(map_err)?;
-    tx.execute(
-        "UPDATE messages SET content = '', speaker = NULL, metadata = NULL, tokens = 0
-         WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
-        range,
-    )
-    .map_err(map_err)?;
-    tx.execute(
-        "DELETE FROM pending_reviews WHERE conversation_id = ?1
-           AND EXISTS (SELECT 1 FROM json_each(review, '$.memory_ids') WHERE value = ?2)",
-        rusqlite::params![conversation, id.0],
-    )
-    .map_err(map_err)?;
-    Ok(true)
-}
 
 /// The episode `scope` sees as `id`: its row id, its conversation's, and what `read` takes of
 /// `columns` (which come after those two).
@@ -78,7 +38,7 @@ pub(crate) fn find<T>(
 
 /// Forgets a conversation: its messages, episodes, vectors, pending reviews and queued jobs.
 /// Returns the ids of the episodes it had, or `None` if there was no such conversation.
-pub(crate) fn conversation(
+fn conversation(
     tx: &Transaction<'_>,
     key: &ConversationKey,
 ) -> Result<Option<Vec<EpisodeId>>, StoreError> {
@@ -115,25 +75,6 @@ pub(crate) fn conversation(
     Ok(Some(episodes))
 }
 
-/// Forgets every conversation of `tenant`.
-pub(crate) fn tenant(tx: &Transaction<'_>, tenant: &str) -> Result<Vec<EpisodeId>, StoreError> {
-    let episodes = conversations_of(tx, tenant, None)?;
-    // The timeline is told from the tenant's episodes: it goes with them.
-    for table in ["timeline_nodes", "timeline_marks", "timeline_checkpoints"] {
-        tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [tenant]).map_err(map_err)?;
-    }
-    Ok(episodes)
-}
-
-/// Forgets every conversation of `user` in `tenant`.
-pub(crate) fn user(
-    tx: &Transaction<'_>,
-    tenant: &str,
-    user: &str,
-) -> Result<Vec<EpisodeId>, StoreError> {
-    conversations_of(tx, tenant, Some(user))
-}
-
 /// Forgets every conversation of `tenant` (of `user` only, if given). Returns the ids of the
 /// episodes they had.
 fn conversations_of(
@@ -162,4 +103,81 @@ pub(crate) fn checkpoint(conn: &Connection) -> Result<bool, StoreError> {
     let busy: i64 =
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0)).map_err(map_err)?;
     Ok(busy == 0)
+}
+
+impl Forgetting for SqliteStore {
+    fn delete_episode(&self, scope: &Scope, id: &EpisodeId) -> Result<bool, StoreError> {
+        self.forget(
+            |tx| {
+                let found =
+                    find(tx, scope, id, "e.first_seq, e.last_seq", |r| Ok((r.get(2)?, r.get(3)?)))?;
+                let Some((rowid, conversation, (first, last))): Option<(i64, i64, (u64, u64))> =
+                    found
+                else {
+                    return Ok(false);
+                };
+                crate::changes::forgotten(tx, &scope.tenant, std::slice::from_ref(id))?;
+                crate::facts::forget_from(tx, std::slice::from_ref(id))?;
+                crate::timeline::forget_episodes(tx, &scope.tenant, std::slice::from_ref(id))?;
+                tx.execute("DELETE FROM episodes WHERE rowid = ?1", [rowid]).map_err(map_err)?;
+                for table in ["episode_versions", "episode_reviews"] {
+                    tx.execute(&format!("DELETE FROM {table} WHERE episode_id = ?1"), [&id.0])
+                        .map_err(map_err)?;
+                }
+                let range = rusqlite::params![conversation, first, last];
+                tx.execute(
+        "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
+        range,
+    )
+    .map_err(map_err)?;
+                tx.execute(
+                    "UPDATE messages SET content = '', speaker = NULL, metadata = NULL, tokens = 0
+         WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
+                    range,
+                )
+                .map_err(map_err)?;
+                tx.execute(
+                    "DELETE FROM pending_reviews WHERE conversation_id = ?1
+           AND EXISTS (SELECT 1 FROM json_each(review, '$.memory_ids') WHERE value = ?2)",
+                    rusqlite::params![conversation, id.0],
+                )
+                .map_err(map_err)?;
+                Ok(true)
+            },
+            |&found| found,
+        )
+    }
+
+    fn delete_conversation(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Option<Vec<EpisodeId>>, StoreError> {
+        self.forget(|tx| self::conversation(tx, conversation), Option::is_some)
+    }
+
+    fn delete_tenant(&self, tenant: &str) -> Result<Vec<EpisodeId>, StoreError> {
+        self.forget(
+            |tx| {
+                let episodes = conversations_of(tx, tenant, None)?;
+                // The timeline is told from the tenant's episodes: it goes with them.
+                for table in ["timeline_nodes", "timeline_marks", "timeline_checkpoints"] {
+                    tx.execute(&format!("DELETE FROM {table} WHERE tenant = ?1"), [tenant])
+                        .map_err(map_err)?;
+                }
+                Ok(episodes)
+            },
+            |_| true,
+        )
+    }
+
+    fn delete_user(&self, tenant: &str, user: &str) -> Result<Vec<EpisodeId>, StoreError> {
+        self.forget(|tx| conversations_of(tx, tenant, Some(user)), |_| true)
+    }
+
+    fn compact(&self) -> Result<(), StoreError> {
+        self.with_conn(|conn| {
+            conn.execute_batch("VACUUM").map_err(map_err)?;
+            checkpoint(conn).map(drop)
+        })
+    }
 }

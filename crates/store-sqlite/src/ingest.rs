@@ -3,11 +3,11 @@
 use std::collections::HashMap;
 
 use epimem_core::{ConversationKey, Message, NewMessage, QueueSnapshot, Scope, Timestamp};
-use epimem_store::{PushOutcome, PushedMessage, StoreError, encoding::with_given_time};
+use epimem_store::{Ingest, PushOutcome, PushedMessage, StoreError, encoding::with_given_time};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::{
-    map_err,
+    SqliteStore, map_err,
     rows::{MESSAGE_COLUMNS, message},
 };
 
@@ -17,84 +17,6 @@ struct Touched {
     newest: Option<i64>,
     inserted: u64,
     messages: Vec<PushedMessage>,
-}
-
-pub(crate) fn push(
-    tx: &Transaction<'_>,
-    messages: &[NewMessage],
-) -> Result<Vec<PushOutcome>, StoreError> {
-    let mut order: Vec<ConversationKey> = Vec::new();
-    let mut touched: HashMap<ConversationKey, Touched> = HashMap::new();
-    let mut insert = tx
-        .prepare_cached(
-            "INSERT INTO messages
-                 (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-             ON CONFLICT DO NOTHING",
-        )
-        .map_err(map_err)?;
-    let mut stored = tx
-        .prepare_cached(
-            "SELECT seq, role, content FROM messages WHERE conversation_id = ?1 AND key = ?2",
-        )
-        .map_err(map_err)?;
-    for (index, m) in messages.iter().enumerate() {
-        if !touched.contains_key(&m.conversation) {
-            let state = ensure_conversation(tx, m)?;
-            order.push(m.conversation.clone());
-            touched.insert(m.conversation.clone(), state);
-        }
-        let t = touched.get_mut(&m.conversation).expect("inserted above");
-        // Conversation time only moves forward: a message dated before the conversation's
-        // newest (a late writer, a skewed clock) is stored at that newest time, in arrival
-        // order, and keeps the time it was given in its metadata. An episode then spans its
-        // messages' stored times and a gap between messages is a real silence.
-        let (ts, metadata) = match t.newest.filter(|&n| m.timestamp.millis() < n) {
-            Some(newest) => (newest, Some(with_given_time(&m.metadata, m.timestamp).to_string())),
-            None => (m.timestamp.millis(), (!m.metadata.is_null()).then(|| m.metadata.to_string())),
-        };
-        let added = insert
-            .execute(params![
-                t.id,
-                t.last_seq + 1,
-                m.key,
-                m.role.as_str(),
-                m.speaker,
-                m.content,
-                ts,
-                metadata,
-                m.tokens,
-            ])
-            .map_err(map_err)?;
-        if added == 1 {
-            t.last_seq += 1;
-            t.inserted += 1;
-            t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
-            t.messages.push(PushedMessage::stored(index, t.last_seq));
-        } else {
-            let (seq, role, content): (i64, String, String) = stored
-                .query_row(params![t.id, m.key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .map_err(map_err)?;
-            let held = (role.as_str(), content.as_str());
-            t.messages.push(PushedMessage::already_held(index, seq as u64, held, m));
-        }
-    }
-    let mut update = tx
-        .prepare_cached("UPDATE conversations SET last_seq = ?2, newest_ts = ?3 WHERE id = ?1")
-        .map_err(map_err)?;
-    let mut out = Vec::with_capacity(order.len());
-    for key in order {
-        let t = touched.remove(&key).expect("touched above");
-        update.execute(params![t.id, t.last_seq, t.newest]).map_err(map_err)?;
-        let queue = snapshot(tx, t.id)?;
-        out.push(PushOutcome {
-            conversation: key,
-            inserted: t.inserted,
-            queue,
-            messages: t.messages,
-        });
-    }
-    Ok(out)
 }
 
 fn ensure_conversation(tx: &Transaction<'_>, m: &NewMessage) -> Result<Touched, StoreError> {
@@ -149,71 +71,164 @@ pub(crate) fn snapshot(conn: &Connection, id: i64) -> Result<QueueSnapshot, Stor
     .map_err(map_err)
 }
 
-pub(crate) fn queue(
-    conn: &Connection,
-    key: &ConversationKey,
-) -> Result<Option<QueueSnapshot>, StoreError> {
-    match crate::rows::conversation_id(conn, key)? {
-        Some(id) => snapshot(conn, id).map(Some),
-        None => Ok(None),
+impl Ingest for SqliteStore {
+    fn out_of_space(&self) -> Option<String> {
+        self.space.get()
     }
-}
 
-pub(crate) fn pending_queues(
-    conn: &Connection,
-    tenant: Option<&str>,
-) -> Result<Vec<(ConversationKey, QueueSnapshot)>, StoreError> {
-    let mut stmt = conn
+    fn push_messages(&self, messages: &[NewMessage]) -> Result<Vec<PushOutcome>, StoreError> {
+        if messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.write(|tx| {
+            let mut order: Vec<ConversationKey> = Vec::new();
+            let mut touched: HashMap<ConversationKey, Touched> = HashMap::new();
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO messages
+                 (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT DO NOTHING",
+                )
+                .map_err(map_err)?;
+            let mut stored = tx
         .prepare_cached(
-            "SELECT id, tenant, external_id FROM conversations
-             WHERE last_seq > watermark AND (?1 IS NULL OR tenant = ?1) ORDER BY id",
+            "SELECT seq, role, content FROM messages WHERE conversation_id = ?1 AND key = ?2",
         )
         .map_err(map_err)?;
-    let rows: Vec<(i64, String, String)> = stmt
-        .query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .and_then(Iterator::collect)
-        .map_err(map_err)?;
-    rows.into_iter()
-        .map(|(id, t, c)| Ok((ConversationKey::new(t, c), snapshot(conn, id)?)))
-        .collect()
-}
+            for (index, m) in messages.iter().enumerate() {
+                if !touched.contains_key(&m.conversation) {
+                    let state = ensure_conversation(tx, m)?;
+                    order.push(m.conversation.clone());
+                    touched.insert(m.conversation.clone(), state);
+                }
+                let t = touched.get_mut(&m.conversation).expect("inserted above");
+                // Conversation time only moves forward: a message dated before the conversation's
+                // newest (a late writer, a skewed clock) is stored at that newest time, in arrival
+                // order, and keeps the time it was given in its metadata. An episode then spans its
+                // messages' stored times and a gap between messages is a real silence.
+                let (ts, metadata) = match t.newest.filter(|&n| m.timestamp.millis() < n) {
+                    Some(newest) => {
+                        (newest, Some(with_given_time(&m.metadata, m.timestamp).to_string()))
+                    }
+                    None => (
+                        m.timestamp.millis(),
+                        (!m.metadata.is_null()).then(|| m.metadata.to_string()),
+                    ),
+                };
+                let added = insert
+                    .execute(params![
+                        t.id,
+                        t.last_seq + 1,
+                        m.key,
+                        m.role.as_str(),
+                        m.speaker,
+                        m.content,
+                        ts,
+                        metadata,
+                        m.tokens,
+                    ])
+                    .map_err(map_err)?;
+                if added == 1 {
+                    t.last_seq += 1;
+                    t.inserted += 1;
+                    t.newest = Some(t.newest.map_or(ts, |n| n.max(ts)));
+                    t.messages.push(PushedMessage::stored(index, t.last_seq));
+                } else {
+                    let (seq, role, content): (i64, String, String) = stored
+                        .query_row(params![t.id, m.key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                        .map_err(map_err)?;
+                    let held = (role.as_str(), content.as_str());
+                    t.messages.push(PushedMessage::already_held(index, seq as u64, held, m));
+                }
+            }
+            let mut update = tx
+                .prepare_cached(
+                    "UPDATE conversations SET last_seq = ?2, newest_ts = ?3 WHERE id = ?1",
+                )
+                .map_err(map_err)?;
+            let mut out = Vec::with_capacity(order.len());
+            for key in order {
+                let t = touched.remove(&key).expect("touched above");
+                update.execute(params![t.id, t.last_seq, t.newest]).map_err(map_err)?;
+                let queue = snapshot(tx, t.id)?;
+                out.push(PushOutcome {
+                    conversation: key,
+                    inserted: t.inserted,
+                    queue,
+                    messages: t.messages,
+                });
+            }
+            Ok(out)
+        })
+    }
 
-/// The messages of `scope` after their conversation's watermark, newest first.
-pub(crate) fn pending_messages(
-    conn: &Connection,
-    scope: &Scope,
-    limit: usize,
-) -> Result<Vec<(ConversationKey, Message)>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            "SELECT {MESSAGE_COLUMNS}, c.external_id FROM conversations c
+    fn queue(&self, key: &ConversationKey) -> Result<Option<QueueSnapshot>, StoreError> {
+        self.read(|conn| match crate::rows::conversation_id(conn, key)? {
+            Some(id) => snapshot(conn, id).map(Some),
+            None => Ok(None),
+        })
+    }
+
+    fn pending_queues(
+        &self,
+        tenant: Option<&str>,
+    ) -> Result<Vec<(ConversationKey, QueueSnapshot)>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT id, tenant, external_id FROM conversations
+             WHERE last_seq > watermark AND (?1 IS NULL OR tenant = ?1) ORDER BY id",
+                )
+                .map_err(map_err)?;
+            let rows: Vec<(i64, String, String)> = stmt
+                .query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .and_then(Iterator::collect)
+                .map_err(map_err)?;
+            rows.into_iter()
+                .map(|(id, t, c)| Ok((ConversationKey::new(t, c), snapshot(conn, id)?)))
+                .collect()
+        })
+    }
+
+    fn pending_messages(
+        &self,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ConversationKey, Message)>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {MESSAGE_COLUMNS}, c.external_id FROM conversations c
              JOIN messages m ON m.conversation_id = c.id AND m.seq > c.watermark
              WHERE c.tenant = ?1 AND c.last_seq > c.watermark
                AND (?2 IS NULL OR c.external_id = ?2) AND (?3 IS NULL OR c.user_id = ?3)
                AND (?4 IS NULL OR c.agent_id = ?4)
                AND (?5 IS NULL OR m.ts >= ?5) AND (?6 IS NULL OR m.ts <= ?6)
              ORDER BY m.ts DESC, c.id, m.seq DESC LIMIT ?7"
-        ))
-        .map_err(map_err)?;
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = stmt
-        .query_map(
-            params![
-                scope.tenant,
-                scope.conversation,
-                scope.user,
-                scope.agent,
-                scope.since.map(Timestamp::millis),
-                scope.until.map(Timestamp::millis),
-                limit
-            ],
-            |row| Ok((row.get::<_, String>(8)?, message(row)?)),
-        )
-        .map_err(map_err)?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (conversation, message) = row.map_err(map_err)?;
-        out.push((ConversationKey::new(scope.tenant.clone(), conversation), message?));
+                ))
+                .map_err(map_err)?;
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows = stmt
+                .query_map(
+                    params![
+                        scope.tenant,
+                        scope.conversation,
+                        scope.user,
+                        scope.agent,
+                        scope.since.map(Timestamp::millis),
+                        scope.until.map(Timestamp::millis),
+                        limit
+                    ],
+                    |row| Ok((row.get::<_, String>(8)?, message(row)?)),
+                )
+                .map_err(map_err)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (conversation, message) = row.map_err(map_err)?;
+                out.push((ConversationKey::new(scope.tenant.clone(), conversation), message?));
+            }
+            Ok(out)
+        })
     }
-    Ok(out)
 }

@@ -1,10 +1,10 @@
 //! Pending reviews: what recall returned, waiting for the review job.
 
 use epimem_core::{ConversationKey, EpisodeId, JobId, JobKind, Timestamp};
-use epimem_store::{PendingReview, ReviewedMemory, StoreError};
-use rusqlite::{Connection, Transaction, params};
+use epimem_store::{PendingReview, ReviewedMemory, Reviews, StoreError};
+use rusqlite::{Transaction, params};
 
-use crate::{map_err, rows};
+use crate::{SqliteStore, map_err, rows};
 
 pub(crate) fn record(
     tx: &Transaction<'_>,
@@ -21,30 +21,6 @@ pub(crate) fn record(
     )
     .map_err(map_err)?;
     Ok(())
-}
-
-pub(crate) fn take(
-    tx: &Transaction<'_>,
-    conversation: &ConversationKey,
-) -> Result<Vec<PendingReview>, StoreError> {
-    let Some(id) = rows::conversation_id(tx, conversation)? else { return Ok(Vec::new()) };
-    let mut stmt = tx
-        .prepare_cached(
-            "SELECT review FROM pending_reviews WHERE conversation_id = ?1 AND job_id IS NULL
-             ORDER BY id",
-        )
-        .map_err(map_err)?;
-    let raw: Vec<String> =
-        stmt.query_map([id], |r| r.get(0)).and_then(Iterator::collect).map_err(map_err)?;
-    let reviews = raw
-        .iter()
-        .map(|r| {
-            serde_json::from_str(r).map_err(|e| StoreError::Internal(format!("stored review: {e}")))
-        })
-        .collect::<Result<Vec<PendingReview>, _>>()?;
-    tx.execute("DELETE FROM pending_reviews WHERE conversation_id = ?1 AND job_id IS NULL", [id])
-        .map_err(map_err)?;
-    Ok(reviews)
 }
 
 /// Queues a review job for the conversation's pending reviews, if it has any, and holds them
@@ -78,64 +54,76 @@ pub(crate) fn queue_review(
     Ok(())
 }
 
-/// The recalls held for review job `job`, oldest first.
-pub(crate) fn of_job(conn: &Connection, job: JobId) -> Result<Vec<PendingReview>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached("SELECT review FROM pending_reviews WHERE job_id = ?1 ORDER BY id")
-        .map_err(map_err)?;
-    let raw: Vec<String> =
-        stmt.query_map([job.0], |r| r.get(0)).and_then(Iterator::collect).map_err(map_err)?;
-    raw.iter()
-        .map(|r| {
-            serde_json::from_str(r).map_err(|e| StoreError::Internal(format!("stored review: {e}")))
-        })
-        .collect()
-}
-
-/// In one transaction: each rated memory's new state, where the memory still has the last
-/// review its rating was made against (a memory reviewed meanwhile, or forgotten, is left
-/// alone), logged as a change for the search indexes; then the job and its recalls go.
-/// Returns how many memories changed; a conflict, changing nothing, if the job is gone.
-pub(crate) fn finish(
-    tx: &Transaction<'_>,
-    job: JobId,
-    tenant: &str,
-    reviewed: &[ReviewedMemory],
-) -> Result<usize, StoreError> {
-    let exists: bool = tx
-        .query_row("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)", [job.0], |r| r.get(0))
-        .map_err(map_err)?;
-    if !exists {
-        return Err(StoreError::Conflict(format!("review job {} is gone", job.0)));
+impl Reviews for SqliteStore {
+    fn record_pending_review(
+        &self,
+        conversation: &ConversationKey,
+        review: &PendingReview,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| record(tx, conversation, review))
     }
-    let mut update = tx
+
+    fn reviews_of_job(&self, job: JobId) -> Result<Vec<PendingReview>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached("SELECT review FROM pending_reviews WHERE job_id = ?1 ORDER BY id")
+                .map_err(map_err)?;
+            let raw: Vec<String> = stmt
+                .query_map([job.0], |r| r.get(0))
+                .and_then(Iterator::collect)
+                .map_err(map_err)?;
+            raw.iter()
+                .map(|r| {
+                    serde_json::from_str(r)
+                        .map_err(|e| StoreError::Internal(format!("stored review: {e}")))
+                })
+                .collect()
+        })
+    }
+
+    fn finish_review(
+        &self,
+        job: JobId,
+        tenant: &str,
+        reviewed: &[ReviewedMemory],
+    ) -> Result<usize, StoreError> {
+        self.write(|tx| {
+            let exists: bool = tx
+                .query_row("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)", [job.0], |r| {
+                    r.get(0)
+                })
+                .map_err(map_err)?;
+            if !exists {
+                return Err(StoreError::Conflict(format!("review job {} is gone", job.0)));
+            }
+            let mut update = tx
         .prepare_cached(
             "UPDATE episodes SET stability = ?3, difficulty = ?4, last_review = ?5, due = ?6
              WHERE id = ?1 AND last_review IS ?2
                AND conversation_id IN (SELECT id FROM conversations WHERE tenant = ?7)",
         )
         .map_err(map_err)?;
-    let mut changed = tx
-        .prepare_cached(
-            "INSERT INTO episode_changes (tenant, episode_id, restated) VALUES (?1, ?2, 1)",
-        )
-        .map_err(map_err)?;
-    let mut count = 0;
-    for r in reviewed {
-        let n = update
-            .execute(params![
-                r.id.0,
-                r.reviewed_against.map(Timestamp::millis),
-                r.state.stability,
-                r.state.difficulty,
-                r.state.last_review.map(Timestamp::millis),
-                r.state.due.map(Timestamp::millis),
-                tenant,
-            ])
-            .map_err(map_err)?;
-        if n > 0 {
-            changed.execute(params![tenant, r.id.0]).map_err(map_err)?;
-            tx.execute(
+            let mut changed = tx
+                .prepare_cached(
+                    "INSERT INTO episode_changes (tenant, episode_id, restated) VALUES (?1, ?2, 1)",
+                )
+                .map_err(map_err)?;
+            let mut count = 0;
+            for r in reviewed {
+                let n = update
+                    .execute(params![
+                        r.id.0,
+                        r.reviewed_against.map(Timestamp::millis),
+                        r.state.stability,
+                        r.state.difficulty,
+                        r.state.last_review.map(Timestamp::millis),
+                        r.state.due.map(Timestamp::millis),
+                        tenant,
+                    ])
+                    .map_err(map_err)?;
+                if n > 0 {
+                    changed.execute(params![tenant, r.id.0]).map_err(map_err)?;
+                    tx.execute(
                 "INSERT INTO episode_reviews (episode_id, conversation_id, reviewed_at, stability,
                    difficulty, due)
                  SELECT id, conversation_id, last_review, stability, difficulty, due
@@ -143,10 +131,43 @@ pub(crate) fn finish(
                 [&r.id.0],
             )
             .map_err(map_err)?;
-            count += 1;
-        }
+                    count += 1;
+                }
+            }
+            tx.execute("DELETE FROM pending_reviews WHERE job_id = ?1", [job.0])
+                .map_err(map_err)?;
+            tx.execute("DELETE FROM jobs WHERE id = ?1", [job.0]).map_err(map_err)?;
+            Ok(count)
+        })
     }
-    tx.execute("DELETE FROM pending_reviews WHERE job_id = ?1", [job.0]).map_err(map_err)?;
-    tx.execute("DELETE FROM jobs WHERE id = ?1", [job.0]).map_err(map_err)?;
-    Ok(count)
+
+    fn take_pending_reviews(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<Vec<PendingReview>, StoreError> {
+        self.write(|tx| {
+            let Some(id) = rows::conversation_id(tx, conversation)? else { return Ok(Vec::new()) };
+            let mut stmt = tx
+        .prepare_cached(
+            "SELECT review FROM pending_reviews WHERE conversation_id = ?1 AND job_id IS NULL
+             ORDER BY id",
+        )
+        .map_err(map_err)?;
+            let raw: Vec<String> =
+                stmt.query_map([id], |r| r.get(0)).and_then(Iterator::collect).map_err(map_err)?;
+            let reviews = raw
+                .iter()
+                .map(|r| {
+                    serde_json::from_str(r)
+                        .map_err(|e| StoreError::Internal(format!("stored review: {e}")))
+                })
+                .collect::<Result<Vec<PendingReview>, _>>()?;
+            tx.execute(
+                "DELETE FROM pending_reviews WHERE conversation_id = ?1 AND job_id IS NULL",
+                [id],
+            )
+            .map_err(map_err)?;
+            Ok(reviews)
+        })
+    }
 }

@@ -2,53 +2,16 @@
 
 use epimem_core::{ConversationKey, Episode, JobId, JobKind, Timestamp, Trigger};
 use epimem_store::{
-    SegmentationBatch, SegmentationCommit, StoreError,
+    Segmentation, SegmentationBatch, SegmentationCommit, StoreError,
     rules::{self, FenceRow, Opening},
 };
 use rusqlite::{Connection, Transaction, params};
 
-use crate::{map_err, rows};
+use crate::{SqliteStore, map_err, rows};
 
 fn conversation_id(tx: &Connection, key: &ConversationKey) -> Result<i64, StoreError> {
     rows::conversation_id(tx, key)?
         .ok_or_else(|| StoreError::NotFound(format!("conversation {key}")))
-}
-
-pub(crate) fn open(
-    tx: &Transaction<'_>,
-    key: &ConversationKey,
-    trigger: Trigger,
-    now: Timestamp,
-    fence_ttl_ms: i64,
-) -> Result<Option<JobId>, StoreError> {
-    let id = conversation_id(tx, key)?;
-    let Opening::Open { stale } =
-        rules::opening(key, &fence_row(tx, id)?, trigger, now, fence_ttl_ms)?
-    else {
-        return Ok(None);
-    };
-    if let Some(old) = stale {
-        tx.execute(
-            "UPDATE jobs SET state = 'failed', last_error = 'fence expired' WHERE id = ?1",
-            [old.0],
-        )
-        .map_err(map_err)?;
-    }
-    let kind = JobKind::Segment {
-        conversation: key.clone(),
-        upto_seq: trigger.upto_seq,
-        trigger: trigger.kind,
-    };
-    let payload = serde_json::to_string(&kind)
-        .map_err(|e| StoreError::Internal(format!("encoding job: {e}")))?;
-    tx.execute("INSERT INTO jobs (payload) VALUES (?1)", [payload]).map_err(map_err)?;
-    let job = tx.last_insert_rowid();
-    tx.execute(
-        "UPDATE conversations SET fence_job = ?2, fence_upto = ?3, fence_since = ?4 WHERE id = ?1",
-        params![id, job, trigger.upto_seq, now.millis()],
-    )
-    .map_err(map_err)?;
-    Ok(Some(JobId(job)))
 }
 
 /// The queue and fence of conversation `id`.
@@ -68,50 +31,6 @@ fn fence_row(tx: &Connection, id: i64) -> Result<FenceRow, StoreError> {
         },
     )
     .map_err(map_err)
-}
-
-/// Reads in one snapshot: call it in a transaction.
-pub(crate) fn batch(
-    tx: &Connection,
-    key: &ConversationKey,
-    upto_seq: u64,
-    context: usize,
-) -> Result<SegmentationBatch, StoreError> {
-    let id = conversation_id(tx, key)?;
-    let (watermark, window_doubled, user, agent): (u64, bool, Option<String>, Option<String>) = tx
-        .query_row(
-            "SELECT watermark, window_doubled, user_id, agent_id FROM conversations WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .map_err(map_err)?;
-    let pending = rows::messages(tx, id, watermark + 1, upto_seq)?;
-    let from = watermark.saturating_sub(context as u64) + 1;
-    let context =
-        if watermark == 0 { Vec::new() } else { rows::messages(tx, id, from, watermark)? };
-    Ok(SegmentationBatch { user, agent, watermark, window_doubled, context, pending })
-}
-
-pub(crate) fn commit(tx: &Transaction<'_>, commit: &SegmentationCommit) -> Result<(), StoreError> {
-    let key = &commit.conversation;
-    let id = conversation_id(tx, key)?;
-    let new_watermark = rules::committed_watermark(&fence_row(tx, id)?, commit)?;
-    for e in &commit.episodes {
-        insert_episode(tx, &key.tenant, id, e)?;
-    }
-    tx.execute(
-        "UPDATE conversations SET watermark = ?2, window_doubled = ?3,
-             fence_job = NULL, fence_upto = NULL, fence_since = NULL
-         WHERE id = ?1",
-        params![id, new_watermark, commit.window_doubled],
-    )
-    .map_err(map_err)?;
-    tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
-    let closed: Vec<_> = commit.episodes.iter().map(|e| e.id.clone()).collect();
-    if let Some(rule) = commit.consolidate.filter(|_| !closed.is_empty()) {
-        crate::facts::queue_if_due(tx, id, key, new_watermark, rule)?;
-    }
-    crate::reviews::queue_review(tx, id, key, closed)
 }
 
 /// Stores an episode of the conversation with internal id `conversation_id` and logs it as
@@ -157,4 +76,92 @@ pub(crate) fn insert_episode(
     })
     .map_err(map_err)?;
     Ok(())
+}
+
+impl Segmentation for SqliteStore {
+    fn open_segmentation(
+        &self,
+        key: &ConversationKey,
+        trigger: Trigger,
+        now: Timestamp,
+        fence_ttl_ms: i64,
+    ) -> Result<Option<JobId>, StoreError> {
+        self.write(|tx| {
+            let id = conversation_id(tx, key)?;
+            let Opening::Open { stale } =
+                rules::opening(key, &fence_row(tx, id)?, trigger, now, fence_ttl_ms)?
+            else {
+                return Ok(None);
+            };
+            if let Some(old) = stale {
+                tx.execute(
+                    "UPDATE jobs SET state = 'failed', last_error = 'fence expired' WHERE id = ?1",
+                    [old.0],
+                )
+                .map_err(map_err)?;
+            }
+            let kind = JobKind::Segment {
+                conversation: key.clone(),
+                upto_seq: trigger.upto_seq,
+                trigger: trigger.kind,
+            };
+            let payload = serde_json::to_string(&kind)
+                .map_err(|e| StoreError::Internal(format!("encoding job: {e}")))?;
+            tx.execute("INSERT INTO jobs (payload) VALUES (?1)", [payload]).map_err(map_err)?;
+            let job = tx.last_insert_rowid();
+            tx.execute(
+        "UPDATE conversations SET fence_job = ?2, fence_upto = ?3, fence_since = ?4 WHERE id = ?1",
+        params![id, job, trigger.upto_seq, now.millis()],
+    )
+    .map_err(map_err)?;
+            Ok(Some(JobId(job)))
+        })
+    }
+
+    fn segmentation_batch(
+        &self,
+        key: &ConversationKey,
+        upto_seq: u64,
+        context: usize,
+    ) -> Result<SegmentationBatch, StoreError> {
+        self.read(|tx| {
+    let id = conversation_id(tx, key)?;
+    let (watermark, window_doubled, user, agent): (u64, bool, Option<String>, Option<String>) = tx
+        .query_row(
+            "SELECT watermark, window_doubled, user_id, agent_id FROM conversations WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .map_err(map_err)?;
+    let pending = rows::messages(tx, id, watermark + 1, upto_seq)?;
+    let from = watermark.saturating_sub(context as u64) + 1;
+    let context =
+        if watermark == 0 { Vec::new() } else { rows::messages(tx, id, from, watermark)? };
+    Ok(SegmentationBatch { user, agent, watermark, window_doubled, context, pending })
+        })
+    }
+
+    fn commit_segmentation(&self, commit: &SegmentationCommit) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let key = &commit.conversation;
+            let id = conversation_id(tx, key)?;
+            let new_watermark = rules::committed_watermark(&fence_row(tx, id)?, commit)?;
+            for e in &commit.episodes {
+                insert_episode(tx, &key.tenant, id, e)?;
+            }
+            tx.execute(
+                "UPDATE conversations SET watermark = ?2, window_doubled = ?3,
+             fence_job = NULL, fence_upto = NULL, fence_since = NULL
+         WHERE id = ?1",
+                params![id, new_watermark, commit.window_doubled],
+            )
+            .map_err(map_err)?;
+            tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
+            let closed: Vec<_> = commit.episodes.iter().map(|e| e.id.clone()).collect();
+            if let Some(rule) = commit.consolidate.filter(|_| !closed.is_empty()) {
+                crate::facts::queue_if_due(tx, id, key, new_watermark, rule)?;
+            }
+            crate::reviews::queue_review(tx, id, key, closed)
+        })
+    }
 }

@@ -1,80 +1,10 @@
 //! Export and import of whole conversations and of a tenant's timeline.
 
 use epimem_core::{ConversationKey, EpisodeId, Fact, FactId, TimelineNode, Timestamp};
-use epimem_store::{ConversationExport, ExportedFact, ExportedVectors, StoreError};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use epimem_store::{ConversationExport, ExportedFact, ExportedVectors, StoreError, Transfer};
+use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::{map_err, rows, vectors};
-
-pub(crate) fn conversations(
-    conn: &Connection,
-    tenant: &str,
-) -> Result<Vec<ConversationKey>, StoreError> {
-    conn.prepare_cached("SELECT external_id FROM conversations WHERE tenant = ?1 ORDER BY id")
-        .and_then(|mut s| {
-            s.query_map([tenant], |r| Ok(ConversationKey::new(tenant, r.get::<_, String>(0)?)))?
-                .collect()
-        })
-        .map_err(map_err)
-}
-
-/// Reads in one snapshot: call it in a transaction.
-pub(crate) fn export(
-    conn: &Connection,
-    key: &ConversationKey,
-) -> Result<Option<ConversationExport>, StoreError> {
-    type Head = (i64, Option<String>, Option<String>, u64, bool, u64, u64);
-    let head: Option<Head> = conn
-        .query_row(
-            "SELECT id, user_id, agent_id, watermark, window_doubled, consolidated_upto, last_seq
-             FROM conversations WHERE tenant = ?1 AND external_id = ?2",
-            params![key.tenant, key.conversation],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
-        )
-        .optional()
-        .map_err(map_err)?;
-    let Some((id, user, agent, watermark, window_doubled, consolidated_upto, last)) = head else {
-        return Ok(None);
-    };
-    let mut stmt = conn
-        .prepare_cached(&format!(
-            "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE e.conversation_id = ?1 ORDER BY e.first_seq",
-            rows::EPISODE_COLUMNS
-        ))
-        .map_err(map_err)?;
-    let episodes = stmt
-        .query_map([id], rows::episode)
-        .map_err(map_err)?
-        .map(|r| r.map_err(map_err)?)
-        .collect::<Result<Vec<_>, _>>()?;
-    let pending_reviews = conn
-        .prepare_cached("SELECT review FROM pending_reviews WHERE conversation_id = ?1 ORDER BY id")
-        .and_then(|mut s| {
-            s.query_map([id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(map_err)?
-        .iter()
-        .map(|r| {
-            serde_json::from_str(r).map_err(|e| StoreError::Internal(format!("stored review: {e}")))
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(Some(ConversationExport {
-        conversation: key.clone(),
-        user,
-        agent,
-        watermark,
-        window_doubled,
-        consolidated_upto,
-        messages: rows::messages(conn, id, 1, last)?,
-        episodes,
-        pending_reviews,
-        facts: facts(conn, id, key)?,
-        vectors: message_vectors(conn, id)?,
-        versions: crate::edits::exported(conn, id)?,
-        reviews: crate::edits::exported_reviews(conn, id)?,
-    }))
-}
+use crate::{SqliteStore, map_err, rows, vectors};
 
 fn facts(
     conn: &Connection,
@@ -141,17 +71,95 @@ fn message_vectors(conn: &Connection, id: i64) -> Result<Vec<ExportedVectors>, S
     Ok(out)
 }
 
-pub(crate) fn import(tx: &Transaction<'_>, export: &ConversationExport) -> Result<(), StoreError> {
-    export.check().map_err(StoreError::Invalid)?;
-    let key = &export.conversation;
-    if rows::conversation_id(tx, key)?.is_some() {
-        return Err(StoreError::Conflict(format!(
-            "conversation {key} exists: delete it first to import it again"
-        )));
+impl Transfer for SqliteStore {
+    fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
+        self.read(|conn| {
+            conn.prepare_cached(
+                "SELECT external_id FROM conversations WHERE tenant = ?1 ORDER BY id",
+            )
+            .and_then(|mut s| {
+                s.query_map([tenant], |r| Ok(ConversationKey::new(tenant, r.get::<_, String>(0)?)))?
+                    .collect()
+            })
+            .map_err(map_err)
+        })
     }
-    let last = export.messages.len() as u64;
-    let newest = export.messages.iter().map(|m| m.timestamp.millis()).max();
-    tx.execute(
+
+    fn export_conversation(
+        &self,
+        key: &ConversationKey,
+    ) -> Result<Option<ConversationExport>, StoreError> {
+        self.read(|conn| {
+            type Head = (i64, Option<String>, Option<String>, u64, bool, u64, u64);
+            let head: Option<Head> = conn
+        .query_row(
+            "SELECT id, user_id, agent_id, watermark, window_doubled, consolidated_upto, last_seq
+             FROM conversations WHERE tenant = ?1 AND external_id = ?2",
+            params![key.tenant, key.conversation],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)),
+        )
+        .optional()
+        .map_err(map_err)?;
+            let Some((id, user, agent, watermark, window_doubled, consolidated_upto, last)) = head
+            else {
+                return Ok(None);
+            };
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+             WHERE e.conversation_id = ?1 ORDER BY e.first_seq",
+                    rows::EPISODE_COLUMNS
+                ))
+                .map_err(map_err)?;
+            let episodes = stmt
+                .query_map([id], rows::episode)
+                .map_err(map_err)?
+                .map(|r| r.map_err(map_err)?)
+                .collect::<Result<Vec<_>, _>>()?;
+            let pending_reviews = conn
+                .prepare_cached(
+                    "SELECT review FROM pending_reviews WHERE conversation_id = ?1 ORDER BY id",
+                )
+                .and_then(|mut s| {
+                    s.query_map([id], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()
+                })
+                .map_err(map_err)?
+                .iter()
+                .map(|r| {
+                    serde_json::from_str(r)
+                        .map_err(|e| StoreError::Internal(format!("stored review: {e}")))
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(Some(ConversationExport {
+                conversation: key.clone(),
+                user,
+                agent,
+                watermark,
+                window_doubled,
+                consolidated_upto,
+                messages: rows::messages(conn, id, 1, last)?,
+                episodes,
+                pending_reviews,
+                facts: facts(conn, id, key)?,
+                vectors: message_vectors(conn, id)?,
+                versions: crate::edits::exported(conn, id)?,
+                reviews: crate::edits::exported_reviews(conn, id)?,
+            }))
+        })
+    }
+
+    fn import_conversation(&self, export: &ConversationExport) -> Result<(), StoreError> {
+        self.write(|tx| {
+            export.check().map_err(StoreError::Invalid)?;
+            let key = &export.conversation;
+            if rows::conversation_id(tx, key)?.is_some() {
+                return Err(StoreError::Conflict(format!(
+                    "conversation {key} exists: delete it first to import it again"
+                )));
+            }
+            let last = export.messages.len() as u64;
+            let newest = export.messages.iter().map(|m| m.timestamp.millis()).max();
+            tx.execute(
         "INSERT INTO conversations (tenant, external_id, user_id, agent_id, last_seq, watermark,
              newest_ts, window_doubled, consolidated_upto)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -168,89 +176,98 @@ pub(crate) fn import(tx: &Transaction<'_>, export: &ConversationExport) -> Resul
         ],
     )
     .map_err(map_err)?;
-    let id = tx.last_insert_rowid();
-    let mut insert = tx
-        .prepare_cached(
-            "INSERT INTO messages
+            let id = tx.last_insert_rowid();
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO messages
                  (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )
-        .map_err(map_err)?;
-    for m in &export.messages {
-        let metadata = (!m.metadata.is_null()).then(|| m.metadata.to_string());
-        insert
-            .execute(params![
-                id,
-                m.seq,
-                m.key,
-                m.role.as_str(),
-                m.speaker,
-                m.content,
-                m.timestamp.millis(),
-                metadata,
-                m.tokens
-            ])
-            .map_err(map_err)?;
+                )
+                .map_err(map_err)?;
+            for m in &export.messages {
+                let metadata = (!m.metadata.is_null()).then(|| m.metadata.to_string());
+                insert
+                    .execute(params![
+                        id,
+                        m.seq,
+                        m.key,
+                        m.role.as_str(),
+                        m.speaker,
+                        m.content,
+                        m.timestamp.millis(),
+                        metadata,
+                        m.tokens
+                    ])
+                    .map_err(map_err)?;
+            }
+            for e in &export.episodes {
+                crate::segmentation::insert_episode(tx, &key.tenant, id, e)?;
+            }
+            for review in &export.pending_reviews {
+                crate::reviews::record(tx, key, review)?;
+            }
+            for f in &export.facts {
+                crate::facts::insert(
+                    tx,
+                    id,
+                    &f.fact,
+                    f.fingerprint.as_deref(),
+                    f.vector.as_deref(),
+                )?;
+            }
+            for group in &export.vectors {
+                vectors::put_message_vectors(tx, key, &group.fingerprint, &group.vectors)?;
+            }
+            crate::edits::import(tx, id, &export.versions)?;
+            crate::edits::import_reviews(tx, id, &export.reviews)?;
+            Ok(())
+        })
     }
-    for e in &export.episodes {
-        crate::segmentation::insert_episode(tx, &key.tenant, id, e)?;
-    }
-    for review in &export.pending_reviews {
-        crate::reviews::record(tx, key, review)?;
-    }
-    for f in &export.facts {
-        crate::facts::insert(tx, id, &f.fact, f.fingerprint.as_deref(), f.vector.as_deref())?;
-    }
-    for group in &export.vectors {
-        vectors::put_message_vectors(tx, key, &group.fingerprint, &group.vectors)?;
-    }
-    crate::edits::import(tx, id, &export.versions)?;
-    crate::edits::import_reviews(tx, id, &export.reviews)?;
-    Ok(())
-}
 
-pub(crate) fn timeline(conn: &Connection, tenant: &str) -> Result<Vec<TimelineNode>, StoreError> {
-    let rows: Vec<(String, u32, String, String)> = conn
-        .prepare_cached(
-            "SELECT node, version, summary, children FROM timeline_nodes
+    fn timeline_export(&self, tenant: &str) -> Result<Vec<TimelineNode>, StoreError> {
+        self.read(|conn| {
+            let rows: Vec<(String, u32, String, String)> = conn
+                .prepare_cached(
+                    "SELECT node, version, summary, children FROM timeline_nodes
              WHERE tenant = ?1 ORDER BY node, version",
-        )
-        .and_then(|mut s| {
-            s.query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect()
+                )
+                .and_then(|mut s| {
+                    s.query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                        .collect()
+                })
+                .map_err(map_err)?;
+            rows.into_iter()
+                .map(|(node, version, summary, children)| {
+                    Ok(TimelineNode {
+                        id: node.parse().map_err(|e| {
+                            StoreError::Internal(format!("stored timeline node: {e}"))
+                        })?,
+                        version,
+                        summary: crate::timeline::decode(&summary)?,
+                        children: crate::timeline::decode(&children)?,
+                    })
+                })
+                .collect()
         })
-        .map_err(map_err)?;
-    rows.into_iter()
-        .map(|(node, version, summary, children)| {
-            Ok(TimelineNode {
-                id: node
-                    .parse()
-                    .map_err(|e| StoreError::Internal(format!("stored timeline node: {e}")))?,
-                version,
-                summary: crate::timeline::decode(&summary)?,
-                children: crate::timeline::decode(&children)?,
-            })
-        })
-        .collect()
-}
+    }
 
-pub(crate) fn import_timeline(
-    tx: &Transaction<'_>,
-    tenant: &str,
-    nodes: &[TimelineNode],
-) -> Result<(), StoreError> {
-    let mut insert = tx
+    fn import_timeline(&self, tenant: &str, nodes: &[TimelineNode]) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let mut insert = tx
         .prepare_cached(
             "INSERT OR IGNORE INTO timeline_nodes (tenant, node, version, summary, children)
              VALUES (?1, ?2, ?3, ?4, ?5)",
         )
         .map_err(map_err)?;
-    for node in nodes {
-        let summary = crate::timeline::encode(&node.summary)?;
-        let children = crate::timeline::encode(&node.children)?;
-        insert
-            .execute(params![tenant, node.id.to_string(), node.version, summary, children])
-            .map_err(map_err)?;
+            for node in nodes {
+                let summary = crate::timeline::encode(&node.summary)?;
+                let children = crate::timeline::encode(&node.children)?;
+                insert
+                    .execute(params![tenant, node.id.to_string(), node.version, summary, children])
+                    .map_err(map_err)?;
+            }
+            let through = crate::changes::generation(tx, tenant)?;
+            crate::timeline::mark(tx, tenant, &[], through)
+        })
     }
-    let through = crate::changes::generation(tx, tenant)?;
-    crate::timeline::mark(tx, tenant, &[], through)
 }

@@ -276,7 +276,7 @@ fn a_message_dated_9999_is_refused_and_one_stored_before_stops_no_other_period()
         metadata: serde_json::Value::Null,
         tokens: 6,
     };
-    epimem_store::Store::push_messages(engine.store(), &[stored]).unwrap();
+    epimem_store::Ingest::push_messages(engine.store(), &[stored]).unwrap();
     engine.flush(&Scope::tenant("t")).unwrap();
     for day in [0, 1, 2] {
         remember(&engine, "t", "c", day, &["We planned the garden beds", "Tomatoes by the fence"]);
@@ -311,7 +311,7 @@ fn a_retold_timeline_is_told_as_this_version_tells_it() {
     let other = SqliteStore::open(&path).unwrap();
     let old =
         epimem_core::NodeSummary { title: "photo, great and share".into(), ..told.summary.clone() };
-    epimem_store::Store::put_timeline_node(
+    epimem_store::Timeline::put_timeline_node(
         &other,
         "t",
         &epimem_core::TimelineNode { summary: old, ..told.clone() },
