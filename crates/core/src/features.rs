@@ -29,7 +29,7 @@ pub struct VectorMatch {
 #[derive(Debug, Clone, PartialEq)]
 pub struct EpisodeFeatures {
     /// The episode as indexed.
-    pub episode: IndexedEpisode,
+    pub episode: KeptEpisode,
     /// Its title and summary, fingerprinted ([`story_fingerprint`]): the same story told twice
     /// is one memory.
     pub story: u64,
@@ -72,14 +72,14 @@ pub struct TurnFeatures {
 /// million episodes; an index that kept them held more than half its state in texts the
 /// ranking never reads (the store has them for the few answers).
 #[derive(Debug, Clone, PartialEq)]
-pub struct IndexedEpisode {
+pub struct KeptEpisode {
     pub id: EpisodeId,
     pub start: Timestamp,
     pub end: Timestamp,
     pub fsrs: FsrsState,
 }
 
-impl From<&Episode> for IndexedEpisode {
+impl From<&Episode> for KeptEpisode {
     fn from(e: &Episode) -> Self {
         Self { id: e.id.clone(), start: e.start, end: e.end, fsrs: e.fsrs }
     }
@@ -102,7 +102,7 @@ pub struct TurnTable {
     /// Whether the query had any word to search for.
     pub searched_words: bool,
     /// Every episode the table refers to, as indexed.
-    pub episodes: Vec<IndexedEpisode>,
+    pub episodes: Vec<KeptEpisode>,
     /// Per episode (of those holding a candidate): the episodes just before and after it in
     /// its conversation, unless a silence separates them.
     pub adjacent: Vec<Vec<u32>>,

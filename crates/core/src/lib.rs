@@ -54,7 +54,7 @@ pub use facts::{
     SourceEpisode, fact_id, plan_fact_changes, rank_facts,
 };
 pub use features::{
-    EpisodeCandidates, EpisodeFeatures, IndexedEpisode, LexicalMatch, TurnFeatures, TurnKey,
+    EpisodeCandidates, EpisodeFeatures, KeptEpisode, LexicalMatch, TurnFeatures, TurnKey,
     TurnTable, VectorMatch, story_fingerprint,
 };
 pub use fusion::{Fusion, fuse, rrf};
@@ -63,7 +63,7 @@ pub use job::{Job, JobId, JobKind};
 pub use key_phrases::{KeyPhrase, key_phrases};
 pub use keywords::{KeywordBag, jaccard, keyword_list};
 pub use llm::{AnswerError, ChatPrompt, LlmStage, LlmUsage};
-pub use memory::{Memory, MemoryConfig};
+pub use memory::{MemoryConfig, MemoryStrength};
 pub use message::{
     Message, MessageFields, MessageProblem, NewMessage, Role, RoleParseError, check_message,
     clip_middle, limits as message_limits, name_words,

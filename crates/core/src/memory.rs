@@ -41,19 +41,19 @@ impl Default for MemoryConfig {
 }
 
 /// FSRS with the default parameters, built once.
-pub struct Memory {
+pub struct MemoryStrength {
     fsrs: FSRS,
     decay: f32,
     config: MemoryConfig,
 }
 
-impl std::fmt::Debug for Memory {
+impl std::fmt::Debug for MemoryStrength {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Memory").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("MemoryStrength").field("config", &self.config).finish_non_exhaustive()
     }
 }
 
-impl Memory {
+impl MemoryStrength {
     pub fn new(config: MemoryConfig) -> Self {
         // The default parameters are valid by construction.
         let fsrs = FSRS::new(&DEFAULT_PARAMETERS).expect("FSRS accepts its default parameters");
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn surprise_boosts_stability() {
-        let m = Memory::new(MemoryConfig::default());
+        let m = MemoryStrength::new(MemoryConfig::default());
         let plain = m.initial(0.0, Timestamp(0));
         let surprising = m.initial(0.9, Timestamp(0));
         let (s0, s1) = (plain.stability.unwrap(), surprising.stability.unwrap());
@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn retrievability_is_the_desired_retention_when_due() {
-        let m = Memory::new(MemoryConfig::default());
+        let m = MemoryStrength::new(MemoryConfig::default());
         let s = m.initial(0.0, Timestamp(0));
         assert_eq!(m.retrievability(&s, Timestamp(0)), 1.0);
         let at_due = m.retrievability(&s, s.due.unwrap());
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn each_rating_moves_stability_its_own_way() {
-        let m = Memory::new(MemoryConfig::default());
+        let m = MemoryStrength::new(MemoryConfig::default());
         let start = m.initial(0.0, Timestamp(0));
         let at = Timestamp(3 * DAY);
         let after = |rating| m.review(&start, rating, at);
@@ -209,7 +209,7 @@ mod tests {
             a in 0i64..1000,
             b in 0i64..1000,
         ) {
-            let m = Memory::new(MemoryConfig::default());
+            let m = MemoryStrength::new(MemoryConfig::default());
             let s = m.initial(surprise, Timestamp(0));
             let (early, late) = (a.min(b), a.max(b));
             let (r1, r2) = (m.retrievability(&s, Timestamp(early * DAY / 10)), m.retrievability(&s, Timestamp(late * DAY / 10)));
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn the_curve_falls_from_the_last_review() {
-        let memory = Memory::new(MemoryConfig::default());
+        let memory = MemoryStrength::new(MemoryConfig::default());
         let at = Timestamp(1_767_225_600_000);
         let state = memory.initial(0.5, at);
         let until = at.plus_millis(90 * DAY_MS as i64);

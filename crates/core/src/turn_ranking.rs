@@ -219,7 +219,7 @@ mod tests {
 
     use super::*;
     use crate::{
-        EpisodeFeatures, Fusion, IndexedEpisode, LexicalMatch, Profile, TurnFeatures, VectorMatch,
+        EpisodeFeatures, Fusion, KeptEpisode, LexicalMatch, Profile, TurnFeatures, VectorMatch,
     };
 
     #[test]
@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn the_same_story_told_twice_is_recalled_once_at_its_better_rank() {
         let candidate = |id: &str, story: u64, rank: usize| EpisodeFeatures {
-            episode: IndexedEpisode {
+            episode: KeptEpisode {
                 id: crate::EpisodeId(id.into()),
                 start: crate::Timestamp(0),
                 end: crate::Timestamp(0),

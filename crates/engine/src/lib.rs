@@ -26,8 +26,8 @@ mod wakeup;
 mod work;
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, FsrsState, Memory, NewMessage, Role, Scope, Timestamp,
-    TokenCounter, evaluate_trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, MemoryStrength, NewMessage, Role, Scope,
+    Timestamp, TokenCounter, evaluate_trigger,
 };
 use epimem_embed::Embedder;
 use epimem_llm::ChatModel;
@@ -125,7 +125,7 @@ pub struct Engine {
     /// Cuts and titles episodes when configured; the LLM-free segmenters stand in without it
     /// and whenever it fails.
     chat: Option<std::sync::Arc<dyn ChatModel>>,
-    memory: Memory,
+    memory: MemoryStrength,
     search: Box<dyn Search>,
     freshness: Freshness,
     /// How long a recall waits for its tenant's index to be built before it is refused.
@@ -172,7 +172,7 @@ impl Engine {
         clock: Box<dyn Clock>,
         worker: String,
     ) -> Self {
-        let memory = Memory::new(config.memory.clone());
+        let memory = MemoryStrength::new(config.memory.clone());
         let tail_cache = tail::TailCache::for_lines(config.ranking.open_tail_lines);
         Self {
             store,

@@ -18,13 +18,13 @@ use serde_json::{Value, json};
 
 /// What the server does with one call.
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub enum ScriptedReply {
     /// 200 with this text as the message's content.
     Answer(String),
     /// This status and body, with a `Retry-After` header when given.
     Status { status: u16, body: String, retry_after: Option<String> },
     /// The reply, after a wait.
-    Slow(Duration, Box<Reply>),
+    Slow(Duration, Box<ScriptedReply>),
     /// The connection closed without a reply.
     HangUp,
 }
@@ -53,10 +53,10 @@ impl Received {
     }
 }
 
-type Responder = Box<dyn Fn(&Received) -> Reply + Send + Sync>;
+type Responder = Box<dyn Fn(&Received) -> ScriptedReply + Send + Sync>;
 
 struct Shared {
-    script: Mutex<VecDeque<Reply>>,
+    script: Mutex<VecDeque<ScriptedReply>>,
     otherwise: Mutex<Option<Responder>>,
     received: Mutex<Vec<Received>>,
     /// Prompt and completion tokens reported in successful replies.
@@ -84,7 +84,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ScriptedServer {
     /// Starts a server that answers calls with `script` in order, then with HTTP 500.
-    pub fn start(script: impl IntoIterator<Item = Reply>) -> Self {
+    pub fn start(script: impl IntoIterator<Item = ScriptedReply>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
@@ -117,12 +117,15 @@ impl ScriptedServer {
     }
 
     /// Adds replies to the end of the script.
-    pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
+    pub fn push(&self, replies: impl IntoIterator<Item = ScriptedReply>) {
         lock(&self.shared.script).extend(replies);
     }
 
     /// Answers calls with `responder` once the script is used up.
-    pub fn otherwise(&self, responder: impl Fn(&Received) -> Reply + Send + Sync + 'static) {
+    pub fn otherwise(
+        &self,
+        responder: impl Fn(&Received) -> ScriptedReply + Send + Sync + 'static,
+    ) {
         *lock(&self.shared.otherwise) = Some(Box::new(responder));
     }
 
@@ -168,7 +171,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
         && received.response_format() == "json_schema";
     lock(&shared.received).push(received.clone());
     let reply = if refused {
-        Reply::Status {
+        ScriptedReply::Status {
             status: 400,
             body: r#"{"error": {"message": "response_format json_schema is not supported"}}"#
                 .into(),
@@ -177,7 +180,11 @@ fn serve(stream: TcpStream, shared: &Shared) {
     } else {
         let next = lock(&shared.script).pop_front();
         next.or_else(|| lock(&shared.otherwise).as_ref().map(|f| f(&received))).unwrap_or(
-            Reply::Status { status: 500, body: "the script is used up".into(), retry_after: None },
+            ScriptedReply::Status {
+                status: 500,
+                body: "the script is used up".into(),
+                retry_after: None,
+            },
         )
     };
     respond(stream, &received, reply, shared);
@@ -206,15 +213,15 @@ fn read_request(stream: &TcpStream) -> Option<Received> {
     Some(Received { body: serde_json::from_slice(&body).unwrap_or(Value::Null), authorization })
 }
 
-fn respond(mut stream: TcpStream, received: &Received, reply: Reply, shared: &Shared) {
+fn respond(mut stream: TcpStream, received: &Received, reply: ScriptedReply, shared: &Shared) {
     let (status, body, retry_after) = match reply {
-        Reply::HangUp => return,
-        Reply::Slow(wait, reply) => {
+        ScriptedReply::HangUp => return,
+        ScriptedReply::Slow(wait, reply) => {
             std::thread::sleep(wait);
             return respond(stream, received, *reply, shared);
         }
-        Reply::Status { status, body, retry_after } => (status, body, retry_after),
-        Reply::Answer(content) => {
+        ScriptedReply::Status { status, body, retry_after } => (status, body, retry_after),
+        ScriptedReply::Answer(content) => {
             // Deterministic counts a test can add up: a token per four characters.
             let prompt_tokens =
                 (received.message("system").len() + received.message("user").len()) as u64 / 4;

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Episode, EpisodeId, FsrsState, IndexedEpisode, Scope, Timestamp, story_fingerprint,
+    Episode, EpisodeId, FsrsState, KeptEpisode, Scope, Timestamp, story_fingerprint,
 };
 use serde::{Deserialize, Serialize};
 
@@ -230,9 +230,9 @@ impl EpisodeTable {
     }
 
     /// What ranking needs of the episode in `slot` (its id the only text copied).
-    pub(crate) fn indexed(&self, slot: usize) -> IndexedEpisode {
+    pub(crate) fn indexed(&self, slot: usize) -> KeptEpisode {
         let s = &self.spans[slot];
-        IndexedEpisode {
+        KeptEpisode {
             id: EpisodeId(self.ids.get(slot).to_owned()),
             start: s.start,
             end: s.end,
@@ -404,7 +404,7 @@ pub(crate) mod tests {
         let mut read: EpisodeTable = postcard::from_bytes(&bytes).unwrap();
         read.loaded().unwrap();
         for (slot, e) in [(0, &kept), (2, &last)] {
-            assert_eq!(read.indexed(slot), IndexedEpisode::from(e));
+            assert_eq!(read.indexed(slot), KeptEpisode::from(e));
             assert_eq!(read.story(slot), story_fingerprint(&e.title, &e.summary));
         }
         assert_ne!(read.story(0), read.story(2));

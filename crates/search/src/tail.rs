@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    ConversationKey, EpisodeId, FsrsState, IndexedEpisode, LexicalMatch, LineSignals, Role,
-    Timestamp, TurnFeatures, TurnKey, TurnTable, VectorMatch, standing_instructions,
+    ConversationKey, EpisodeId, FsrsState, KeptEpisode, LexicalMatch, LineSignals, Role, Timestamp,
+    TurnFeatures, TurnKey, TurnTable, VectorMatch, standing_instructions,
 };
 
 /// A message of a conversation's open tail.
@@ -50,7 +50,7 @@ pub fn add_tail(
     for line in tail {
         let next = table.episodes.len() as u32;
         let e = *episode_of.entry(line.conversation).or_insert_with(|| {
-            table.episodes.push(IndexedEpisode {
+            table.episodes.push(KeptEpisode {
                 id: EpisodeId::open_tail(line.conversation),
                 start: line.at,
                 end: line.at,
@@ -430,7 +430,7 @@ mod tests {
     fn tail_lines_join_the_candidates_and_take_their_rank() {
         let conversation = ConversationKey::new("t", "c");
         let mut table = TurnTable {
-            episodes: vec![IndexedEpisode {
+            episodes: vec![KeptEpisode {
                 id: EpisodeId("ep_1".into()),
                 start: Timestamp(0),
                 end: Timestamp(0),

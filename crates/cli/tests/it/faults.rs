@@ -11,7 +11,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_llm::scripted::{Reply, ScriptedServer};
+use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
 use serde_json::{Value, json};
 
 use crate::serve::{Server, message};
@@ -120,7 +120,7 @@ fn model() -> ScriptedServer {
             let (title, bullets) = ("Steps of the plan", ["the plan moved"]);
             json!({"title": title, "bullets": bullets, "keywords": ["plan"]})
         };
-        Reply::Answer(answer.to_string())
+        ScriptedReply::Answer(answer.to_string())
     });
     server
 }

@@ -4,14 +4,14 @@
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use epimem_llm::scripted::{Reply, ScriptedServer};
+use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
 use serde_json::{Value, json};
 
 use crate::common::{json_lines, listed};
 
 /// Schema-valid episodes for a window of `n` messages, their counts chosen by `seed` and not
 /// always adding up to `n`.
-fn random_cut(n: usize, seed: u64) -> Reply {
+fn random_cut(n: usize, seed: u64) -> ScriptedReply {
     let mut rng = fastrand::Rng::with_seed(seed);
     let segments: Vec<Value> = (0..rng.usize(1..=4))
         .map(|i| {
@@ -21,11 +21,11 @@ fn random_cut(n: usize, seed: u64) -> Reply {
                    "summary": "Something happened.", "surprise_level": surprise})
         })
         .collect();
-    Reply::Answer(json!({ "segments": segments }).to_string())
+    ScriptedReply::Answer(json!({ "segments": segments }).to_string())
 }
 
 /// Schema-valid fact actions citing episodes and facts that may or may not exist.
-fn random_actions(seed: u64) -> Reply {
+fn random_actions(seed: u64) -> ScriptedReply {
     let mut rng = fastrand::Rng::with_seed(seed);
     let kinds = ["new", "reinforce", "update", "invalidate"];
     let actions: Vec<Value> = (0..rng.usize(0..=3))
@@ -34,7 +34,7 @@ fn random_actions(seed: u64) -> Reply {
                    "text": format!("Random fact {seed}-{i}"), "episode_ids": [format!("e{}", rng.usize(0..5))]})
         })
         .collect();
-    Reply::Answer(json!({ "actions": actions }).to_string())
+    ScriptedReply::Answer(json!({ "actions": actions }).to_string())
 }
 
 #[test]
@@ -44,7 +44,7 @@ fn a_model_that_fails_a_third_of_its_calls_loses_and_duplicates_nothing() {
     server.otherwise(move |asked| {
         let call = calls.fetch_add(1, Ordering::SeqCst);
         if call % 3 == 2 {
-            return Reply::Status {
+            return ScriptedReply::Status {
                 status: 500,
                 body: "scripted failure".into(),
                 retry_after: None,
@@ -141,13 +141,13 @@ pub(crate) fn fact_model() -> ScriptedServer {
     let server = ScriptedServer::start([]);
     server.otherwise(|asked| {
         if asked.message("system").starts_with("You keep a list of lasting facts") {
-            return Reply::Answer(
+            return ScriptedReply::Answer(
                 json!({"actions": [{"action": "new", "fact_id": "", "text": "Ana's sister married Rui in Porto", "episode_ids": ["e1"]}]})
                     .to_string(),
             );
         }
         let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
-        Reply::Answer(
+        ScriptedReply::Answer(
             json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
                 "title": "Ana's sister's wedding", "summary": "Ana tells of the wedding.", "surprise_level": "extremely_high"}]})
                 .to_string(),

@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_llm::scripted::{Reply, ScriptedServer};
+use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
 use epimem_store_postgres::test_support::{TestDatabase, test_database};
 use serde_json::Value;
 
@@ -101,9 +101,9 @@ fn servers_and_workers_share_one_postgres_and_a_killed_worker_loses_nothing() {
     let Some(db) = test_database() else { return };
     let llm = ScriptedServer::start([]);
     llm.otherwise(|_| {
-        Reply::Slow(
+        ScriptedReply::Slow(
             Duration::from_millis(300),
-            Box::new(Reply::Status { status: 400, body: "no".into(), retry_after: None }),
+            Box::new(ScriptedReply::Status { status: 400, body: "no".into(), retry_after: None }),
         )
     });
     let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_llm::scripted::{Reply, ScriptedServer};
+use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
 use serde_json::{Value, json};
 
 /// A server process on a free loopback port, killed when dropped.
@@ -408,7 +408,7 @@ fn metrics_count_requests_by_route_and_what_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let episode = r#"{"segments": [{"start_message_index": 0, "end_message_index": 1, "num_messages": 2,
         "title": "A greeting", "summary": "Someone says hello.", "surprise_level": "low"}]}"#;
-    let model = ScriptedServer::start([Reply::Answer(episode.into())]);
+    let model = ScriptedServer::start([ScriptedReply::Answer(episode.into())]);
     let config = format!("{FAST_WORKER}\n[llm]\nurl = \"{}\"\nmodel = \"m\"\n", model.url());
     let server = Server::start(&dir.path().join("e.db"), &config);
     let m = json!([

@@ -125,6 +125,45 @@ fn the_repository_holds_nothing_stray() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Each public type's name says one thing across the workspace: a reader meeting `Memory`
+/// knows which one it is.
+#[test]
+fn no_two_public_types_share_a_name() {
+    let root = repository();
+    let mut seen: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut crates: Vec<PathBuf> =
+        std::fs::read_dir(root.join("crates")).unwrap().map(|e| e.unwrap().path()).collect();
+    crates.push(root.join("bindings/python"));
+    for krate in crates {
+        for (path, text) in rust_sources(&krate.join("src")) {
+            for name in public_types(&text) {
+                seen.entry(name).or_default().push(path.clone());
+            }
+        }
+    }
+    let shared: Vec<String> = seen
+        .iter()
+        .filter(|(_, places)| places.len() > 1)
+        .map(|(name, places)| format!("{name}: {}", places.join(", ")))
+        .collect();
+    assert!(shared.is_empty(), "public types sharing a name:\n{}", shared.join("\n"));
+}
+
+/// The names of the types `text` declares `pub` (not `pub(crate)`).
+fn public_types(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix("pub ")?;
+            let rest = ["struct ", "enum ", "trait ", "type "]
+                .iter()
+                .find_map(|k| rest.strip_prefix(k))?;
+            let name: String =
+                rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect()
+}
+
 /// The results page stays one a reader scans; the notebook is `docs/experiments/`.
 #[test]
 fn the_results_page_is_short() {
@@ -156,6 +195,12 @@ fn no_door_calls_the_engine() {
         let wrong = doors_past_memory(&manifest, &rust_sources(&root.join(door).join("src")));
         assert!(wrong.is_empty(), "{door} reaches past Memory:\n{}", wrong.join("\n"));
     }
+}
+
+#[test]
+fn public_types_are_read_as_declared() {
+    let text = "pub struct Memory {\n    pub(crate) struct Hidden;\npub enum Kind {}\n";
+    assert_eq!(public_types(text), ["Memory", "Kind"]);
 }
 
 #[test]

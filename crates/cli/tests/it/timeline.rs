@@ -110,7 +110,7 @@ fn nodes_written(db: &std::path::Path) -> i64 {
 
 #[test]
 fn a_rollup_killed_between_two_nodes_resumes_without_duplicate_or_missing_ones() {
-    use epimem_llm::scripted::{Reply, ScriptedServer};
+    use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
     use std::time::{Duration, Instant};
 
     let dir = tempfile::tempdir().unwrap();
@@ -120,7 +120,10 @@ fn a_rollup_killed_between_two_nodes_resumes_without_duplicate_or_missing_ones()
     let model = ScriptedServer::start([]);
     model.otherwise(|_| {
         let told = json!({"title": "Garden work", "bullets": ["Beds dug"], "keywords": ["garden"]});
-        Reply::Slow(Duration::from_millis(300), Box::new(Reply::Answer(told.to_string())))
+        ScriptedReply::Slow(
+            Duration::from_millis(300),
+            Box::new(ScriptedReply::Answer(told.to_string())),
+        )
     });
     let config = dir.path().join("llm.toml");
     std::fs::write(&config, format!("[llm]\nurl = \"{}\"\nmodel = \"m\"\n", model.url())).unwrap();

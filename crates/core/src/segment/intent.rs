@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Boundary, BoundaryReason, SegmentMessage, Similarity, Strength,
+    Boundary, BoundaryReason, OverlapMeasure, SegmentMessage, Strength,
     cues::{PromptCue, prompt_cue},
 };
 use crate::{
@@ -53,7 +53,7 @@ impl Default for IntentConfig {
 /// Boundaries at user prompts whose keywords drift from the growing episode bag.
 pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig) -> Vec<Boundary> {
     let rules = PromptRules {
-        measure: Similarity::Jaccard,
+        measure: OverlapMeasure::Jaccard,
         threshold: config.threshold,
         threshold_after_gap: config.threshold_after_gap,
         long_gap_ms: config.long_gap_minutes * Timestamp::MINUTE_MS,
@@ -69,7 +69,7 @@ pub fn intent_boundaries(messages: &[SegmentMessage<'_>], config: &IntentConfig)
 /// How user prompts are weighed against the episode so far; the intent segmenter (chats
 /// without embeddings) and the work-unit segmenter (agent sessions) differ only in these.
 pub(super) struct PromptRules {
-    pub(super) measure: Similarity,
+    pub(super) measure: OverlapMeasure,
     /// A prompt less similar than this opens a new episode...
     pub(super) threshold: f64,
     /// ...or than this, after a silence of `long_gap_ms`.
@@ -136,8 +136,8 @@ pub(super) fn prompt_boundaries(
                     rules.threshold
                 };
                 let similarity = match rules.measure {
-                    Similarity::Containment => bag.containment_with(&replied, &prompt),
-                    Similarity::Jaccard => bag.jaccard(&prompt),
+                    OverlapMeasure::Containment => bag.containment_with(&replied, &prompt),
+                    OverlapMeasure::Jaccard => bag.jaccard(&prompt),
                 };
                 similarity < threshold
             }
@@ -206,7 +206,7 @@ mod tests {
 
     #[test]
     fn a_long_gap_lowers_the_bar_for_a_shift() {
-        // Similarity 2/8 = 0.25: above the normal cut-off, below the after-gap one.
+        // OverlapMeasure 2/8 = 0.25: above the normal cut-off, below the after-gap one.
         let base = "garden tomato watering schedule plan";
         let next = "tomato garden recipe dinner party";
         let quick = dialogue(&[(Role::User, base, 0), (Role::User, next, 60)]);

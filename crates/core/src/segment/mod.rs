@@ -30,7 +30,7 @@ pub use policy::{SegmentationPolicy, Surprises};
 pub use semantic::{SemanticConfig, semantic_boundaries};
 pub use surprise::opening_surprise;
 pub use time_gap::{TimeGapConfig, time_gap_boundaries};
-pub use work::{Similarity, WorkConfig, is_agent_work, work_boundaries};
+pub use work::{OverlapMeasure, WorkConfig, is_agent_work, work_boundaries};
 
 use crate::{Role, Timestamp};
 

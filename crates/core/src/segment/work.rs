@@ -17,7 +17,7 @@ pub struct WorkConfig {
     /// Cut agent sessions by the user's intents; off, they are cut like any conversation.
     pub enabled: bool,
     /// How a prompt is compared with the work unit's prompt keywords.
-    pub measure: Similarity,
+    pub measure: OverlapMeasure,
     /// A prompt less similar than this opens a new work unit.
     pub threshold: f64,
     /// Prompts with fewer words continue the work unit ("ok push", "5,6", "yes").
@@ -46,7 +46,7 @@ pub struct WorkConfig {
 /// How alike a prompt and the work unit so far are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Similarity {
+pub enum OverlapMeasure {
     /// The share of the prompt's keywords the unit's prompts already used. The unit's bag
     /// grows with every prompt; this does not shrink as it grows.
     Containment,
@@ -61,7 +61,7 @@ impl Default for WorkConfig {
     fn default() -> Self {
         Self {
             enabled: true,
-            measure: Similarity::Containment,
+            measure: OverlapMeasure::Containment,
             threshold: 0.2,
             min_words: 5,
             long_gap_minutes: 30,

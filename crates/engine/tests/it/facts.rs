@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex};
 
 use epimem_core::{LlmStage, Scope, Timestamp};
 use epimem_engine::{Engine, EngineConfig, FixedClock, RecallQuery};
-use epimem_llm::scripted::{Reply, ScriptedServer};
+use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
 use serde_json::{Value, json};
 
 use crate::common::{T0, remember};
 
-type Answers = Arc<Mutex<VecDeque<Reply>>>;
+type Answers = Arc<Mutex<VecDeque<ScriptedReply>>>;
 
 fn engine(surprise: &'static str) -> (Engine, ScriptedServer, Answers) {
     let (engine, server, answers, _) = engine_on_clock(surprise);
@@ -28,10 +28,10 @@ fn engine_on_clock(surprise: &'static str) -> (Engine, ScriptedServer, Answers, 
     server.otherwise(move |asked| {
         if asked.message("system").starts_with("You keep a list of lasting facts") {
             let next = queued.lock().unwrap().pop_front();
-            return next.unwrap_or(Reply::Status { status: 500, body: "no answer".into(), retry_after: None });
+            return next.unwrap_or(ScriptedReply::Status { status: 500, body: "no answer".into(), retry_after: None });
         }
         let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
-        Reply::Answer(json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
+        ScriptedReply::Answer(json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
             "title": "Ana talks about her life", "summary": "Ana talks.", "surprise_level": surprise}]}).to_string())
     });
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));
@@ -40,8 +40,8 @@ fn engine_on_clock(surprise: &'static str) -> (Engine, ScriptedServer, Answers, 
     (engine, server, answers, clock)
 }
 
-fn actions(actions: Value) -> Reply {
-    Reply::Answer(json!({ "actions": actions }).to_string())
+fn actions(actions: Value) -> ScriptedReply {
+    ScriptedReply::Answer(json!({ "actions": actions }).to_string())
 }
 
 fn facts(engine: &Engine, with_invalid: bool) -> Vec<(String, bool)> {

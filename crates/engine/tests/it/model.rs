@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use epimem_core::{BoundaryReason, ConversationKey, LlmStage, Role, Scope, Timestamp, ToldBy};
 use epimem_engine::{Engine, EngineConfig, FixedClock, MessageInput};
-use epimem_llm::scripted::{Reply, ScriptedServer, dead_url};
+use epimem_llm::scripted::{ScriptedReply, ScriptedServer, dead_url};
 use epimem_llm::{LlmConfig, OpenAiChat};
 use epimem_store_sqlite::SqliteStore;
 use serde_json::json;
@@ -62,7 +62,7 @@ fn messages(from: u64, n: u64) -> Vec<MessageInput> {
 }
 
 /// An answer cutting the window into episodes of these lengths and surprise levels.
-fn cut(segments: &[(usize, &str)]) -> Reply {
+fn cut(segments: &[(usize, &str)]) -> ScriptedReply {
     let mut start = 0;
     let segments: Vec<_> = segments
         .iter()
@@ -74,7 +74,7 @@ fn cut(segments: &[(usize, &str)]) -> Reply {
                    "surprise_level": surprise})
         })
         .collect();
-    Reply::Answer(json!({ "segments": segments }).to_string())
+    ScriptedReply::Answer(json!({ "segments": segments }).to_string())
 }
 
 /// (first, last, title) of each episode, oldest first.
@@ -222,8 +222,10 @@ fn a_single_message_is_told_without_the_model() {
 
 #[test]
 fn an_unreadable_answer_is_asked_again_once() {
-    let server =
-        ScriptedServer::start([Reply::Answer("{\"segments\": [".into()), cut(&[(5, "low")])]);
+    let server = ScriptedServer::start([
+        ScriptedReply::Answer("{\"segments\": [".into()),
+        cut(&[(5, "low")]),
+    ]);
     let engine = engine(server.url(), cutting_only());
     engine.ingest(messages(1, 5)).unwrap();
     engine.flush(&Scope::tenant("t")).unwrap();
@@ -234,10 +236,16 @@ fn an_unreadable_answer_is_asked_again_once() {
 
 #[test]
 fn whatever_the_model_does_wrong_every_message_ends_in_one_episode() {
-    let broken = |body: &str| Reply::Answer(body.into());
-    let error = |status| Reply::Status { status, body: "scripted".into(), retry_after: None };
-    let slow = || Reply::Slow(Duration::from_millis(1500), Box::new(Reply::Answer("{}".into())));
-    let cases: Vec<(&str, Vec<Reply>)> = vec![
+    let broken = |body: &str| ScriptedReply::Answer(body.into());
+    let error =
+        |status| ScriptedReply::Status { status, body: "scripted".into(), retry_after: None };
+    let slow = || {
+        ScriptedReply::Slow(
+            Duration::from_millis(1500),
+            Box::new(ScriptedReply::Answer("{}".into())),
+        )
+    };
+    let cases: Vec<(&str, Vec<ScriptedReply>)> = vec![
         ("invalid JSON", vec![broken("not json"), broken("{\"segments\": [")]),
         (
             "JSON that breaks the schema",
@@ -246,7 +254,7 @@ fn whatever_the_model_does_wrong_every_message_ends_in_one_episode() {
         ("server errors", vec![error(500), error(503)]),
         ("a refused key", vec![error(401)]),
         ("replies slower than the timeout", vec![slow(), slow()]),
-        ("hang-ups", vec![Reply::HangUp, Reply::HangUp]),
+        ("hang-ups", vec![ScriptedReply::HangUp, ScriptedReply::HangUp]),
     ];
     for (case, script) in cases {
         let server = ScriptedServer::start(script);
@@ -278,7 +286,7 @@ fn agent_work_is_told_as_a_story_and_chat_is_not() {
     let server = ScriptedServer::start([]);
     server.otherwise(|asked| {
         if asked.message("system").starts_with("You write down an episode of work") {
-            return Reply::Answer(
+            return ScriptedReply::Answer(
                 json!({"title": "Fixing the refund webhook test", "intent": "Make the test pass",
                        "what_happened": "The agent made the test wait for the mock server's port",
                        "learned": "The mock server starts asynchronously", "completed": "The test passes", "notes": ""})

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use epimem_core::{EpisodeId, FsrsState, LlmStage, Scope, Timestamp};
 use epimem_engine::{Engine, EngineConfig, RecallQuery};
-use epimem_llm::scripted::{Reply, ScriptedServer};
+use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
 use serde_json::json;
 
 use crate::common::{DAY, T0, engine, remember};
@@ -71,10 +71,10 @@ fn with_reviewer(rating: &'static str) -> (Engine, ScriptedServer) {
         let system = asked.message("system");
         if system.starts_with("You judge") {
             let rating = *ratings.lock().unwrap();
-            return Reply::Answer(json!({"ratings": [{"memory_id": rating.split(':').next().unwrap(), "rating": rating.split(':').nth(1).unwrap()}]}).to_string());
+            return ScriptedReply::Answer(json!({"ratings": [{"memory_id": rating.split(':').next().unwrap(), "rating": rating.split(':').nth(1).unwrap()}]}).to_string());
         }
         let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
-        Reply::Answer(json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
+        ScriptedReply::Answer(json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
             "title": "Talking about the trip plans", "summary": "They talk.", "surprise_level": "low"}]}).to_string())
     });
     (crate::model::engine(server.url(), EngineConfig::default()), server)

@@ -159,7 +159,7 @@ fn a_forgotten_episode_leaves_every_node() {
 #[test]
 fn with_a_model_the_periods_are_told_by_it_and_without_an_answer_by_their_words() {
     use epimem_core::LlmStage;
-    use epimem_llm::scripted::{Reply, ScriptedServer};
+    use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
     use serde_json::json;
 
     let server = ScriptedServer::start([]);
@@ -169,12 +169,12 @@ fn with_a_model_the_periods_are_told_by_it_and_without_an_answer_by_their_words(
         let system = asked.message("system");
         if system.starts_with("You sum up a period") {
             if !answering.load(std::sync::atomic::Ordering::SeqCst) {
-                return Reply::Status { status: 500, body: "down".into(), retry_after: None };
+                return ScriptedReply::Status { status: 500, body: "down".into(), retry_after: None };
             }
-            return Reply::Answer(json!({"title": "Getting the garden ready", "bullets": ["Beds dug"], "keywords": ["Garden"]}).to_string());
+            return ScriptedReply::Answer(json!({"title": "Getting the garden ready", "bullets": ["Beds dug"], "keywords": ["Garden"]}).to_string());
         }
         let n = asked.message("user").lines().filter(|l| l.starts_with('[')).count();
-        Reply::Answer(json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
+        ScriptedReply::Answer(json!({"segments": [{"start_message_index": 0, "end_message_index": n - 1, "num_messages": n,
             "title": "Garden work", "summary": "They work.", "surprise_level": "low"}]}).to_string())
     });
     let clock = Arc::new(FixedClock::new(Timestamp(T0)));

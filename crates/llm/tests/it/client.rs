@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use epimem_core::{ChatPrompt, ErrorKind, LlmStage};
-use epimem_llm::scripted::{Reply, ScriptedServer, dead_url};
+use epimem_llm::scripted::{ScriptedReply, ScriptedServer, dead_url};
 use epimem_llm::{ChatModel, LlmConfig, LlmError, OpenAiChat};
 use serde_json::json;
 
@@ -32,8 +32,8 @@ fn prompt() -> ChatPrompt {
     }
 }
 
-fn status(status: u16) -> Reply {
-    Reply::Status {
+fn status(status: u16) -> ScriptedReply {
+    ScriptedReply::Status {
         status,
         body: format!("{{\"error\": \"scripted {status}\"}}"),
         retry_after: None,
@@ -44,7 +44,7 @@ const OK: &str = r#"{"ok": true}"#;
 
 #[test]
 fn an_answer_comes_back_with_the_tokens_the_server_reported() {
-    let server = ScriptedServer::start([Reply::Answer(OK.into())]);
+    let server = ScriptedServer::start([ScriptedReply::Answer(OK.into())]);
     let result = client(&server).complete(LlmStage::Segmentation, &prompt());
     assert_eq!(result.answer.unwrap(), OK);
     let (prompt_tokens, completion_tokens) = server.reported_tokens();
@@ -65,9 +65,12 @@ fn an_answer_comes_back_with_the_tokens_the_server_reported() {
 
 #[test]
 fn a_rate_limit_is_waited_out_as_long_as_the_server_asks() {
-    let limited =
-        Reply::Status { status: 429, body: "slow down".into(), retry_after: Some("1".into()) };
-    let server = ScriptedServer::start([limited, Reply::Answer(OK.into())]);
+    let limited = ScriptedReply::Status {
+        status: 429,
+        body: "slow down".into(),
+        retry_after: Some("1".into()),
+    };
+    let server = ScriptedServer::start([limited, ScriptedReply::Answer(OK.into())]);
     let started = Instant::now();
     let result = client(&server).complete(LlmStage::Review, &prompt());
     assert_eq!(result.answer.unwrap(), OK);
@@ -77,8 +80,12 @@ fn a_rate_limit_is_waited_out_as_long_as_the_server_asks() {
 
 #[test]
 fn server_errors_are_retried_then_reported() {
-    let server =
-        ScriptedServer::start([status(500), status(503), status(502), Reply::Answer(OK.into())]);
+    let server = ScriptedServer::start([
+        status(500),
+        status(503),
+        status(502),
+        ScriptedReply::Answer(OK.into()),
+    ]);
     let result = client(&server).complete(LlmStage::Summary, &prompt());
     match result.answer {
         Err(LlmError::Status { status: 502, .. }) => {}
@@ -90,8 +97,9 @@ fn server_errors_are_retried_then_reported() {
 
 #[test]
 fn a_reply_slower_than_the_timeout_is_given_up_and_asked_again() {
-    let slow = Reply::Slow(Duration::from_secs(3), Box::new(Reply::Answer(OK.into())));
-    let server = ScriptedServer::start([slow, Reply::Answer(OK.into())]);
+    let slow =
+        ScriptedReply::Slow(Duration::from_secs(3), Box::new(ScriptedReply::Answer(OK.into())));
+    let server = ScriptedServer::start([slow, ScriptedReply::Answer(OK.into())]);
     let started = Instant::now();
     let result = client(&server).complete(LlmStage::Segmentation, &prompt());
     assert_eq!(result.answer.unwrap(), OK);
@@ -101,7 +109,9 @@ fn a_reply_slower_than_the_timeout_is_given_up_and_asked_again() {
 
 #[test]
 fn a_timeout_on_every_try_is_a_timeout_error() {
-    let slow = || Reply::Slow(Duration::from_millis(1500), Box::new(Reply::Answer(OK.into())));
+    let slow = || {
+        ScriptedReply::Slow(Duration::from_millis(1500), Box::new(ScriptedReply::Answer(OK.into())))
+    };
     let server = ScriptedServer::start([slow(), slow(), slow()]);
     let config = LlmConfig { max_retries: 1, ..config(server.url()) };
     let result = OpenAiChat::new(config).unwrap().complete(LlmStage::Segmentation, &prompt());
@@ -123,10 +133,10 @@ fn a_dead_port_is_unreachable_after_the_retries() {
 #[test]
 fn hang_ups_and_replies_that_are_no_completion_are_retried() {
     let not_json =
-        Reply::Status { status: 200, body: "<html>proxy</html>".into(), retry_after: None };
+        ScriptedReply::Status { status: 200, body: "<html>proxy</html>".into(), retry_after: None };
     let no_choice =
-        Reply::Status { status: 200, body: r#"{"choices": []}"#.into(), retry_after: None };
-    let server = ScriptedServer::start([Reply::HangUp, not_json, no_choice]);
+        ScriptedReply::Status { status: 200, body: r#"{"choices": []}"#.into(), retry_after: None };
+    let server = ScriptedServer::start([ScriptedReply::HangUp, not_json, no_choice]);
     let result = client(&server).complete(LlmStage::Segmentation, &prompt());
     let error = result.answer.unwrap_err();
     assert!(error.to_string().contains("choices[0].message.content"), "{error}");
@@ -135,7 +145,7 @@ fn hang_ups_and_replies_that_are_no_completion_are_retried() {
 
 #[test]
 fn a_refused_key_is_not_retried() {
-    let server = ScriptedServer::start([status(401), Reply::Answer(OK.into())]);
+    let server = ScriptedServer::start([status(401), ScriptedReply::Answer(OK.into())]);
     let result = client(&server).complete(LlmStage::Segmentation, &prompt());
     let error = result.answer.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::BadInput);
@@ -145,7 +155,8 @@ fn a_refused_key_is_not_retried() {
 
 #[test]
 fn a_server_without_json_schema_is_asked_for_a_json_object_from_then_on() {
-    let server = ScriptedServer::start([Reply::Answer(OK.into()), Reply::Answer(OK.into())]);
+    let server =
+        ScriptedServer::start([ScriptedReply::Answer(OK.into()), ScriptedReply::Answer(OK.into())]);
     server.without_json_schema();
     let chat = client(&server);
     let first = chat.complete(LlmStage::Segmentation, &prompt());

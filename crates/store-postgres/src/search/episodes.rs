@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Borrow, Episode, EpisodeCandidates, EpisodeFeatures, IndexedEpisode, LexicalMatch, VectorMatch,
+    Borrow, Episode, EpisodeCandidates, EpisodeFeatures, KeptEpisode, LexicalMatch, VectorMatch,
     story_fingerprint,
 };
 use epimem_search::EpisodeQuery;
@@ -85,7 +85,7 @@ pub(super) fn candidates(
 /// What ranking reads of a candidate episode, before its similarity is known.
 fn candidate(episode: &Episode, lexical: Option<LexicalMatch>) -> EpisodeFeatures {
     EpisodeFeatures {
-        episode: IndexedEpisode::from(episode),
+        episode: KeptEpisode::from(episode),
         story: story_fingerprint(&episode.title, &episode.summary),
         lexical,
         vector: None,

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Borrow, Episode, IndexedEpisode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable,
+    Borrow, Episode, KeptEpisode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable,
     VectorMatch, keyword_list,
 };
 use epimem_search::{Seen, TurnQuery};
@@ -165,7 +165,7 @@ pub(super) fn candidates(
                 "search_episodes has no row for episode {id} its lines name"
             )))
         })?;
-        episodes.push(IndexedEpisode::from(&episode));
+        episodes.push(KeptEpisode::from(&episode));
     }
     let adjacent =
         (0..episodes.len() as u32).map(|e| adjacent.remove(&e).unwrap_or_default()).collect();

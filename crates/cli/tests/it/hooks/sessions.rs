@@ -96,7 +96,7 @@ fn a_feature_session_is_cut_at_each_new_intent_and_after_a_commit() {
 
 #[test]
 fn with_a_language_model_each_work_unit_is_told_as_a_story_and_cut_where_the_user_moved_on() {
-    use epimem_llm::scripted::{Reply, ScriptedServer};
+    use epimem_llm::scripted::{ScriptedReply, ScriptedServer};
     let server = ScriptedServer::start([]);
     server.otherwise(|asked| {
         let user = asked.message("user").to_lowercase();
@@ -105,7 +105,7 @@ fn with_a_language_model_each_work_unit_is_told_as_a_story_and_cut_where_the_use
         } else {
             ("Retries for the refund webhook sender", "Make the sender retry")
         };
-        Reply::Answer(
+        ScriptedReply::Answer(
             json!({"title": title, "intent": intent, "what_happened": "The agent edited the code and ran the tests.",
                    "learned": "", "completed": "", "notes": ""})
             .to_string(),
