@@ -1,6 +1,9 @@
 //! Asking memory: recall, the next turn's block, and a project's memory for coding agents.
 
-use epimem_core::{ConversationKey, NextTurnConfig, RelevanceConfig, Scope};
+use epimem_core::{
+    ConversationKey, Scope,
+    recall::{NextTurnConfig, RelevanceConfig},
+};
 use epimem_engine::{NextTurnQuery, RecallQuery};
 
 use crate::{

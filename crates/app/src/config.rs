@@ -4,8 +4,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use epimem_core::{
-    MemoryConfig, Profile, RankingConfig, RelevanceConfig, SegmentationPolicy, SummaryConfig,
-    TriggerConfig,
+    SegmentationPolicy, TriggerConfig,
+    fsrs::MemoryConfig,
+    recall::{Profile, RankingConfig, RelevanceConfig},
+    telling::SummaryConfig,
 };
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
 use epimem_engine::{
@@ -40,7 +42,7 @@ pub struct AppConfig {
     #[serde(default)]
     relevance: RelevanceConfig,
     #[serde(default)]
-    next_turn: epimem_core::NextTurnConfig,
+    next_turn: epimem_core::recall::NextTurnConfig,
     #[serde(default)]
     jobs: JobsConfig,
     #[serde(default)]

@@ -3,7 +3,7 @@
 //! and would link the whole index (tantivy) into the hook's binary, which each start of a
 //! hook then had to load.
 
-use epimem_core::{EpisodeCandidates, TurnTable};
+use epimem_core::recall::{EpisodeCandidates, TurnTable};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
 
 /// Holds nothing: updates change nothing, and a query is refused (never answered empty).
@@ -48,7 +48,7 @@ impl Search for NoIndex {
         _tenant: &str,
         _text: &str,
         _tail: &[epimem_search::TailLine<'_>],
-    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+    ) -> Result<Vec<epimem_core::recall::NameReading>, SearchError> {
         Err(refused())
     }
 

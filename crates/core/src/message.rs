@@ -65,7 +65,7 @@ pub fn name_words(author: &str) -> Vec<String> {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
-        .filter(|w| !crate::is_stopword(w))
+        .filter(|w| !crate::telling::is_stopword(w))
         .collect();
     words.dedup();
     words

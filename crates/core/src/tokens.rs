@@ -110,7 +110,7 @@ mod tests {
         let exact = TokenCounter::cl100k();
         let estimate = TokenCounter::estimate();
         let texts = [
-            include_str!("summary.rs"),
+            include_str!("telling/summary.rs"),
             include_str!("../../../README.md"),
             "The refund webhook test fails since the merge, can you find out why? I think the mock server starts late.",
             "$ cargo test -p payments refund_webhook [failed]\nthread 'refund_webhook' panicked at tests/webhook.rs:42:9:\nconnection refused (os error 111) on 127.0.0.1:8081",

@@ -1,7 +1,10 @@
 //! The engine's configuration tree.
 
 use epimem_core::{
-    MemoryConfig, RankingConfig, RelevanceConfig, SegmentationPolicy, SummaryConfig, TriggerConfig,
+    SegmentationPolicy, TriggerConfig,
+    fsrs::MemoryConfig,
+    recall::{RankingConfig, RelevanceConfig},
+    telling::SummaryConfig,
 };
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +17,7 @@ pub struct EngineConfig {
     pub memory: MemoryConfig,
     pub ranking: RankingConfig,
     pub relevance: RelevanceConfig,
-    pub next_turn: epimem_core::NextTurnConfig,
+    pub next_turn: epimem_core::recall::NextTurnConfig,
     pub jobs: JobsConfig,
     pub consolidation: ConsolidationConfig,
     pub timeline: TimelineConfig,

@@ -2,9 +2,9 @@
 //! model, a few episodes per call, each step committed with the conversation's mark.
 
 use epimem_core::{
-    ConversationKey, EpisodeId, Fact, FactScore, Job, LlmStage, Message, SourceEpisode,
+    ConversationKey, EpisodeId, Job, LlmStage, Message,
+    facts::{Fact, FactScore, SourceEpisode, plan_fact_changes, rank_facts},
     llm::{EpisodeToConsolidate, WindowMessage, consolidation_prompt, parse_consolidation},
-    plan_fact_changes, rank_facts,
 };
 use epimem_llm::ChatModel;
 use epimem_store::{ConsolidationCommit, ConsolidationRule};
@@ -92,8 +92,8 @@ impl Engine {
                 .actions
                 .iter()
                 .map(|a| match a {
-                    epimem_core::FactAction::New { text, .. }
-                    | epimem_core::FactAction::Update { text, .. } => Some(text.as_str()),
+                    epimem_core::facts::FactAction::New { text, .. }
+                    | epimem_core::facts::FactAction::Update { text, .. } => Some(text.as_str()),
                     _ => None,
                 })
                 .collect();
@@ -122,7 +122,9 @@ impl Engine {
             let vectors = new_vectors
                 .into_iter()
                 .enumerate()
-                .filter_map(|(i, v)| Some((epimem_core::fact_id(conversation, through, i), v?)))
+                .filter_map(|(i, v)| {
+                    Some((epimem_core::facts::fact_id(conversation, through, i), v?))
+                })
                 .collect();
             let finished =
                 through >= upto_seq || batch.episodes.len() < config.episodes_per_call.max(1);

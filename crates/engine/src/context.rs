@@ -3,8 +3,12 @@
 use std::collections::{HashMap, HashSet};
 
 use epimem_core::{
-    ContextItem, ConversationKey, EpisodeId, Judgement, KeywordBag, LineEvidence, Message,
-    QueryEvidence, RenderedContext, Scope, TurnItem, jaccard, judge, render_context, render_turns,
+    ConversationKey, EpisodeId, Message, Scope,
+    recall::{
+        ContextItem, Judgement, LineEvidence, QueryEvidence, RenderedContext, TurnItem, judge,
+        render_context, render_turns,
+    },
+    telling::{KeywordBag, jaccard},
 };
 use epimem_store::EpisodeDetail;
 

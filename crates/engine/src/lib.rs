@@ -26,8 +26,8 @@ mod wakeup;
 mod work;
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, FsrsState, MemoryStrength, NewMessage, Role, Scope,
-    Timestamp, TokenCounter, evaluate_trigger,
+    ConversationKey, Episode, EpisodeId, FsrsState, NewMessage, Role, Scope, Timestamp,
+    TokenCounter, evaluate_trigger, fsrs::MemoryStrength,
 };
 use epimem_embed::Embedder;
 use epimem_llm::ChatModel;

@@ -6,7 +6,10 @@
 //! is chosen. They are reached through [`Engine::measure`], so that what the engine offers
 //! a door and what it shows a harness stay apart.
 
-use epimem_core::{EpisodeId, QueryEvidence, RenderedContext, Scope};
+use epimem_core::{
+    EpisodeId, Scope,
+    recall::{QueryEvidence, RenderedContext},
+};
 
 use crate::{Engine, EngineError, MessageHit, RecallHit, RecallQuery, RecalledContext};
 

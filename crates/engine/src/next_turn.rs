@@ -1,10 +1,12 @@
 //! The next-turn use case: everything an agent reads before it answers in a conversation, in
-//! one call and under one budget (`epimem_core::next_turn` fits and renders it).
+//! one call and under one budget (`epimem_core::recall::render_next_turn` fits and renders it).
 
 use epimem_core::{
-    ConversationKey, EARLIER_MESSAGES, Episode, EpisodeId, Message, NextTurnConfig,
-    RelevanceConfig, Role, Scope, Shares, conversation_query, quoted_lines, recent_fitting,
-    render_next_turn, summary_fitting,
+    ConversationKey, Episode, EpisodeId, Message, Role, Scope,
+    recall::{
+        EARLIER_MESSAGES, NextTurnConfig, RelevanceConfig, Shares, conversation_query,
+        quoted_lines, recent_fitting, render_next_turn, summary_fitting,
+    },
 };
 
 use crate::{Engine, EngineError, RecallQuery, RecalledContext};
@@ -124,7 +126,7 @@ impl Engine {
             budget: query.budget,
             recent_tokens: recent
                 .iter()
-                .map(|m| self.tokens.count(&epimem_core::verbatim(m)) as usize)
+                .map(|m| self.tokens.count(&epimem_core::recall::verbatim(m)) as usize)
                 .sum(),
             recent: recent.into_iter().cloned().collect(),
             recent_share: shares.recent,

@@ -4,9 +4,11 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    ConversationKey, DateMention, Episode, EpisodeId, EpisodeState, NameReading, QueryEvidence,
-    RelevanceConfig, Scope, Timestamp, date_mention, query_form, rank_episodes, rank_turns,
-    reference_similarity, reread,
+    ConversationKey, Episode, EpisodeId, Scope, Timestamp,
+    recall::{
+        DateMention, EpisodeState, NameReading, QueryEvidence, RelevanceConfig, date_mention,
+        query_form, rank_episodes, rank_turns, reference_similarity, reread,
+    },
 };
 use epimem_embed::Embedder;
 use epimem_search::{EpisodeQuery, SearchError, TailLine, TurnQuery, WordVectors};

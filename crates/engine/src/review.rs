@@ -2,10 +2,9 @@
 //! only then their memory strength moved (review ≠ retrieval).
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Job, LlmStage, Message, Rating, ReviewItem, Scope,
-    aggregate_reviews,
+    ConversationKey, Episode, EpisodeId, Job, LlmStage, Message, Scope,
+    fsrs::{Rating, ReviewItem, aggregate_reviews, may_review, rate_by_use},
     llm::{MemoryToReview, WindowMessage, parse_review, review_prompt},
-    may_review, rate_by_use,
 };
 use epimem_llm::ChatModel;
 use epimem_store::ReviewedMemory;

@@ -4,8 +4,8 @@ use epimem_core::{
     ConversationKey, Episode, Job, JobKind, Message, Role, SegmentMessage, ToldBy, Trigger,
     TriggerKind, episode_id,
     llm::ProposedSegment,
-    plan_proposed, plan_segmentation,
     segment::{is_agent_work, overlap_start},
+    segment::{plan_proposed, plan_segmentation},
     work::told_extractively,
 };
 use std::sync::PoisonError;
@@ -349,7 +349,7 @@ impl Engine {
         batch: &SegmentationBatch,
         messages: &[Message],
         context_first_seq: Option<u64>,
-        segment: &epimem_core::ClosedSegment,
+        segment: &epimem_core::segment::ClosedSegment,
         told: Option<&ProposedSegment>,
     ) -> Episode {
         // Agent work is told from its prompts and actions; anything else from its sentences.

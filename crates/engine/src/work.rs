@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Episode, EpisodeId, Scope, Timestamp, rule_sentences, session_summary, standing_instructions,
+    Episode, EpisodeId, Scope, Timestamp, session_summary,
+    telling::{rule_sentences, standing_instructions},
     work::{
         Action, FailurePattern, IntentPattern, PROMPT_EPISODES, PromptHit, RuleLine, SessionLine,
         SessionWork, Skeleton, StartContext, WorkItem, failure_patterns, prompt_matches,

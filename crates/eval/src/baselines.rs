@@ -1,8 +1,8 @@
 //! Reference points that every segmentation result is printed next to.
 
 use epimem_core::{
-    KeywordBag,
     segment::tiling::{Cutoff, depth_scores, gap_similarities, select_boundaries, smooth},
+    telling::KeywordBag,
 };
 
 /// `count` distinct boundaries in `1..n`, uniformly at random from `seed`.

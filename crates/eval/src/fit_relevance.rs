@@ -22,9 +22,12 @@ use epimem_app::{
     open_engine_on,
 };
 use epimem_core::{
-    LineEvidence, Logistic, MEANING_FEATURES, MEANING_SIGNS, MeaningWeights, QueryEvidence,
-    RelevanceConfig, Scope, Timestamp, WORDS_FEATURES, WORDS_SIGNS, WordsWeights, meaning_features,
-    words_features,
+    Scope, Timestamp,
+    recall::{
+        LineEvidence, Logistic, MEANING_FEATURES, MEANING_SIGNS, MeaningWeights, QueryEvidence,
+        RelevanceConfig, WORDS_FEATURES, WORDS_SIGNS, WordsWeights, meaning_features,
+        words_features,
+    },
 };
 use epimem_engine::{Engine, RecallQuery};
 

@@ -47,7 +47,7 @@ pub(crate) enum Form {
     /// The last three utterances, oldest first.
     #[serde(rename = "last_three")]
     ThreeUtterances,
-    /// What `next-turn` sends (`epimem_core::conversation_query`): the user's last message,
+    /// What `next-turn` sends (`epimem_core::recall::conversation_query`): the user's last message,
     /// and for a statement the words the conversation before it used most.
     #[serde(rename = "last_with_salient")]
     NextTurn,
@@ -85,7 +85,7 @@ impl Dialogue {
                 let last = self.query(Form::UserMessage);
                 let at = before.iter().rposition(|l| l.text == last).unwrap_or(before.len());
                 let earlier: Vec<&str> = before[..at].iter().map(|l| l.text.as_str()).collect();
-                epimem_core::conversation_query(&last, &earlier)
+                epimem_core::recall::conversation_query(&last, &earlier)
             }
         }
     }

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use epimem_core::proper_nouns;
+use epimem_core::recall::proper_nouns;
 
 /// The names a conversation holds, in lower case: its speakers' and the words its lines
 /// capitalize inside a sentence (`proper_nouns`) and never write in lower case ("Sweden", not
@@ -109,7 +109,7 @@ mod tests {
     use super::*;
 
     fn edits(a: &str, b: &str) -> usize {
-        epimem_core::slips(a, b)
+        epimem_core::recall::slips(a, b)
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::{collections::BTreeMap, fmt::Write as _};
 
 use anyhow::Result;
-use epimem_core::{RelevanceConfig, Scope};
+use epimem_core::{Scope, recall::RelevanceConfig};
 use epimem_engine::{Engine, RecallQuery};
 use serde::Serialize;
 

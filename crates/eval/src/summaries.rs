@@ -9,7 +9,10 @@ use std::{path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use epimem_core::{Message, Role, SummaryConfig, Timestamp, summarize};
+use epimem_core::{
+    Message, Role, Timestamp,
+    telling::{SummaryConfig, summarize},
+};
 use rougers::{RougeScorer, RougeType};
 use serde::Deserialize;
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use epimem_core::{
+use epimem_core::recall::{
     EpisodeCandidates, EpisodeFeatures, LexicalMatch, LineSignals, TurnFeatures, TurnKey,
     TurnTable, VectorMatch,
 };

@@ -36,7 +36,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_core::{EpisodeCandidates, RankingConfig, TurnTable};
+use epimem_core::recall::{EpisodeCandidates, RankingConfig, TurnTable};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
 
 use index::{StateSave, TenantIndex, io_error};
@@ -362,7 +362,7 @@ impl Search for LocalSearch {
         tenant: &str,
         text: &str,
         tail: &[epimem_search::TailLine<'_>],
-    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+    ) -> Result<Vec<epimem_core::recall::NameReading>, SearchError> {
         self.with(tenant, |index| index.read_names(text, tail))
     }
 
@@ -375,7 +375,7 @@ impl Search for LocalSearch {
 
 /// How message vectors are searched, from the ranking settings that concern them.
 fn vector_config(config: &RankingConfig) -> VectorConfig {
-    VectorConfig { borrow: epimem_core::Borrow::of(config), ..VectorConfig::default() }
+    VectorConfig { borrow: epimem_core::recall::Borrow::of(config), ..VectorConfig::default() }
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Episode, EpisodeId, FsrsState, KeptEpisode, Scope, Timestamp, story_fingerprint,
+    Episode, EpisodeId, FsrsState, Scope, Timestamp,
+    recall::{KeptEpisode, story_fingerprint},
 };
 use serde::{Deserialize, Serialize};
 

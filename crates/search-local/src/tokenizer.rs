@@ -1,8 +1,8 @@
 //! Words for BM25: runs of letters and digits, as tantivy's simple tokenizer cuts them, except
 //! that Chinese and Japanese, written without spaces, are cut into overlapping pairs of
-//! characters (`epimem_core::for_each_bigram`), so a query of a few characters finds them.
+//! characters (`epimem_core::telling::for_each_bigram`), so a query of a few characters finds them.
 
-use epimem_core::{for_each_bigram, is_cjk};
+use epimem_core::telling::{for_each_bigram, is_cjk};
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
 #[derive(Debug, Clone, Default)]

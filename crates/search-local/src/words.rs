@@ -12,7 +12,7 @@ use std::{
     sync::{Mutex, MutexGuard, PoisonError},
 };
 
-use epimem_core::keyword_list;
+use epimem_core::telling::keyword_list;
 use serde::{Deserialize, Serialize};
 
 use crate::ragged::Ragged;
@@ -169,13 +169,13 @@ impl WordIndex {
                 let Some(words) = self.turn(turn) else { return 0.0 };
                 for &id in words {
                     if let Some(v) = vector(id) {
-                        similarities
-                            .entry(id)
-                            .or_insert_with(|| epimem_core::similarities(v, &query_vectors));
+                        similarities.entry(id).or_insert_with(|| {
+                            epimem_core::recall::similarities(v, &query_vectors)
+                        });
                     }
                 }
                 let line_words = words.iter().filter_map(|id| similarities.get(id));
-                epimem_core::max_sim(query_vectors.len(), line_words)
+                epimem_core::recall::max_sim(query_vectors.len(), line_words)
             })
             .collect()
     }

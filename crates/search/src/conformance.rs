@@ -5,8 +5,8 @@
 //! dereferences to the index (a `Box`, or a fixture that also owns a temporary directory).
 
 use epimem_core::{
-    BoundaryReason, ConversationKey, Episode, EpisodeCandidates, EpisodeId, FsrsState, LineSignals,
-    Role, Scope, Timestamp, TurnKey, TurnTable,
+    BoundaryReason, ConversationKey, Episode, EpisodeId, FsrsState, Role, Scope, Timestamp,
+    recall::{EpisodeCandidates, LineSignals, TurnKey, TurnTable},
 };
 
 use crate::{EpisodeQuery, IndexedEpisode, IndexedLine, Search, TailLine, TurnQuery, Update};
@@ -444,8 +444,11 @@ pub fn a_restated_episode_carries_its_new_memory_strength_and_story(index: &dyn 
     let mut reviewed = z.episode.clone();
     reviewed.fsrs.stability = Some(42.0);
     reviewed.title = "Zebras at the zoo, corrected".into();
-    let corrected = epimem_core::story_fingerprint(&reviewed.title, &reviewed.summary);
-    assert_ne!(corrected, epimem_core::story_fingerprint(&z.episode.title, &z.episode.summary));
+    let corrected = epimem_core::recall::story_fingerprint(&reviewed.title, &reviewed.summary);
+    assert_ne!(
+        corrected,
+        epimem_core::recall::story_fingerprint(&z.episode.title, &z.episode.summary)
+    );
     let mut stranger = taxes().episode;
     stranger.fsrs.stability = Some(7.0);
     let restated = [reviewed, stranger];

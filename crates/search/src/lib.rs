@@ -25,7 +25,8 @@ pub use tail::{
 use std::fmt;
 
 use epimem_core::{
-    Episode, EpisodeCandidates, EpisodeId, ErrorKind, NameReading, Role, Scope, TurnTable,
+    Episode, EpisodeId, ErrorKind, Role, Scope,
+    recall::{EpisodeCandidates, NameReading, TurnTable},
 };
 
 /// A search index over closed episodes, one per tenant inside.

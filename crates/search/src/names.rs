@@ -1,9 +1,12 @@
 //! Names the way people write them, as every index reads them: a word of the query this
 //! memory never heard is read as a name it holds when it is a slip or two from it, or sounds
-//! the same (`epimem_core::read_as`). Each index says which words it holds and which of its
+//! the same (`epimem_core::recall::read_as`). Each index says which words it holds and which of its
 //! words are near one; the rule is here, once.
 
-use epimem_core::{HeldAs, NameReading, in_case_of, is_stopword, proper_noun_spans, read_as};
+use epimem_core::{
+    recall::{HeldAs, NameReading, in_case_of, proper_noun_spans, read_as},
+    telling::is_stopword,
+};
 
 use crate::{SearchError, TailLine};
 
@@ -117,7 +120,7 @@ mod tests {
         fn near(&self, word: &str) -> Result<Vec<String>, SearchError> {
             Ok(["flask", "paris"]
                 .into_iter()
-                .filter(|w| epimem_core::slips(w, word) <= 1)
+                .filter(|w| epimem_core::recall::slips(w, word) <= 1)
                 .map(str::to_owned)
                 .collect())
         }

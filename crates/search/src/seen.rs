@@ -1,5 +1,5 @@
 //! Values numbered in the order first seen: how an index numbers the episodes and turns of a
-//! [`TurnTable`](epimem_core::TurnTable) it gathers.
+//! [`TurnTable`](epimem_core::recall::TurnTable) it gathers.
 
 use std::{borrow::Borrow, collections::HashMap, hash::Hash};
 

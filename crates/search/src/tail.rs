@@ -7,8 +7,11 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    ConversationKey, EpisodeId, FsrsState, KeptEpisode, LexicalMatch, LineSignals, Role, Timestamp,
-    TurnFeatures, TurnKey, TurnTable, VectorMatch, standing_instructions,
+    ConversationKey, EpisodeId, FsrsState, Role, Timestamp,
+    recall::{
+        KeptEpisode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable, VectorMatch,
+    },
+    telling::standing_instructions,
 };
 
 /// A message of a conversation's open tail.
@@ -265,7 +268,7 @@ pub fn score_tail(
     TailScores { lexical, ceiling, named: named.to_vec(), lengths }
 }
 
-/// The proper nouns of `query` (`epimem_core::proper_nouns`) that no line of `tail` holds: the
+/// The proper nouns of `query` (`epimem_core::recall::proper_nouns`) that no line of `tail` holds: the
 /// ones an index asks itself about.
 pub fn proper_nouns_beyond(query: &str, tail: &[TailLine<'_>]) -> Vec<String> {
     let held = |word: &str| {
@@ -275,7 +278,7 @@ pub fn proper_nouns_beyond(query: &str, tail: &[TailLine<'_>]) -> Vec<String> {
             })
         })
     };
-    epimem_core::proper_nouns(query).into_iter().filter(|w| !held(w)).collect()
+    epimem_core::recall::proper_nouns(query).into_iter().filter(|w| !held(w)).collect()
 }
 
 /// Ranks by BM25 and by cosine taken again over every candidate, index's and tail's alike.

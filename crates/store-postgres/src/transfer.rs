@@ -1,6 +1,9 @@
 //! Export and import of whole conversations and of a tenant's timeline.
 
-use epimem_core::{ConversationKey, EpisodeId, Fact, FactId, TimelineNode, Timestamp};
+use epimem_core::{
+    ConversationKey, EpisodeId, TimelineNode, Timestamp,
+    facts::{Fact, FactId},
+};
 use epimem_store::{ConversationExport, ExportedFact, ExportedVectors, StoreError, Transfer};
 
 use crate::{

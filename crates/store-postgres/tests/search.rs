@@ -1,7 +1,7 @@
 //! The search conformance suite on PostgreSQL (full-text search and pgvector), each case in a
 //! schema of its own on the test server.
 
-use epimem_core::RankingConfig;
+use epimem_core::recall::RankingConfig;
 use epimem_store_postgres::{
     PostgresSearch,
     test_support::{TestDatabase, test_database},

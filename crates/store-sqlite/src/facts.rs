@@ -1,6 +1,9 @@
 //! Facts distilled from episodes, their sources, and when consolidation runs.
 
-use epimem_core::{ConversationKey, EpisodeId, Fact, FactId, JobKind, Scope, Timestamp};
+use epimem_core::{
+    ConversationKey, EpisodeId, JobKind, Scope, Timestamp,
+    facts::{Fact, FactId},
+};
 use epimem_store::{
     ConsolidationBatch, ConsolidationCommit, ConsolidationRule, Facts, StoreError, StoredFact,
     rules::{self, ConsolidationRows, FactWrite},

@@ -15,7 +15,7 @@ mod transfer;
 mod types;
 
 pub use edits::{EpisodeEdit, EpisodeVersion};
-pub use epimem_core::PendingReview;
+pub use epimem_core::fsrs::PendingReview;
 pub use error::{SpaceWatch, StoreError};
 pub use roles::{
     ApiKeys, ChangeLog, Edits, Episodes, Facts, Forgetting, Ingest, Jobs, Reviews, Segmentation,

@@ -6,7 +6,8 @@
 use std::collections::HashSet;
 
 use epimem_core::{
-    ConversationKey, EpisodeId, Fact, FactChange, FactId, JobId, Timestamp, Trigger,
+    ConversationKey, EpisodeId, JobId, Timestamp, Trigger,
+    facts::{Fact, FactChange, FactId},
 };
 
 use crate::{ConsolidationCommit, SegmentationCommit, StoreError};

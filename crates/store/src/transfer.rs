@@ -1,6 +1,6 @@
 //! What moves a memory from one store to another (`epimem export` / `import`).
 
-use epimem_core::{ConversationKey, Episode, EpisodeId, Fact, Message, PendingReview};
+use epimem_core::{ConversationKey, Episode, EpisodeId, Message, facts::Fact, fsrs::PendingReview};
 use serde::{Deserialize, Serialize};
 
 /// Everything stored of one conversation, read in one snapshot: its queue state, every message

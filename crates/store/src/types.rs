@@ -1,8 +1,8 @@
 //! Values that cross the storage port.
 
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Fact, FactChange, FactId, FsrsState, JobId, Message,
-    QueueSnapshot, Role, Timestamp,
+    ConversationKey, Episode, EpisodeId, FsrsState, JobId, Message, QueueSnapshot, Role, Timestamp,
+    facts::{Fact, FactChange, FactId},
 };
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
 //! Facts: `GET /v1/facts`, and the facts a recall hands back.
 
-use epimem_core::Fact;
+use epimem_core::facts::Fact;
 use epimem_engine::FactHit;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};

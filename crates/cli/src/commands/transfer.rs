@@ -10,7 +10,9 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use epimem_core::{ConversationKey, Episode, Fact, Message, PendingReview, TimelineNode};
+use epimem_core::{
+    ConversationKey, Episode, Message, TimelineNode, facts::Fact, fsrs::PendingReview,
+};
 use epimem_store::{
     ConversationExport, ExportedFact, ExportedReview, ExportedVectors, ExportedVersion,
 };

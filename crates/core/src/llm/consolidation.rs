@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{AnswerError, ChatPrompt, WindowMessage, json_in, message_lines};
-use crate::FactAction;
+use crate::facts::FactAction;
 
 /// An episode as the model sees it.
 #[derive(Debug, Clone, Copy)]

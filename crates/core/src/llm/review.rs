@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::{AnswerError, ChatPrompt, WindowMessage, json_in, message_lines};
-use crate::Rating;
+use crate::fsrs::Rating;
 
 /// A memory as the reviewer sees it.
 #[derive(Debug, Clone, Copy)]

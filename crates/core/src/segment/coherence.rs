@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Boundary, SegmentMessage, semantic::topic_shifts, tiling};
-use crate::{KeywordBag, Role, keywords::word_count};
+use crate::{Role, telling::KeywordBag, telling::keywords::word_count};
 
 /// What the model reads at one gap; `values()` gives them in the order of [`FEATURES`].
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -8,8 +8,9 @@ use super::{
     cues::{PromptCue, prompt_cue},
 };
 use crate::{
-    KeywordBag, Role, Timestamp,
-    keywords::{GrowingBag, word_count},
+    Role, Timestamp,
+    telling::KeywordBag,
+    telling::keywords::{GrowingBag, word_count},
     work::closes_work,
 };
 

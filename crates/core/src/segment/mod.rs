@@ -7,6 +7,7 @@ mod cohesion;
 mod cues;
 mod intent;
 mod overlap;
+pub(crate) mod plan;
 mod policy;
 mod semantic;
 mod surprise;
@@ -26,6 +27,7 @@ pub use coherence::{
 pub use cohesion::{CohesionConfig, cohesion_boundaries};
 pub use intent::{IntentConfig, intent_boundaries};
 pub use overlap::{OverlapConfig, overlap_start};
+pub use plan::{ClosedSegment, Plan, plan_proposed, plan_segmentation};
 pub use policy::{SegmentationPolicy, Surprises};
 pub use semantic::{SemanticConfig, semantic_boundaries};
 pub use surprise::opening_surprise;

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Role, keywords::word_count};
+use crate::{Role, telling::keywords::word_count};
 
 use super::{
     Boundary, BoundaryReason, SegmentMessage, Strength,

@@ -4,7 +4,7 @@
 //! One signal for both keeps them honest with each other: a cut the segmenter was sure of is
 //! a surprising opening, an episode that began only because a window filled up is not.
 
-use crate::{KeywordBag, keywords::jaccard};
+use crate::{telling::KeywordBag, telling::keywords::jaccard};
 
 use super::{SegmentMessage, embeddings, tiling::window_cosine};
 

@@ -102,7 +102,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::{BoundaryReason, keywords::word_count, segment::test_support::*};
+    use crate::{BoundaryReason, segment::test_support::*, telling::keywords::word_count};
 
     fn cuts(msgs: &[OwnedMessage]) -> Vec<(usize, BoundaryReason)> {
         let views: Vec<_> = msgs.iter().map(OwnedMessage::view).collect();

@@ -4,7 +4,7 @@
 use chrono::{Datelike, Duration};
 
 use super::TocNode;
-use crate::{Timestamp, dates::MONTHS};
+use crate::{Timestamp, recall::dates::MONTHS};
 
 /// The period `text` names at `now`: a node id (`toc:week:2026:W09`), or one of "today",
 /// "yesterday", "this/last week", "this/last month", "this/last year", "in March" (the latest

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{filler::is_generic, keyword_list};
+use crate::{telling::filler::is_generic, telling::keyword_list};
 
 /// What a node (or an episode, as a day's child) says about its span.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -180,7 +180,7 @@ fn is_calendar_word(word: &str) -> bool {
     const DAYS: [&str; 7] =
         ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
     let lower = word.to_lowercase();
-    crate::dates::MONTHS.contains(&lower.as_str()) || DAYS.contains(&lower.as_str())
+    crate::recall::dates::MONTHS.contains(&lower.as_str()) || DAYS.contains(&lower.as_str())
 }
 
 impl NodeSummary {
@@ -216,7 +216,9 @@ fn names_in(title: &str, summary: &str) -> Vec<String> {
         run.clear();
         let known = names.iter().any(|n| n.eq_ignore_ascii_case(&name));
         let names_something = name.split(' ').all(|w| {
-            !is_generic(w) && !crate::is_stopword(&w.to_lowercase()) && !is_calendar_word(w)
+            !is_generic(w)
+                && !crate::telling::is_stopword(&w.to_lowercase())
+                && !is_calendar_word(w)
         });
         if !name.is_empty() && !known && names_something {
             names.push(name);

@@ -3,7 +3,7 @@
 //! matches earlier work; each within a token budget, most useful first.
 
 use super::{FailurePattern, IntentPattern, Skeleton};
-use crate::{Episode, Timestamp, keyword_list};
+use crate::{Episode, Timestamp, telling::keyword_list};
 
 /// An episode of recent work and its skeleton.
 #[derive(Debug, Clone, Copy)]

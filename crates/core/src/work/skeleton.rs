@@ -4,7 +4,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Action, closes_work};
-use crate::{Message, Role, Summary, SummaryConfig, Timestamp, keywords::word_count, summarize};
+use crate::{
+    Message, Role, Timestamp,
+    telling::keywords::word_count,
+    telling::{Summary, SummaryConfig, summarize},
+};
 
 /// A file an episode touched, and how many of its actions did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 //! the old one answers clearly better, it stays first.
 
 use crate::common::{DAY, T0, engine_with, remember};
-use epimem_core::{MemoryConfig, Scope, Timestamp};
+use epimem_core::{Scope, Timestamp, fsrs::MemoryConfig};
 use epimem_engine::{Engine, EngineConfig, RecallQuery};
 
 /// Episodes in conversation "c", months apart, as (day, lines).

@@ -9,7 +9,10 @@ use std::{
 };
 
 use crate::common::{T0, engine_at, remember};
-use epimem_core::{EpisodeCandidates, EpisodeId, Scope, Timestamp, TurnTable};
+use epimem_core::{
+    EpisodeId, Scope, Timestamp,
+    recall::{EpisodeCandidates, TurnTable},
+};
 use epimem_embed::{Embedder, HashEmbedder};
 use epimem_engine::{Engine, EngineConfig, FixedClock, RecallQuery};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
@@ -71,7 +74,7 @@ impl Search for Hooked {
         tenant: &str,
         text: &str,
         tail: &[epimem_search::TailLine<'_>],
-    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+    ) -> Result<Vec<epimem_core::recall::NameReading>, SearchError> {
         self.inner.read_names(tenant, text, tail)
     }
     fn vectors(&self) -> usize {

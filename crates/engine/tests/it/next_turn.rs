@@ -1,7 +1,7 @@
 //! One call before the next turn: the newest messages verbatim, what came before them told
 //! short, and the long-term lines that bear on the moment, under one budget, no line twice.
 
-use epimem_core::{ConversationKey, NextTurnConfig, Role, Scope, Timestamp};
+use epimem_core::{ConversationKey, Role, Scope, Timestamp, recall::NextTurnConfig};
 use epimem_engine::{Engine, MessageInput, NextTurnQuery};
 
 use crate::common::{DAY, T0, engine, remember};

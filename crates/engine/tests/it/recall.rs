@@ -415,7 +415,7 @@ fn fused_scores_count_each_retriever_by_its_weight() {
     assert!(vector_only_score([0.0, 1.0, 0.0]) > 0.0);
     let ranks = {
         let mut config = EngineConfig::default();
-        config.ranking.turn_fusion = epimem_core::Fusion::Ranks;
+        config.ranking.turn_fusion = epimem_core::recall::Fusion::Ranks;
         let e = engine_with(config);
         remember(&e, "t", "c", 0, &["we went camping by the mountain lake"]);
         let turns = e

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use epimem_core::{RelevanceConfig, Scope, Timestamp};
+use epimem_core::{Scope, Timestamp, recall::RelevanceConfig};
 use epimem_engine::{Engine, EngineConfig, FixedClock, RecallQuery};
 use epimem_store_sqlite::SqliteStore;
 

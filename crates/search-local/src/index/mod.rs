@@ -209,7 +209,7 @@ impl TenantIndex {
         &self,
         query: &str,
         tail: &[epimem_search::TailLine<'_>],
-    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+    ) -> Result<Vec<epimem_core::recall::NameReading>, SearchError> {
         epimem_search::read_names(query, tail, self)
     }
 

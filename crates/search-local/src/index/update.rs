@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_core::{Episode, EpisodeId, Role, name_words, standing_instructions};
+use epimem_core::{Episode, EpisodeId, Role, name_words, telling::standing_instructions};
 use epimem_search::{IndexedEpisode, SearchError};
 use tantivy::TantivyDocument;
 

@@ -7,7 +7,7 @@ use std::{
     sync::{Arc, Mutex, MutexGuard, PoisonError},
 };
 
-use epimem_core::{Episode, Scope, Stopwords};
+use epimem_core::{Episode, Scope, telling::Stopwords};
 use epimem_search::TailWords;
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term,

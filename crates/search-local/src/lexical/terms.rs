@@ -113,7 +113,7 @@ impl Bm25 {
     /// slip), as stored (stemmed), with the same first letter, the more common first.
     pub(crate) fn near_terms(&self, word: &str) -> tantivy::Result<Vec<String>> {
         // A slip may have dropped a letter: a word one longer may be meant.
-        let slips = epimem_core::slips_allowed(word.chars().count() + 1);
+        let slips = epimem_core::recall::slips_allowed(word.chars().count() + 1);
         if slips == 0 {
             return Ok(Vec::new());
         }

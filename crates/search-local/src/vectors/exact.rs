@@ -1,7 +1,7 @@
 //! The exact search: every visible row scanned, on several threads once there are many, each
 //! share compiled for the widest SIMD the CPU has.
 
-use epimem_core::borrowed;
+use epimem_core::recall::borrowed;
 
 use super::{Quantized, VectorHits, VectorIndex, dot_i8, layout::Layout};
 use crate::top_k::TopK;

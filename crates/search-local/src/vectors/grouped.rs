@@ -1,7 +1,7 @@
 //! The grouped search: the visible rows of the groups nearest the query ([`Clusters`]),
 //! then its best candidates scored exactly.
 
-use epimem_core::borrowed;
+use epimem_core::recall::borrowed;
 
 use super::{Quantized, VectorHits, VectorIndex};
 use crate::{clusters::Clusters, top_k::TopK};

@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use epimem_core::{Borrow, Episode};
+use epimem_core::{Episode, recall::Borrow};
 use serde::{Deserialize, Serialize};
 
 use crate::{

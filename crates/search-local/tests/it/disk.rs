@@ -4,7 +4,7 @@
 
 use std::{fs, ops::Deref, path::Path};
 
-use epimem_core::{ConversationKey, Episode, EpisodeId, RankingConfig, Role, Scope};
+use epimem_core::{ConversationKey, Episode, EpisodeId, Role, Scope, recall::RankingConfig};
 use epimem_search::{
     EpisodeQuery, IndexedEpisode, IndexedLine, Search, TurnQuery, Update, conformance,
 };

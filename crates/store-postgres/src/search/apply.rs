@@ -3,7 +3,7 @@
 //! restated ones take their new memory strength, and the generation only moves forward (two
 //! processes catching up at once apply the same changes).
 
-use epimem_core::{Episode, Role, standing_instructions};
+use epimem_core::{Episode, Role, telling::standing_instructions};
 use epimem_search::{IndexedEpisode, Update};
 use postgres::types::Json;
 

@@ -4,8 +4,11 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Borrow, Episode, EpisodeCandidates, EpisodeFeatures, KeptEpisode, LexicalMatch, VectorMatch,
-    story_fingerprint,
+    Episode,
+    recall::{
+        Borrow, EpisodeCandidates, EpisodeFeatures, KeptEpisode, LexicalMatch, VectorMatch,
+        story_fingerprint,
+    },
 };
 use epimem_search::EpisodeQuery;
 use postgres::types::Json;

@@ -26,7 +26,7 @@ use std::{
     sync::Mutex,
 };
 
-use epimem_core::{Borrow, EpisodeCandidates, RankingConfig, TurnTable};
+use epimem_core::recall::{Borrow, EpisodeCandidates, RankingConfig, TurnTable};
 use epimem_search::{EpisodeQuery, Search, SearchError, TurnQuery, Update, WordVectors};
 use epimem_store::StoreError;
 
@@ -180,7 +180,7 @@ impl Search for PostgresSearch {
         tenant: &str,
         text: &str,
         tail: &[epimem_search::TailLine<'_>],
-    ) -> Result<Vec<epimem_core::NameReading>, SearchError> {
+    ) -> Result<Vec<epimem_core::recall::NameReading>, SearchError> {
         let ahead = self.run(Access::Read, |tx| text::HeldAhead::of(tx, tenant, text))?;
         epimem_search::read_names(text, tail, &ahead)
     }
@@ -219,7 +219,8 @@ impl PostgresSearch {
         table: &mut turns::Gathered,
         embedder: &dyn WordVectors,
     ) -> Result<(), SearchError> {
-        let query_words = epimem_core::keyword_list(&table.names.without_names(query.text));
+        let query_words =
+            epimem_core::telling::keyword_list(&table.names.without_names(query.text));
         if query_words.is_empty() {
             return Ok(());
         }
@@ -246,8 +247,8 @@ impl PostgresSearch {
             let line_words = words
                 .iter()
                 .filter_map(|w| cache.get(w))
-                .map(|v| epimem_core::similarities(v, &query_vectors));
-            let score = epimem_core::max_sim(query_vectors.len(), line_words);
+                .map(|v| epimem_core::recall::similarities(v, &query_vectors));
+            let score = epimem_core::recall::max_sim(query_vectors.len(), line_words);
             turn.words = (score > 0.0).then_some(score);
         }
         Ok(())

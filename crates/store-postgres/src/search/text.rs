@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use epimem_core::{Stopwords, name_words};
+use epimem_core::{name_words, telling::Stopwords};
 
 use crate::connection::{Failure, Tx};
 
@@ -122,7 +122,8 @@ pub(super) struct HeldAhead {
 impl HeldAhead {
     pub(super) fn of(tx: &mut Tx<'_>, tenant: &str, text: &str) -> Result<Self, Failure> {
         let names = Names::of(tx, tenant)?;
-        let capitalized: HashSet<String> = epimem_core::proper_nouns(text).into_iter().collect();
+        let capitalized: HashSet<String> =
+            epimem_core::recall::proper_nouns(text).into_iter().collect();
         let mut asked: Vec<String> = words(text).filter(|w| w.chars().count() >= 3).collect();
         asked.sort();
         asked.dedup();
@@ -143,7 +144,7 @@ fn near_lexemes(
     word: &str,
 ) -> Result<(String, Vec<String>), Failure> {
     // A slip may have dropped a letter: a name one longer may be meant.
-    let slips = epimem_core::slips_allowed(word.chars().count() + 1);
+    let slips = epimem_core::recall::slips_allowed(word.chars().count() + 1);
     let stem: Option<String> = tx
         .query(
             &format!(
@@ -165,7 +166,7 @@ fn near_lexemes(
     let near = rows
         .iter()
         .map(|r| r.get::<_, String>(0))
-        .filter(|lexeme| epimem_core::slips(lexeme, &stem) <= slips)
+        .filter(|lexeme| epimem_core::recall::slips(lexeme, &stem) <= slips)
         .collect();
     Ok((stem, near))
 }

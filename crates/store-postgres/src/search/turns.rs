@@ -6,8 +6,12 @@
 use std::collections::HashMap;
 
 use epimem_core::{
-    Borrow, Episode, KeptEpisode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable,
-    VectorMatch, keyword_list,
+    Episode,
+    recall::{
+        Borrow, KeptEpisode, LexicalMatch, LineSignals, TurnFeatures, TurnKey, TurnTable,
+        VectorMatch,
+    },
+    telling::keyword_list,
 };
 use epimem_search::{Seen, TurnQuery};
 

@@ -1,12 +1,12 @@
 //! The messages nearest a query vector. pgvector's HNSW index (one per dimension, on a cast
 //! of the column) finds the nearest by their own similarity; each then borrows from the
-//! messages just before and after it by core's rule (`epimem_core::borrowed`), and the messages next to a
+//! messages just before and after it by core's rule (`epimem_core::recall::borrowed`), and the messages next to a
 //! hit become candidates too: an answer that shares no word with the query rises behind the
 //! question that does.
 
 use std::collections::HashMap;
 
-use epimem_core::{Borrow, borrowed};
+use epimem_core::recall::{Borrow, borrowed};
 
 use super::{ScopeFilter, apply::vector_text};
 use crate::connection::{Failure, Tx};

@@ -1,5 +1,6 @@
 use epimem_core::{
-    ConversationKey, Episode, EpisodeId, Fact, FactChange, FactId, JobId, JobKind, Scope, Timestamp,
+    ConversationKey, Episode, EpisodeId, JobId, JobKind, Scope, Timestamp,
+    facts::{Fact, FactChange, FactId},
 };
 
 use super::{T0, episode, fence, key, push_n};

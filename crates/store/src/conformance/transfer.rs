@@ -1,7 +1,9 @@
 //! Conformance cases for export and import.
 
 use epimem_core::{
-    EpisodeId, Fact, FactChange, FactId, NodeSummary, PendingReview, Scope, TimelineNode, Timestamp,
+    EpisodeId, NodeSummary, Scope, TimelineNode, Timestamp,
+    facts::{Fact, FactChange, FactId},
+    fsrs::PendingReview,
 };
 
 use super::{T0, episode, fence, key, push_n, segment};

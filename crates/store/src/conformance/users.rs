@@ -1,7 +1,7 @@
 //! Conformance cases for people: two users of one tenant never see each other's memories, and
 //! forgetting one leaves the other whole.
 
-use epimem_core::{ConversationKey, EpisodeId, FactChange, Scope};
+use epimem_core::{ConversationKey, EpisodeId, Scope, facts::FactChange};
 
 use super::{episode, facts, key, message};
 use crate::Store;

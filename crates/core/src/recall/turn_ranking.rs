@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::{
+use crate::recall::{
     Candidate, EpisodeCandidates, EpisodeSignals, LineSignals, RankingConfig, TurnKey, TurnTable,
     context_with_neighbors, episode_factor, fuse, line_factor, rank, spread_to_neighbors,
 };
@@ -218,7 +218,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::{
+    use crate::recall::{
         EpisodeFeatures, Fusion, KeptEpisode, LexicalMatch, Profile, TurnFeatures, VectorMatch,
     };
 
@@ -258,12 +258,16 @@ mod tests {
             vector: None,
             best_seq: None,
         };
-        let lisbon = crate::story_fingerprint("Lisbon trip", "Where to stay in Lisbon.");
+        let lisbon = crate::recall::story_fingerprint("Lisbon trip", "Where to stay in Lisbon.");
         let found = EpisodeCandidates {
             searched_words: true,
             candidates: vec![
                 candidate("imported-as-a", lisbon, 1),
-                candidate("sintra", crate::story_fingerprint("Lisbon trip", "Sintra by train."), 2),
+                candidate(
+                    "sintra",
+                    crate::recall::story_fingerprint("Lisbon trip", "Sintra by train."),
+                    2,
+                ),
                 candidate("imported-as-b", lisbon, 3),
             ],
         };

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Fusion, fusion::fuse};
+use crate::{recall::Fusion, recall::fusion::fuse};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -109,7 +109,7 @@ impl std::str::FromStr for Profile {
 impl RankingConfig {
     /// The weights for a query of `form`: a statement's words weigh less
     /// (`statement_lexical_weight`).
-    pub fn for_query(&self, form: &crate::QueryForm) -> std::borrow::Cow<'_, Self> {
+    pub fn for_query(&self, form: &crate::recall::QueryForm) -> std::borrow::Cow<'_, Self> {
         if form.asks || self.statement_lexical_weight == 1.0 {
             return std::borrow::Cow::Borrowed(self);
         }
@@ -266,7 +266,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::rrf;
+    use crate::recall::rrf;
 
     fn c(
         lexical: Option<usize>,

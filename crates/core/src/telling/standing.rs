@@ -3,7 +3,7 @@
 //! who says it expects it to be kept on every later request of its kind, so recall must not
 //! lose it among the lines that only share its subject. English phrasing only.
 
-use crate::{Role, summary::split_sentences};
+use crate::{Role, telling::summary::split_sentences};
 
 /// Phrases that make a sentence a standing instruction wherever they stand in it.
 const STANDING_PHRASES: &[&str] =

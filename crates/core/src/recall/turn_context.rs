@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Episode, EpisodeId, Message, TokenCounter, context};
+use crate::{Episode, EpisodeId, Message, TokenCounter, recall::context};
 
 /// One recalled turn and its episode.
 #[derive(Debug, Clone, Copy)]
@@ -125,7 +125,7 @@ fn render(turns: &[TurnItem<'_>]) -> TurnContext {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::tests::{episode, message};
+    use crate::recall::context::tests::{episode, message};
 
     fn at(mut m: Message, seq: u64) -> Message {
         m.seq = seq;

@@ -4,7 +4,7 @@
 use fsrs::{DEFAULT_PARAMETERS, FSRS, MemoryState};
 use serde::{Deserialize, Serialize};
 
-use crate::{FsrsState, Rating, Timestamp};
+use crate::{FsrsState, Timestamp, fsrs::Rating};
 
 const DAY_MS: f64 = 86_400_000.0;
 

@@ -3,7 +3,7 @@
 //! out; fusing the retrievers' scores (`fusion.rs`) and lending to neighbours (`ranking.rs`)
 //! are the other two steps of turn ranking.
 
-use crate::RankingConfig;
+use crate::recall::RankingConfig;
 
 /// What ranking knows of the episode a candidate turn belongs to.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -7,7 +7,7 @@
 
 use std::ops::Mul;
 
-use crate::RankingConfig;
+use crate::recall::RankingConfig;
 
 /// How much of its neighbours' similarity a message borrows.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{EpisodeId, FsrsState, KeywordBag, Timestamp};
+use crate::{EpisodeId, FsrsState, Timestamp, telling::KeywordBag};
 
 /// A recall waiting to be reviewed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::{Stopwords, filler::is_generic, keywords::for_each_keyword_with};
+use crate::{
+    telling::Stopwords, telling::filler::is_generic, telling::keywords::for_each_keyword_with,
+};
 
 /// Longer runs are cut: a title names things, it does not retell sentences.
 pub(crate) const MAX_PHRASE_WORDS: usize = 3;
@@ -169,7 +171,7 @@ fn content_word(word: &str, stopwords: Stopwords) -> Option<String> {
         return Some(word.to_ascii_lowercase());
     }
     // Stopwords give no keyword below.
-    if crate::filler::is_filler(word) {
+    if crate::telling::filler::is_filler(word) {
         return None;
     }
     let mut found = Vec::new();

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Episode, EpisodeId, FsrsState, LineSignals, Timestamp};
+use crate::{Episode, EpisodeId, FsrsState, Timestamp, recall::LineSignals};
 
 /// A BM25 candidate: its 1-based rank among the lexical candidates, its score, and its
 /// length in words as BM25 counted them (0 where the index does not say): a long line holds a

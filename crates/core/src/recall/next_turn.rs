@@ -213,7 +213,7 @@ mod tests {
     use crate::Timestamp;
 
     fn message(seq: u64, text: &str) -> Message {
-        let said = crate::context::tests::message(text);
+        let said = crate::recall::context::tests::message(text);
         Message { seq, speaker: Some("Ana".into()), ..said }
     }
 
@@ -254,7 +254,7 @@ mod tests {
             title: title.into(),
             summary: format!("{title}, told at some length with many words of what was said"),
             start: Timestamp(i * 3_600_000),
-            ..crate::context::tests::episode(i as u64)
+            ..crate::recall::context::tests::episode(i as u64)
         };
         let all: Vec<Episode> = (0..6).map(|i| episode(i, &format!("Topic number {i}"))).collect();
         let refs: Vec<&Episode> = all.iter().collect();

@@ -13,7 +13,7 @@ pub const EARLIER_MESSAGES: usize = 10;
 /// statement does not ("I want it to be special"), so it takes the words the conversation
 /// kept coming back to ([`with_salient_words`]).
 pub fn conversation_query(last: &str, earlier: &[&str]) -> String {
-    if crate::query_form(last).asks {
+    if crate::recall::query_form(last).asks {
         return last.to_owned();
     }
     let from = earlier.len().saturating_sub(EARLIER_MESSAGES);
@@ -24,10 +24,10 @@ pub fn conversation_query(last: &str, earlier: &[&str]) -> String {
 /// most of its messages and `last` does not hold (at most [`SALIENT_WORDS`], each in at least
 /// two messages): what the moment is about when the last message does not say it.
 pub(crate) fn with_salient_words(last: &str, earlier: &[&str]) -> String {
-    let own = crate::keyword_list(last);
+    let own = crate::telling::keyword_list(last);
     let mut counted: Vec<(String, usize)> = Vec::new();
     for message in earlier {
-        for word in crate::keyword_list(message) {
+        for word in crate::telling::keyword_list(message) {
             if own.contains(&word) {
                 continue;
             }

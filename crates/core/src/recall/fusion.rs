@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Candidate;
+use crate::recall::Candidate;
 
 /// How candidates' ranks or scores are fused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -353,7 +353,7 @@ pub fn query_form(text: &str) -> QueryForm {
             .iter()
             .filter(|w| {
                 w.chars().count() > 2
-                    && !crate::is_stopword(w)
+                    && !crate::telling::is_stopword(w)
                     && !FIRST_PERSON.contains(&w.as_str())
             })
             .count(),
@@ -380,7 +380,7 @@ pub fn proper_noun_spans(text: &str) -> Vec<(&str, String)> {
             if !first
                 && initial.is_uppercase()
                 && lower.chars().count() > 1
-                && !crate::is_stopword(&lower)
+                && !crate::telling::is_stopword(&lower)
                 && !names.iter().any(|(_, n)| *n == lower)
             {
                 names.push((written, lower));

@@ -15,7 +15,7 @@ use std::{
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::keywords::PreHashed;
+use crate::telling::keywords::PreHashed;
 
 /// The languages besides English whose stopwords are known: NLTK's lists, by ISO 639-1 code
 /// (Chinese and Japanese are cut into pairs of characters instead, see `cjk.rs`). The more

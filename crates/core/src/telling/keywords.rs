@@ -13,7 +13,7 @@ use std::{
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::Stopwords;
+use crate::telling::Stopwords;
 
 /// A set of keyword hashes, sorted and de-duplicated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -178,11 +178,11 @@ pub(crate) fn for_each_keyword_with(
         word.clear();
     };
     let emit_run = |run: &mut Vec<char>, f: &mut dyn FnMut(&str, u64)| {
-        crate::for_each_bigram(run, |pair| f(pair, xxh3_64(pair.as_bytes())));
+        crate::telling::for_each_bigram(run, |pair| f(pair, xxh3_64(pair.as_bytes())));
         run.clear();
     };
     for ch in text.chars() {
-        if crate::is_cjk(ch) {
+        if crate::telling::is_cjk(ch) {
             if !word.is_empty() {
                 emit(&mut word, chars, &mut f);
                 chars = 0;
@@ -216,7 +216,9 @@ pub(crate) fn for_each_keyword_with(
 /// Whitespace-separated words, as a person would count them ("5,6" is one word); in Chinese
 /// and Japanese, which put no spaces between words, each character counts.
 pub(crate) fn word_count(text: &str) -> usize {
-    text.split_whitespace().map(|w| w.chars().filter(|&c| crate::is_cjk(c)).count().max(1)).sum()
+    text.split_whitespace()
+        .map(|w| w.chars().filter(|&c| crate::telling::is_cjk(c)).count().max(1))
+        .sum()
 }
 
 /// A light English plural strip: "varieties" → "variety", "tomatoes" → "tomato",

@@ -6,10 +6,11 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Message, Role, Stopwords,
-    filler::{is_filler, is_interjection},
-    key_phrases::key_phrases,
-    keywords::for_each_keyword_with,
+    Message, Role,
+    telling::Stopwords,
+    telling::filler::{is_filler, is_interjection},
+    telling::key_phrases::key_phrases,
+    telling::keywords::for_each_keyword_with,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -195,7 +195,7 @@ pub fn rank_facts(
     facts: &[(&Fact, Option<&[f32]>)],
     limit: usize,
 ) -> Vec<FactScore> {
-    let words = crate::KeywordBag::from_text(query);
+    let words = crate::telling::KeywordBag::from_text(query);
     let mut scored: Vec<FactScore> = facts
         .iter()
         .enumerate()
@@ -206,7 +206,7 @@ pub fn rank_facts(
                 }
                 _ => None,
             };
-            let shared = words.intersection_len(&crate::KeywordBag::from_text(&fact.text));
+            let shared = words.intersection_len(&crate::telling::KeywordBag::from_text(&fact.text));
             let word_overlap =
                 if words.is_empty() { 0.0 } else { shared as f64 / words.len() as f64 };
             let relevant = shared > 0 || similarity.is_some_and(|s| s >= FACT_MIN_SIMILARITY);
