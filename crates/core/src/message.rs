@@ -71,7 +71,9 @@ pub fn name_words(author: &str) -> Vec<String> {
     words
 }
 
-/// A message as pushed by a caller, before the store gives it a sequence number.
+/// A message as the store takes it: its time fixed and its tokens counted (once, so
+/// segmentation never counts again), before the store gives it a sequence number. The engine
+/// makes it from a caller's `MessageInput`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewMessage {
     pub conversation: ConversationKey,
@@ -198,7 +200,8 @@ pub fn clip_middle(text: &str, most: usize) -> std::borrow::Cow<'_, str> {
     format!("{}\n[… {left_out} bytes left out …]\n{}", &text[..head], &text[tail..]).into()
 }
 
-/// A stored message: a [`NewMessage`] with its place in the conversation.
+/// A stored message: a [`NewMessage`] with its place in the conversation. What every reader of
+/// the store gets back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// 1-based, gap-free position within the conversation.

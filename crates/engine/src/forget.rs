@@ -69,8 +69,8 @@ impl Engine {
     /// built again from the store, rather than answer for them.
     fn unindex(&self, tenant: &str, ids: &[EpisodeId]) -> Result<(), EngineError> {
         let update = Update { forgotten: ids, ..Update::default() };
-        if let Err(e) = self.search.apply(tenant, &update) {
-            self.search.discard(tenant)?;
+        if let Err(e) = self.index.search.apply(tenant, &update) {
+            self.index.search.discard(tenant)?;
             return Err(e.into());
         }
         Ok(())

@@ -22,7 +22,7 @@ impl Engine {
         tenant: &str,
         search: impl Fn() -> Result<T, SearchError>,
     ) -> Result<T, EngineError> {
-        let locks = self.syncing.of(tenant);
+        let locks = self.index.syncing.of(tenant);
         let repairs = locks.repairs.load(Ordering::Acquire);
         match search() {
             Err(SearchError::Damaged(why)) => {
@@ -44,15 +44,15 @@ impl Engine {
     ) -> Result<(), EngineError> {
         // Marked first: a recall from here on waits for the rebuild rather than search the
         // index as it is thrown away.
-        let _building = Building::start(&self.syncing, tenant);
+        let _building = Building::start(&self.index.syncing, tenant);
         let _held = locks.sync.lock().unwrap_or_else(PoisonError::into_inner);
         if locks.repairs.load(Ordering::Acquire) != repairs {
             return Ok(());
         }
-        self.search.discard(tenant)?;
+        self.index.search.discard(tenant)?;
         let task = IndexTask::Build { why: Some(format!("found damaged: {why}")) };
         let log = |done, total| {
-            if let Some(log) = &self.repair_log {
+            if let Some(log) = &self.index.repair_log {
                 log(tenant, &task, done, total);
             }
         };
@@ -61,7 +61,7 @@ impl Engine {
         let built = self.build(tenant, target, &mut |done, total| log(done, total));
         locks.repairs.fetch_add(1, Ordering::AcqRel);
         if let Err(e) = built {
-            self.search.discard(tenant)?;
+            self.index.search.discard(tenant)?;
             return Err(e);
         }
         Ok(())
@@ -70,8 +70,8 @@ impl Engine {
     /// Whether the indexes' files are due a check ([`Engine::with_index_checks`]); if so,
     /// the next is due a period from now.
     pub(crate) fn verify_due(&self) -> bool {
-        let Some(every) = self.verify_every else { return false };
-        let mut next = self.next_verify.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(every) = self.index.verify_every else { return false };
+        let mut next = self.index.next_verify.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
         match *next {
             // Each index was checked as it opened: the first check is a period later.
@@ -90,9 +90,9 @@ impl Engine {
     /// Checks the tenant's index against its files; when one changed behind its back, builds
     /// the index again before anything searches it.
     pub(crate) fn verify_index(&self, tenant: &str) -> Result<(), EngineError> {
-        let locks = self.syncing.of(tenant);
+        let locks = self.index.syncing.of(tenant);
         let repairs = locks.repairs.load(Ordering::Acquire);
-        match self.search.verify(tenant) {
+        match self.index.search.verify(tenant) {
             Err(SearchError::Damaged(why)) => self.repair(tenant, &locks, repairs, &why),
             checked => Ok(checked?),
         }

@@ -12,7 +12,7 @@ use std::{
 };
 
 use epimem_core::{EpisodeId, Scope};
-use epimem_search::{IndexedEpisode, IndexedLine, Update};
+use epimem_search::{IndexedEpisode, IndexedLine, Search, Update};
 use epimem_store::IndexedMessage;
 
 use crate::{Engine, EngineError};
@@ -125,6 +125,44 @@ impl Drop for Building<'_> {
     }
 }
 
+/// The search index recall asks and its upkeep: when it is caught up, how long a recall waits
+/// for a build, the tenants kept current and the locks of each, the checks of its files.
+pub(crate) struct Indexes {
+    pub(crate) search: Box<dyn Search>,
+    pub(crate) freshness: Freshness,
+    /// How long a recall waits for its tenant's index to be built before it is refused.
+    pub(crate) build_wait: Duration,
+    /// Beside the process holding a saved index: how large a copy must be before waiting for
+    /// the holder's save is worth it, and for how long.
+    pub(crate) holder_save: HolderSave,
+    /// The tenants whose index is kept current in the background mode (recalled from once).
+    pub(crate) kept_current: Mutex<HashSet<String>>,
+    /// Each tenant's locks: one held while its index is built or caught up, one while a batch
+    /// is read from the store and applied to it, or a forget takes episodes out of both.
+    pub(crate) syncing: SyncLocks,
+    /// Told when a tenant's index is rebuilt while serving (a search found it damaged).
+    pub(crate) repair_log: Option<RepairLog>,
+    /// How often the owner's refresh checks the indexes' files (none: never after open).
+    pub(crate) verify_every: Option<Duration>,
+    pub(crate) next_verify: Mutex<Option<Instant>>,
+}
+
+impl Indexes {
+    pub(crate) fn new(search: Box<dyn Search>) -> Self {
+        Self {
+            search,
+            freshness: Freshness::default(),
+            build_wait: BUILD_WAIT,
+            holder_save: HolderSave::default(),
+            kept_current: Default::default(),
+            syncing: Default::default(),
+            repair_log: None,
+            verify_every: None,
+            next_verify: Default::default(),
+        }
+    }
+}
+
 /// When recall brings a tenant's search index up to the store's last change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Freshness {
@@ -147,7 +185,7 @@ impl Engine {
     /// After this process wrote to the tenant: in the background mode, its index (if one is
     /// kept) is caught up now, so the writer's next recall finds what it wrote.
     pub(crate) fn index_after_write(&self, tenant: &str) -> Result<(), EngineError> {
-        if self.freshness == Freshness::Background && self.kept_current(tenant) {
+        if self.index.freshness == Freshness::Background && self.kept_current(tenant) {
             self.sync_index(tenant, &mut |_, _, _| {})?;
         }
         Ok(())
@@ -169,7 +207,7 @@ impl Engine {
             }
         }
         for tenant in tenants {
-            let lock = self.syncing.of(&tenant);
+            let lock = self.index.syncing.of(&tenant);
             let held = match lock.sync.try_lock() {
                 Ok(held) => held,
                 Err(TryLockError::Poisoned(e)) => e.into_inner(),
@@ -180,7 +218,7 @@ impl Engine {
             // meanwhile is not held up: the index stops the save for it, and saves at the
             // next pause.
             drop(held);
-            if let Err(e) = refreshed.and_then(|()| Ok(self.search.settle(&tenant)?)) {
+            if let Err(e) = refreshed.and_then(|()| Ok(self.index.search.settle(&tenant)?)) {
                 first_error.get_or_insert(e);
             }
         }
@@ -192,7 +230,7 @@ impl Engine {
     /// what that one saved).
     fn refresh_locked(&self, tenant: &str) -> Result<(), EngineError> {
         self.sync_locked(tenant, &mut |_, _, _| {})?;
-        if self.search.adopt(tenant)? {
+        if self.index.search.adopt(tenant)? {
             self.sync_locked(tenant, &mut |_, _, _| {})?;
         }
         Ok(())
@@ -203,8 +241,8 @@ impl Engine {
     /// the engine's build wait ([`BUILD_WAIT`] by default) is refused as unavailable, saying why.
     fn wait_for_build(&self, tenant: &str) -> Result<(), EngineError> {
         // Real time, not the engine's clock: this is a wait, not a moment in the data.
-        let until = Instant::now() + self.build_wait;
-        while self.syncing.building().contains(tenant) {
+        let until = Instant::now() + self.index.build_wait;
+        while self.index.syncing.building().contains(tenant) {
             if Instant::now() >= until {
                 return Err(EngineError::IndexBuilding(tenant.to_owned()));
             }
@@ -219,7 +257,7 @@ impl Engine {
 
     fn lock_kept(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
         // The set holds names only: one a panicking thread left behind is still right.
-        self.kept_current.lock().unwrap_or_else(PoisonError::into_inner)
+        self.index.kept_current.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Brings the tenant's search index up to the store's last change (as it was when asked:
@@ -232,7 +270,7 @@ impl Engine {
         tenant: &str,
         progress: &mut dyn FnMut(&IndexTask, u64, u64),
     ) -> Result<(), EngineError> {
-        let lock = self.syncing.of(tenant);
+        let lock = self.index.syncing.of(tenant);
         let _held = lock.sync.lock().unwrap_or_else(PoisonError::into_inner);
         self.sync_locked(tenant, progress)
     }
@@ -244,8 +282,8 @@ impl Engine {
         progress: &mut dyn FnMut(&IndexTask, u64, u64),
     ) -> Result<(), EngineError> {
         let target = self.store.change_generation(tenant)?;
-        let mut from = self.search.generation(tenant)?;
-        if from == 0 && target >= self.holder_save.from_changes {
+        let mut from = self.index.search.generation(tenant)?;
+        if from == 0 && target >= self.index.holder_save.from_changes {
             from = self.await_holders_save(tenant, target, progress)?;
         }
         if from >= target {
@@ -253,10 +291,10 @@ impl Engine {
         }
         let caught_up = match from {
             0 => {
-                let _building = Building::start(&self.syncing, tenant);
-                let task = match self.search.held_elsewhere(tenant)? {
+                let _building = Building::start(&self.index.syncing, tenant);
+                let task = match self.index.search.held_elsewhere(tenant)? {
                     true => IndexTask::Copy,
-                    false => IndexTask::Build { why: self.search.started_again(tenant)? },
+                    false => IndexTask::Build { why: self.index.search.started_again(tenant)? },
                 };
                 progress(&task, 0, target);
                 self.build(tenant, target, &mut |done, total| progress(&task, done, total))
@@ -270,7 +308,7 @@ impl Engine {
             }
         };
         if let Err(e) = caught_up {
-            self.search.discard(tenant)?;
+            self.index.search.discard(tenant)?;
             return Err(e);
         }
         Ok(())
@@ -286,18 +324,20 @@ impl Engine {
     ) -> Result<u64, EngineError> {
         // Not when the holder's saved index could not be used whatever it saves (another
         // embedder's).
-        if !self.search.held_elsewhere(tenant)? || self.search.started_again(tenant)?.is_some() {
+        if !self.index.search.held_elsewhere(tenant)?
+            || self.index.search.started_again(tenant)?.is_some()
+        {
             return Ok(0);
         }
         progress(&IndexTask::AwaitSave, 0, target);
         // Real time, not the engine's clock: this is a wait, not a moment in the data.
-        let until = Instant::now() + self.holder_save.wait;
+        let until = Instant::now() + self.index.holder_save.wait;
         while Instant::now() < until {
             std::thread::sleep(HOLDER_SAVE_POLL);
             // Opened again: the copy in memory is dropped (the holder's folder is never touched).
-            self.search.discard(tenant)?;
-            let from = self.search.generation(tenant)?;
-            if from > 0 || !self.search.held_elsewhere(tenant)? {
+            self.index.search.discard(tenant)?;
+            let from = self.index.search.generation(tenant)?;
+            if from > 0 || !self.index.search.held_elsewhere(tenant)? {
                 return Ok(from);
             }
         }
@@ -311,12 +351,12 @@ impl Engine {
         tenant: &str,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), EngineError> {
-        let lock = self.syncing.of(tenant);
+        let lock = self.index.syncing.of(tenant);
         let _held = lock.sync.lock().unwrap_or_else(PoisonError::into_inner);
-        self.search.discard(tenant)?;
+        self.index.search.discard(tenant)?;
         let target = self.store.change_generation(tenant)?;
         if let Err(e) = self.build(tenant, target, progress) {
-            self.search.discard(tenant)?;
+            self.index.search.discard(tenant)?;
             return Err(e);
         }
         Ok(())
@@ -366,7 +406,7 @@ impl Engine {
         }
         // The generation last, once every live episode is in.
         let update = Update { forgotten, added: &[], restated: &[], generation: Some(from) };
-        self.search.apply(tenant, &update)?;
+        self.index.search.apply(tenant, &update)?;
         progress(target, target);
         Ok(())
     }
@@ -428,12 +468,12 @@ impl Engine {
         ids: &[EpisodeId],
         update: Update<'_>,
     ) -> Result<(), EngineError> {
-        let locks = self.syncing.of(tenant);
+        let locks = self.index.syncing.of(tenant);
         let _applying = locks.apply.lock().unwrap_or_else(PoisonError::into_inner);
         let seen = self.store.change_generation(tenant)?;
         let rows = self.store.indexed_messages_of(tenant, ids, self.fingerprint())?;
         let added = episodes_of(&rows);
-        self.search.apply(tenant, &Update { added: &added, ..update })?;
+        self.index.search.apply(tenant, &Update { added: &added, ..update })?;
         self.take_out_forgotten_since(tenant, seen, ids)
     }
 
@@ -459,7 +499,7 @@ impl Engine {
             seen = last;
         }
         if !gone.is_empty() {
-            self.search.apply(tenant, &Update { forgotten: &gone, ..Update::default() })?;
+            self.index.search.apply(tenant, &Update { forgotten: &gone, ..Update::default() })?;
         }
         Ok(())
     }
@@ -472,7 +512,7 @@ impl Engine {
         tenant: &str,
         forget: impl FnOnce() -> Result<T, EngineError>,
     ) -> Result<T, EngineError> {
-        let locks = self.syncing.of(tenant);
+        let locks = self.index.syncing.of(tenant);
         let _applying = locks.apply.lock().unwrap_or_else(PoisonError::into_inner);
         forget()
     }
@@ -484,7 +524,7 @@ impl Engine {
     /// Number of message vectors in the search index (0 before the first recall, for an index
     /// that loads on first use).
     pub fn indexed_vectors(&self) -> usize {
-        self.search.vectors()
+        self.index.search.vectors()
     }
 
     /// Brings the tenant's search index up to date now (else its first recall does), so a
@@ -496,14 +536,14 @@ impl Engine {
         tenant: &str,
         progress: &mut dyn FnMut(&IndexTask, u64, u64),
     ) -> Result<(), EngineError> {
-        match self.freshness {
+        match self.index.freshness {
             Freshness::BeforeRecall => self.sync_index(tenant, progress),
             Freshness::Background if self.kept_current(tenant) => self.wait_for_build(tenant),
             Freshness::Background => {
                 // Marked as building until the first catch-up is done, from before the tenant
                 // is kept: a recall meanwhile waits for it rather than read an index not yet
                 // opened, caught up or built (and answer nothing).
-                let _first = Building::start(&self.syncing, tenant);
+                let _first = Building::start(&self.index.syncing, tenant);
                 // Kept before the catch-up: a write finishing meanwhile catches up after it.
                 self.lock_kept().insert(tenant.to_owned());
                 let synced = self.sync_index(tenant, progress);

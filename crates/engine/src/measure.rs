@@ -88,7 +88,7 @@ impl Measure<'_> {
 
     /// Whether another process holds the tenant's saved search index.
     pub fn index_held_elsewhere(&self, tenant: &str) -> Result<bool, EngineError> {
-        Ok(self.engine.search.held_elsewhere(tenant)?)
+        Ok(self.engine.index.search.held_elsewhere(tenant)?)
     }
 
     /// The episodes a prompt is told of, chosen as this engine chooses them.

@@ -159,7 +159,7 @@ impl Engine {
         let q = self.embed_synced(query)?;
         let at = self.recall_moment(query)?;
         let found = self.searched(&scope.tenant, || {
-            self.search.episodes(&EpisodeQuery {
+            self.index.search.episodes(&EpisodeQuery {
                 scope,
                 text: &query.text,
                 vector: q.as_deref(),
@@ -254,7 +254,7 @@ impl Engine {
         let words = self.embedder.as_deref().map(EmbedderWords);
         let weighed = query.weighed();
         let table = self.searched(&query.scope.tenant, || {
-            self.search.turns(
+            self.index.search.turns(
                 &TurnQuery {
                     scope: &query.scope,
                     text: &query.text,
@@ -337,7 +337,7 @@ impl Engine {
             return Ok(query.clone());
         }
         let readings = self.searched(&query.scope.tenant, || {
-            self.search.read_names(&query.scope.tenant, &query.text, tail)
+            self.index.search.read_names(&query.scope.tenant, &query.text, tail)
         })?;
         if readings.is_empty() {
             return Ok(RecallQuery { names_read: Some(readings), ..query.clone() });
@@ -378,7 +378,7 @@ impl Engine {
             return Ok(Some(v.clone()));
         }
         // Names of who spoke say little about what was said (LoCoMo: R@10 0.748 → 0.782).
-        let text = self.search.embedding_text(&query.scope.tenant, &query.text)?;
+        let text = self.index.search.embedding_text(&query.scope.tenant, &query.text)?;
         Ok(Some(embedder.embed(&[text.as_str()])?.pop().unwrap_or_default()))
     }
 

@@ -53,6 +53,24 @@ pub(crate) struct Failure {
     retry_at: Option<epimem_core::Timestamp>,
 }
 
+/// This process as a runner of jobs: its name in leases, the wakeup requests leave for it,
+/// and the failures the store could not take yet.
+pub(crate) struct Runner {
+    /// Names this process in job leases (say, `host:pid`).
+    pub(crate) worker: String,
+    /// Set when [`Engine::enqueue`] left jobs for the worker.
+    pub(crate) jobs_queued: crate::wakeup::Wakeup,
+    /// Jobs that failed here and whose failure the store could not take yet (a full disk),
+    /// with why it could not.
+    pub(crate) unrecorded: std::sync::Mutex<std::collections::HashMap<JobId, (Failure, String)>>,
+}
+
+impl Runner {
+    pub(crate) fn new(worker: String) -> Self {
+        Self { worker, jobs_queued: Default::default(), unrecorded: Default::default() }
+    }
+}
+
 impl Engine {
     /// Fences `conversation` and enqueues its segmentation, unless another worker holds it.
     pub(crate) fn open(
@@ -74,7 +92,9 @@ impl Engine {
     pub(crate) fn run_jobs_of(&self, of: JobsOf<'_>) -> Result<RunReport, EngineError> {
         let mut report = RunReport::default();
         let lease = self.config.jobs.lease_seconds * 1000;
-        while let Some(job) = self.store.claim_job_of(&self.worker, self.clock.now(), lease, of)? {
+        while let Some(job) =
+            self.store.claim_job_of(&self.runner.worker, self.clock.now(), lease, of)?
+        {
             self.crash.point("job.claimed");
             let done = self.run_job(&job)?;
             // What this process closed is searchable once its job is done, not at the next
@@ -138,7 +158,7 @@ impl Engine {
             &failure.error,
             failure.retry_at,
         );
-        let mut unrecorded = self.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut unrecorded = self.runner.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
         match recorded {
             Ok(()) => {
                 unrecorded.remove(&id);
@@ -154,7 +174,7 @@ impl Engine {
     /// Records the failures [`Engine::record_failure`] could not (a tick's first step).
     pub(crate) fn record_kept_failures(&self) -> Result<(), EngineError> {
         let kept: Vec<(JobId, Failure)> = {
-            let unrecorded = self.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
+            let unrecorded = self.runner.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
             unrecorded.iter().map(|(id, (failure, _))| (*id, failure.clone())).collect()
         };
         for (id, failure) in kept {
@@ -165,7 +185,7 @@ impl Engine {
 
     /// `jobs` with the failures this process could not record yet shown on theirs.
     pub(crate) fn with_kept_failures(&self, mut jobs: Vec<JobStatus>) -> Vec<JobStatus> {
-        let unrecorded = self.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
+        let unrecorded = self.runner.unrecorded.lock().unwrap_or_else(PoisonError::into_inner);
         for job in &mut jobs {
             if let Some((failure, why)) = unrecorded.get(&job.id) {
                 job.state = match failure.retry_at {
@@ -194,7 +214,7 @@ impl Engine {
                     let until = self.clock.now().plus_millis(lease_ms);
                     // A lost lease ends the renewing; the commit then finds the fence gone. A
                     // failed renewal is tried again at the next beat.
-                    if let Ok(false) = self.store.renew_lease(job.id, &self.worker, until) {
+                    if let Ok(false) = self.store.renew_lease(job.id, &self.runner.worker, until) {
                         return;
                     }
                 }
@@ -428,14 +448,15 @@ mod tests {
         };
         engine.enqueue(vec![message]).unwrap();
         engine.open(&key, Trigger { kind: TriggerKind::Flush, upto_seq: 1 }).unwrap();
-        let job = engine.store.claim_job(&engine.worker, engine.clock.now(), 60_000).unwrap();
+        let job =
+            engine.store.claim_job(&engine.runner.worker, engine.clock.now(), 60_000).unwrap();
         let job = job.expect("the flush's job");
         let failure = Failure {
             conversation: key.clone(),
             error: "storage full: database or disk is full".into(),
             retry_at: Some(engine.clock.now().plus_millis(5_000)),
         };
-        engine.unrecorded.lock().unwrap().insert(job.id, (failure, "disk full".into()));
+        engine.runner.unrecorded.lock().unwrap().insert(job.id, (failure, "disk full".into()));
 
         let shown = engine.jobs("t", None, 10).unwrap();
         assert_eq!(shown[0].state, JobState::Retrying);
@@ -445,7 +466,7 @@ mod tests {
         assert_eq!(stored[0].state, JobState::Running, "the store still has it running");
 
         engine.record_kept_failures().unwrap();
-        assert!(engine.unrecorded.lock().unwrap().is_empty());
+        assert!(engine.runner.unrecorded.lock().unwrap().is_empty());
         let stored = engine.store.jobs("t", None, engine.clock.now(), 10).unwrap();
         assert_eq!(stored[0].state, JobState::Retrying);
         assert_eq!(stored[0].last_error.as_deref(), Some("storage full: database or disk is full"));
