@@ -1,8 +1,8 @@
 //! Why a call to [`crate::Memory`] failed: a stable kind (mapped to an HTTP status or an MCP
 //! error by each transport, in one place there) and a message naming what was wrong.
 
+use crate::engine::EngineError;
 use epimem_core::ErrorKind;
-use epimem_engine::EngineError;
 
 /// A failed call: its kind and what was wrong (`query: must not be empty`).
 #[derive(Debug, thiserror::Error)]

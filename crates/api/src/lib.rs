@@ -7,6 +7,7 @@
 
 mod admin;
 mod conversations;
+mod engine;
 mod episodes;
 mod error;
 mod messages;
@@ -21,15 +22,18 @@ mod tests;
 use std::sync::Arc;
 
 use epimem_core::Timestamp;
-use epimem_engine::Engine;
 
 pub use error::MemoryError;
 pub use messages::{Batch, message_list, parse_messages};
 pub use worker::{Report, Worker};
 
-/// The engine's values a program around the requests takes and gets back.
-pub use epimem_engine::{
-    IndexTask, IngestReport, MessageInput, Patterns, RetellReport, RollupReport, RunReport,
+/// The engine a program builds and the values it takes and gives back.
+pub use engine::{
+    CRASH_POINTS, Clock, ConsolidationConfig, CrashAt, Engine, EngineConfig, EngineError,
+    EpisodeContext, FactHit, FixedClock, Freshness, IndexTask, IngestReport, JobsConfig, Measure,
+    MessageHit, MessageInput, NextTurn, NextTurnQuery, Patterns, RecallHit, RecallQuery,
+    RecalledContext, RepairLog, RetellReport, RollupReport, RunReport, SystemClock, TAIL_REFRESH,
+    TimelineConfig, WorkContextConfig, process_name, project_scope,
 };
 
 /// The use cases over one engine. Cheap to clone: every clone answers from the same engine,

@@ -6,8 +6,8 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
+use crate::engine::{EngineError, MessageInput};
 use epimem_core::{ConversationKey, Role, RoleParseError, Timestamp};
-use epimem_engine::{EngineError, MessageInput};
 
 use crate::{MemoryError, wire::MessageIn};
 

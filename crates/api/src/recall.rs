@@ -1,10 +1,10 @@
 //! Asking memory: recall, the next turn's block, and a project's memory for coding agents.
 
+use crate::engine::{NextTurnQuery, RecallQuery};
 use epimem_core::{
     ConversationKey, Scope,
     recall::{NextTurnConfig, RelevanceConfig},
 };
-use epimem_engine::{NextTurnQuery, RecallQuery};
 
 use crate::{
     Memory, MemoryError, limit, time, user,

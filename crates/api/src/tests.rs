@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::engine::{Engine, EngineConfig, FixedClock};
 use epimem_core::{ErrorKind, Timestamp};
-use epimem_engine::{Engine, EngineConfig, FixedClock};
 use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
 

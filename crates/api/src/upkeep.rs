@@ -4,10 +4,10 @@
 //! server needs to know about keys and space. They take and answer the engine's own values:
 //! their callers are programs, not wire protocols.
 
-use epimem_core::{LlmStage, LlmUsage, QueueSnapshot, Scope};
-use epimem_engine::{
+use crate::engine::{
     IndexTask, IngestReport, MessageInput, Patterns, RetellReport, RollupReport, RunReport,
 };
+use epimem_core::{LlmStage, LlmUsage, QueueSnapshot, Scope};
 use epimem_store::Stats;
 
 use crate::{Memory, MemoryError};
@@ -38,7 +38,7 @@ impl Memory {
         &self,
         conversation: &epimem_core::ConversationKey,
     ) -> Result<Option<QueueSnapshot>, MemoryError> {
-        Ok(self.engine.store().queue(conversation).map_err(epimem_engine::EngineError::from)?)
+        Ok(self.engine.store().queue(conversation).map_err(crate::engine::EngineError::from)?)
     }
 
     /// Closes the conversations that fell silent, takes over jobs whose worker died, and runs
@@ -160,7 +160,7 @@ impl Memory {
     }
 
     /// The steps under the use cases, for the evaluation harness and the benchmarks.
-    pub fn measure(&self) -> epimem_engine::Measure<'_> {
+    pub fn measure(&self) -> crate::engine::Measure<'_> {
         self.engine.measure()
     }
 

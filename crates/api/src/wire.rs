@@ -3,11 +3,11 @@
 //! turned into one of these here. Field names are a public contract: add, never rename (an
 //! older name stays as an alias).
 
+use crate::engine::{RecallHit, RunReport};
 use epimem_core::{
     Episode, EpisodeId, Message, Timestamp,
     work::{Skeleton, skeleton},
 };
-use epimem_engine::{RecallHit, RunReport};
 use epimem_store::{EpisodeCursor, EpisodeDetail, JobState, JobStatus};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};

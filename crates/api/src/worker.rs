@@ -12,7 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use epimem_engine::{RunReport, TAIL_REFRESH};
+use crate::engine::{RunReport, TAIL_REFRESH};
 
 use crate::{Memory, MemoryError};
 

@@ -3,6 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use epimem_api::{
+    ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig, WorkContextConfig,
+};
 use epimem_core::{
     SegmentationPolicy, TriggerConfig,
     fsrs::MemoryConfig,
@@ -10,9 +13,6 @@ use epimem_core::{
     telling::SummaryConfig,
 };
 use epimem_embed::{Embedder, EmbedderName, load_embedder};
-use epimem_engine::{
-    ConsolidationConfig, EngineConfig, JobsConfig, TimelineConfig, WorkContextConfig,
-};
 use epimem_llm::{ChatModel, LlmConfig, OpenAiChat};
 use serde::Deserialize;
 
@@ -60,9 +60,9 @@ pub struct AppConfig {
     #[serde(default)]
     pub llm: LlmConfig,
     /// Where to crash, in a fault-injection test (`EPIMEM_CRASH_AT`; a build of the tests'
-    /// only: see `epimem_engine::CRASH_POINTS`).
+    /// only: see `epimem_api::CRASH_POINTS`).
     #[serde(skip)]
-    pub crash_at: Option<epimem_engine::CrashAt>,
+    pub crash_at: Option<epimem_api::CrashAt>,
     /// The time the clock reads, always (`EPIMEM_CLOCK`, RFC 3339): for runs that must answer
     /// the same each time, such as a test comparing two processes' answers. Conversation
     /// time is the data's; this is the time of messages sent without one, of leases and of
@@ -304,7 +304,7 @@ impl AppConfig {
         }
         if let Some(at) = &overrides.crash_at {
             anyhow::ensure!(
-                epimem_engine::CRASH_POINTS,
+                epimem_api::CRASH_POINTS,
                 "EPIMEM_CRASH_AT is set, but this build has no crash points (they are for \
                  fault-injection tests)"
             );
@@ -353,10 +353,10 @@ impl AppConfig {
     }
 
     /// The clock the engine reads: the system's, or the fixed time `EPIMEM_CLOCK` gives.
-    pub fn clock(&self) -> Box<dyn epimem_engine::Clock> {
+    pub fn clock(&self) -> Box<dyn epimem_api::Clock> {
         match self.fixed_clock {
-            Some(at) => Box::new(epimem_engine::FixedClock::new(at)),
-            None => Box::new(epimem_engine::SystemClock),
+            Some(at) => Box::new(epimem_api::FixedClock::new(at)),
+            None => Box::new(epimem_api::SystemClock),
         }
     }
 

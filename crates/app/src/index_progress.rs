@@ -91,7 +91,7 @@ pub fn server_report(tenant: &str) -> IndexReport {
 
 /// What a process says when a search finds a tenant's index damaged and it is built again
 /// from the database: why, at once, then how far every ten seconds.
-pub fn repair_log() -> epimem_engine::RepairLog {
+pub fn repair_log() -> epimem_api::RepairLog {
     let last_logged = std::sync::Mutex::new(Instant::now());
     Box::new(move |tenant, task, done, total| {
         let mut last = last_logged.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -33,9 +33,9 @@ use std::{
 };
 
 use anyhow::{Context, Result, bail};
+use epimem_api::{Engine, Freshness};
 use epimem_api::{IndexTask, Memory};
 use epimem_core::TokenCounter;
-use epimem_engine::{Engine, Freshness};
 use epimem_search::Search;
 use epimem_search_local::LocalSearch;
 use epimem_store_postgres::{PostgresSearch, PostgresStore};
@@ -60,21 +60,15 @@ pub fn open_with_embedder(config: &AppConfig) -> Result<Memory> {
 /// Opens `database`, with the embedder and search index when the command `segments` or
 /// searches; else without either (see [`without_index`]).
 pub fn open_on(config: &AppConfig, database: &Database, segments: bool) -> Result<Memory> {
-    open_engine_on(config, database, segments).map(Memory::new)
-}
-
-/// The engine [`open_on`] puts behind its memory, for the evaluation harness: it measures the
-/// steps under the use cases.
-pub fn open_engine_on(config: &AppConfig, database: &Database, segments: bool) -> Result<Engine> {
     if segments {
-        return Ok(searching(config, database)?.memory);
+        return Ok(open_searching(config, database)?.memory);
     }
-    Ok(without_index(config, open_store(database)?))
+    Ok(Memory::new(without_index(config, open_store(database)?)))
 }
 
-/// [`open_engine_on`] a SQLite file.
-pub fn open_engine_at(config: &AppConfig, path: &Path, segments: bool) -> Result<Engine> {
-    open_engine_on(config, &Database::Sqlite(path.to_owned()), segments)
+/// [`open_on`] a SQLite file.
+pub fn open_at(config: &AppConfig, path: &Path, segments: bool) -> Result<Memory> {
+    open_on(config, &Database::Sqlite(path.to_owned()), segments)
 }
 
 /// What a hook opens: the store, waiting only briefly for another process's lock; no
@@ -107,15 +101,15 @@ pub fn open_telling(config: &AppConfig) -> Result<Memory> {
 
 /// The time now, as the program's clock tells it.
 pub fn now() -> epimem_core::Timestamp {
-    use epimem_engine::Clock as _;
-    epimem_engine::SystemClock.now()
+    use epimem_api::Clock as _;
+    epimem_api::SystemClock.now()
 }
 
 /// An engine on `store` for reads that never search (the saved index is left alone) and
 /// writes that only queue: it keeps no search index at all (`NoIndex`), so none is built and
 /// a search, were one asked for, is refused.
 fn without_index(config: &AppConfig, store: Arc<dyn epimem_store::Store>) -> Engine {
-    let worker = epimem_engine::process_name();
+    let worker = epimem_api::process_name();
     Engine::new(store, Box::new(NoIndex), config.engine(), config.clock(), worker)
 }
 
@@ -163,7 +157,7 @@ pub fn open_searching(config: &AppConfig, database: &Database) -> Result<Searchi
 }
 
 fn searching(config: &AppConfig, database: &Database) -> Result<Searching<Engine>> {
-    let worker = epimem_engine::process_name();
+    let worker = epimem_api::process_name();
     let engine_config = config.engine();
     let embedder = config.embedder()?;
     let fingerprint = embedder.as_ref().map(|e| e.fingerprint());
@@ -218,14 +212,6 @@ fn searching(config: &AppConfig, database: &Database) -> Result<Searching<Engine
 pub fn load_index(memory: &Memory, tenant: &str) -> Result<Option<IndexTask>> {
     let mut progress = crate::index_progress::IndexProgress::new(tenant);
     memory
-        .load_search_index(tenant, &mut |task, done, total| progress.update(task, done, total))?;
-    Ok(progress.finish())
-}
-
-/// [`load_index`] on a bare engine (the evaluation harness measures under the use cases).
-pub fn load_engine_index(engine: &Engine, tenant: &str) -> Result<Option<IndexTask>> {
-    let mut progress = crate::index_progress::IndexProgress::new(tenant);
-    engine
         .load_search_index(tenant, &mut |task, done, total| progress.update(task, done, total))?;
     Ok(progress.finish())
 }

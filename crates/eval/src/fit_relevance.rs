@@ -17,9 +17,10 @@ use std::{fmt::Write as _, io::Write as _, path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use epimem_api::{Memory, RecallQuery};
 use epimem_app::{
     config::{AppConfig, Database},
-    open_engine_on,
+    open_on,
 };
 use epimem_core::{
     Scope, Timestamp,
@@ -29,7 +30,6 @@ use epimem_core::{
         words_features,
     },
 };
-use epimem_engine::{Engine, RecallQuery};
 
 use super::{
     agent, implied,
@@ -126,7 +126,7 @@ const ROUNDS: usize = 3;
 
 pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCode> {
     let dir = tempfile::tempdir().context("temporary directory")?;
-    let engine = open_engine_on(config, &Database::Sqlite(dir.path().join("fit.db")), true)?;
+    let memory = open_on(config, &Database::Sqlite(dir.path().join("fit.db")), true)?;
     let new_tasks = prompts::load(&args.new_tasks)?;
     let locomo = locomo::load(&args.locomo)?;
     let beam = locomo::load(&args.beam)?;
@@ -138,7 +138,7 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
     for (name, samples, other) in sets {
         let tenant_of = |s: &Sample| format!("{}-{}", name.to_lowercase(), s.split.name());
         for s in samples {
-            recall::ingest(&engine, &tenant_of(s), s, None)?;
+            recall::ingest(&memory, &tenant_of(s), s, None)?;
         }
         let hosts = negatives::hosts(samples);
         let foreign = negatives::foreign(other);
@@ -148,7 +148,7 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
             let ask = |host: &Sample, text: &str| {
                 let scope = Scope::tenant(tenant_of(host)).with_conversation(Some(host.id.clone()));
                 let at = host.turns.last().map(|t| t.timestamp);
-                lines_of(&engine, RecallQuery { at, ..RecallQuery::new(scope, text, args.lines) })
+                lines_of(&memory, RecallQuery { at, ..RecallQuery::new(scope, text, args.lines) })
             };
             let mut add = |kind: &str, lines: Option<Vec<_>>| {
                 if let Some(lines) = lines {
@@ -179,7 +179,7 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
             progress.inc(1);
         }
     }
-    implied::ingest(&engine, &madial)?;
+    implied::ingest(&memory, &madial)?;
     let now = madial.now();
     let users = madial.users();
     for d in &madial.dialogues {
@@ -188,7 +188,7 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
             [("the last message", Form::UserMessage), ("the last three", Form::ThreeUtterances)]
         {
             let query = madial_query(&d.user, d.query(form), now, args.lines);
-            if let Some(lines) = lines_of(&engine, query)? {
+            if let Some(lines) = lines_of(&memory, query)? {
                 asked.push(Asked {
                     group: group(&format!("MADial: {kind}")),
                     split: d.split,
@@ -197,7 +197,7 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
             }
             if let Some(user) = someone_else {
                 let query = madial_query(user, d.query(form), now, args.lines);
-                if let Some(lines) = lines_of(&engine, query)? {
+                if let Some(lines) = lines_of(&memory, query)? {
                     let group = group("MADial: another user's memory");
                     asked.push(Asked { group, split: d.split, lines });
                 }
@@ -207,12 +207,12 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
     if let (Some(sessions), Some(questions)) = (&args.agent_sessions, &args.agent_questions) {
         for s in agent::load(sessions, questions)? {
             let tenant = format!("agent-{}", s.split.name());
-            recall::ingest(&engine, &tenant, &s, Some(&s.id))?;
+            recall::ingest(&memory, &tenant, &s, Some(&s.id))?;
             let scope = Scope::tenant(&tenant).with_conversation(Some(s.id.clone()));
             let at = s.turns.last().map(|t| t.timestamp);
             let ask = |text: &str| {
                 let query = RecallQuery::new(scope.clone(), text, args.lines);
-                lines_of(&engine, RecallQuery { at, ..query })
+                lines_of(&memory, RecallQuery { at, ..query })
             };
             let questions = s.questions.iter().map(|q| ("its questions", &q.question));
             let tasks = new_tasks.iter().map(|p| ("new tasks", &p.prompt));
@@ -228,7 +228,7 @@ pub(crate) fn run(config: &AppConfig, args: &FitRelevanceArgs) -> Result<ExitCod
     for user in &users {
         for prompt in &new_tasks {
             let query = madial_query(user, prompt.prompt.clone(), now, args.lines);
-            if let Some(lines) = lines_of(&engine, query)? {
+            if let Some(lines) = lines_of(&memory, query)? {
                 asked.push(Asked {
                     group: group("MADial: new tasks"),
                     split: Split::Tuning,
@@ -272,8 +272,8 @@ fn madial_query(user: &str, text: String, now: Timestamp, lines: usize) -> Recal
 
 /// Both channels' inputs for the first lines `query` recalls; `None` when a hand rule decides
 /// the query.
-fn lines_of(engine: &Engine, query: RecallQuery) -> Result<Option<Vec<LineInputs>>> {
-    let (hits, evidence): (_, QueryEvidence) = engine.measure().recall_messages_judged(&query)?;
+fn lines_of(memory: &Memory, query: RecallQuery) -> Result<Option<Vec<LineInputs>>> {
+    let (hits, evidence): (_, QueryEvidence) = memory.measure().recall_messages_judged(&query)?;
     if evidence.names_absent || evidence.unknown_names {
         return Ok(None);
     }

@@ -16,8 +16,8 @@ use std::{
 };
 
 use anyhow::Result;
+use epimem_api::Memory;
 use epimem_core::{Episode, EpisodeId};
-use epimem_engine::Engine;
 
 use super::{
     locomo::{Question, Sample, Split},
@@ -53,7 +53,7 @@ impl HandedSums {
     /// session of its project, the keywords having chosen `by_words` for it.
     pub(crate) fn add_question(
         &mut self,
-        engine: &Engine,
+        memory: &Memory,
         s: &Sample,
         q: &Question,
         episodes: &[Episode],
@@ -61,7 +61,7 @@ impl HandedSums {
         place: impl Fn(&Sample) -> (String, String),
     ) -> Result<()> {
         let (tenant, project) = place(s);
-        let measure = engine.measure();
+        let measure = memory.measure();
         let (start, started) = measure.start_block(&tenant, &project)?;
         let prompt = measure.prompt_block(&tenant, &project, &by_words.own)?;
         let part = self.0.entry(s.split).or_default();
@@ -80,13 +80,13 @@ impl HandedSums {
     /// project's work before it: what "every prompt" adds to a session.
     pub(crate) fn add_later_prompts(
         &mut self,
-        engine: &Engine,
+        memory: &Memory,
         s: &Sample,
         episodes: &[Episode],
         place: impl Fn(&Sample) -> (String, String),
     ) -> Result<()> {
         let (tenant, project) = place(s);
-        let measure = engine.measure();
+        let measure = memory.measure();
         let session_of = |dia_id: &str| dia_id.rsplit_once(':').map_or("", |(s, _)| s).to_owned();
         let mut seen: HashSet<String> = HashSet::new();
         let mut sessions = 0;

@@ -15,9 +15,9 @@ use std::{
 };
 
 use anyhow::{Context, Result};
-use epimem_app::{config::AppConfig, open_engine_on};
+use epimem_api::{Memory, MessageInput, RecallQuery};
+use epimem_app::{config::AppConfig, open_on};
 use epimem_core::{ConversationKey, EpisodeId, Role, Scope};
-use epimem_engine::{Engine, MessageInput, RecallQuery};
 use serde::Serialize;
 
 use super::{
@@ -123,9 +123,9 @@ pub(crate) fn run(config: &AppConfig, options: &Options<'_>) -> Result<ExitCode>
     let data = madial::load(options.folder)?;
     let dir = tempfile::tempdir().context("temporary directory")?;
     let database = epimem_app::config::Database::Sqlite(dir.path().join("madial.db"));
-    let engine = open_engine_on(config, &database, true)?;
+    let memory = open_on(config, &database, true)?;
     let embedder = config.embedder()?;
-    let events_of = ingest(&engine, &data)?;
+    let events_of = ingest(&memory, &data)?;
     let vectors: HashMap<u32, Vec<f32>> = match &embedder {
         Some(e) => {
             let texts: Vec<&str> = data.events.iter().map(|e| e.text.as_str()).collect();
@@ -146,13 +146,14 @@ pub(crate) fn run(config: &AppConfig, options: &Options<'_>) -> Result<ExitCode>
                 at: Some(now),
                 ..RecallQuery::new(Scope::tenant(tenant_of(&d.user)), d.query(form), TOP)
             };
-            query.vector = engine.measure().embed_query(&query)?;
-            let episodes: Vec<u32> = engine
+            query.vector = memory.measure().embed_query(&query)?;
+            let episodes: Vec<u32> = memory
+                .measure()
                 .recall(&query)?
                 .iter()
                 .filter_map(|h| events_of.get(&h.episode.id).copied())
                 .collect();
-            let turns: Vec<u32> = engine
+            let turns: Vec<u32> = memory
                 .measure()
                 .recall_messages(&query)?
                 .iter()
@@ -165,7 +166,7 @@ pub(crate) fn run(config: &AppConfig, options: &Options<'_>) -> Result<ExitCode>
             }
             for (at, setting) in options.settings.iter().enumerate() {
                 let asked = RecallQuery { relevance: Some(setting.rule), ..query.clone() };
-                let (block, tokens) = block(&engine, &asked, &events_of)?;
+                let (block, tokens) = block(&memory, &asked, &events_of)?;
                 let (_, sums) = report
                     .blocks
                     .entry((d.split, form, at))
@@ -174,7 +175,7 @@ pub(crate) fn run(config: &AppConfig, options: &Options<'_>) -> Result<ExitCode>
             }
             if let Some(out) = dump.as_mut() {
                 let asked = ("madial", Some(form), d.user.as_str());
-                dump_lines(out, &engine, &query, &events_of, asked, &d.relevant)?;
+                dump_lines(out, &memory, &query, &events_of, asked, &d.relevant)?;
             }
             progress.inc(1);
         }
@@ -187,13 +188,13 @@ pub(crate) fn run(config: &AppConfig, options: &Options<'_>) -> Result<ExitCode>
             };
             for (at, setting) in options.settings.iter().enumerate() {
                 let asked = RecallQuery { relevance: Some(setting.rule), ..query.clone() };
-                let (block, _) = block(&engine, &asked, &events_of)?;
+                let (block, _) = block(&memory, &asked, &events_of)?;
                 let entry = report.new_tasks.entry(at).or_insert((setting.label, 0, 0));
                 entry.1 += 1;
                 entry.2 += usize::from(!block.is_empty());
             }
             if let Some(out) = dump.as_mut() {
-                dump_lines(out, &engine, &query, &events_of, ("new_task", None, user), &[])?;
+                dump_lines(out, &memory, &query, &events_of, ("new_task", None, user), &[])?;
             }
             progress.inc(1);
         }
@@ -217,7 +218,7 @@ pub(crate) fn tenant_of(user: &str) -> String {
 
 /// Stores every event as its own conversation, closes them, and tells which event each
 /// episode holds.
-pub(crate) fn ingest(engine: &Engine, data: &Madial) -> Result<HashMap<EpisodeId, u32>> {
+pub(crate) fn ingest(memory: &Memory, data: &Madial) -> Result<HashMap<EpisodeId, u32>> {
     let messages: Vec<MessageInput> = data
         .events
         .iter()
@@ -234,13 +235,13 @@ pub(crate) fn ingest(engine: &Engine, data: &Madial) -> Result<HashMap<EpisodeId
         })
         .collect();
     for chunk in messages.chunks(500) {
-        engine.ingest(chunk.to_vec())?;
+        memory.ingest(chunk.to_vec())?;
     }
     let mut events_of = HashMap::new();
     for user in data.users() {
         let tenant = Scope::tenant(tenant_of(user));
-        engine.flush(&tenant)?;
-        for episode in engine.episodes(&tenant, None)? {
+        memory.flush_now(&tenant)?;
+        for episode in memory.measure().episodes(&tenant, None)? {
             let id = episode.conversation.conversation.strip_prefix("event-");
             if let Some(id) = id.and_then(|id| id.parse().ok()) {
                 events_of.insert(episode.id, id);
@@ -273,11 +274,11 @@ fn by_cosine(
 
 /// The events a block of [`BUDGET`] tokens holds, in its order, and its tokens.
 fn block(
-    engine: &Engine,
+    memory: &Memory,
     query: &RecallQuery,
     events_of: &HashMap<EpisodeId, u32>,
 ) -> Result<(Vec<u32>, usize)> {
-    let context = engine.recall_context(query, BUDGET)?;
+    let context = memory.measure().recall_context(query, BUDGET)?;
     let mut events: Vec<u32> = Vec::new();
     for (episode, _) in &context.turns {
         if let Some(&id) = events_of.get(episode)
@@ -301,7 +302,7 @@ struct DumpedLine {
 /// One JSON line: the query, and the lines it recalls, best first, with their scores.
 fn dump_lines(
     out: &mut impl std::io::Write,
-    engine: &Engine,
+    memory: &Memory,
     query: &RecallQuery,
     events_of: &HashMap<EpisodeId, u32>,
     asked: (&str, Option<Form>, &str),
@@ -309,7 +310,7 @@ fn dump_lines(
 ) -> Result<()> {
     let (kind, form, user) = asked;
     let asked = RecallQuery { limit: 100, ..query.clone() };
-    let (hits, evidence) = engine.measure().recall_messages_judged(&asked)?;
+    let (hits, evidence) = memory.measure().recall_messages_judged(&asked)?;
     let relevant: HashSet<u32> = relevant.iter().copied().collect();
     let lines: Vec<DumpedLine> = hits
         .iter()

@@ -1,7 +1,7 @@
 //! epimem's evaluation harness, behind `epimem eval`: segmentation quality (Pk, WindowDiff,
 //! boundary F1) on DialSeg711, TIAGE, SuperDialseg and our coding-agent sessions, and evidence
 //! recall on LoCoMo, BEAM and our sessions, tuning and test parts apart; and the benchmarks
-//! behind `epimem bench` ([`bench`]). Both run on the engine the configuration names
+//! behind `epimem bench` ([`bench`]). Both run on the memory the configuration names
 //! (`epimem-app`'s wiring); what they find is a report to a person, so their errors are
 //! `anyhow`'s.
 
@@ -87,7 +87,7 @@ pub enum EvalCommand {
     Summaries(summaries::SummariesArgs),
 }
 
-/// Runs `command` on the engine and models `config` names.
+/// Runs `command` on the memory and models `config` names.
 pub fn run(config: &AppConfig, command: &EvalCommand) -> Result<ExitCode> {
     match command {
         EvalCommand::Segmentation(args) => {

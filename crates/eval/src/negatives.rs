@@ -6,8 +6,8 @@
 use std::{collections::BTreeMap, fmt::Write as _};
 
 use anyhow::Result;
+use epimem_api::{Memory, RecallQuery};
 use epimem_core::{Scope, recall::RelevanceConfig};
-use epimem_engine::{Engine, RecallQuery};
 use serde::Serialize;
 
 use super::locomo::{Question, Sample, Split};
@@ -272,7 +272,7 @@ pub(crate) fn foreign(samples: &[Sample]) -> Vec<String> {
 /// Asks `text` in `host`'s conversation under `rule`: the tokens of its block (0 when empty)
 /// and the block's quoted messages.
 pub(crate) fn block(
-    engine: &Engine,
+    memory: &Memory,
     (tenant, host): (&str, &Sample),
     text: &str,
     rule: RelevanceConfig,
@@ -281,7 +281,7 @@ pub(crate) fn block(
     let at = host.turns.last().map(|t| t.timestamp);
     let query =
         RecallQuery { at, relevance: Some(rule), ..RecallQuery::new(scope, text.to_owned(), 1) };
-    let context = engine.recall_context(&query, BUDGET)?;
+    let context = memory.measure().recall_context(&query, BUDGET)?;
     let quoted: Vec<u64> = context.turns.iter().map(|(_, seq)| *seq).collect();
     Ok((if quoted.is_empty() { 0 } else { context.tokens }, quoted))
 }
@@ -299,8 +299,8 @@ pub(crate) struct LineScores {
     line_factor: f64,
 }
 
-impl From<&epimem_engine::MessageHit> for LineScores {
-    fn from(h: &epimem_engine::MessageHit) -> Self {
+impl From<&epimem_api::MessageHit> for LineScores {
+    fn from(h: &epimem_api::MessageHit) -> Self {
         Self {
             similarity: h.similarity,
             lexical: h.lexical,
@@ -343,7 +343,7 @@ struct DumpedAsk<'a> {
 /// Writes the lines `text` recalls in `host`'s conversation, best first, with their scores.
 pub(crate) fn dump_lines(
     out: &mut impl std::io::Write,
-    engine: &Engine,
+    memory: &Memory,
     (tenant, host): (&str, &Sample),
     asked: Asked,
     text: &str,
@@ -352,7 +352,7 @@ pub(crate) fn dump_lines(
     let scope = Scope::tenant(tenant).with_conversation(Some(host.id.clone()));
     let at = host.turns.last().map(|t| t.timestamp);
     let query = RecallQuery { at, ..RecallQuery::new(scope, text.to_owned(), 100) };
-    let (hits, evidence) = engine.measure().recall_messages_judged(&query)?;
+    let (hits, evidence) = memory.measure().recall_messages_judged(&query)?;
     let lines = hits
         .iter()
         .filter_map(|h| {

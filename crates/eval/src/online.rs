@@ -12,9 +12,9 @@ use std::{
 };
 
 use anyhow::{Context, Result};
+use epimem_api::{Engine, FixedClock, Memory, MessageInput};
 use epimem_core::{ConversationKey, LlmUsage, Scope, Timestamp};
 use epimem_embed::Embedder;
-use epimem_engine::{Engine, FixedClock, MessageInput};
 use epimem_llm::ChatModel;
 use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
@@ -62,27 +62,28 @@ pub(super) fn replay(
     if let Some(chat) = chat {
         engine = engine.with_chat_model(chat);
     }
+    let memory = Memory::new(engine);
     let mut all = Vec::with_capacity(dialogues.len());
     for (index, d) in dialogues.iter().enumerate() {
         // Dialogue ids need not be unique across splits: the position is.
         let conversation = format!("{index}:{}", d.id);
         let started = Instant::now();
-        let boundaries = replay_one(&engine, &conversation, d)
+        let boundaries = replay_one(&memory, &conversation, d)
             .with_context(|| format!("replaying dialogue {}", d.id))?;
         all.push(Replayed { boundaries, took: started.elapsed() });
         progress.inc(1);
     }
     let mut usage = LlmUsage::default();
-    for (_, stage) in engine.llm_usage(Some(TENANT))? {
+    for (_, stage) in memory.llm_usage(Some(TENANT))? {
         usage.add(stage);
     }
     Ok((all, usage))
 }
 
-fn replay_one(engine: &Engine, conversation: &str, d: &Dialogue) -> Result<Vec<usize>> {
+fn replay_one(memory: &Memory, conversation: &str, d: &Dialogue) -> Result<Vec<usize>> {
     let key = ConversationKey::new(TENANT, conversation);
     for (i, (role, text)) in d.utterances.iter().enumerate() {
-        engine.ingest(vec![MessageInput {
+        memory.ingest(vec![MessageInput {
             conversation: key.clone(),
             user: None,
             agent: None,
@@ -95,8 +96,8 @@ fn replay_one(engine: &Engine, conversation: &str, d: &Dialogue) -> Result<Vec<u
         }])?;
     }
     let scope = Scope::tenant(TENANT).with_conversation(Some(conversation.to_owned()));
-    engine.flush(&scope)?;
-    let episodes = engine.episodes(&scope, None)?;
+    memory.flush_now(&scope)?;
+    let episodes = memory.measure().episodes(&scope, None)?;
     let closed: usize = episodes.iter().map(|e| (e.last_seq - e.first_seq + 1) as usize).sum();
     anyhow::ensure!(
         closed == d.utterances.len(),

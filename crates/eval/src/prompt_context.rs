@@ -10,8 +10,8 @@ use std::{
 };
 
 use anyhow::Result;
+use epimem_api::Memory;
 use epimem_core::{Episode, EpisodeId};
-use epimem_engine::Engine;
 
 use super::locomo::{Question, Sample, Split};
 
@@ -41,17 +41,17 @@ impl Chooser {
 
     fn choose(
         self,
-        engine: &Engine,
+        memory: &Memory,
         tenant: &str,
         project: &str,
         prompt: &str,
     ) -> Result<Vec<EpisodeId>> {
         Ok(match self {
             Self::Keywords => {
-                engine.measure().prompt_episodes_by_words(tenant, project, "", prompt)?
+                memory.measure().prompt_episodes_by_words(tenant, project, "", prompt)?
             }
             Self::Recall => {
-                engine.measure().prompt_episodes_recalled(tenant, project, "", prompt)?
+                memory.measure().prompt_episodes_recalled(tenant, project, "", prompt)?
             }
         })
     }
@@ -102,7 +102,7 @@ impl PromptContextSums {
     /// keywords chose.
     pub(crate) fn add(
         &mut self,
-        engine: &Engine,
+        memory: &Memory,
         samples: &[Sample],
         s: &Sample,
         q: &Question,
@@ -112,14 +112,14 @@ impl PromptContextSums {
         let (tenant, project) = place(s);
         let mut by_words = ByWords::default();
         for chooser in Chooser::ALL {
-            let told = chooser.choose(engine, &tenant, &project, &q.question)?;
+            let told = chooser.choose(memory, &tenant, &project, &q.question)?;
             let sums = self.0.entry((chooser, s.split)).or_default();
             sums.held += evidence_held(s, q, episodes, &told);
             sums.questions += 1;
             let (mut told_elsewhere, mut asked_elsewhere) = (0, 0);
             for other in samples.iter().filter(|o| o.split != s.split) {
                 let (tenant, project) = place(other);
-                let told = chooser.choose(engine, &tenant, &project, &q.question)?;
+                let told = chooser.choose(memory, &tenant, &project, &q.question)?;
                 told_elsewhere += usize::from(!told.is_empty());
                 asked_elsewhere += 1;
             }

@@ -4,8 +4,8 @@
 use std::{collections::BTreeSet, time::Instant};
 
 use anyhow::{Result, ensure};
+use epimem_api::Memory;
 use epimem_core::{Scope, TimelineNode, TocNode};
-use epimem_engine::Engine;
 use serde::Serialize;
 
 #[derive(Debug, Default, Serialize)]
@@ -15,32 +15,33 @@ pub(super) struct TimelineCheck {
 }
 
 /// Rolls up each tenant's timeline and checks every node written.
-pub(super) fn roll_up_and_check(engine: &Engine, tenants: &[String]) -> Result<TimelineCheck> {
+pub(super) fn roll_up_and_check(memory: &Memory, tenants: &[String]) -> Result<TimelineCheck> {
     let started = Instant::now();
     let mut check = TimelineCheck::default();
     for tenant in tenants {
-        engine.roll_up_timeline(tenant)?;
+        memory.roll_up_timeline(tenant)?;
     }
     check.seconds = started.elapsed().as_secs_f64();
     for tenant in tenants {
-        for top in engine.timeline_top(tenant)? {
-            check.nodes += check_node(engine, tenant, &top)?;
+        for top in memory.measure().timeline_top(tenant)? {
+            check.nodes += check_node(memory, tenant, &top)?;
         }
     }
     Ok(check)
 }
 
 /// Checks `node` and the nodes below it; returns how many it checked.
-fn check_node(engine: &Engine, tenant: &str, node: &TimelineNode) -> Result<usize> {
+fn check_node(memory: &Memory, tenant: &str, node: &TimelineNode) -> Result<usize> {
     let (start, end) = node.id.span();
     let scope = Scope { since: Some(start), until: Some(end), ..Scope::tenant(tenant) };
-    let expected: BTreeSet<String> = engine
+    let expected: BTreeSet<String> = memory
+        .measure()
         .episodes(&scope, None)?
         .into_iter()
         .filter(|e| e.start >= start && e.start < end)
         .map(|e| e.id.0)
         .collect();
-    let (covered, checked) = under(engine, tenant, node)?;
+    let (covered, checked) = under(memory, tenant, node)?;
     ensure!(
         covered == expected,
         "timeline node {} covers {} episodes, not the {} that began in it",
@@ -59,7 +60,7 @@ fn check_node(engine: &Engine, tenant: &str, node: &TimelineNode) -> Result<usiz
 }
 
 /// The episodes under `node` through its children as written, and how many nodes it visited.
-fn under(engine: &Engine, tenant: &str, node: &TimelineNode) -> Result<(BTreeSet<String>, usize)> {
+fn under(memory: &Memory, tenant: &str, node: &TimelineNode) -> Result<(BTreeSet<String>, usize)> {
     if matches!(node.id, TocNode::Day(_)) {
         return Ok((node.children.iter().cloned().collect(), 1));
     }
@@ -67,10 +68,10 @@ fn under(engine: &Engine, tenant: &str, node: &TimelineNode) -> Result<(BTreeSet
     let mut visited = 1;
     for child in &node.children {
         let id: TocNode = child.parse()?;
-        let Some(written) = engine.timeline_node(tenant, &id, None)? else {
+        let Some(written) = memory.measure().timeline_node(tenant, &id)? else {
             anyhow::bail!("timeline node {} lists {child}, which is not written", node.id);
         };
-        let (below, count) = under(engine, tenant, &written)?;
+        let (below, count) = under(memory, tenant, &written)?;
         episodes.extend(below);
         visited += count;
     }

@@ -1,7 +1,7 @@
 //! Facts: `GET /v1/facts`, and the facts a recall hands back.
 
+use crate::engine::FactHit;
 use epimem_core::facts::Fact;
-use epimem_engine::FactHit;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 

@@ -1,6 +1,6 @@
 //! What an agent reads before its next turn, in one call.
 
-use epimem_engine::NextTurn;
+use crate::engine::NextTurn;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

@@ -1,8 +1,8 @@
 //! What a recall takes and answers: `POST /v1/recall`, the MCP `recall` tool (its structured
 //! content) and `epimem recall --json` alike.
 
+use crate::engine::{EpisodeContext, RecalledContext};
 use epimem_core::recall::NameReading;
-use epimem_engine::{EpisodeContext, RecalledContext};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::serve::{Server, message};
 
-/// Every crash point of the engine (`epimem_engine::CrashAt`).
+/// Every crash point of the engine (`epimem_api::CrashAt`).
 const POINTS: [&str; 9] = [
     "push.before",
     "push.after",

@@ -12,16 +12,16 @@ use std::{
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use epimem_api::MessageInput;
 use epimem_core::{
     ConversationKey, NewMessage, Role, Scope, SegmentMessage, Timestamp, TokenCounter,
 };
-use epimem_engine::MessageInput;
 use epimem_store::Store;
 use epimem_store_sqlite::SqliteStore;
 use indicatif::ProgressBar;
 
 use epimem_app::config::{AppConfig, Database};
-use epimem_app::{open_engine_at, open_engine_on, open_store};
+use epimem_app::{open_at, open_on, open_store};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -113,15 +113,15 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
     let took = push_all(&store, &messages, args.batch)?;
     rows.push(Row::new("store push, batched (SQLite, WAL)", messages.len(), took, Some(50_000.0)));
 
-    let engine = open_engine_at(config, &dir.path().join("full.db"), true)?;
+    let memory = open_at(config, &dir.path().join("full.db"), true)?;
     let bar = ProgressBar::new(inputs.len() as u64);
     let (ingested, took) = timed(|| -> Result<u64> {
         let mut episodes = 0;
         for chunk in inputs.chunks(args.batch) {
-            episodes += engine.ingest(chunk.to_vec())?.segmentation.episodes_closed;
+            episodes += memory.ingest(chunk.to_vec())?.segmentation.episodes_closed;
             bar.inc(chunk.len() as u64);
         }
-        Ok(episodes + engine.flush(&Scope::tenant("bench"))?.episodes_closed)
+        Ok(episodes + memory.flush_now(&Scope::tenant("bench"))?.episodes_closed)
     });
     let episodes = ingested?;
     bar.finish_and_clear();
@@ -140,14 +140,14 @@ fn bench_ingest(config: &AppConfig, args: &IngestBenchArgs) -> Result<ExitCode> 
         rows.push(Row::new("store push, batched (PostgreSQL)", messages.len(), took, None));
         store.delete_tenant("bench")?;
         drop(store);
-        let engine = open_engine_on(config, &database, true)?;
+        let memory = open_on(config, &database, true)?;
         let bar = ProgressBar::new(inputs.len() as u64);
         let (ingested, took) = timed(|| -> Result<()> {
             for chunk in inputs.chunks(args.batch) {
-                engine.ingest(chunk.to_vec())?;
+                memory.ingest(chunk.to_vec())?;
                 bar.inc(chunk.len() as u64);
             }
-            engine.flush(&Scope::tenant("bench"))?;
+            memory.flush_now(&Scope::tenant("bench"))?;
             Ok(())
         });
         ingested?;

@@ -4,13 +4,13 @@ use std::{process::ExitCode, time::Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use epimem_api::{EngineError, IndexTask, Memory, MessageInput, RecallQuery};
 use epimem_core::{ConversationKey, Role, Scope, Timestamp};
-use epimem_engine::{Engine, EngineError, IndexTask, MessageInput, RecallQuery};
 use indicatif::ProgressBar;
 
 use epimem_app::{
     config::{AppConfig, Database},
-    load_engine_index, open_engine_at, open_engine_on, search_folder,
+    load_index, open_at, open_on, search_folder,
 };
 
 use super::{FILLER, TOPICS};
@@ -68,7 +68,7 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
     let config = &config;
     let dir = tempfile::tempdir().context("temporary directory")?;
     let path = args.db.clone().unwrap_or_else(|| dir.path().join("recall.db"));
-    let engine = open_engine_at(config, &path, true)?;
+    let memory = open_at(config, &path, true)?;
     let embedder = config
         .embedder()?
         .context("bench recall needs an embedder (--embedder potion|minilm|hash)")?;
@@ -76,13 +76,13 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
 
     let started = Instant::now();
-    if engine.stats(Some("bench"))?.episodes > 0 {
+    if memory.counts(Some("bench"))?.episodes > 0 {
         eprintln!("reusing the episodes in {}", path.display());
     } else {
-        build(&engine, args, &mut Rng(0x2545_F491_4F6C_DD1D))?;
+        build(&memory, args, &mut Rng(0x2545_F491_4F6C_DD1D))?;
     }
     let built = started.elapsed();
-    let episodes = engine.stats(Some("bench"))?.episodes;
+    let episodes = memory.counts(Some("bench"))?.episodes;
 
     let texts: Vec<String> = (0..args.queries).map(|_| rng.sentence(3, 5)).collect();
     let embed_started = Instant::now();
@@ -100,18 +100,18 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
         .collect();
     // The search index is built (or caught up) and saved here, so the next process opens it.
     let index_started = Instant::now();
-    let index_work = load_engine_index(&engine, "bench")?;
+    let index_work = load_index(&memory, "bench")?;
     let indexed = index_started.elapsed();
-    let held_elsewhere = engine.measure().index_held_elsewhere("bench")?;
+    let held_elsewhere = memory.measure().index_held_elsewhere("bench")?;
     // What a new process pays before its first answer: opening the store, opening the
     // tenant's saved search index, one recall.
-    drop(engine);
+    drop(memory);
     let open_started = Instant::now();
-    let engine = open_engine_at(config, &path, true)?;
-    engine.recall(&queries[0])?;
+    let memory = open_at(config, &path, true)?;
+    memory.measure().recall(&queries[0])?;
     let open_ms = open_started.elapsed().as_secs_f64() * 1000.0;
-    let timed = Timed::run(&engine, &queries)?;
-    let vectors = engine.indexed_vectors();
+    let timed = Timed::run(&memory, &queries)?;
+    let vectors = memory.indexed_vectors();
     outln!(
         "{episodes} episodes ({vectors} message vectors) built in {:.1} s; embedder {}",
         built.as_secs_f64(),
@@ -157,12 +157,12 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
     );
     timed.print(true)?;
     if args.open > 0 {
-        let open = store_open_tail(&engine, args.open, &mut rng)?;
+        let open = store_open_tail(&memory, args.open, &mut rng)?;
         // The first recall embeds the tail; later ones reuse the vectors.
         let first = Instant::now();
-        engine.measure().recall_messages(&queries[0])?;
+        memory.measure().recall_messages(&queries[0])?;
         let first_ms = first.elapsed().as_secs_f64() * 1000.0;
-        let with_tail = Timed::run(&engine, &queries)?;
+        let with_tail = Timed::run(&memory, &queries)?;
         outln!(
             "\nthe same with {} messages not yet in an episode (the first recall, which embeds \
              them, {first_ms:.0} ms):",
@@ -170,16 +170,16 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
         );
         with_tail.print(false)?;
         for conversation in &open {
-            engine.delete_conversation(conversation)?;
+            memory.forget_conversation(&conversation.tenant, &conversation.conversation)?;
         }
     }
     if grouped && !args.no_exact {
-        drop(engine);
+        drop(memory);
         let mut exact_config = config.clone();
         exact_config.search.approximate_from = usize::MAX;
-        let engine = open_engine_at(&exact_config, &path, true)?;
-        engine.recall(&queries[0])?;
-        let exact = Timed::run(&engine, &queries)?;
+        let memory = open_at(&exact_config, &path, true)?;
+        memory.measure().recall(&queries[0])?;
+        let exact = Timed::run(&memory, &queries)?;
         outln!("\nthe same with every vector scanned:");
         exact.print(false)?;
         let (episodes, messages) = timed.agreement(&exact);
@@ -192,16 +192,16 @@ pub fn bench_recall(config: &AppConfig, args: &RecallBenchArgs) -> Result<ExitCo
     }
     if let Some(url) = &args.postgres {
         let database = Database::Postgres(url.clone());
-        let engine = open_engine_on(config, &database, true)?;
-        engine.delete_tenant("bench")?;
+        let memory = open_on(config, &database, true)?;
+        memory.forget_tenant("bench")?;
         let started = Instant::now();
-        build(&engine, args, &mut Rng(0x2545_F491_4F6C_DD1D))?;
+        build(&memory, args, &mut Rng(0x2545_F491_4F6C_DD1D))?;
         let built = started.elapsed();
         // A process's index of a PostgreSQL store lives in its memory: filled on first use.
         let index_started = Instant::now();
-        load_engine_index(&engine, "bench")?;
+        load_index(&memory, "bench")?;
         let indexed = index_started.elapsed();
-        let on_postgres = Timed::run(&engine, &queries)?;
+        let on_postgres = Timed::run(&memory, &queries)?;
         outln!(
             "\nthe same on {database}: built in {:.1} s, search index filled in {:.1} s",
             built.as_secs_f64(),
@@ -221,16 +221,16 @@ struct Timed {
 }
 
 impl Timed {
-    fn run(engine: &Engine, queries: &[RecallQuery]) -> Result<Self> {
+    fn run(memory: &Memory, queries: &[RecallQuery]) -> Result<Self> {
         let mut episodes = Vec::new();
         let episodes_ms = time_each(queries, |q| {
-            let hits = engine.recall(q)?;
+            let hits = memory.measure().recall(q)?;
             episodes.push(hits.into_iter().map(|h| h.episode.id.0).collect());
             Ok(())
         })?;
         let mut messages = Vec::new();
         let messages_ms = time_each(queries, |q| {
-            let hits = engine.measure().recall_messages(q)?;
+            let hits = memory.measure().recall_messages(q)?;
             messages.push(hits.into_iter().map(|h| (h.episode.0, h.seq)).collect());
             Ok(())
         })?;
@@ -296,7 +296,7 @@ fn time_each<T>(
 
 /// Fills the database: `episodes` episodes over [`CONVERSATIONS`] conversations, four hours
 /// apart (a hard time gap) in each.
-fn build(engine: &Engine, args: &RecallBenchArgs, rng: &mut Rng) -> Result<()> {
+fn build(memory: &Memory, args: &RecallBenchArgs, rng: &mut Rng) -> Result<()> {
     let bar = ProgressBar::new(args.episodes as u64);
     let per_conversation = args.episodes.div_ceil(CONVERSATIONS);
     let mut made = 0;
@@ -322,9 +322,10 @@ fn build(engine: &Engine, args: &RecallBenchArgs, rng: &mut Rng) -> Result<()> {
             made += 1;
         }
         for chunk in batch.chunks(5_000) {
-            engine.ingest(chunk.to_vec())?;
+            memory.ingest(chunk.to_vec())?;
         }
-        engine.flush(&Scope::tenant("bench").with_conversation(Some(key.conversation.clone())))?;
+        memory
+            .flush_now(&Scope::tenant("bench").with_conversation(Some(key.conversation.clone())))?;
         bar.set_position(made as u64);
         if made >= args.episodes {
             break;
@@ -337,7 +338,7 @@ fn build(engine: &Engine, args: &RecallBenchArgs, rng: &mut Rng) -> Result<()> {
 /// Stores `messages` in conversations of their own, fifteen each (fewer than a segmentation
 /// waits for), without closing them: the open tail. Returns the conversations.
 fn store_open_tail(
-    engine: &Engine,
+    memory: &Memory,
     messages: usize,
     rng: &mut Rng,
 ) -> Result<Vec<ConversationKey>> {
@@ -362,7 +363,7 @@ fn store_open_tail(
             metadata: serde_json::Value::Null,
         });
     }
-    engine.enqueue(batch)?;
+    memory.enqueue(batch)?;
     Ok(conversations)
 }
 

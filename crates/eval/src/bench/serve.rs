@@ -14,7 +14,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use epimem_api::Memory;
-use epimem_engine::MessageInput;
+use epimem_api::MessageInput;
 use epimem_server::Access;
 
 use epimem_app::{open_serving, worker_report};

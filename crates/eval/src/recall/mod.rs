@@ -11,12 +11,12 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use epimem_api::{MessageInput, RecallQuery};
 use epimem_app::{
     config::{AppConfig, Database},
-    open_engine_on,
+    open_on,
 };
 use epimem_core::{ConversationKey, Role, Scope};
-use epimem_engine::{MessageInput, RecallQuery};
 use serde::Serialize;
 
 mod sums;
@@ -165,7 +165,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         Some(url) => Database::Postgres(url.clone()),
         None => Database::Sqlite(db_path.clone()),
     };
-    let engine = open_engine_on(config, &database, true)?;
+    let memory = open_on(config, &database, true)?;
     // Each part is its own tenant: BM25 statistics and names are per tenant, so a part scores
     // the same whether or not the other part was run beside it.
     let tenant_of = |s: &Sample| format!("{}-{}", args.dataset, s.split.name());
@@ -175,7 +175,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     if args.postgres.is_some() {
         let tenants: std::collections::BTreeSet<String> = samples.iter().map(tenant_of).collect();
         for tenant in &tenants {
-            engine.delete_tenant(tenant)?;
+            memory.forget_tenant(tenant)?;
         }
     }
     let questions: usize = samples
@@ -188,7 +188,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     progress.set_message("ingesting");
     let ingest_started = Instant::now();
     for s in &samples {
-        ingest(&engine, &tenant_of(s), s, project_of(s).as_deref())?;
+        ingest(&memory, &tenant_of(s), s, project_of(s).as_deref())?;
         progress.inc(s.turns.len() as u64);
     }
     let ingest_took = ingest_started.elapsed();
@@ -198,7 +198,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
-    let timeline = super::timeline_check::roll_up_and_check(&engine, &tenants)?;
+    let timeline = super::timeline_check::roll_up_and_check(&memory, &tenants)?;
 
     let foreign = match &args.negatives {
         Some(path) => negatives::foreign(&locomo::load(path)?),
@@ -221,10 +221,10 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
     for (at_sample, s) in samples.iter().enumerate() {
         let scope = Scope::tenant(tenant_of(s)).with_conversation(Some(s.id.clone()));
         let at = s.turns.last().map(|t| t.timestamp);
-        let episodes = engine.episodes(&scope, None)?;
+        let episodes = memory.measure().episodes(&scope, None)?;
         episodes_seen += episodes.len();
         if project_of(s).is_some() {
-            handed.add_later_prompts(&engine, s, &episodes, place)?;
+            handed.add_later_prompts(&memory, s, &episodes, place)?;
         }
         let names = misspell::names_held(
             s.turns.iter().map(|t| t.speaker.as_str()).filter(|s| s.parse::<Role>().is_err()),
@@ -237,8 +237,8 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 ..RecallQuery::new(scope.clone(), q.question.clone(), RETRIEVED)
             };
             // Embedded once for the episode, turn and context recalls below.
-            query.vector = engine.measure().embed_query(&query)?;
-            let hits = engine.recall(&query)?;
+            query.vector = memory.measure().embed_query(&query)?;
+            let hits = memory.measure().recall(&query)?;
             latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
             let mut returned = Vec::with_capacity(hits.len());
             for h in &hits {
@@ -248,7 +248,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                     .is_some()
                     .then(|| {
                         let one = std::slice::from_ref(h);
-                        engine
+                        memory
                             .measure()
                             .render_context(&scope, &q.question, one, usize::MAX)
                             .map(|c| c.tokens)
@@ -267,7 +267,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 sums.at_k[i] = q.share_in(&covered);
             }
             let mut contexts = BTreeMap::new();
-            let recalled = engine.measure().recall_contexts(&query, &BUDGETS)?;
+            let recalled = memory.measure().recall_contexts(&query, &BUDGETS)?;
             for (i, (&budget, context)) in BUDGETS.iter().zip(&recalled).enumerate() {
                 let quoted: Vec<&str> =
                     context.turns.iter().filter_map(|(_, seq)| s.dia_id(*seq)).collect();
@@ -297,7 +297,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 let setting_at = (at_setting, setting.label);
                 for &(asked, host, text) in &asks {
                     let (tokens, quoted) =
-                        negatives::block(&engine, (&tenant, host), text, setting.rule)?;
+                        negatives::block(&memory, (&tenant, host), text, setting.rule)?;
                     let evidence = match asked.answered_here() {
                         true => {
                             q.share_in(&quoted.iter().filter_map(|&seq| s.dia_id(seq)).collect())
@@ -314,23 +314,23 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             }
             if let Some(out) = dump_lines.as_mut() {
                 for &(asked, host, text) in asks.iter().skip(1) {
-                    negatives::dump_lines(out, &engine, (&tenant, host), asked, text, None)?;
+                    negatives::dump_lines(out, &memory, (&tenant, host), asked, text, None)?;
                 }
             }
             if let Some(out) = dump_lines.as_mut() {
                 let own = negatives::Asked::Own;
-                negatives::dump_lines(out, &engine, (&tenant_of(s), s), own, &q.question, Some(q))?;
+                negatives::dump_lines(out, &memory, (&tenant_of(s), s), own, &q.question, Some(q))?;
             }
             let turn_hits =
-                engine.measure().recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
+                memory.measure().recall_messages(&RecallQuery { limit: 25, ..query.clone() })?;
             let turn_ids: Vec<&str> = turn_hits.iter().filter_map(|m| s.dia_id(m.seq)).collect();
             for (i, &k) in TURN_KS.iter().enumerate() {
                 let covered: HashSet<&str> = turn_ids.iter().take(k).copied().collect();
                 sums.turns_at_k[i] = q.share_in(&covered);
             }
             if project_of(s).is_some() {
-                let by_words = prompt_context.add(&engine, &samples, s, q, &episodes, place)?;
-                handed.add_question(&engine, s, q, &episodes, &by_words, place)?;
+                let by_words = prompt_context.add(&memory, &samples, s, q, &episodes, place)?;
+                handed.add_question(&memory, s, q, &episodes, &by_words, place)?;
             }
             all.add(q.category, &sums);
             parts.entry(s.split).or_default().add(q.category, &sums);
@@ -352,7 +352,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
             for (at_setting, setting) in settings.iter().enumerate() {
                 let host = (tenant_of(s), s);
                 let (tokens, _) =
-                    negatives::block(&engine, (&host.0, s), &prompt.prompt, setting.rule)?;
+                    negatives::block(&memory, (&host.0, s), &prompt.prompt, setting.rule)?;
                 let asked = negatives::Asked::NewTask;
                 blocks.add(s.split, (at_setting, setting.label), asked, tokens, 0.0);
             }
@@ -360,7 +360,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
                 let asked = negatives::Asked::NewTask;
                 negatives::dump_lines(
                     out,
-                    &engine,
+                    &memory,
                     (&tenant_of(s), s),
                     asked,
                     &prompt.prompt,
@@ -382,7 +382,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
         config.embedder()?.map_or_else(|| "none".to_owned(), |e| e.fingerprint().to_owned());
     // What a configured language model cost, all stages together.
     let mut usage = epimem_core::LlmUsage::default();
-    for (_, stage) in engine.llm_usage(None)? {
+    for (_, stage) in memory.llm_usage(None)? {
         usage.add(stage);
     }
 
@@ -479,7 +479,7 @@ pub(crate) fn run(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> {
 
 /// Ingests one conversation: its sessions in order, speakers kept, everything closed at the end.
 pub(crate) fn ingest(
-    engine: &epimem_engine::Engine,
+    memory: &epimem_api::Memory,
     tenant: &str,
     s: &Sample,
     project: Option<&str>,
@@ -509,8 +509,8 @@ pub(crate) fn ingest(
         })
         .collect();
     for chunk in messages.chunks(500) {
-        engine.ingest(chunk.to_vec())?;
+        memory.ingest(chunk.to_vec())?;
     }
-    engine.flush(&Scope::tenant(tenant).with_conversation(Some(s.id.clone())))?;
+    memory.flush_now(&Scope::tenant(tenant).with_conversation(Some(s.id.clone())))?;
     Ok(())
 }

@@ -3,9 +3,9 @@
 
 use std::{io::Write, path::Path};
 
+use epimem_api::{Engine, EngineConfig, FixedClock, Memory};
 use epimem_app::config::HookConfig;
 use epimem_core::{Scope, Timestamp, TokenCounter};
-use epimem_engine::{Engine, EngineConfig, FixedClock};
 use epimem_hooks::{Background, Hook, HookDir};
 use epimem_search_local::LocalSearch;
 use epimem_store_sqlite::SqliteStore;
@@ -53,7 +53,7 @@ impl Fixture {
         };
         let at =
             Timestamp::parse_rfc3339("2026-11-20T10:00:00Z").unwrap().plus_millis(at_second * 1000);
-        hook.run(event, at, || engine(db).map(epimem_api::Memory::new))
+        hook.run(event, at, || engine(db).map(Memory::new))
     }
 
     fn reply(&self, uuid: &str, text: &str) {
@@ -67,13 +67,14 @@ impl Fixture {
 
     /// Every message of session s1, in order, after closing it.
     fn messages(&self, db: &Path) -> Vec<(String, String)> {
-        let engine = engine(db).unwrap();
+        let memory = Memory::new(engine(db).unwrap());
         let scope = Scope::tenant("t").with_conversation(Some("s1".into()));
-        engine.flush(&scope).unwrap();
+        memory.flush_now(&scope).unwrap();
         let mut out = Vec::new();
-        for e in engine.episodes(&scope, None).unwrap().iter().rev() {
-            for m in engine.episode(&scope, &e.id).unwrap().messages {
-                out.push((m.role.as_str().to_owned(), m.content));
+        for e in memory.measure().episodes(&scope, None).unwrap().iter().rev() {
+            let episode = memory.episode("t", &e.id.0).unwrap();
+            for m in episode.messages.unwrap_or_default().into_iter().filter(|m| !m.context) {
+                out.push((m.role, m.content));
             }
         }
         out
