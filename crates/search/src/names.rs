@@ -4,7 +4,7 @@
 //! words are near one; the rule is here, once.
 
 use epimem_core::{
-    recall::{HeldAs, NameReading, in_case_of, proper_noun_spans, read_as},
+    recall::{HeldAs, NameReading, in_case_of, is_calendar_word, proper_noun_spans, read_as},
     telling::is_stopword,
 };
 
@@ -61,6 +61,7 @@ pub fn read_names(
         if lower.chars().count() < 3
             || !written.chars().all(char::is_alphabetic)
             || is_stopword(&lower)
+            || is_calendar_word(&lower)
             || readings.iter().any(|r| r.written == written)
             || held.is_speaker(&lower)
         {
@@ -109,16 +110,17 @@ mod tests {
 
     impl HeldNames for Memory {
         fn speakers(&self) -> Vec<String> {
-            vec!["katrin".into(), "jonathan".into()]
+            vec!["katrin".into(), "jonathan".into(), "jane".into()]
         }
         fn is_speaker(&self, word: &str) -> bool {
             self.speakers().iter().any(|s| s == word)
         }
         fn holds(&self, word: &str) -> Result<bool, SearchError> {
-            Ok(["katrin", "jonathan", "jonatha", "flask", "paris", "said"].contains(&word))
+            Ok(["katrin", "jonathan", "jonatha", "jane", "flask", "paris", "said", "jun"]
+                .contains(&word))
         }
         fn near(&self, word: &str) -> Result<Vec<String>, SearchError> {
-            Ok(["flask", "paris"]
+            Ok(["flask", "paris", "jun"]
                 .into_iter()
                 .filter(|w| epimem_core::recall::slips(w, word) <= 1)
                 .map(str::to_owned)
@@ -141,5 +143,15 @@ mod tests {
         // Held as a stem of the speaker's name, capitalized: the speaker.
         let read = read_names("What did Jonatha say?", &[], &Memory).unwrap();
         assert_eq!(read[0].read_as, "Jonathan");
+    }
+
+    /// A month the memory never wrote is when, not who: "June" stays June (and the query's
+    /// date with it), though a speaker "Jane" and a word "jun" are a slip away.
+    #[test]
+    fn months_and_weekdays_are_never_read_as_names() {
+        let read = read_names("What did Katrina do in June 2023, on a Monday?", &[], &Memory);
+        let pairs: Vec<(String, String)> =
+            read.unwrap().into_iter().map(|r| (r.written, r.read_as)).collect();
+        assert_eq!(pairs, [("Katrina".to_owned(), "Katrin".to_owned())]);
     }
 }

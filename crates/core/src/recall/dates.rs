@@ -37,6 +37,15 @@ pub(crate) const MONTHS: [&str; 12] = [
     "december",
 ];
 
+/// Months and days of the week: capitalized, but when, not who or what. Never a name: a
+/// rollup does not title a period by them, and a query's "June" is not read as "Jun".
+pub fn is_calendar_word(word: &str) -> bool {
+    const DAYS: [&str; 7] =
+        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+    let lower = word.to_lowercase();
+    MONTHS.contains(&lower.as_str()) || DAYS.contains(&lower.as_str())
+}
+
 impl DateMention {
     /// Whether something from `start` to `end` falls in the mention's time or up to
     /// `after_ms` later (people tell of a day in the days that follow).

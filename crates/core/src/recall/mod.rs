@@ -20,7 +20,7 @@ pub(crate) mod word_match;
 pub use borrowing::{Borrow, Similarity, borrowed};
 pub use context::{ContextItem, RenderedContext, render_context};
 pub use conversation_query::{EARLIER_MESSAGES, conversation_query};
-pub use dates::{DateMention, date_mention};
+pub use dates::{DateMention, date_mention, is_calendar_word};
 pub use features::{
     EpisodeCandidates, EpisodeFeatures, KeptEpisode, LexicalMatch, TurnFeatures, TurnKey,
     TurnTable, VectorMatch, story_fingerprint,

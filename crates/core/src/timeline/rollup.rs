@@ -175,14 +175,6 @@ fn node_title(children: &[NodeSummary], names: &[String]) -> String {
     }
 }
 
-/// Months and days of the week: capitalized, but when, not who or what.
-fn is_calendar_word(word: &str) -> bool {
-    const DAYS: [&str; 7] =
-        ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
-    let lower = word.to_lowercase();
-    crate::recall::dates::MONTHS.contains(&lower.as_str()) || DAYS.contains(&lower.as_str())
-}
-
 impl NodeSummary {
     /// An episode as a child of a node.
     pub fn of_episode(e: &crate::Episode) -> Self {
@@ -218,7 +210,7 @@ fn names_in(title: &str, summary: &str) -> Vec<String> {
         let names_something = name.split(' ').all(|w| {
             !is_generic(w)
                 && !crate::telling::is_stopword(&w.to_lowercase())
-                && !is_calendar_word(w)
+                && !crate::recall::is_calendar_word(w)
         });
         if !name.is_empty() && !known && names_something {
             names.push(name);
