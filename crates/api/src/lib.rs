@@ -1,7 +1,9 @@
 //! epimem's front door. [`Memory`] is the whole surface an interface needs: remember, recall
 //! (hits, a block of lines, a block of episodes), the next turn's block, episodes and one
 //! episode, corrections, forgetting (an episode, a conversation, a person, a tenant), flushing,
-//! the timeline, facts, jobs, a project's memory for coding agents, stats and API keys. Each call takes a request of [`wire`] types and answers with another, so
+//! the timeline, facts, jobs, a project's memory for coding agents, stats and API keys; and the
+//! use cases of the programs around the requests (bulk ingest, the worker's beat, index upkeep,
+//! export and import). Each call takes a request of [`wire`] types and answers with another, so
 //! the CLI's `--json`, the HTTP API and the MCP tools give the same fields for the same
 //! question. A door only parses its protocol, calls `Memory`, and renders.
 
@@ -12,6 +14,7 @@ mod episodes;
 mod error;
 mod messages;
 mod recall;
+mod transfer;
 mod upkeep;
 pub mod wire;
 mod worker;

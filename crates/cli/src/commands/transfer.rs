@@ -20,7 +20,7 @@ use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
 use crate::config::AppConfig;
-use epimem_app::open_store;
+use epimem_app::open_memory;
 
 /// One line of an export. A conversation's line comes before its messages, episodes, recalls
 /// waiting for review, facts and vectors; timeline nodes come last.
@@ -111,7 +111,8 @@ pub(crate) struct ImportArgs {
 
 pub(crate) fn migrate(config: &AppConfig) -> Result<ExitCode> {
     let database = config.database()?;
-    open_store(&database)?;
+    // Opening a database brings its schema up to date.
+    open_memory(config)?;
     println!("{database}: the schema is up to date");
     Ok(ExitCode::SUCCESS)
 }
@@ -119,14 +120,14 @@ pub(crate) fn migrate(config: &AppConfig) -> Result<ExitCode> {
 pub(crate) fn compact(config: &AppConfig) -> Result<ExitCode> {
     let database = config.database()?;
     let started = std::time::Instant::now();
-    open_store(&database)?.compact()?;
+    open_memory(config)?.compact()?;
     println!("{database}: compacted in {:.1} s", started.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn export(config: &AppConfig, args: &ExportArgs) -> Result<ExitCode> {
-    let store = open_store(&config.database()?)?;
-    let tenants = if args.all_tenants { store.tenants()? } else { vec![config.tenant.clone()] };
+    let memory = open_memory(config)?;
+    let tenants = if args.all_tenants { memory.tenants()? } else { vec![config.tenant.clone()] };
     let out: Box<dyn Write> = match args.file.to_str() {
         Some("-") => Box::new(std::io::stdout().lock()),
         _ => Box::new(
@@ -142,19 +143,19 @@ pub(crate) fn export(config: &AppConfig, args: &ExportArgs) -> Result<ExitCode> 
     };
     let (mut conversations, mut nodes) = (0, 0);
     for tenant in &tenants {
-        let keys = store.conversations(tenant)?;
+        let keys = memory.conversations(tenant)?;
         let bar = ProgressBar::new(keys.len() as u64).with_message(format!("exporting {tenant}"));
         for key in keys {
             bar.inc(1);
             // Forgotten since it was listed: nothing to export.
-            let Some(export) = store.export_conversation(&key)? else { continue };
+            let Some(export) = memory.export_conversation(&key)? else { continue };
             for line in lines_of(export) {
                 write(&line)?;
             }
             conversations += 1;
         }
         bar.finish_and_clear();
-        for node in store.timeline_export(tenant)? {
+        for node in memory.export_timeline(tenant)? {
             write(&Line::TimelineNode(NodeLine { tenant: tenant.clone(), node }))?;
             nodes += 1;
         }
@@ -220,7 +221,7 @@ fn lines_of(export: ConversationExport) -> Vec<Line> {
 }
 
 pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> {
-    let store = open_store(&config.database()?)?;
+    let memory = open_memory(config)?;
     let input: Box<dyn BufRead> = match args.file.to_str() {
         Some("-") => Box::new(std::io::stdin().lock()),
         _ => Box::new(std::io::BufReader::new(
@@ -233,11 +234,11 @@ pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> 
     let mut current: Option<ConversationExport> = None;
     let mut nodes: BTreeMap<String, Vec<TimelineNode>> = BTreeMap::new();
     let mut finish = |export: ConversationExport| -> Result<()> {
-        if args.skip_existing && store.queue(&export.conversation)?.is_some() {
+        if args.skip_existing && memory.queue(&export.conversation)?.is_some() {
             skipped += 1;
             return Ok(());
         }
-        store
+        memory
             .import_conversation(&export)
             .with_context(|| format!("importing conversation {}", export.conversation))?;
         imported += 1;
@@ -315,7 +316,7 @@ pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> 
     }
     let mut node_count = 0;
     for (tenant, nodes) in &nodes {
-        store.import_timeline(tenant, nodes)?;
+        memory.import_timeline(tenant, nodes)?;
         node_count += nodes.len();
     }
     bar.finish_and_clear();
