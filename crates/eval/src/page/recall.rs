@@ -179,16 +179,8 @@ impl Results {
             // The defaults' row stands out: its name, what it holds and what it costs.
             let bold = if setting == "the defaults" { "**" } else { "" };
             let shares =
-                ["own", "other_conversation", "renamed", "other_set", "new_task"].map(|kind| {
-                    row.get(kind)
-                        .and_then(|k| k["non_empty"].as_f64())
-                        .map_or("-".to_owned(), |share| format!("{:.1}%", 100.0 * share))
-                });
-            // The same questions spelled right, then misspelled.
-            let names = match (num(row, "named.evidence"), num(row, "misspelled.evidence")) {
-                (Ok(right), Ok(slipped)) => format!("{right:.3} / {slipped:.3}"),
-                _ => "-".to_owned(),
-            };
+                shares(row, &["own", "other_conversation", "renamed", "other_set", "new_task"]);
+            let names = names(row);
             writeln!(
                 out,
                 "| {bold}{setting}{bold} | {bold}{:.3}{bold} | {bold}{:.0}{bold} | {} | {names} |",
@@ -224,15 +216,8 @@ impl Results {
                     continue;
                 };
                 any = true;
-                let shares = ["own", "other_conversation", "other_set", "new_task"].map(|kind| {
-                    row.get(kind)
-                        .and_then(|k| k["non_empty"].as_f64())
-                        .map_or("-".to_owned(), |share| format!("{:.1}%", 100.0 * share))
-                });
-                let names = match (num(row, "named.evidence"), num(row, "misspelled.evidence")) {
-                    (Ok(right), Ok(slipped)) => format!("{right:.3} / {slipped:.3}"),
-                    _ => "-".to_owned(),
-                };
+                let shares = shares(row, &["own", "other_conversation", "other_set", "new_task"]);
+                let names = names(row);
                 writeln!(
                     out,
                     "| {name} · {part} | {:.3} | {:.0} | {} | {names} |",
@@ -570,5 +555,26 @@ cannot run at a usable speed.",
             locomo_llm[6],
             locomo_free[6],
         )))
+    }
+}
+
+/// How often a block setting's `row` was not empty for each kind of question asked, in
+/// percent.
+fn shares(row: &Value, kinds: &[&str]) -> Vec<String> {
+    kinds
+        .iter()
+        .map(|kind| {
+            row.get(kind)
+                .and_then(|k| k["non_empty"].as_f64())
+                .map_or("-".to_owned(), |share| format!("{:.1}%", 100.0 * share))
+        })
+        .collect()
+}
+
+/// The evidence held for the same questions spelled right, then misspelled.
+fn names(row: &Value) -> String {
+    match (num(row, "named.evidence"), num(row, "misspelled.evidence")) {
+        (Ok(right), Ok(slipped)) => format!("{right:.3} / {slipped:.3}"),
+        _ => "-".to_owned(),
     }
 }
