@@ -1,6 +1,9 @@
 //! Rendering recalled episodes as a compact context block under a token budget.
 
-use crate::{Episode, Message, TokenCounter};
+use crate::{
+    Episode, Message, TokenCounter,
+    recall::block::{episode_heading, quote},
+};
 
 /// One recalled episode with the raw lines worth quoting.
 #[derive(Debug, Clone, Copy)]
@@ -22,9 +25,6 @@ pub struct RenderedContext {
     /// Tokens of `text`.
     pub tokens: usize,
 }
-
-/// Longest quoted line, in words.
-const MAX_LINE_WORDS: usize = 60;
 
 /// Renders items in order, as many as fit in `budget` tokens (the first that does not fit
 /// ends the block, so the ranking's order is kept). Each episode is a heading (title and
@@ -51,7 +51,7 @@ pub fn render_context(
 }
 
 fn render_item(item: &ContextItem<'_>, counter: &TokenCounter) -> (String, usize) {
-    let heading = heading(item.episode);
+    let heading = episode_heading(item.episode);
     let mut summarized = format!("{heading}{}\n", item.episode.summary);
     push_lines(&mut summarized, item.lines.iter().copied());
     let summarized_cost = counter.count(&summarized) as usize;
@@ -62,33 +62,6 @@ fn render_item(item: &ContextItem<'_>, counter: &TokenCounter) -> (String, usize
     push_lines(&mut whole, item.messages.iter());
     let whole_cost = counter.count(&whole) as usize;
     if whole_cost <= summarized_cost { (whole, whole_cost) } else { (summarized, summarized_cost) }
-}
-
-/// `## title (when)`, a line.
-fn heading(e: &Episode) -> String {
-    let (start, end) = (e.start.to_datetime(), e.end.to_datetime());
-    let when = if start.date_naive() == end.date_naive() {
-        format!("{} {}–{}", start.format("%Y-%m-%d"), start.format("%H:%M"), end.format("%H:%M"))
-    } else {
-        format!("{} – {}", start.format("%Y-%m-%d %H:%M"), end.format("%Y-%m-%d %H:%M"))
-    };
-    format!("## {} ({when})\n", e.title)
-}
-
-/// Whether `quote` shows the whole message (a long one is cut short).
-pub(crate) fn quoted_whole(m: &Message) -> bool {
-    m.content.split_whitespace().nth(MAX_LINE_WORDS).is_none()
-}
-
-/// A message quoted on one line, a long one cut short.
-pub(crate) fn quote(m: &Message) -> String {
-    let words: Vec<&str> = m.content.split_whitespace().collect();
-    let line = if words.len() > MAX_LINE_WORDS {
-        format!("{}…", words[..MAX_LINE_WORDS].join(" "))
-    } else {
-        words.join(" ")
-    };
-    format!("> {}: {line}\n", m.author())
 }
 
 /// Quotes messages, one line each; ends the block.

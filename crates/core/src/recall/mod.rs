@@ -2,6 +2,7 @@
 //! line bear on the query?), names as people misspell them, dates in queries, the query an
 //! agent recalls with at its next turn, and the blocks rendered under a token budget.
 
+pub(crate) mod block;
 pub(crate) mod borrowing;
 pub(crate) mod context;
 pub(crate) mod conversation_query;

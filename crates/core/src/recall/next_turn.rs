@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Episode, Message, TokenCounter};
+use crate::{Episode, Message, TokenCounter, recall::block::push_part};
 
 /// How a next-turn block shares its budget (`[next_turn]`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -188,15 +188,8 @@ pub fn quoted_lines(block: &str) -> Vec<&str> {
 /// the newest messages last (nearest the turn they come before).
 pub fn render_next_turn(memory: &str, summary: &str, recent: &[&Message]) -> String {
     let mut text = String::new();
-    for (heading, body) in
-        [(MEMORY_HEADING, memory.trim_end()), (SUMMARY_HEADING, summary.trim_end())]
-    {
-        if !body.is_empty() {
-            text.push_str(heading);
-            text.push_str(body);
-            text.push_str("\n\n");
-        }
-    }
+    push_part(&mut text, MEMORY_HEADING, memory.trim_end());
+    push_part(&mut text, SUMMARY_HEADING, summary.trim_end());
     if !recent.is_empty() {
         text.push_str(RECENT_HEADING);
         for m in recent {

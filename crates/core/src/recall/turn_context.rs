@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 
-use crate::{Episode, EpisodeId, Message, TokenCounter, recall::context};
+use crate::{
+    Episode, EpisodeId, Message, TokenCounter,
+    recall::block::{quote, quoted_whole, turn_heading},
+};
 
 /// One recalled turn and its episode.
 #[derive(Debug, Clone, Copy)]
@@ -40,7 +43,7 @@ pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounte
         if surely_too_long(turn.message, budget - estimate) {
             continue;
         }
-        let mut cost = counter.count(&context::quote(turn.message)) as usize;
+        let mut cost = counter.count(&quote(turn.message)) as usize;
         if !headed.contains(&&turn.episode.id) {
             cost += counter.count(&turn_heading(turn.episode, mixed)) as usize + 1;
         }
@@ -70,21 +73,7 @@ pub fn render_turns(turns: &[TurnItem<'_>], budget: usize, counter: &TokenCounte
 /// stored with: a whole line costs at least four fifths of that (spaces and line breaks
 /// folded), and a line cut short is never judged so.
 fn surely_too_long(m: &Message, left: usize) -> bool {
-    m.tokens as usize * 4 / 5 > left && context::quoted_whole(m)
-}
-
-/// `## 2023-05-08 13:56`: when the episode began, and in which conversation if the block
-/// quotes several. Its (extractive) title would only repeat words of the lines below it.
-fn turn_heading(e: &Episode, with_conversation: bool) -> String {
-    let when = e.start.to_datetime().format("%Y-%m-%d %H:%M");
-    if e.id.is_open_tail() {
-        // Messages not yet closed into an episode: said how new they are.
-        format!("## {when} · {} · not yet an episode\n", e.conversation.conversation)
-    } else if with_conversation {
-        format!("## {when} · {}\n", e.conversation.conversation)
-    } else {
-        format!("## {when}\n")
-    }
+    m.tokens as usize * 4 / 5 > left && quoted_whole(m)
 }
 
 /// Whether the turns come from more than one conversation.
@@ -110,7 +99,7 @@ fn render(turns: &[TurnItem<'_>]) -> TurnContext {
         mine.sort_by_key(|m| m.seq);
         mine.dedup_by_key(|m| m.seq);
         for m in mine.iter() {
-            text.push_str(&context::quote(m));
+            text.push_str(&quote(m));
         }
         text.push('\n');
     }

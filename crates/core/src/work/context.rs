@@ -3,7 +3,11 @@
 //! matches earlier work; each within a token budget, most useful first.
 
 use super::{FailurePattern, IntentPattern, Skeleton};
-use crate::{Episode, Timestamp, telling::keyword_list};
+use crate::{
+    Episode, Timestamp,
+    recall::block::{day, fit_sections, minute},
+    telling::keyword_list,
+};
 
 /// An episode of recent work and its skeleton.
 #[derive(Debug, Clone, Copy)]
@@ -61,7 +65,7 @@ pub fn render_start_context(
     });
     let sessions = context.sessions.iter().map(|s| format!("- {}: {}", day(s.start), s.summary));
     let rules = context.rules.iter().map(|r| format!("- {} (said on {})", r.text, day(r.at)));
-    let (text, shown) = fit(
+    let (text, shown) = fit_sections(
         "Memory of earlier sessions in this project (epimem):",
         vec![
             (Some("Rules the user set, newest first:"), rules.collect()),
@@ -83,39 +87,6 @@ pub fn render_start_context(
 pub struct StartBlock {
     pub text: String,
     pub recent_shown: usize,
-}
-
-/// `head`, then each section's heading and as many of its lines as fit within `budget`
-/// tokens (headings counted, lines whole, a section with no line that fits left out whole);
-/// empty when no line fits. Also how many lines of each section were shown.
-fn fit(
-    head: &str,
-    sections: Vec<(Option<&str>, Vec<String>)>,
-    budget: usize,
-    tokens: &dyn Fn(&str) -> usize,
-) -> (String, Vec<usize>) {
-    let mut used = tokens(head);
-    let mut out: Vec<String> = Vec::new();
-    let mut shown = vec![0; sections.len()];
-    for (section, (heading, lines)) in sections.into_iter().enumerate() {
-        let mut heading = heading.map(|h| (h, tokens(h) + 1));
-        for line in lines {
-            let cost = tokens(&line) + 1;
-            let heading_cost = heading.map_or(0, |(_, c)| c);
-            if used + heading_cost + cost > budget {
-                break;
-            }
-            if let Some((h, c)) = heading.take() {
-                out.push(h.to_owned());
-                used += c;
-            }
-            used += cost;
-            out.push(line);
-            shown[section] += 1;
-        }
-    }
-    let text = if out.is_empty() { String::new() } else { format!("{head}\n{}", out.join("\n")) };
-    (text, shown)
 }
 
 /// One episode of work: when, its title, its story, its hot files.
@@ -186,21 +157,13 @@ pub fn render_prompt_context(
     budget: usize,
     tokens: &dyn Fn(&str) -> usize,
 ) -> String {
-    fit(
+    fit_sections(
         "Earlier work in this project that bears on this prompt (epimem):",
         vec![(None, items.iter().map(work_line).collect())],
         budget,
         tokens,
     )
     .0
-}
-
-fn minute(at: Timestamp) -> String {
-    at.to_datetime().format("%Y-%m-%d %H:%M").to_string()
-}
-
-fn day(at: Timestamp) -> String {
-    at.to_datetime().format("%Y-%m-%d").to_string()
 }
 
 #[cfg(test)]
