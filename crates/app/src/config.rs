@@ -84,7 +84,28 @@ pub struct ServerSettings {
     pub allowed_origins: Vec<String>,
 }
 
+/// `[server]` checked: what a server and the worker beside it run with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Serving {
+    pub body_limit: usize,
+    pub request_timeout: std::time::Duration,
+    pub tick_every: std::time::Duration,
+    pub index_refresh: std::time::Duration,
+    pub allowed_origins: Vec<String>,
+}
+
 impl ServerSettings {
+    /// The settings checked, or what is wrong with them.
+    pub fn checked(&self) -> Result<Serving> {
+        Ok(Serving {
+            body_limit: self.body_limit_bytes,
+            request_timeout: std::time::Duration::from_secs(self.request_timeout_seconds.max(1)),
+            tick_every: self.tick_every()?,
+            index_refresh: self.index_refresh()?,
+            allowed_origins: self.allowed_origins()?,
+        })
+    }
+
     /// How often the worker runs.
     pub fn tick_every(&self) -> Result<std::time::Duration> {
         positive_seconds(self.tick_seconds, "server.tick_seconds")

@@ -25,7 +25,7 @@ use axum::{
     routing::{delete, get, post},
 };
 use epimem_api::{Memory, Report, Worker};
-use epimem_app::{config::AppConfig, index_progress::IndexReport};
+use epimem_app::{config::Serving, index_progress::IndexReport};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
@@ -82,19 +82,18 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
-    /// The settings of `config` (its `[server]` and tenant), with `access` decided by the
+    /// A server of `tenant` with the checked `[server]` settings, `access` decided by the
     /// caller.
-    pub fn from_app(config: &AppConfig, access: Access) -> anyhow::Result<Self> {
-        let settings = &config.server;
-        Ok(Self {
-            tenant: config.tenant.clone(),
+    pub fn new(tenant: &str, access: Access, serving: Serving) -> Self {
+        Self {
+            tenant: tenant.to_owned(),
             access,
-            body_limit: settings.body_limit_bytes,
-            request_timeout: Duration::from_secs(settings.request_timeout_seconds.max(1)),
-            tick_every: settings.tick_every()?,
-            index_refresh: settings.index_refresh()?,
-            allowed_origins: settings.allowed_origins()?,
-        })
+            body_limit: serving.body_limit,
+            request_timeout: serving.request_timeout,
+            tick_every: serving.tick_every,
+            index_refresh: serving.index_refresh,
+            allowed_origins: serving.allowed_origins,
+        }
     }
 }
 

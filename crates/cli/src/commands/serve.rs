@@ -38,7 +38,7 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
              listen on a loopback address (127.0.0.1 or ::1)"
         );
     }
-    let server = epimem_server::ServerConfig::from_app(config, access)?;
+    let server = epimem_server::ServerConfig::new(&config.tenant, access, config.server.checked()?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -127,7 +127,11 @@ pub fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode
     let serving = runtime.spawn(epimem_server::serve(
         served,
         listener,
-        epimem_server::ServerConfig::from_app(config, Access::SingleUser)?,
+        epimem_server::ServerConfig::new(
+            &config.tenant,
+            Access::SingleUser,
+            config.server.checked()?,
+        ),
         worker_report(false),
         Box::new(|_| {}),
         async move {
