@@ -30,6 +30,8 @@ pub use project::{ProjectMemoryIn, ProjectMemoryOut};
 pub use recall::{NOTHING_RELEVANT, NameReadOut, RecallIn, RecallOut, TurnOut};
 pub use timeline::{TimelineNodeOut, TimelineOut, TimelineQuery, VersionQuery};
 
+// The wire's shape of a message (JSON, a time as text); read into the engine's
+// `MessageInput`, which every door makes, and stored as core's `NewMessage`.
 /// One message to remember: the fields of a line of `epimem ingest`.
 #[derive(Debug, Deserialize, ToSchema, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
