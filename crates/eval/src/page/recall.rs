@@ -61,22 +61,20 @@ impl Results {
                 }
             }
             for (label, of) in rows {
-                let questions = num(of, "questions")?;
-                let mut cells =
-                    vec![format!("{questions}"), format!("{:.3}", 0.5 / questions.max(1.0).sqrt())];
-                for path in [
-                    "episode_recall_at_k.1",
-                    "episode_recall_at_k.5",
-                    "episode_recall_at_k.10",
-                    "recall_at_budget.500",
-                    "recall_at_budget.1000",
-                    "recall_at_budget.2000",
-                    "turn_recall_at_k.5",
-                    "turn_recall_at_k.10",
-                    "turn_recall_at_k.25",
-                ] {
-                    cells.push(format!("{:.3}", num(of, path)?));
-                }
+                let cells = question_cells(
+                    of,
+                    &[
+                        "episode_recall_at_k.1",
+                        "episode_recall_at_k.5",
+                        "episode_recall_at_k.10",
+                        "recall_at_budget.500",
+                        "recall_at_budget.1000",
+                        "recall_at_budget.2000",
+                        "turn_recall_at_k.5",
+                        "turn_recall_at_k.10",
+                        "turn_recall_at_k.25",
+                    ],
+                )?;
                 writeln!(out, "| {part} · {label} | {} |", cells.join(" | "))?;
             }
         }
@@ -97,18 +95,16 @@ impl Results {
             for part in PARTS {
                 let Some(split) = run["splits"].get(part) else { continue };
                 let of = at(split, "overall")?;
-                let questions = num(of, "questions")?;
-                let mut cells =
-                    vec![format!("{questions}"), format!("{:.3}", 0.5 / questions.max(1.0).sqrt())];
-                for path in [
-                    "episode_recall_at_k.1",
-                    "episode_recall_at_k.5",
-                    "recall_at_budget.500",
-                    "recall_at_budget.1000",
-                    "turn_recall_at_k.10",
-                ] {
-                    cells.push(format!("{:.3}", num(of, path)?));
-                }
+                let mut cells = question_cells(
+                    of,
+                    &[
+                        "episode_recall_at_k.1",
+                        "episode_recall_at_k.5",
+                        "recall_at_budget.500",
+                        "recall_at_budget.1000",
+                        "turn_recall_at_k.10",
+                    ],
+                )?;
                 cells.push(format!("{:.2}", num(&run, "latency_ms.p95")?));
                 writeln!(out, "| {name} · {part} | {} |", cells.join(" | "))?;
             }
@@ -577,4 +573,15 @@ fn names(row: &Value) -> String {
         (Ok(right), Ok(slipped)) => format!("{right:.3} / {slipped:.3}"),
         _ => "-".to_owned(),
     }
+}
+
+/// A row's cells for questions `of`: how many, the standard error of a share of them, and each
+/// figure at `paths`.
+fn question_cells(of: &Value, paths: &[&str]) -> Result<Vec<String>> {
+    let questions = num(of, "questions")?;
+    let mut cells = vec![format!("{questions}"), format!("{:.3}", 0.5 / questions.max(1.0).sqrt())];
+    for path in paths {
+        cells.push(format!("{:.3}", num(of, path)?));
+    }
+    Ok(cells)
 }
