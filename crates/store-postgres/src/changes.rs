@@ -73,7 +73,7 @@ impl ChangeLog for PostgresStore {
         self.read(|tx| {
             let rows = tx.query(
                 "SELECT seq, episode_id, forgotten, restated FROM episode_changes
-         WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                 WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3",
                 &[&tenant, &int(after), &int(limit as u64)],
             )?;
             Ok(rows

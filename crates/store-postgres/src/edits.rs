@@ -147,8 +147,8 @@ impl Edits for PostgresStore {
             let found = tx.query_opt(
                 &format!(
                     "SELECT e.serial, e.conversation_id, e.title, e.summary
-             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = $7 FOR UPDATE OF e"
+                     FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+                     WHERE {SCOPE_FILTER} AND e.id = $7 FOR UPDATE OF e"
                 ),
                 &params.with(&[&id.0]),
             )?;
@@ -163,7 +163,7 @@ impl Edits for PostgresStore {
     )?;
             tx.execute(
                 "UPDATE episodes SET title = coalesce($2, title), summary = coalesce($3, summary)
-         WHERE serial = $1",
+                 WHERE serial = $1",
                 &[&serial, &edit.title, &edit.summary],
             )?;
             let ids = std::slice::from_ref(id);

@@ -136,9 +136,9 @@ impl Episodes for PostgresStore {
             let rows = tx.query(
                 &format!(
                     "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND ($8::bigint IS NULL OR e.start_ts < $8
-                 OR (e.start_ts = $8 AND e.id < $9))
-             ORDER BY e.start_ts DESC, e.id DESC LIMIT $7",
+                     WHERE {SCOPE_FILTER} AND ($8::bigint IS NULL OR e.start_ts < $8
+                         OR (e.start_ts = $8 AND e.id < $9))
+                     ORDER BY e.start_ts DESC, e.id DESC LIMIT $7",
                     rows::EPISODE_COLUMNS
                 ),
                 &params.with(&[&limit, &after_start, &after_id]),
@@ -249,9 +249,9 @@ impl Episodes for PostgresStore {
                     // The ids first: a statement's generic plan would otherwise walk the tenant's
                     // conversations and their episodes to find a handful (7 ms against 0.4 at 100,000).
                     "SELECT {} FROM unnest($7::text[]) AS wanted (id)
-             JOIN episodes e ON e.id = wanted.id
-             JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER}",
+                     JOIN episodes e ON e.id = wanted.id
+                     JOIN conversations c ON c.id = e.conversation_id
+                     WHERE {SCOPE_FILTER}",
                     rows::EPISODE_COLUMNS
                 ),
                 &params.with(&[&ids]),

@@ -233,7 +233,7 @@ impl Facts for PostgresStore {
             let kept: Vec<String> = tx
                 .query(
                     "SELECT e.id FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE e.id = ANY($1) AND c.tenant = $2",
+                     WHERE e.id = ANY($1) AND c.tenant = $2",
                     &[&source_ids, &conversation.tenant],
                 )?
                 .iter()
@@ -251,7 +251,7 @@ impl Facts for PostgresStore {
                     FactWrite::Reinforce { fact, sources } => {
                         tx.execute(
                             "UPDATE facts SET reinforced = reinforced + 1
-                     WHERE id = $1 AND invalid_at IS NULL",
+                             WHERE id = $1 AND invalid_at IS NULL",
                             &[&fact.0],
                         )?;
                         add_sources(tx, fact, sources)?;
@@ -266,7 +266,7 @@ impl Facts for PostgresStore {
             }
             tx.execute(
                 "UPDATE conversations SET consolidated_upto = greatest(consolidated_upto, $2)
-         WHERE id = $1",
+                 WHERE id = $1",
                 &[&id, &int(commit.through_seq)],
             )?;
             if commit.finished {

@@ -66,8 +66,8 @@ impl Forgetting for PostgresStore {
             let found = tx.query_opt(
                 &format!(
                     "SELECT e.serial, e.conversation_id, e.first_seq, e.last_seq
-             FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND e.id = $7"
+                     FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+                     WHERE {SCOPE_FILTER} AND e.id = $7"
                 ),
                 &params.with(&[&id.0]),
             )?;
@@ -88,7 +88,7 @@ impl Forgetting for PostgresStore {
             )?;
             tx.execute(
                 "UPDATE messages SET content = '', speaker = NULL, metadata = NULL, tokens = 0
-         WHERE conversation_id = $1 AND seq BETWEEN $2 AND $3",
+                 WHERE conversation_id = $1 AND seq BETWEEN $2 AND $3",
                 &[&conversation, &first, &last],
             )?;
             tx.execute(

@@ -113,12 +113,12 @@ impl Ingest for PostgresStore {
             let rows = tx.query(
                 &format!(
                     "SELECT {}, c.external_id FROM conversations c
-             JOIN messages m ON m.conversation_id = c.id AND m.seq > c.watermark
-             WHERE c.tenant = $1 AND c.last_seq > c.watermark
-               AND ($2::text IS NULL OR c.external_id = $2) AND ($3::text IS NULL OR c.user_id = $3)
-               AND ($4::text IS NULL OR c.agent_id = $4)
-               AND ($5::bigint IS NULL OR m.ts >= $5) AND ($6::bigint IS NULL OR m.ts <= $6)
-             ORDER BY m.ts DESC, c.id, m.seq DESC LIMIT $7",
+                     JOIN messages m ON m.conversation_id = c.id AND m.seq > c.watermark
+                     WHERE c.tenant = $1 AND c.last_seq > c.watermark
+                       AND ($2::text IS NULL OR c.external_id = $2) AND ($3::text IS NULL OR c.user_id = $3)
+                       AND ($4::text IS NULL OR c.agent_id = $4)
+                       AND ($5::bigint IS NULL OR m.ts >= $5) AND ($6::bigint IS NULL OR m.ts <= $6)
+                     ORDER BY m.ts DESC, c.id, m.seq DESC LIMIT $7",
                     prefixed("m", MESSAGE_COLUMNS)
                 ),
                 &[
@@ -165,7 +165,7 @@ impl Ingest for PostgresStore {
                 let mut known: HashMap<String, (u64, Held)> = tx
                     .query(
                         "SELECT key, seq, role, content FROM messages
-                 WHERE conversation_id = $1 AND key = ANY($2)",
+                         WHERE conversation_id = $1 AND key = ANY($2)",
                         &[&t.id, &keys],
                     )?
                     .iter()
@@ -204,9 +204,9 @@ impl Ingest for PostgresStore {
                 if t.inserted > 0 {
                     tx.execute(
                         "INSERT INTO messages
-                     (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
-                 SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[],
-                     $6::text[], $7::bigint[], $8::text[], $9::bigint[])",
+                             (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+                         SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[],
+                             $6::text[], $7::bigint[], $8::text[], $9::bigint[])",
                         &[
                             &t.id,
                             &rows.seq,
@@ -250,7 +250,7 @@ impl Ingest for PostgresStore {
         self.read(|tx| {
             let rows = tx.query(
                 "SELECT id, tenant, external_id FROM conversations
-         WHERE last_seq > watermark AND ($1::text IS NULL OR tenant = $1) ORDER BY id",
+                 WHERE last_seq > watermark AND ($1::text IS NULL OR tenant = $1) ORDER BY id",
                 &[&tenant],
             )?;
             let mut out = Vec::with_capacity(rows.len());

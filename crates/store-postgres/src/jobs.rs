@@ -23,7 +23,7 @@ impl Jobs for PostgresStore {
                 Some(key) => tx
                     .query_opt(
                         "SELECT fence_job FROM conversations WHERE tenant = $1 AND external_id = $2
-                 FOR UPDATE",
+                         FOR UPDATE",
                         &[&key.tenant, &key.conversation],
                     )?
                     .and_then(|r| r.get::<_, Option<i64>>(0))
@@ -35,7 +35,7 @@ impl Jobs for PostgresStore {
                     // No owner and a lease end in the future: it waits until then.
                     tx.execute(
                         "UPDATE jobs SET lease_owner = NULL, lease_until = $3, last_error = $2
-                 WHERE id = $1 AND state = 'queued'",
+                         WHERE id = $1 AND state = 'queued'",
                         &[&job.0, &error, &at.millis()],
                     )?;
                     return Ok(());
@@ -125,10 +125,10 @@ impl Jobs for PostgresStore {
             loop {
                 let Some(row) = tx.query_opt(
                     "SELECT id, payload, attempts FROM jobs
-             WHERE state = 'queued' AND (lease_until IS NULL OR lease_until <= $1)
-               AND ($2::text IS NULL OR payload -> 'conversation' ->> 'tenant' = $2)
-               AND ($3::text IS NULL OR payload -> 'conversation' ->> 'conversation' = $3)
-             ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+                     WHERE state = 'queued' AND (lease_until IS NULL OR lease_until <= $1)
+                       AND ($2::text IS NULL OR payload -> 'conversation' ->> 'tenant' = $2)
+                       AND ($3::text IS NULL OR payload -> 'conversation' ->> 'conversation' = $3)
+                     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
                     &[&now.millis(), &tenant, &conversation],
                 )?
                 else {

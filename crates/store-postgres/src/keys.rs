@@ -17,7 +17,7 @@ impl ApiKeys for PostgresStore {
             let id: i64 = tx
                 .query_one(
                     "INSERT INTO api_keys (tenant, name, hash, created) VALUES ($1, $2, $3, $4)
-             RETURNING id",
+                     RETURNING id",
                     &[&tenant, &name, &hash, &at.millis()],
                 )?
                 .get(0);
@@ -35,7 +35,7 @@ impl ApiKeys for PostgresStore {
         self.read(|tx| {
             let rows = tx.query(
                 "SELECT id, tenant, name, created, revoked FROM api_keys
-         WHERE $1::text IS NULL OR tenant = $1 ORDER BY id",
+                 WHERE $1::text IS NULL OR tenant = $1 ORDER BY id",
                 &[&tenant],
             )?;
             Ok(rows

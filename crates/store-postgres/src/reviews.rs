@@ -125,7 +125,7 @@ impl Reviews for PostgresStore {
             let Some(id) = rows::conversation_id(tx, conversation)? else { return Ok(Vec::new()) };
             let rows = tx.query(
                 "DELETE FROM pending_reviews WHERE conversation_id = $1 AND job_id IS NULL
-         RETURNING id, review",
+                 RETURNING id, review",
                 &[&id],
             )?;
             let mut taken: Vec<(i64, serde_json::Value)> =

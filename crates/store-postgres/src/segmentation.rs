@@ -140,8 +140,8 @@ impl Segmentation for PostgresStore {
             }
             tx.execute(
                 "UPDATE conversations SET watermark = $2, window_doubled = $3,
-             fence_job = NULL, fence_upto = NULL, fence_since = NULL
-         WHERE id = $1",
+                     fence_job = NULL, fence_upto = NULL, fence_since = NULL
+                 WHERE id = $1",
                 &[&id, &int(new_watermark), &commit.window_doubled],
             )?;
             tx.execute("DELETE FROM jobs WHERE id = $1", &[&commit.job.0])?;

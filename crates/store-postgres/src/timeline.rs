@@ -172,7 +172,7 @@ impl Timeline for PostgresStore {
                 .map_err(|e| StoreError::Internal(format!("encoding a node: {e}")))?;
             let newest = tx.query_opt(
                 "SELECT version, summary, children FROM timeline_nodes
-         WHERE tenant = $1 AND node = $2 ORDER BY version DESC LIMIT 1",
+                 WHERE tenant = $1 AND node = $2 ORDER BY version DESC LIMIT 1",
                 &[&tenant, &id],
             )?;
             let newest = newest.map(|r| {
@@ -184,7 +184,7 @@ impl Timeline for PostgresStore {
                     let version = newest.map_or(1, |(v, ..)| v + 1);
                     tx.execute(
                         "INSERT INTO timeline_nodes (tenant, node, version, summary, children)
-                 VALUES ($1, $2, $3, $4, $5)",
+                         VALUES ($1, $2, $3, $4, $5)",
                         &[&tenant, &id, &i64::from(version), &summary, &children],
                     )?;
                     version
@@ -202,8 +202,8 @@ impl Timeline for PostgresStore {
         self.read(|tx| {
             let found = tx.query_opt(
                 "SELECT version, summary, children FROM timeline_nodes
-         WHERE tenant = $1 AND node = $2 AND ($3::bigint IS NULL OR version = $3)
-         ORDER BY version DESC LIMIT 1",
+                 WHERE tenant = $1 AND node = $2 AND ($3::bigint IS NULL OR version = $3)
+                 ORDER BY version DESC LIMIT 1",
                 &[&tenant, &id.to_string(), &version.map(i64::from)],
             )?;
             let Some(r) = found else { return Ok(None) };

@@ -92,7 +92,7 @@ impl Transfer for PostgresStore {
                 .query(
                     &format!(
                         "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-                 WHERE e.conversation_id = $1 ORDER BY e.first_seq",
+                         WHERE e.conversation_id = $1 ORDER BY e.first_seq",
                         rows::EPISODE_COLUMNS
                     ),
                     &[&id],
@@ -143,8 +143,8 @@ impl Transfer for PostgresStore {
             let id: i64 = tx
                 .query_one(
                     "INSERT INTO conversations (tenant, external_id, user_id, agent_id, last_seq,
-                 watermark, newest_ts, window_doubled, consolidated_upto)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                         watermark, newest_ts, window_doubled, consolidated_upto)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
                     &[
                         &key.tenant,
                         &key.conversation,
@@ -162,8 +162,8 @@ impl Transfer for PostgresStore {
                 let metadata = (!m.metadata.is_null()).then(|| m.metadata.to_string());
                 tx.execute(
                     "INSERT INTO messages
-                 (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                         (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                     &[
                         &id,
                         &int(m.seq),
@@ -207,7 +207,7 @@ impl Transfer for PostgresStore {
         self.read(|tx| {
             let rows = tx.query(
                 "SELECT node, version, summary, children FROM timeline_nodes
-         WHERE tenant = $1 ORDER BY node, version",
+                 WHERE tenant = $1 ORDER BY node, version",
                 &[&tenant],
             )?;
             let mut out = Vec::with_capacity(rows.len());
@@ -236,7 +236,7 @@ impl Transfer for PostgresStore {
                     .map_err(|e| StoreError::Internal(format!("encoding a node: {e}")))?;
                 tx.execute(
                     "INSERT INTO timeline_nodes (tenant, node, version, summary, children)
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
                     &[&tenant, &node.id.to_string(), &i64::from(node.version), &summary, &children],
                 )?;
             }

@@ -19,14 +19,14 @@ impl Usage for PostgresStore {
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO llm_usage
-             (tenant, stage, calls, failures, prompt_tokens, completion_tokens, latency_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (tenant, stage) DO UPDATE SET
-             calls = llm_usage.calls + excluded.calls,
-             failures = llm_usage.failures + excluded.failures,
-             prompt_tokens = llm_usage.prompt_tokens + excluded.prompt_tokens,
-             completion_tokens = llm_usage.completion_tokens + excluded.completion_tokens,
-             latency_ms = llm_usage.latency_ms + excluded.latency_ms",
+                     (tenant, stage, calls, failures, prompt_tokens, completion_tokens, latency_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)
+                 ON CONFLICT (tenant, stage) DO UPDATE SET
+                     calls = llm_usage.calls + excluded.calls,
+                     failures = llm_usage.failures + excluded.failures,
+                     prompt_tokens = llm_usage.prompt_tokens + excluded.prompt_tokens,
+                     completion_tokens = llm_usage.completion_tokens + excluded.completion_tokens,
+                     latency_ms = llm_usage.latency_ms + excluded.latency_ms",
                 &[
                     &tenant,
                     &stage.as_str(),
@@ -74,15 +74,15 @@ impl Usage for PostgresStore {
         self.read(|tx| {
             let r = tx.query_one(
                 "SELECT
-             (SELECT count(*) FROM conversations c WHERE $1::text IS NULL OR c.tenant = $1),
-             (SELECT coalesce(sum(last_seq), 0)::bigint FROM conversations c
-                 WHERE $1::text IS NULL OR c.tenant = $1),
-             (SELECT coalesce(sum(last_seq - watermark), 0)::bigint FROM conversations c
-                 WHERE $1::text IS NULL OR c.tenant = $1),
-             (SELECT count(*) FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-                 WHERE $1::text IS NULL OR c.tenant = $1),
-             (SELECT count(*) FROM jobs WHERE state = 'queued'),
-             (SELECT count(*) FROM jobs WHERE state = 'failed')",
+                 (SELECT count(*) FROM conversations c WHERE $1::text IS NULL OR c.tenant = $1),
+                 (SELECT coalesce(sum(last_seq), 0)::bigint FROM conversations c
+                     WHERE $1::text IS NULL OR c.tenant = $1),
+                 (SELECT coalesce(sum(last_seq - watermark), 0)::bigint FROM conversations c
+                     WHERE $1::text IS NULL OR c.tenant = $1),
+                 (SELECT count(*) FROM episodes e JOIN conversations c ON c.id = e.conversation_id
+                     WHERE $1::text IS NULL OR c.tenant = $1),
+                 (SELECT count(*) FROM jobs WHERE state = 'queued'),
+                 (SELECT count(*) FROM jobs WHERE state = 'failed')",
                 &[&tenant],
             )?;
             Ok(Stats {

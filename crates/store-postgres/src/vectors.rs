@@ -60,7 +60,7 @@ impl Vectors for PostgresStore {
             };
             let rows = tx.query(
                 "SELECT seq, vector FROM message_vectors
-         WHERE conversation_id = $1 AND model_id = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq",
+                 WHERE conversation_id = $1 AND model_id = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq",
                 &[&conv, &model, &int(from), &int(to)],
             )?;
             rows.iter().map(|r| Ok((uint(r, 0), decode(r.get::<_, &[u8]>(1))?))).collect()

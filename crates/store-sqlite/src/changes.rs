@@ -47,7 +47,7 @@ impl ChangeLog for SqliteStore {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT seq, episode_id, forgotten, restated FROM episode_changes
-             WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                     WHERE tenant = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
                 )
                 .map_err(map_err)?;
             stmt.query_map(params![tenant, after, limit as i64], |r| {

@@ -120,9 +120,9 @@ impl Episodes for SqliteStore {
             let mut stmt = conn
                 .prepare_cached(&format!(
                     "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER} AND (?8 IS NULL OR e.start_ts < ?8
-                 OR (e.start_ts = ?8 AND e.id < ?9))
-             ORDER BY e.start_ts DESC, e.id DESC LIMIT ?7",
+                     WHERE {SCOPE_FILTER} AND (?8 IS NULL OR e.start_ts < ?8
+                         OR (e.start_ts = ?8 AND e.id < ?9))
+                     ORDER BY e.start_ts DESC, e.id DESC LIMIT ?7",
                     rows::EPISODE_COLUMNS
                 ))
                 .map_err(map_err)?;
@@ -195,9 +195,9 @@ impl Episodes for SqliteStore {
                     // CROSS JOIN fixes the order: look the ids up first, then check the scope of each,
                     // instead of scanning the tenant's episodes for the ids.
                     "SELECT {} FROM json_each(?7) j
-             CROSS JOIN episodes e ON e.id = j.value
-             CROSS JOIN conversations c ON c.id = e.conversation_id
-             WHERE {SCOPE_FILTER}",
+                     CROSS JOIN episodes e ON e.id = j.value
+                     CROSS JOIN conversations c ON c.id = e.conversation_id
+                     WHERE {SCOPE_FILTER}",
                     rows::EPISODE_COLUMNS
                 ))
                 .map_err(map_err)?;

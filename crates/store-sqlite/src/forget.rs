@@ -132,13 +132,13 @@ impl Forgetting for SqliteStore {
     .map_err(map_err)?;
                 tx.execute(
                     "UPDATE messages SET content = '', speaker = NULL, metadata = NULL, tokens = 0
-         WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
+                     WHERE conversation_id = ?1 AND seq BETWEEN ?2 AND ?3",
                     range,
                 )
                 .map_err(map_err)?;
                 tx.execute(
                     "DELETE FROM pending_reviews WHERE conversation_id = ?1
-           AND EXISTS (SELECT 1 FROM json_each(review, '$.memory_ids') WHERE value = ?2)",
+                     AND EXISTS (SELECT 1 FROM json_each(review, '$.memory_ids') WHERE value = ?2)",
                     rusqlite::params![conversation, id.0],
                 )
                 .map_err(map_err)?;

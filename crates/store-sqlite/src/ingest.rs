@@ -86,9 +86,9 @@ impl Ingest for SqliteStore {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO messages
-                 (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-             ON CONFLICT DO NOTHING",
+                         (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                     ON CONFLICT DO NOTHING",
                 )
                 .map_err(map_err)?;
             let mut stored = tx
@@ -178,7 +178,7 @@ impl Ingest for SqliteStore {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT id, tenant, external_id FROM conversations
-             WHERE last_seq > watermark AND (?1 IS NULL OR tenant = ?1) ORDER BY id",
+                     WHERE last_seq > watermark AND (?1 IS NULL OR tenant = ?1) ORDER BY id",
                 )
                 .map_err(map_err)?;
             let rows: Vec<(i64, String, String)> = stmt
@@ -200,12 +200,12 @@ impl Ingest for SqliteStore {
             let mut stmt = conn
                 .prepare_cached(&format!(
                     "SELECT {MESSAGE_COLUMNS}, c.external_id FROM conversations c
-             JOIN messages m ON m.conversation_id = c.id AND m.seq > c.watermark
-             WHERE c.tenant = ?1 AND c.last_seq > c.watermark
-               AND (?2 IS NULL OR c.external_id = ?2) AND (?3 IS NULL OR c.user_id = ?3)
-               AND (?4 IS NULL OR c.agent_id = ?4)
-               AND (?5 IS NULL OR m.ts >= ?5) AND (?6 IS NULL OR m.ts <= ?6)
-             ORDER BY m.ts DESC, c.id, m.seq DESC LIMIT ?7"
+                     JOIN messages m ON m.conversation_id = c.id AND m.seq > c.watermark
+                     WHERE c.tenant = ?1 AND c.last_seq > c.watermark
+                       AND (?2 IS NULL OR c.external_id = ?2) AND (?3 IS NULL OR c.user_id = ?3)
+                       AND (?4 IS NULL OR c.agent_id = ?4)
+                       AND (?5 IS NULL OR m.ts >= ?5) AND (?6 IS NULL OR m.ts <= ?6)
+                     ORDER BY m.ts DESC, c.id, m.seq DESC LIMIT ?7"
                 ))
                 .map_err(map_err)?;
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);

@@ -36,7 +36,7 @@ impl Jobs for SqliteStore {
                     // No owner and a lease end in the future: it waits until then.
                     tx.execute(
                         "UPDATE jobs SET lease_owner = NULL, lease_until = ?3, last_error = ?2
-                 WHERE id = ?1 AND state = 'queued'",
+                         WHERE id = ?1 AND state = 'queued'",
                         params![job.0, error, at.millis()],
                     )
                     .map_err(map_err)?;
@@ -67,7 +67,7 @@ impl Jobs for SqliteStore {
             let renewed = tx
                 .execute(
                     "UPDATE jobs SET lease_until = ?3
-             WHERE id = ?1 AND state = 'queued' AND lease_owner = ?2",
+                     WHERE id = ?1 AND state = 'queued' AND lease_owner = ?2",
                     params![job.0, worker, until.millis()],
                 )
                 .map_err(map_err)?;
@@ -135,11 +135,11 @@ impl Jobs for SqliteStore {
                 let next: Option<(i64, String, u32)> = tx
                     .prepare_cached(
                         "SELECT id, payload, attempts FROM jobs
-                 WHERE state = 'queued' AND (lease_until IS NULL OR lease_until <= ?1)
-                   AND (?2 IS NULL OR json_extract(payload, '$.conversation.tenant') = ?2)
-                   AND (?3 IS NULL
-                        OR json_extract(payload, '$.conversation.conversation') = ?3)
-                 ORDER BY id LIMIT 1",
+                         WHERE state = 'queued' AND (lease_until IS NULL OR lease_until <= ?1)
+                           AND (?2 IS NULL OR json_extract(payload, '$.conversation.tenant') = ?2)
+                           AND (?3 IS NULL
+                                OR json_extract(payload, '$.conversation.conversation') = ?3)
+                         ORDER BY id LIMIT 1",
                     )
                     .and_then(|mut s| {
                         s.query_row(params![now.millis(), tenant, conversation], |r| {

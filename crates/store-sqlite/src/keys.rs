@@ -30,7 +30,7 @@ impl ApiKeys for SqliteStore {
             let mut statement = conn
                 .prepare_cached(
                     "SELECT id, tenant, name, created, revoked FROM api_keys
-             WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id",
+                     WHERE ?1 IS NULL OR tenant = ?1 ORDER BY id",
                 )
                 .map_err(map_err)?;
             let rows = statement

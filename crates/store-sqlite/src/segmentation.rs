@@ -151,8 +151,8 @@ impl Segmentation for SqliteStore {
             }
             tx.execute(
                 "UPDATE conversations SET watermark = ?2, window_doubled = ?3,
-             fence_job = NULL, fence_upto = NULL, fence_since = NULL
-         WHERE id = ?1",
+                     fence_job = NULL, fence_upto = NULL, fence_since = NULL
+                 WHERE id = ?1",
                 params![id, new_watermark, commit.window_doubled],
             )
             .map_err(map_err)?;

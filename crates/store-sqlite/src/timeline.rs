@@ -197,7 +197,7 @@ impl Timeline for SqliteStore {
             let newest: Option<(u32, String, String)> = tx
                 .query_row(
                     "SELECT version, summary, children FROM timeline_nodes
-             WHERE tenant = ?1 AND node = ?2 ORDER BY version DESC LIMIT 1",
+                     WHERE tenant = ?1 AND node = ?2 ORDER BY version DESC LIMIT 1",
                     params![tenant, id],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
@@ -209,7 +209,7 @@ impl Timeline for SqliteStore {
                     let version = newest.map_or(1, |(v, ..)| v + 1);
                     tx.execute(
                         "INSERT INTO timeline_nodes (tenant, node, version, summary, children)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
                         params![tenant, id, version, summary, children],
                     )
                     .map_err(map_err)?;
@@ -235,8 +235,8 @@ impl Timeline for SqliteStore {
             let found: Option<(u32, String, String)> = conn
                 .query_row(
                     "SELECT version, summary, children FROM timeline_nodes
-             WHERE tenant = ?1 AND node = ?2 AND (?3 IS NULL OR version = ?3)
-             ORDER BY version DESC LIMIT 1",
+                     WHERE tenant = ?1 AND node = ?2 AND (?3 IS NULL OR version = ?3)
+                     ORDER BY version DESC LIMIT 1",
                     params![tenant, id.to_string(), version],
                     |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )

@@ -110,7 +110,7 @@ impl Transfer for SqliteStore {
             let mut stmt = conn
                 .prepare_cached(&format!(
                     "SELECT {} FROM episodes e JOIN conversations c ON c.id = e.conversation_id
-             WHERE e.conversation_id = ?1 ORDER BY e.first_seq",
+                     WHERE e.conversation_id = ?1 ORDER BY e.first_seq",
                     rows::EPISODE_COLUMNS
                 ))
                 .map_err(map_err)?;
@@ -183,8 +183,8 @@ impl Transfer for SqliteStore {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO messages
-                 (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                         (conversation_id, seq, key, role, speaker, content, ts, metadata, tokens)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .map_err(map_err)?;
             for m in &export.messages {
@@ -232,7 +232,7 @@ impl Transfer for SqliteStore {
             let rows: Vec<(String, u32, String, String)> = conn
                 .prepare_cached(
                     "SELECT node, version, summary, children FROM timeline_nodes
-             WHERE tenant = ?1 ORDER BY node, version",
+                     WHERE tenant = ?1 ORDER BY node, version",
                 )
                 .and_then(|mut s| {
                     s.query_map([tenant], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?

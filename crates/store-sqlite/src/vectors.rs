@@ -59,7 +59,7 @@ impl Vectors for SqliteStore {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT seq, vector FROM message_vectors
-             WHERE conversation_id = ?1 AND model_id = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq",
+                     WHERE conversation_id = ?1 AND model_id = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq",
                 )
                 .map_err(map_err)?;
             let rows = stmt
