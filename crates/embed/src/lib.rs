@@ -52,8 +52,9 @@ pub enum EmbedError {
     /// The model's files are not where they were looked for.
     #[error(
         "the {name} model is missing: {path} does not hold {missing}. Fetch it with \
-         scripts/fetch-models.sh (or point --models / EPIMEM_MODELS at a folder holding \
-         {name}/, with tokenizer.json, config.json and model.safetensors; upstream: {upstream})"
+         `python -m epimem fetch-models` (the Python package) or scripts/fetch-models.sh (a \
+         checkout), or point --models / EPIMEM_MODELS at a folder holding {name}/, with \
+         tokenizer.json, config.json and model.safetensors (upstream: {upstream})"
     )]
     ModelMissing { name: &'static str, path: String, missing: String, upstream: &'static str },
     /// The files are there but unusable.

@@ -141,6 +141,7 @@ mod tests {
         let err = load_embedder(EmbedderName::Potion, &dir).err().expect("missing model");
         let text = err.to_string();
         assert!(text.contains("scripts/fetch-models.sh"), "{text}");
+        assert!(text.contains("python -m epimem fetch-models"), "{text}");
         assert!(text.contains("minishlab/potion-base-8M"), "{text}");
         assert!(text.contains("model.safetensors"), "{text}");
     }
