@@ -1,37 +1,12 @@
 // The client against a real `epimem serve` on loopback (EPIMEM_BIN, else the debug build).
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import { Client, EpimemError } from "../dist/index.js";
-
-const here = dirname(dirname(fileURLToPath(import.meta.url)));
-const bin = process.env.EPIMEM_BIN ?? join(here, "../../target/debug/epimem");
-
-/** `epimem serve` on a free port of a fresh database; its base URL. */
-async function serve(...args) {
-  const dir = mkdtempSync(join(tmpdir(), "epimem-ts-"));
-  const config = join(dir, "epimem.toml");
-  writeFileSync(config, "[server]\ntick_seconds = 0.1\n");
-  const db = join(dir, "memory.db");
-  const env = { ...process.env, EPIMEM_EMBEDDER: "hash", EPIMEM_CLOCK: "2026-05-04T12:00:00Z" };
-  for (const name of ["EPIMEM_TENANT", "EPIMEM_CONFIG", "EPIMEM_LLM_URL", "EPIMEM_DB"]) delete env[name];
-  const child = spawn(bin, ["--db", db, "--config", config, ...args, "serve", "--listen", "127.0.0.1:0"], {
-    env,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const line = await new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout }).once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`epimem serve exited with ${code}`)));
-  });
-  return { child, db, url: line.trim().split(" ").pop() };
-}
+import { bin, here, serve } from "./server.js";
 
 let server;
 before(async () => {

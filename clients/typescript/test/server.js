@@ -1,0 +1,31 @@
+// What the tests share: `epimem serve` on a free loopback port of a fresh database.
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** The client's folder. */
+export const here = dirname(dirname(fileURLToPath(import.meta.url)));
+/** The `epimem` binary the tests drive: EPIMEM_BIN, else the debug build. */
+export const bin = process.env.EPIMEM_BIN ?? join(here, "../../target/debug/epimem");
+
+/** `epimem serve` on a free port of a fresh database (extra `args` before `serve`). */
+export async function serve(...args) {
+  const dir = mkdtempSync(join(tmpdir(), "epimem-ts-"));
+  const config = join(dir, "epimem.toml");
+  writeFileSync(config, "[server]\ntick_seconds = 0.1\n");
+  const db = join(dir, "memory.db");
+  const env = { ...process.env, EPIMEM_EMBEDDER: "hash", EPIMEM_CLOCK: "2026-05-04T12:00:00Z" };
+  for (const name of ["EPIMEM_TENANT", "EPIMEM_CONFIG", "EPIMEM_LLM_URL", "EPIMEM_DB"]) delete env[name];
+  const child = spawn(bin, ["--db", db, "--config", config, ...args, "serve", "--listen", "127.0.0.1:0"], {
+    env,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const line = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`epimem serve exited with ${code}`)));
+  });
+  return { child, db, url: line.trim().split(" ").pop() };
+}
