@@ -3,16 +3,11 @@
 // carries what the first was told.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
+import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 
-const here = dirname(dirname(fileURLToPath(import.meta.url)));
-const bin = process.env.EPIMEM_BIN ?? join(here, "../../target/debug/epimem");
+import { here, serve } from "./server.js";
 
 test("a second session is told what the first was", async () => {
   const requests = [];
@@ -26,22 +21,15 @@ test("a second session is told what the first was", async () => {
     });
   });
   await new Promise((resolve) => model.listen(0, "127.0.0.1", resolve));
-  const dir = mkdtempSync(join(tmpdir(), "epimem-chat-"));
-  writeFileSync(join(dir, "epimem.toml"), "[server]\ntick_seconds = 0.1\n");
-  const env = { ...process.env, EPIMEM_EMBEDDER: "hash" };
-  const server = spawn(bin, ["--db", join(dir, "chat.db"), "--config", join(dir, "epimem.toml"), "serve", "--listen", "127.0.0.1:0"], {
-    env,
-    stdio: ["ignore", "pipe", "ignore"],
-  });
+  const server = await serve();
   try {
-    const line = await new Promise((resolve) => createInterface({ input: server.stdout }).once("line", resolve));
     // Not a synchronous child: the scripted model answers from this process's event loop.
     const run = (session, said) =>
       new Promise((resolve, reject) => {
         const chat = spawn(process.execPath, [join(here, "examples/chat.mjs"), session], {
           env: {
             ...process.env,
-            EPIMEM_URL: line.trim().split(" ").pop(),
+            EPIMEM_URL: server.url,
             OPENAI_BASE_URL: `http://127.0.0.1:${model.address().port}/v1`,
             OPENAI_MODEL: "scripted",
           },
@@ -55,7 +43,7 @@ test("a second session is told what the first was", async () => {
     assert.equal((await run("s1", "My sister Ana moved to Porto last spring.\n")).trim(), "Noted.");
     assert.equal((await run("s2", "Where does my sister live now?\n")).trim(), "Noted.");
   } finally {
-    server.kill();
+    server.child.kill();
     model.close();
   }
   const [first, second] = requests;
