@@ -1,6 +1,6 @@
 // What the tests share: `epimem serve` on a free loopback port of a fresh database.
-import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -8,8 +8,12 @@ import { fileURLToPath } from "node:url";
 
 /** The client's folder. */
 export const here = dirname(dirname(fileURLToPath(import.meta.url)));
-/** The `epimem` binary the tests drive: EPIMEM_BIN, else the debug build. */
+/** The `epimem` binary the tests drive: EPIMEM_BIN, else the debug build (built here first
+ * when a fresh clone has none, so that `npm install && npm test` is all it takes). */
 export const bin = process.env.EPIMEM_BIN ?? join(here, "../../target/debug/epimem");
+if (!process.env.EPIMEM_BIN && !existsSync(bin)) {
+  execFileSync("cargo", ["build", "--quiet", "-p", "epimem"], { cwd: join(here, "../.."), stdio: "inherit" });
+}
 
 /** `epimem serve` on a free port of a fresh database (extra `args` before `serve`). */
 export async function serve(...args) {
