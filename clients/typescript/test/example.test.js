@@ -1,6 +1,6 @@
-// The chat example, run as a user runs it, against `epimem serve` and a scripted
-// OpenAI-compatible model server on loopback: the second session's first request to the model
-// carries what the first was told.
+// The chat examples (plain fetch, and the Vercel AI SDK's), run as a user runs them, against
+// `epimem serve` and a scripted OpenAI-compatible model server on loopback: the second
+// session's first request to the model carries what the first was told.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
@@ -9,7 +9,9 @@ import { test } from "node:test";
 
 import { here, serve } from "./server.js";
 
-test("a second session is told what the first was", async () => {
+/** Runs `example` (a file of examples/, with its arguments after the session) twice, one
+ * session each, against a real server and a scripted model; the requests the model was sent. */
+async function twoSessions(example, ...args) {
   const requests = [];
   const model = createServer((request, response) => {
     let body = "";
@@ -17,7 +19,11 @@ test("a second session is told what the first was", async () => {
     request.on("end", () => {
       requests.push({ path: request.url, body: JSON.parse(body) });
       response.writeHead(200, { "content-type": "application/json" });
-      response.end(JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content: "Noted." } }] }));
+      const created = Math.floor(Date.now() / 1000);
+      const message = { role: "assistant", content: "Noted." };
+      const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
+      const choices = [{ index: 0, message, finish_reason: "stop" }];
+      response.end(JSON.stringify({ id: "c", object: "chat.completion", created, model: "scripted", choices, usage }));
     });
   });
   await new Promise((resolve) => model.listen(0, "127.0.0.1", resolve));
@@ -26,7 +32,7 @@ test("a second session is told what the first was", async () => {
     // Not a synchronous child: the scripted model answers from this process's event loop.
     const run = (session, said) =>
       new Promise((resolve, reject) => {
-        const chat = spawn(process.execPath, [join(here, "examples/chat.mjs"), session], {
+        const chat = spawn(process.execPath, [join(here, "examples", example), session, ...args], {
           env: {
             ...process.env,
             EPIMEM_URL: server.url,
@@ -37,7 +43,7 @@ test("a second session is told what the first was", async () => {
         });
         let out = "";
         chat.stdout.on("data", (chunk) => (out += chunk));
-        chat.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`chat.mjs exited with ${code}`))));
+        chat.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${example} exited with ${code}`))));
         chat.stdin.end(said);
       });
     assert.equal((await run("s1", "My sister Ana moved to Porto last spring.\n")).trim(), "Noted.");
@@ -46,9 +52,21 @@ test("a second session is told what the first was", async () => {
     server.child.kill();
     model.close();
   }
-  const [first, second] = requests;
-  assert.equal(first.path, "/v1/chat/completions");
-  assert.doesNotMatch(first.body.messages[0].content, /Porto/);
-  assert.match(second.body.messages[0].content, /Ana moved to Porto/);
-  assert.deepEqual(second.body.messages[1], { role: "user", content: "Where does my sister live now?" });
+  for (const request of requests) assert.equal(request.path, "/v1/chat/completions");
+  return requests.map((r) => r.body.messages);
+}
+
+test("a second session is told what the first was", async () => {
+  const [first, second] = await twoSessions("chat.mjs");
+  assert.doesNotMatch(first[0].content, /Porto/);
+  assert.match(second[0].content, /Ana moved to Porto/);
+  assert.deepEqual(second[1], { role: "user", content: "Where does my sister live now?" });
+});
+
+test("the AI SDK example: a second session is told what the first was", async () => {
+  const [first, second] = await twoSessions("ai-sdk.mjs", "maya");
+  assert.deepEqual(first.map((m) => m.role), ["user"], "nothing is told while memory is empty");
+  assert.equal(second[0].role, "system");
+  assert.match(second[0].content, /Ana moved to Porto/);
+  assert.deepEqual(second.at(-1), { role: "user", content: "Where does my sister live now?" });
 });
