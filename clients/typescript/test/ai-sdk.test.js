@@ -4,7 +4,6 @@
 // told nothing, and a streamed answer remembered like a generated one.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
@@ -13,43 +12,7 @@ import { generateText, streamText, wrapLanguageModel } from "ai";
 
 import { memoryMiddleware } from "../dist/ai-sdk.js";
 import { Client } from "../dist/index.js";
-import { here, serve } from "./server.js";
-
-/** A model that answers "Noted." and keeps every request it was sent. */
-function scriptedModel() {
-  const requests = [];
-  const server = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => (body += chunk));
-    request.on("end", () => {
-      const sent = JSON.parse(body);
-      requests.push(sent);
-      const created = Math.floor(Date.now() / 1000);
-      if (sent.stream) {
-        response.writeHead(200, { "content-type": "text/event-stream" });
-        for (const piece of ["No", "ted."]) {
-          const chunk = { id: "c", object: "chat.completion.chunk", created, model: "scripted", choices: [{ index: 0, delta: { content: piece } }] };
-          response.write(`data: ${JSON.stringify(chunk)}\n\n`);
-        }
-        const last = { id: "c", object: "chat.completion.chunk", created, model: "scripted", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] };
-        response.end(`data: ${JSON.stringify(last)}\n\ndata: [DONE]\n\n`);
-        return;
-      }
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(
-        JSON.stringify({
-          id: "c",
-          object: "chat.completion",
-          created,
-          model: "scripted",
-          choices: [{ index: 0, message: { role: "assistant", content: "Noted." }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-        }),
-      );
-    });
-  });
-  return { server, requests };
-}
+import { here, scriptedModel, serve } from "./server.js";
 
 /** What `conversation` holds, oldest first, once closed into episodes: [role, content]. */
 async function heldIn(memory, conversation) {
@@ -62,7 +25,7 @@ async function heldIn(memory, conversation) {
 }
 
 /** The system messages of a request the model was sent. */
-const systemOf = (request) => request.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n");
+const systemOf = (request) => request.body.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n");
 
 let epimem;
 let model;

@@ -3,29 +3,15 @@
 // session's first request to the model carries what the first was told.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createServer } from "node:http";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { here, serve } from "./server.js";
+import { here, scriptedModel, serve } from "./server.js";
 
 /** Runs `example` (a file of examples/, with its arguments after the session) twice, one
  * session each, against a real server and a scripted model; the requests the model was sent. */
 async function twoSessions(example, ...args) {
-  const requests = [];
-  const model = createServer((request, response) => {
-    let body = "";
-    request.on("data", (chunk) => (body += chunk));
-    request.on("end", () => {
-      requests.push({ path: request.url, body: JSON.parse(body) });
-      response.writeHead(200, { "content-type": "application/json" });
-      const created = Math.floor(Date.now() / 1000);
-      const message = { role: "assistant", content: "Noted." };
-      const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
-      const choices = [{ index: 0, message, finish_reason: "stop" }];
-      response.end(JSON.stringify({ id: "c", object: "chat.completion", created, model: "scripted", choices, usage }));
-    });
-  });
+  const { server: model, requests } = scriptedModel();
   await new Promise((resolve) => model.listen(0, "127.0.0.1", resolve));
   const server = await serve();
   try {

@@ -1,6 +1,8 @@
-// What the tests share: `epimem serve` on a free loopback port of a fresh database.
+// What the tests share: `epimem serve` on a free loopback port of a fresh database, and a
+// scripted OpenAI-compatible model.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -32,4 +34,41 @@ export async function serve(...args) {
     child.once("exit", (code) => reject(new Error(`epimem serve exited with ${code}`)));
   });
   return { child, db, url: line.trim().split(" ").pop() };
+}
+
+/** An OpenAI-compatible model on loopback (start it with `server.listen`) that answers
+ * "Noted.", whole or streamed, and keeps every request it was sent: `{ path, body }`. */
+export function scriptedModel() {
+  const requests = [];
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => (body += chunk));
+    request.on("end", () => {
+      const sent = JSON.parse(body);
+      requests.push({ path: request.url, body: sent });
+      const created = Math.floor(Date.now() / 1000);
+      if (sent.stream) {
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        for (const piece of ["No", "ted."]) {
+          const chunk = { id: "c", object: "chat.completion.chunk", created, model: "scripted", choices: [{ index: 0, delta: { content: piece } }] };
+          response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        }
+        const last = { id: "c", object: "chat.completion.chunk", created, model: "scripted", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] };
+        response.end(`data: ${JSON.stringify(last)}\n\ndata: [DONE]\n\n`);
+        return;
+      }
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(
+        JSON.stringify({
+          id: "c",
+          object: "chat.completion",
+          created,
+          model: "scripted",
+          choices: [{ index: 0, message: { role: "assistant", content: "Noted." }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
+    });
+  });
+  return { server, requests };
 }

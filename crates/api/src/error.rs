@@ -45,6 +45,13 @@ impl MemoryError {
     }
 }
 
+/// What the store refused, for the calls that reach it directly (export, import, a queue).
+impl From<epimem_store::StoreError> for MemoryError {
+    fn from(e: epimem_store::StoreError) -> Self {
+        EngineError::from(e).into()
+    }
+}
+
 impl From<EngineError> for MemoryError {
     fn from(e: EngineError) -> Self {
         Self::new(e.kind(), e.to_string())

@@ -6,17 +6,17 @@
 use epimem_core::{ConversationKey, TimelineNode};
 use epimem_store::ConversationExport;
 
-use crate::{Memory, MemoryError, engine::EngineError};
+use crate::{Memory, MemoryError};
 
 impl Memory {
     /// Every tenant the database holds.
     pub fn tenants(&self) -> Result<Vec<String>, MemoryError> {
-        Ok(self.engine.store().tenants().map_err(EngineError::from)?)
+        Ok(self.engine.store().tenants()?)
     }
 
     /// The conversations of `tenant`, in the order an export writes them.
     pub fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, MemoryError> {
-        Ok(self.engine.store().conversations(tenant).map_err(EngineError::from)?)
+        Ok(self.engine.store().conversations(tenant)?)
     }
 
     /// Everything the database holds of one conversation, in one read; `None` if it is gone.
@@ -24,27 +24,27 @@ impl Memory {
         &self,
         conversation: &ConversationKey,
     ) -> Result<Option<ConversationExport>, MemoryError> {
-        Ok(self.engine.store().export_conversation(conversation).map_err(EngineError::from)?)
+        Ok(self.engine.store().export_conversation(conversation)?)
     }
 
     /// The timeline's nodes of `tenant`, as written.
     pub fn export_timeline(&self, tenant: &str) -> Result<Vec<TimelineNode>, MemoryError> {
-        Ok(self.engine.store().timeline_export(tenant).map_err(EngineError::from)?)
+        Ok(self.engine.store().timeline_export(tenant)?)
     }
 
     /// Writes one exported conversation in one transaction; refused, writing nothing, when the
     /// database already has it.
     pub fn import_conversation(&self, export: &ConversationExport) -> Result<(), MemoryError> {
-        Ok(self.engine.store().import_conversation(export).map_err(EngineError::from)?)
+        Ok(self.engine.store().import_conversation(export)?)
     }
 
     /// Writes the timeline's nodes of `tenant`.
     pub fn import_timeline(&self, tenant: &str, nodes: &[TimelineNode]) -> Result<(), MemoryError> {
-        Ok(self.engine.store().import_timeline(tenant, nodes).map_err(EngineError::from)?)
+        Ok(self.engine.store().import_timeline(tenant, nodes)?)
     }
 
     /// Gives the space forgotten text left back to the file system.
     pub fn compact(&self) -> Result<(), MemoryError> {
-        Ok(self.engine.store().compact().map_err(EngineError::from)?)
+        Ok(self.engine.store().compact()?)
     }
 }

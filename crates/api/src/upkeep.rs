@@ -38,7 +38,7 @@ impl Memory {
         &self,
         conversation: &epimem_core::ConversationKey,
     ) -> Result<Option<QueueSnapshot>, MemoryError> {
-        Ok(self.engine.store().queue(conversation).map_err(crate::engine::EngineError::from)?)
+        Ok(self.engine.store().queue(conversation)?)
     }
 
     /// Closes the conversations that fell silent, takes over jobs whose worker died, and runs

@@ -87,10 +87,17 @@ pub struct ServerSettings {
 /// `[server]` checked: what a server and the worker beside it run with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Serving {
+    /// Larger request bodies are refused with 413.
     pub body_limit: usize,
+    /// A request that takes longer is answered 408 (its engine work still finishes).
     pub request_timeout: std::time::Duration,
+    /// How often the worker looks for silent conversations and runnable jobs.
     pub tick_every: std::time::Duration,
+    /// How often the search indexes catch up with what other processes wrote (a recall does
+    /// not wait for it: the engine is in `Freshness::Background`).
     pub index_refresh: std::time::Duration,
+    /// Pages (`https://app.example.com`, lower case) that may call from a browser besides the
+    /// server's own; a request with another `Origin` is refused.
     pub allowed_origins: Vec<String>,
 }
 

@@ -75,17 +75,8 @@ pub fn open_at(config: &AppConfig, path: &Path, segments: bool) -> Result<Memory
 /// embedder, no search index (a hook never searches), and tokens estimated rather than counted
 /// (a hook returns within milliseconds and cannot load the tokenizer's tables).
 pub fn open_for_hooks(config: &AppConfig) -> Result<Memory> {
-    let database = config.database()?;
-    let store: Arc<dyn epimem_store::Store> = match &database {
-        Database::Sqlite(path) => {
-            let busy = std::time::Duration::from_millis(config.hooks.busy_timeout_ms);
-            Arc::new(
-                SqliteStore::open_waiting(path, busy)
-                    .with_context(|| format!("cannot open the database {}", path.display()))?,
-            )
-        }
-        Database::Postgres(_) => open_store(&database)?,
-    };
+    let busy = std::time::Duration::from_millis(config.hooks.busy_timeout_ms);
+    let store = store_on(&config.database()?, Some(busy))?;
     Ok(Memory::new(without_index(config, store).with_token_counter(TokenCounter::estimate())))
 }
 
@@ -122,11 +113,25 @@ pub fn beside_this(name: &str) -> std::io::Result<PathBuf> {
 
 /// Opens (creating or migrating as needed) the store `database` names.
 pub fn open_store(database: &Database) -> Result<Arc<dyn epimem_store::Store>> {
+    store_on(database, None)
+}
+
+/// [`open_store`], a SQLite file waiting at most `busy` for another process's lock (its
+/// default when `None`).
+fn store_on(
+    database: &Database,
+    busy: Option<std::time::Duration>,
+) -> Result<Arc<dyn epimem_store::Store>> {
     Ok(match database {
-        Database::Sqlite(path) => Arc::new(
-            SqliteStore::open(path)
-                .with_context(|| format!("cannot open the database {}", path.display()))?,
-        ),
+        Database::Sqlite(path) => {
+            let opened = match busy {
+                Some(busy) => SqliteStore::open_waiting(path, busy),
+                None => SqliteStore::open(path),
+            };
+            Arc::new(
+                opened.with_context(|| format!("cannot open the database {}", path.display()))?,
+            )
+        }
         Database::Postgres(url) => Arc::new(connect_postgres(url, database)?),
     })
 }
@@ -139,7 +144,7 @@ fn connect_postgres(url: &str, database: &Database) -> Result<PostgresStore> {
 /// index kept current in the background, and a recall during a build refused after
 /// `server.build_wait_seconds`.
 pub fn open_serving(config: &AppConfig, database: &Database) -> Result<Memory> {
-    let Searching { memory: engine, .. } = searching(config, database)?;
+    let (engine, _) = searching(config, database)?;
     let mut engine =
         engine.with_freshness(Freshness::Background).with_build_wait(config.server.build_wait()?);
     if let Some(every) = config.search.check_every()? {
@@ -151,12 +156,13 @@ pub fn open_serving(config: &AppConfig, database: &Database) -> Result<Memory> {
 /// Opens `database` with the configured embedder and its search index: saved beside a SQLite
 /// file; for PostgreSQL, in the database (or, with `search.backend = "local"`, in memory,
 /// filled from the store's change log on first use).
-pub fn open_searching(config: &AppConfig, database: &Database) -> Result<Searching<Memory>> {
-    let Searching { memory: engine, search } = searching(config, database)?;
+pub fn open_searching(config: &AppConfig, database: &Database) -> Result<Searching> {
+    let (engine, search) = searching(config, database)?;
     Ok(Searching { memory: Memory::new(engine), search })
 }
 
-fn searching(config: &AppConfig, database: &Database) -> Result<Searching<Engine>> {
+/// The engine [`open_searching`] puts behind its memory, and its search index.
+fn searching(config: &AppConfig, database: &Database) -> Result<(Engine, SearchIndex)> {
     let worker = epimem_api::process_name();
     let engine_config = config.engine();
     let embedder = config.embedder()?;
@@ -203,7 +209,7 @@ fn searching(config: &AppConfig, database: &Database) -> Result<Searching<Engine
     if let Some(chat) = config.chat_model()? {
         engine = engine.with_chat_model(chat);
     }
-    Ok(Searching { memory: engine, search })
+    Ok((engine, search))
 }
 
 /// Brings the tenant's search index up to date before a command searches it: says on standard
@@ -233,10 +239,10 @@ pub fn worker_report(closes: bool) -> epimem_api::Report {
     })
 }
 
-/// A memory (or the engine under it, while it is put together) and the search index it asks.
+/// A memory and the search index it asks.
 #[derive(Debug)]
-pub struct Searching<M> {
-    pub memory: M,
+pub struct Searching {
+    pub memory: Memory,
     pub search: SearchIndex,
 }
 

@@ -16,7 +16,6 @@ mod ui;
 use std::{
     future::Future,
     sync::{Arc, atomic::Ordering},
-    time::Duration,
 };
 
 use axum::{
@@ -53,48 +52,9 @@ pub struct ServerConfig {
     /// The tenant requests work in without API keys (and `epimem mcp` always).
     pub tenant: String,
     pub access: Access,
-    /// Larger request bodies are refused with 413.
-    pub body_limit: usize,
-    /// A request that takes longer is answered 408 (its engine work still finishes).
-    pub request_timeout: Duration,
-    /// How often the worker looks for silent conversations and runnable jobs.
-    pub tick_every: Duration,
-    /// How often the search indexes catch up with what other processes wrote (a recall does
-    /// not wait for it: the engine should be in `Freshness::Background`).
-    pub index_refresh: Duration,
-    /// Pages (`https://app.example.com`, lower case) that may call from a browser besides the
-    /// server's own; a request with another `Origin` is refused.
-    pub allowed_origins: Vec<String>,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            tenant: "default".into(),
-            access: Access::SingleUser,
-            body_limit: 4 << 20,
-            request_timeout: Duration::from_secs(30),
-            tick_every: Duration::from_secs(5),
-            index_refresh: Duration::from_secs(1),
-            allowed_origins: Vec::new(),
-        }
-    }
-}
-
-impl ServerConfig {
-    /// A server of `tenant` with the checked `[server]` settings, `access` decided by the
-    /// caller.
-    pub fn new(tenant: &str, access: Access, serving: Serving) -> Self {
-        Self {
-            tenant: tenant.to_owned(),
-            access,
-            body_limit: serving.body_limit,
-            request_timeout: serving.request_timeout,
-            tick_every: serving.tick_every,
-            index_refresh: serving.index_refresh,
-            allowed_origins: serving.allowed_origins,
-        }
-    }
+    /// The checked `[server]` settings: body limit, request timeout, the worker's beat and
+    /// index refresh, the origins allowed besides the server's own.
+    pub serving: Serving,
 }
 
 /// What every handler shares.
@@ -185,7 +145,7 @@ fn router(
         memory,
         tenant: Arc::from(config.tenant.as_str()),
         access: config.access,
-        allowed_origins: config.allowed_origins.clone().into(),
+        allowed_origins: config.serving.allowed_origins.clone().into(),
         readiness,
         metrics: Arc::default(),
     };
@@ -218,14 +178,14 @@ fn router(
         .route("/v1/timeline", get(routes::timeline_top))
         .route("/v1/timeline/{node}", get(routes::timeline_node))
         .route("/v1/stats", get(routes::get_stats))
-        .layer(DefaultBodyLimit::max(config.body_limit))
+        .layer(DefaultBodyLimit::max(config.serving.body_limit))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::REQUEST_TIMEOUT,
-            config.request_timeout,
+            config.serving.request_timeout,
         ))
         // After the timeout: an MCP session's event stream outlives any request. The body
         // limit holds here too: the transport reads a body whole.
-        .nest_service("/mcp", RequestBodyLimit::new(mcp, config.body_limit))
+        .nest_service("/mcp", RequestBodyLimit::new(mcp, config.serving.body_limit))
         // Everything above works in the caller's tenant; what follows is public.
         .layer(axum::middleware::from_fn_with_state(app.clone(), auth::authenticate));
     api.merge(ui::routes())
@@ -272,7 +232,12 @@ pub async fn serve(
         Some(readiness.clone()),
         index_report,
     );
-    let worker = Worker::spawn(memory.clone(), config.tick_every, config.index_refresh, report);
+    let worker = Worker::spawn(
+        memory.clone(),
+        config.serving.tick_every,
+        config.serving.index_refresh,
+        report,
+    );
     let mcp_sessions = StreamableHttpServerConfig::default().cancellation_token;
     let app = router(memory, &config, readiness, mcp_sessions.clone());
     let shutdown = async move {

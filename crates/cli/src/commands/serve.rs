@@ -38,7 +38,8 @@ pub(crate) fn serve(config: &AppConfig, args: &ServeArgs) -> Result<ExitCode> {
              listen on a loopback address (127.0.0.1 or ::1)"
         );
     }
-    let server = epimem_server::ServerConfig::new(&config.tenant, access, config.server.checked()?);
+    let serving = config.server.checked()?;
+    let server = epimem_server::ServerConfig { tenant: config.tenant.clone(), access, serving };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

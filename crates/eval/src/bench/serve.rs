@@ -127,11 +127,11 @@ pub fn bench_serve(config: &AppConfig, args: &ServeBenchArgs) -> Result<ExitCode
     let serving = runtime.spawn(epimem_server::serve(
         served,
         listener,
-        epimem_server::ServerConfig::new(
-            &config.tenant,
-            Access::SingleUser,
-            config.server.checked()?,
-        ),
+        epimem_server::ServerConfig {
+            tenant: config.tenant.clone(),
+            access: Access::SingleUser,
+            serving: config.server.checked()?,
+        },
         worker_report(false),
         Box::new(|_| {}),
         async move {
