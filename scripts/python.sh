@@ -15,4 +15,23 @@ venv=target/python/test-venv
 rm -rf "$venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "$wheel" "pytest>=8"
-"$venv/bin/python" -m pytest bindings/python/tests -q "$@"
+"$venv/bin/python" -m pytest bindings/python/tests -q --ignore=bindings/python/tests/frameworks "$@"
+
+# Each framework adapter in an environment of its own, as `pip install "epimem[<extra>]"`
+# gives it, with the framework's versions pinned in tests/frameworks/<name>.txt. The
+# environment is kept between runs while the pins stay the same; the wheel is put in anew.
+frameworks=bindings/python/tests/frameworks
+for extra in langchain autogen llama-index; do
+  name="${extra//-/_}"
+  venv="target/python/venv-$name"
+  if ! cmp -s "$frameworks/$name.txt" "$venv/pins.txt"; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$frameworks/$name.txt" "pytest>=8"
+    cp "$frameworks/$name.txt" "$venv/pins.txt"
+  fi
+  "$venv/bin/pip" uninstall --quiet --yes epimem 2>/dev/null || true
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$wheel[$extra]"
+  # The frameworks' own deprecation warnings are theirs to fix, not ours to read.
+  "$venv/bin/python" -m pytest "$frameworks/test_$name.py" -q -W ignore::DeprecationWarning "$@"
+done

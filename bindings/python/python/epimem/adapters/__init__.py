@@ -1,0 +1,12 @@
+"""epimem inside the agent frameworks, each adapter a thin layer over ``Memory``, ``Client``
+or ``AsyncClient`` written to its framework's own seam for memory:
+
+- ``epimem.adapters.langchain``: a middleware for LangChain's ``create_agent``
+  (``pip install "epimem[langchain]"``);
+- ``epimem.adapters.autogen``: AutoGen's ``Memory`` protocol (``epimem[autogen]``);
+- ``epimem.adapters.llama_index``: a memory block for LlamaIndex's ``Memory``
+  (``epimem[llama-index]``).
+
+Each recalls with what the user just said, adds nothing when nothing bears on it, and
+remembers the exchange in its conversation, by its user.
+"""
