@@ -10,8 +10,8 @@ use std::{
 use epimem_api::{
     Memory, MemoryError, from_json, parse_messages,
     wire::{
-        EpisodeEditIn, EpisodesQuery, FactsQuery, JobsQuery, NextTurnIn, ProjectMemoryIn,
-        ProjectMemoryOut, RecallIn, TimelineQuery, VersionQuery,
+        EpisodeEditIn, EpisodesQuery, FactsQuery, JobsQuery, MessagesQuery, NextTurnIn,
+        ProjectMemoryIn, ProjectMemoryOut, RecallIn, TimelineQuery, VersionQuery,
     },
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
@@ -71,6 +71,13 @@ pub(crate) fn call(
         }
         "get_conversation" => {
             answer(started, memory.conversation(tenant, request.path("conversation")?))
+        }
+        "list_messages" => {
+            let asked: MessagesQuery = request.query()?;
+            answer(started, memory.messages(tenant, request.path("conversation")?, asked))
+        }
+        "take_back_message" => {
+            answer(started, memory.take_back(tenant, request.path("conversation")?))
         }
         "flush_conversation" => {
             answer(started, memory.flush(tenant, request.path("conversation")?))

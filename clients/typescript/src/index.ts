@@ -23,6 +23,8 @@ export type EpisodeVersionsOut = Schemas["EpisodeVersionsOut"];
 export type DeletedOut = Schemas["DeletedOut"];
 export type FlushedOut = Schemas["FlushedOut"];
 export type ConversationOut = Schemas["ConversationOut"];
+export type MessagesOut = Schemas["MessagesOut"];
+export type StoredMessageOut = Schemas["StoredMessageOut"];
 export type TimelineOut = Schemas["TimelineOut"];
 export type TimelineNodeOut = Schemas["TimelineNodeOut"];
 export type FactsOut = Schemas["FactsOut"];
@@ -93,6 +95,22 @@ export class Client {
   /** A conversation's state: messages, what is pending, its episodes and jobs. */
   conversation(conversation: string): Promise<ConversationOut> {
     return this.send("GET", `/v1/conversations/${part(conversation)}`);
+  }
+
+  /**
+   * A conversation's messages as it holds them, oldest first: the newest `limit` (default 100)
+   * of those before `before`, each with its metadata and the episode it closed into.
+   */
+  messages(conversation: string, options: QueryOf<"list_messages"> = {}): Promise<MessagesOut> {
+    return this.send("GET", `/v1/conversations/${part(conversation)}/messages`, options);
+  }
+
+  /**
+   * Takes back the conversation's newest message while it is in no episode (an agent undoing
+   * its last turn); a 409 `EpimemError` once an episode holds it.
+   */
+  takeBack(conversation: string): Promise<StoredMessageOut> {
+    return this.send("DELETE", `/v1/conversations/${part(conversation)}/messages/newest`);
   }
 
   /** The best episodes for `query`; with `budget`, a context block of at most that many tokens. */

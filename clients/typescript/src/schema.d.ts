@@ -74,6 +74,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations/{conversation}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A conversation's messages as it holds them, oldest first: the newest `limit` of those
+         *     before `before`, each with its metadata and the episode it closed into.
+         */
+        get: operations["list_messages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation}/messages/newest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Take back a conversation's newest message while it is in no episode (an agent undoing its
+         *     last turn): it is gone from every file, and its id may be sent again. 409 once an episode
+         *     holds it.
+         */
+        delete: operations["take_back_message"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conversations/{conversation}/next-turn": {
         parameters: {
             query?: never;
@@ -719,6 +760,16 @@ export interface components {
             speaker?: string | null;
             timestamp: string;
         };
+        /** @description A conversation's messages, oldest first. */
+        MessagesOut: {
+            conversation: string;
+            messages: components["schemas"]["StoredMessageOut"][];
+            /**
+             * Format: int64
+             * @description Older messages remain: ask again with this as `before`.
+             */
+            next_before?: number | null;
+        };
         /** @description A word of the query read as a name the memory holds. */
         NameReadOut: {
             /** @description The name it was read as. */
@@ -933,6 +984,25 @@ export interface components {
              */
             queued_jobs: number;
         };
+        /** @description A message as the conversation holds it. */
+        StoredMessageOut: {
+            content: string;
+            /** @description The episode it closed into; absent while it is in the open tail. */
+            episode?: string | null;
+            /** @description The id it was sent with (none when it was sent without one). */
+            id?: string | null;
+            /** @description What it was sent with (absent when nothing). */
+            metadata?: Record<string, never> | null;
+            role: string;
+            /**
+             * Format: int64
+             * @description Its sequence number in the conversation (1-based).
+             */
+            seq: number;
+            speaker?: string | null;
+            /** @description Conversation time (RFC 3339). */
+            timestamp: string;
+        };
         /** @description What came before the newest messages, told short: its episodes' titles and summaries. */
         SummaryOut: {
             /** @description The episodes it tells, oldest first. */
@@ -1112,6 +1182,85 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_messages: {
+        parameters: {
+            query?: {
+                /** @description Only messages before this sequence number (pass `next_before` back for older ones). */
+                before?: number;
+                /** @description The newest this many of them (default 100, at most 1000). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                conversation: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesOut"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    take_back_message: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredMessageOut"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

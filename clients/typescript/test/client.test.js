@@ -38,6 +38,22 @@ test("remembers, recalls at once, and after a flush lists, corrects and forgets"
   await assert.rejects(memory.episode(first.id), (e) => e instanceof EpimemError && e.code === "not_found" && e.status === 404);
 });
 
+test("a conversation's messages read back, and its newest taken back until closed", async () => {
+  const memory = new Client(server.url);
+  await memory.remember([
+    { conversation: "undo", role: "user", content: "Hi there", id: "u1", metadata: { item: { n: 1 } } },
+    { conversation: "undo", role: "user", content: "Oops, wrong window", id: "u2" },
+  ]);
+  const read = await memory.messages("undo");
+  assert.deepEqual(read.messages.map((m) => [m.seq, m.id, m.content]), [[1, "u1", "Hi there"], [2, "u2", "Oops, wrong window"]]);
+  assert.deepEqual(read.messages[0].metadata, { item: { n: 1 } });
+  assert.deepEqual((await memory.messages("undo", { limit: 1 })).next_before, 2);
+  assert.equal((await memory.takeBack("undo")).content, "Oops, wrong window");
+  assert.equal((await memory.conversation("undo")).last_seq, 1);
+  await memory.flush("undo");
+  await assert.rejects(memory.takeBack("undo"), (e) => e instanceof EpimemError && e.code === "conflict" && e.status === 409);
+});
+
 test("a bad request is an error carrying the API's code", async () => {
   const memory = new Client(server.url);
   await assert.rejects(memory.recall("  "), (e) => e instanceof EpimemError && e.code === "bad_input" && /query/.test(e.message));

@@ -4,13 +4,15 @@
 use std::collections::BTreeSet;
 
 use epimem_core::{ConversationKey, Scope, Timestamp, TocNode, top_nodes};
+use epimem_store::TakeBack;
 
 use crate::{
     Batch, MAX_LIMIT, Memory, MemoryError, limit, user,
     wire::{
         AddedMessageOut, AddedOut, AddedStatus, ConversationOut, DeletedOut, FactOut, FactsOut,
-        FactsQuery, FlushedOut, JobOut, JobsOut, JobsQuery, SessionSummaryOut, TimelineNodeOut,
-        TimelineOut, TimelineQuery, VersionQuery,
+        FactsQuery, FlushedOut, JobOut, JobsOut, JobsQuery, MessagesOut, MessagesQuery,
+        SessionSummaryOut, StoredMessageOut, TimelineNodeOut, TimelineOut, TimelineQuery,
+        VersionQuery,
     },
 };
 
@@ -61,9 +63,7 @@ impl Memory {
         in_full: bool,
     ) -> Result<ConversationOut, MemoryError> {
         let engine = &*self.engine;
-        let queue = engine.queue(key)?.ok_or_else(|| {
-            MemoryError::not_found(format!("conversation {:?}", key.conversation))
-        })?;
+        let queue = engine.queue(key)?.ok_or_else(|| not_found(&key.conversation))?;
         let (episodes, summary, jobs) = if in_full {
             let scope =
                 Scope::tenant(&key.tenant).with_conversation(Some(key.conversation.clone()));
@@ -92,6 +92,56 @@ impl Memory {
             jobs,
             summary,
         })
+    }
+
+    /// A conversation's messages as it holds them, oldest first: the newest `limit` (default
+    /// 100) of those before `before`, each with its metadata and the episode it closed into;
+    /// not found if there is no such conversation.
+    pub fn messages(
+        &self,
+        tenant: &str,
+        conversation: &str,
+        query: MessagesQuery,
+    ) -> Result<MessagesOut, MemoryError> {
+        let limit = limit(query.limit, 100)?;
+        let key = ConversationKey::new(tenant, conversation);
+        let read = self.engine.conversation_messages(&key, query.before, limit)?;
+        let read = read.ok_or_else(|| not_found(conversation))?;
+        let next_before = match read.first() {
+            Some((oldest, _)) if read.len() == limit && oldest.seq > 1 => Some(oldest.seq),
+            _ => None,
+        };
+        Ok(MessagesOut {
+            conversation: conversation.to_owned(),
+            messages: read.iter().map(|(m, e)| StoredMessageOut::new(m, e.as_ref())).collect(),
+            next_before,
+        })
+    }
+
+    /// Takes back a conversation's newest message while it is in no episode (an agent undoing
+    /// its last turn): it is gone from every file, and its id may be sent again. A conflict
+    /// once an episode holds it, or a segmentation is closing it; not found when the
+    /// conversation holds no message.
+    pub fn take_back(
+        &self,
+        tenant: &str,
+        conversation: &str,
+    ) -> Result<StoredMessageOut, MemoryError> {
+        let key = ConversationKey::new(tenant, conversation);
+        match self.engine.take_back_newest(&key)? {
+            TakeBack::Taken(message) => Ok(StoredMessageOut::new(&message, None)),
+            TakeBack::Nothing => {
+                Err(MemoryError::not_found(format!("a message in conversation {conversation:?}")))
+            }
+            TakeBack::Closed(Some(episode)) => Err(MemoryError::conflict(format!(
+                "the newest message of conversation {conversation:?} is in episode {episode}: \
+                 only a message not yet in an episode can be taken back"
+            ))),
+            TakeBack::Closed(None) => Err(MemoryError::conflict(format!(
+                "the newest message of conversation {conversation:?} is being closed into an \
+                 episode: only a message not yet in an episode can be taken back"
+            ))),
+        }
     }
 
     /// Closes everything pending in a conversation into episodes now (the end of a session);
@@ -182,4 +232,8 @@ impl Memory {
         let found = found.ok_or_else(|| MemoryError::not_found(format!("timeline node {node}")))?;
         Ok(TimelineNodeOut::from(&found))
     }
+}
+
+fn not_found(conversation: &str) -> MemoryError {
+    MemoryError::not_found(format!("conversation {conversation:?}"))
 }

@@ -15,6 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 mod admin;
 mod edits;
 mod facts;
+mod messages;
 mod next_turn;
 mod project;
 mod recall;
@@ -23,6 +24,7 @@ mod timeline;
 pub use admin::{KeyOut, KeysOut, StatsOut};
 pub use edits::{EpisodeEditIn, EpisodeVersionOut, EpisodeVersionsOut};
 pub use facts::{FactOut, FactsOut, FactsQuery};
+pub use messages::{MessagesOut, MessagesQuery, StoredMessageOut};
 pub use next_turn::{
     DEFAULT_NEXT_TURN_BUDGET, MemoryPartOut, NextTurnIn, NextTurnOut, RecentOut, SummaryOut,
 };

@@ -90,6 +90,8 @@ impl Clone for App {
     paths(
         routes::add_messages,
         routes::get_conversation,
+        routes::list_messages,
+        routes::take_back_message,
         routes::flush_conversation,
         routes::flush_tenant,
         routes::delete_conversation,
@@ -159,6 +161,11 @@ fn router(
         .route(
             "/v1/conversations/{conversation}",
             get(routes::get_conversation).delete(routes::delete_conversation),
+        )
+        .route("/v1/conversations/{conversation}/messages", get(routes::list_messages))
+        .route(
+            "/v1/conversations/{conversation}/messages/newest",
+            delete(routes::take_back_message),
         )
         .route("/v1/conversations/{conversation}/flush", post(routes::flush_conversation))
         .route("/v1/conversations/{conversation}/next-turn", post(routes::next_turn))

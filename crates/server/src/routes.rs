@@ -15,8 +15,9 @@ use epimem_api::{
     wire::{
         AddedOut, ConversationOut, DeletedOut, EpisodeEditIn, EpisodeOut, EpisodeVersionsOut,
         EpisodesOut, EpisodesQuery, FactsOut, FactsQuery, FlushedOut, JobsOut, JobsQuery,
-        NextTurnIn, NextTurnOut, ProjectMemoryIn, ProjectMemoryOut, RecallIn, RecallOut,
-        TimelineNodeOut, TimelineOut, TimelineQuery, VersionQuery,
+        MessagesOut, MessagesQuery, NextTurnIn, NextTurnOut, ProjectMemoryIn, ProjectMemoryOut,
+        RecallIn, RecallOut, StoredMessageOut, TimelineNodeOut, TimelineOut, TimelineQuery,
+        VersionQuery,
     },
 };
 
@@ -73,6 +74,37 @@ pub(crate) async fn get_conversation(
     Path(conversation): Path<String>,
 ) -> Result<Json<ConversationOut>, ApiError> {
     Ok(Json(ask(&app, move |memory| memory.conversation(&tenant, &conversation)).await?))
+}
+
+/// A conversation's messages as it holds them, oldest first: the newest `limit` of those
+/// before `before`, each with its metadata and the episode it closed into.
+#[utoipa::path(get, path = "/v1/conversations/{conversation}/messages", tag = "conversations",
+    params(("conversation" = String, Path), MessagesQuery),
+    responses((status = 200, body = MessagesOut), (status = 400, body = ErrorBody),
+        (status = 404, body = ErrorBody)))]
+pub(crate) async fn list_messages(
+    State(app): State<App>,
+    Extension(tenant): Extension<Tenant>,
+    Path(conversation): Path<String>,
+    query: Result<Query<MessagesQuery>, QueryRejection>,
+) -> Result<Json<MessagesOut>, ApiError> {
+    let Query(q) = query?;
+    Ok(Json(ask(&app, move |memory| memory.messages(&tenant, &conversation, q)).await?))
+}
+
+/// Take back a conversation's newest message while it is in no episode (an agent undoing its
+/// last turn): it is gone from every file, and its id may be sent again. 409 once an episode
+/// holds it.
+#[utoipa::path(delete, path = "/v1/conversations/{conversation}/messages/newest",
+    tag = "conversations", params(("conversation" = String, Path)),
+    responses((status = 200, body = StoredMessageOut), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody)))]
+pub(crate) async fn take_back_message(
+    State(app): State<App>,
+    Extension(tenant): Extension<Tenant>,
+    Path(conversation): Path<String>,
+) -> Result<Json<StoredMessageOut>, ApiError> {
+    Ok(Json(ask(&app, move |memory| memory.take_back(&tenant, &conversation)).await?))
 }
 
 /// Close everything pending in a conversation into episodes now (end of a session).

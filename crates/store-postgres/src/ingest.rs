@@ -2,8 +2,13 @@
 
 use std::collections::HashMap;
 
-use epimem_core::{ConversationKey, Message, NewMessage, QueueSnapshot, Scope, Timestamp};
-use epimem_store::{Ingest, PushOutcome, PushedMessage, StoreError, encoding::with_given_time};
+use epimem_core::{
+    ConversationKey, EpisodeId, Message, NewMessage, QueueSnapshot, Scope, Timestamp,
+};
+use epimem_store::{
+    HeldMessage, Ingest, PushOutcome, PushedMessage, StoreError, TakeBack,
+    encoding::with_given_time,
+};
 
 use crate::{
     Failure, PostgresStore, Tx,
@@ -259,6 +264,87 @@ impl Ingest for PostgresStore {
                 out.push((key, snapshot(tx, row.get(0))?));
             }
             Ok(out)
+        })
+    }
+
+    fn conversation_messages(
+        &self,
+        key: &ConversationKey,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Option<Vec<HeldMessage>>, StoreError> {
+        self.read(|tx| {
+            let Some(id) = crate::rows::conversation_id(tx, key)? else {
+                return Ok(None);
+            };
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            // A message of the open tail is in no episode: only a closed one looks for its own.
+            let rows = tx.query(
+                &format!(
+                    "SELECT {},
+                        CASE WHEN m.seq > c.watermark THEN NULL ELSE
+                            (SELECT e.id FROM episodes e
+                             WHERE e.conversation_id = c.id AND e.first_seq <= m.seq
+                               AND e.last_seq >= m.seq
+                             ORDER BY e.first_seq DESC LIMIT 1) END
+                     FROM messages m JOIN conversations c ON c.id = m.conversation_id
+                     WHERE m.conversation_id = $1 AND ($2::bigint IS NULL OR m.seq < $2)
+                     ORDER BY m.seq DESC LIMIT $3",
+                    prefixed("m", MESSAGE_COLUMNS)
+                ),
+                &[&id, &before.map(int), &limit],
+            )?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows.iter().rev() {
+                out.push((message(row)?, row.get::<_, Option<String>>(8).map(EpisodeId)));
+            }
+            Ok(Some(out))
+        })
+    }
+
+    fn take_back_newest(&self, key: &ConversationKey) -> Result<TakeBack, StoreError> {
+        self.write(|tx| {
+            // Locks the row: a push to the conversation waits for the take-back.
+            let state = tx.query_opt(
+                "SELECT id, last_seq, watermark,
+                        fence_job IS NOT NULL AND fence_upto >= last_seq
+                 FROM conversations WHERE tenant = $1 AND external_id = $2 FOR UPDATE",
+                &[&key.tenant, &key.conversation],
+            )?;
+            let Some(state) = state.filter(|row| uint(row, 1) > 0) else {
+                return Ok(TakeBack::Nothing);
+            };
+            let (id, last, watermark): (i64, u64, u64) =
+                (state.get(0), uint(&state, 1), uint(&state, 2));
+            if last <= watermark {
+                let episode = tx.query_opt(
+                    "SELECT id FROM episodes WHERE conversation_id = $1 AND first_seq <= $2
+                       AND last_seq >= $2 ORDER BY first_seq DESC LIMIT 1",
+                    &[&id, &int(last)],
+                )?;
+                return Ok(TakeBack::Closed(episode.map(|row| EpisodeId(row.get(0)))));
+            }
+            if state.get::<_, bool>(3) {
+                return Ok(TakeBack::Closed(None));
+            }
+            let Some(taken) = crate::rows::messages(tx, id, last, last)?.pop() else {
+                let missing = format!("message {last} of conversation {id} is missing");
+                return Err(StoreError::Internal(missing).into());
+            };
+            for delete in [
+                "DELETE FROM messages WHERE conversation_id = $1 AND seq = $2",
+                "DELETE FROM message_vectors WHERE conversation_id = $1 AND seq = $2",
+            ] {
+                tx.execute(delete, &[&id, &int(last)])?;
+            }
+            // Times only move forward, so the message before is the newest left.
+            tx.execute(
+                "UPDATE conversations SET last_seq = $2,
+                     newest_ts = (SELECT ts FROM messages WHERE conversation_id = $1 AND seq = $2)
+                 WHERE id = $1",
+                &[&id, &int(last - 1)],
+            )?;
+            Ok(TakeBack::Taken(taken))
         })
     }
 }

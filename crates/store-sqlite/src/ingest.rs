@@ -2,8 +2,13 @@
 
 use std::collections::HashMap;
 
-use epimem_core::{ConversationKey, Message, NewMessage, QueueSnapshot, Scope, Timestamp};
-use epimem_store::{Ingest, PushOutcome, PushedMessage, StoreError, encoding::with_given_time};
+use epimem_core::{
+    ConversationKey, EpisodeId, Message, NewMessage, QueueSnapshot, Scope, Timestamp,
+};
+use epimem_store::{
+    HeldMessage, Ingest, PushOutcome, PushedMessage, StoreError, TakeBack,
+    encoding::with_given_time,
+};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use crate::{
@@ -229,6 +234,99 @@ impl Ingest for SqliteStore {
                 out.push((ConversationKey::new(scope.tenant.clone(), conversation), message?));
             }
             Ok(out)
+        })
+    }
+
+    fn conversation_messages(
+        &self,
+        key: &ConversationKey,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Option<Vec<HeldMessage>>, StoreError> {
+        self.read(|conn| {
+            let Some(id) = crate::rows::conversation_id(conn, key)? else {
+                return Ok(None);
+            };
+            // A message of the open tail is in no episode: only a closed one looks for its own.
+            let mut stmt = conn
+                .prepare_cached(&format!(
+                    "SELECT {MESSAGE_COLUMNS},
+                        CASE WHEN m.seq > c.watermark THEN NULL ELSE
+                            (SELECT e.id FROM episodes e
+                             WHERE e.conversation_id = c.id AND e.first_seq <= m.seq
+                               AND e.last_seq >= m.seq
+                             ORDER BY e.first_seq DESC LIMIT 1) END
+                     FROM messages m JOIN conversations c ON c.id = m.conversation_id
+                     WHERE m.conversation_id = ?1 AND (?2 IS NULL OR m.seq < ?2)
+                     ORDER BY m.seq DESC LIMIT ?3"
+                ))
+                .map_err(map_err)?;
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let rows = stmt
+                .query_map(params![id, before, limit], |row| {
+                    Ok((message(row)?, row.get::<_, Option<String>>(8)?))
+                })
+                .map_err(map_err)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (message, episode) = row.map_err(map_err)?;
+                out.push((message?, episode.map(EpisodeId)));
+            }
+            out.reverse();
+            Ok(Some(out))
+        })
+    }
+
+    fn take_back_newest(&self, key: &ConversationKey) -> Result<TakeBack, StoreError> {
+        self.write(|tx| {
+            let state = tx
+                .prepare_cached(
+                    "SELECT id, last_seq, watermark, fence_job IS NOT NULL AND fence_upto >= last_seq
+                     FROM conversations WHERE tenant = ?1 AND external_id = ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![key.tenant, key.conversation], |r| {
+                        Ok((r.get::<_, i64>(0)?, r.get::<_, u64>(1)?, r.get::<_, u64>(2)?, r.get(3)?))
+                    })
+                    .optional()
+                })
+                .map_err(map_err)?;
+            let Some((id, last, watermark, fenced)) = state.filter(|s| s.1 > 0) else {
+                return Ok(TakeBack::Nothing);
+            };
+            if last <= watermark {
+                let episode = tx
+                    .prepare_cached(
+                        "SELECT id FROM episodes WHERE conversation_id = ?1 AND first_seq <= ?2
+                           AND last_seq >= ?2 ORDER BY first_seq DESC LIMIT 1",
+                    )
+                    .and_then(|mut s| s.query_row(params![id, last], |r| r.get(0)).optional())
+                    .map_err(map_err)?;
+                return Ok(TakeBack::Closed(episode.map(EpisodeId)));
+            }
+            if fenced {
+                return Ok(TakeBack::Closed(None));
+            }
+            let Some(taken) = crate::rows::messages(tx, id, last, last)?.pop() else {
+                return Err(StoreError::Internal(format!("message {last} of conversation {id} is missing")));
+            };
+            for delete in [
+                "DELETE FROM messages WHERE conversation_id = ?1 AND seq = ?2",
+                "DELETE FROM message_vectors WHERE conversation_id = ?1 AND seq = ?2",
+            ] {
+                tx.prepare_cached(delete)
+                    .and_then(|mut s| s.execute(params![id, last]))
+                    .map_err(map_err)?;
+            }
+            // Times only move forward, so the message before is the newest left.
+            tx.prepare_cached(
+                "UPDATE conversations SET last_seq = ?2,
+                     newest_ts = (SELECT ts FROM messages WHERE conversation_id = ?1 AND seq = ?2)
+                 WHERE id = ?1",
+            )
+            .and_then(|mut s| s.execute(params![id, last - 1]))
+            .map_err(map_err)?;
+            Ok(TakeBack::Taken(taken))
         })
     }
 }

@@ -26,8 +26,9 @@ pub use transfer::{
 };
 pub use types::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConsolidationRule, EpisodeChange,
-    EpisodeCursor, EpisodeDetail, IndexedMessage, JobState, JobStatus, PushOutcome, PushedMessage,
-    ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, StoredFact,
+    EpisodeCursor, EpisodeDetail, HeldMessage, IndexedMessage, JobState, JobStatus, PushOutcome,
+    PushedMessage, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats, StoredFact,
+    TakeBack,
 };
 
 /// Whose jobs a claim takes ([`Store::claim_job_of`]).

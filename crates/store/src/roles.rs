@@ -8,9 +8,9 @@ use epimem_core::{
 
 use crate::{
     ApiKey, ConsolidationBatch, ConsolidationCommit, ConversationExport, EpisodeChange,
-    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, IndexedMessage, JobStatus, JobsOf,
-    PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch, SegmentationCommit, Stats,
-    StoreError, StoredFact,
+    EpisodeCursor, EpisodeDetail, EpisodeEdit, EpisodeVersion, HeldMessage, IndexedMessage,
+    JobStatus, JobsOf, PendingReview, PushOutcome, ReviewedMemory, SegmentationBatch,
+    SegmentationCommit, Stats, StoreError, StoredFact, TakeBack,
 };
 
 /// Messages in: appended to their conversations, and the queues they wait in.
@@ -41,6 +41,21 @@ pub trait Ingest {
         scope: &Scope,
         limit: usize,
     ) -> Result<Vec<(ConversationKey, Message)>, StoreError>;
+
+    /// A conversation's messages, oldest first: the newest `limit` of those before seq `before`
+    /// (of all, when `None`), each with the episode it closed into (`None` while it is in the
+    /// open tail). `None` if there is no such conversation.
+    fn conversation_messages(
+        &self,
+        conversation: &ConversationKey,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Option<Vec<HeldMessage>>, StoreError>;
+
+    /// Takes back the conversation's newest message, in one transaction, while it is in the
+    /// open tail and no segmentation holds it: the message and its vectors are deleted, and
+    /// its id may be sent again.
+    fn take_back_newest(&self, conversation: &ConversationKey) -> Result<TakeBack, StoreError>;
 
     /// Why writes fail for lack of space (a full disk), from the last write that did so
     /// until one stores something again; `None` while writes go through.

@@ -50,6 +50,22 @@ pub struct PushOutcome {
     pub messages: Vec<PushedMessage>,
 }
 
+/// A message as its conversation holds it, with the episode it closed into (`None` while it
+/// is in the open tail).
+pub type HeldMessage = (Message, Option<EpisodeId>);
+
+/// What taking back a conversation's newest message found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TakeBack {
+    /// The message, now gone from every table.
+    Taken(Message),
+    /// No such conversation, or it holds no message.
+    Nothing,
+    /// The newest message is in an episode (this one), or a segmentation is closing it
+    /// (`None`): only a message of the open tail can be taken back.
+    Closed(Option<EpisodeId>),
+}
+
 /// Where one pushed message ended up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PushedMessage {

@@ -117,6 +117,24 @@ class Operations:
         return self._send(Call("get_conversation", "GET", "/v1/conversations/{conversation}",
                                models.ConversationOut, {"conversation": conversation}))
 
+    def messages(
+        self, conversation: str, *, limit: Optional[int] = None, before: Optional[int] = None
+    ) -> models.MessagesOut:
+        """A conversation's messages as it holds them, oldest first: the newest ``limit``
+        (default 100) of those before ``before``, each with its metadata and the episode it
+        closed into; pass ``next_before`` back as ``before`` for older ones."""
+        query = _present(limit=limit, before=before)
+        return self._send(Call("list_messages", "GET", "/v1/conversations/{conversation}/messages",
+                               models.MessagesOut, {"conversation": conversation}, query=query))
+
+    def take_back(self, conversation: str) -> models.StoredMessageOut:
+        """Takes back the conversation's newest message while it is in no episode (an agent
+        undoing its last turn): it is gone, and its id may be sent again. ``Conflict`` once an
+        episode holds it; ``NotFound`` when the conversation holds no message."""
+        return self._send(Call("take_back_message", "DELETE",
+                               "/v1/conversations/{conversation}/messages/newest",
+                               models.StoredMessageOut, {"conversation": conversation}))
+
     # Recalling.
 
     def recall(

@@ -482,6 +482,36 @@ class StatsOut(BaseModel):
     """
 
 
+class StoredMessageOut(BaseModel):
+    """
+    A message as the conversation holds it.
+    """
+
+    content: str
+    episode: Optional[str] = None
+    """
+    The episode it closed into; absent while it is in the open tail.
+    """
+    id: Optional[str] = None
+    """
+    The id it was sent with (none when it was sent without one).
+    """
+    metadata: Optional[Dict[str, Any]] = None
+    """
+    What it was sent with (absent when nothing).
+    """
+    role: str
+    seq: conint(ge=0)
+    """
+    Its sequence number in the conversation (1-based).
+    """
+    speaker: Optional[str] = None
+    timestamp: str
+    """
+    Conversation time (RFC 3339).
+    """
+
+
 class SummaryOut(BaseModel):
     """
     What came before the newest messages, told short: its episodes' titles and summaries.
@@ -673,6 +703,19 @@ class MemoryPartOut(BaseModel):
     turns: List[TurnOut]
     """
     The lines quoted, best first.
+    """
+
+
+class MessagesOut(BaseModel):
+    """
+    A conversation's messages, oldest first.
+    """
+
+    conversation: str
+    messages: List[StoredMessageOut]
+    next_before: Optional[conint(ge=0)] = None
+    """
+    Older messages remain: ask again with this as `before`.
     """
 
 

@@ -85,6 +85,17 @@ impl Engine {
 
     /// Where a conversation's queue stands (its newest message, its watermark), or `None` if
     /// it has no message.
+    /// A conversation's messages, oldest first: the newest `limit` before seq `before`, each
+    /// with the episode it closed into. `None` if there is no such conversation.
+    pub(crate) fn conversation_messages(
+        &self,
+        conversation: &ConversationKey,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Option<Vec<epimem_store::HeldMessage>>, EngineError> {
+        Ok(self.store.conversation_messages(conversation, before, limit)?)
+    }
+
     pub(crate) fn queue(
         &self,
         conversation: &ConversationKey,

@@ -1,8 +1,10 @@
 //! Forgetting: an episode, a conversation or a whole tenant leaves the store, every search
-//! index and the open tail this process keeps.
+//! index and the open tail this process keeps; and a conversation's newest message, while no
+//! episode holds it, is taken back.
 
 use epimem_core::{ConversationKey, EpisodeId, Scope};
 use epimem_search::Update;
+use epimem_store::TakeBack;
 
 use crate::engine::{Engine, EngineError};
 
@@ -33,6 +35,22 @@ impl Engine {
             self.tail_cache.forgotten(&conversation.tenant, Some(conversation));
             self.unindex(&conversation.tenant, &ids)?;
             Ok(ids.len())
+        })
+    }
+
+    /// Takes back the newest message of a conversation's open tail (an agent undoing its
+    /// last turn): it leaves the store and the tail this process keeps. A message already
+    /// in an episode, or being closed into one, stays.
+    pub(crate) fn take_back_newest(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<TakeBack, EngineError> {
+        self.forgetting(&conversation.tenant, || {
+            let taken = self.store.take_back_newest(conversation)?;
+            if matches!(taken, TakeBack::Taken(_)) {
+                self.tail_cache.forgotten(&conversation.tenant, Some(conversation));
+            }
+            Ok(taken)
         })
     }
 

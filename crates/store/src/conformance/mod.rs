@@ -19,6 +19,7 @@ mod forget;
 mod jobs;
 mod llm_usage;
 mod reviews;
+mod taking_back;
 mod timeline;
 mod transfer;
 mod users;
@@ -29,6 +30,7 @@ pub use forget::*;
 pub use jobs::*;
 pub use llm_usage::*;
 pub use reviews::*;
+pub use taking_back::*;
 pub use timeline::*;
 pub use transfer::*;
 pub use users::*;
@@ -80,7 +82,9 @@ macro_rules! conformance_tests {
             a_node_told_from_children_gone_since_is_not_written,
             an_exported_conversation_imports_whole,
             compacting_keeps_everything_not_forgotten,
-            two_users_of_one_tenant_never_meet_and_forget_apart
+            two_users_of_one_tenant_never_meet_and_forget_apart,
+            a_conversation_is_read_oldest_first_with_its_episodes,
+            taking_back_removes_the_newest_open_message_only
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
