@@ -21,7 +21,7 @@ python3 -m venv "$venv"
 # gives it, with the framework's versions pinned in tests/frameworks/<name>.txt. The
 # environment is kept between runs while the pins stay the same; the wheel is put in anew.
 frameworks=bindings/python/tests/frameworks
-for extra in langchain autogen llama-index; do
+for extra in langchain autogen llama-index openai-agents; do
   name="${extra//-/_}"
   venv="target/python/venv-$name"
   if ! cmp -s "$frameworks/$name.txt" "$venv/pins.txt"; then

@@ -1,8 +1,9 @@
 // epimem for the Vercel AI SDK (`ai`): a language-model middleware for `wrapLanguageModel`.
 // Before each call the model is told what memory holds that bears on the user's last message
-// (nothing is added when nothing does); after it, the exchange is remembered. The SDK's types
-// are not imported: the middleware is written to the shape `wrapLanguageModel` takes, so the
-// client keeps no runtime or type dependency on `ai`.
+// (nothing is added when nothing does, and nothing of this conversation, which the prompt holds
+// already); after it, the exchange is remembered. The SDK's types are not imported: the
+// middleware is written to the shape `wrapLanguageModel` takes, so the client keeps no runtime
+// or type dependency on `ai`.
 
 import type { Client } from "./index.js";
 
@@ -65,7 +66,7 @@ export function memoryMiddleware(memory: Client, options: MemoryMiddlewareOption
     async transformParams<P extends CallOptions>({ params }: { params: P }): Promise<P> {
       const said = lastSaid(params.prompt);
       if (!said) return params;
-      const recalled = await memory.recall(said, { budget, user: options.user });
+      const recalled = await memory.recall(said, { budget, user: options.user, asked_in: options.conversation });
       const block = recalled.context?.trim();
       if (!block) return params;
       const told: PromptMessage = { role: "system", content: `${heading}\n${block}` };

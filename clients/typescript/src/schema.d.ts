@@ -838,6 +838,12 @@ export interface components {
         /** @description A recall: what to look for, where, and in what form. */
         RecallIn: {
             /**
+             * @description The conversation the recall is made for, which the caller's context holds already (an
+             *     agent's session): a context block leaves its messages out, and the episodes it quotes
+             *     are strengthened when that conversation goes on to use them.
+             */
+            asked_in?: string | null;
+            /**
              * @description Answer with a context block of at most this many tokens instead of hits: the lines
              *     that best answer the query, grouped by episode.
              */

@@ -59,8 +59,10 @@ impl Memory {
             }
             (false, None) => None,
         };
+        let asked_in = request.asked_in.map(|c| (ConversationKey::new(tenant, c), 1));
         let query = RecallQuery {
             relevance,
+            asked_in,
             ..RecallQuery::new(scope, request.query, limit(request.limit, 5)?)
         };
         // Read once: every answer searches the names as read and says how it read them.

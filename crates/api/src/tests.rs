@@ -103,3 +103,34 @@ fn a_person_scope_keeps_to_that_persons_conversations() {
     assert_eq!(memory.forget_user("t", "alice").unwrap().episodes, 1);
     assert_eq!(memory.episodes("t", EpisodesQuery::default()).unwrap().episodes.len(), 1);
 }
+
+#[test]
+fn a_recall_asked_in_a_conversation_leaves_its_messages_out() {
+    let memory = Memory::new(engine());
+    let body = r#"[
+        {"conversation": "a", "role": "user", "id": "1", "content": "The quoxtulip bulbs go in before the frost"},
+        {"conversation": "now", "role": "user", "id": "1", "content": "When do the quoxtulip bulbs go in?"}
+    ]"#;
+    memory.remember(parse_messages("t", body.as_bytes()).unwrap()).unwrap();
+    memory.flush("t", "a").unwrap();
+    let asked = |asked_in: Option<&str>| {
+        let request = RecallIn {
+            budget: Some(300),
+            asked_in: asked_in.map(str::to_owned),
+            ..recall("quoxtulip bulbs")
+        };
+        memory.recall("t", request).unwrap().context.unwrap_or_default()
+    };
+    let everywhere = asked(None);
+    assert!(everywhere.contains("When do the quoxtulip"), "{everywhere}");
+    // The caller holds "now" already: only what it does not hold is told.
+    let elsewhere = asked(Some("now"));
+    assert!(elsewhere.contains("go in before the frost"), "{elsewhere}");
+    assert!(!elsewhere.contains("When do the quoxtulip"), "{elsewhere}");
+    // Asked in the only conversation that speaks of it, nothing is left to tell.
+    let memory_only = asked(Some("a"));
+    assert!(!memory_only.contains("before the frost"), "{memory_only}");
+    // A session's first turn is asked in a conversation not stored yet.
+    let first_turn = asked(Some("new session"));
+    assert!(first_turn.contains("before the frost"), "{first_turn}");
+}

@@ -152,16 +152,20 @@ class Operations:
         episodes: bool = False,
         fill: bool = False,
         min_relevance: Optional[float] = None,
+        asked_in: Optional[str] = None,
     ) -> models.RecallOut:
         """What the memory holds about ``query``.
 
         Without ``budget``: the best episodes (``hits``). With one: a context block of at most
         that many tokens (``context``), holding only lines that bear on the query, and empty
         (``nothing_relevant``) when nothing does. Scope it by ``conversation``, ``user``,
-        ``project``, time (``since``/``until``) or a timeline period (``within``)."""
+        ``project``, time (``since``/``until``) or a timeline period (``within``). With
+        ``asked_in``, the conversation the caller's context holds already (an agent's session):
+        the block leaves its messages out, and the episodes it quotes are strengthened when
+        that conversation goes on to use them."""
         body = _present(query=query, budget=budget, limit=limit, conversation=conversation,
                         user=user, project=project, since=_time(since), until=_time(until),
-                        within=within, min_relevance=min_relevance)
+                        within=within, min_relevance=min_relevance, asked_in=asked_in)
         if episodes:
             body["episodes"] = True
         if fill:

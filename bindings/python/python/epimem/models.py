@@ -325,6 +325,12 @@ class RecallIn(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    asked_in: Optional[str] = None
+    """
+    The conversation the recall is made for, which the caller's context holds already (an
+    agent's session): a context block leaves its messages out, and the episodes it quotes
+    are strengthened when that conversation goes on to use them.
+    """
     budget: Optional[conint(ge=0)] = None
     """
     Answer with a context block of at most this many tokens instead of hits: the lines

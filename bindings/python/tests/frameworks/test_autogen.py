@@ -78,15 +78,21 @@ def test_each_method_of_the_protocol(serve, tmp_path: pathlib.Path):
             assert found.results[0].metadata["turns"], found.results[0].metadata
             assert (await remembered.query("kubernetes autoscaling")).results == []
 
-            context = UnboundedChatCompletionContext()
-            await context.add_message(UserMessage(content="When is the offsite?", source="user"))
-            updated = await remembered.update_context(context)
-            assert updated.memories.results
-            assert "Lisbon" in (await context.get_messages())[-1].content
+            # Another conversation of the same person is told; this one holds it already.
+            talk = EpimemMemory(memory, conversation="talk", user="maya")
+            for which, told in ((remembered, False), (talk, True)):
+                context = UnboundedChatCompletionContext()
+                await context.add_message(UserMessage(content="When is the offsite?", source="user"))
+                updated = await which.update_context(context)
+                assert bool(updated.memories.results) == told
+                said = (await context.get_messages())[-1].content
+                assert ("Lisbon" in said) == told, said
 
             await remembered.close()
             assert (await memory.conversation("notes")).pending == 0
             await remembered.clear()
+            assert "Lisbon" not in str((await remembered.query("Where is the offsite?")).results)
+            await talk.clear()
             assert (await remembered.query("Where is the offsite?")).results == []
 
     asyncio.run(run())

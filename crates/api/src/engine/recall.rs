@@ -412,8 +412,14 @@ impl Engine {
             memory_ids: episodes.iter().map(|e| e.id.clone()).collect(),
             at,
         };
-        self.store.record_pending_review(&key, &review)?;
-        Ok(())
+        match self.store.record_pending_review(&key, &review) {
+            // Asked in a conversation not stored yet (a session's first turn): it has said
+            // nothing yet to review the recall against.
+            Err(epimem_store::StoreError::NotFound(_)) if query.scope.conversation.is_none() => {
+                Ok(())
+            }
+            written => Ok(written?),
+        }
     }
 }
 

@@ -57,6 +57,11 @@ pub struct RecallIn {
     /// higher leaves more empty.
     #[serde(default)]
     pub min_relevance: Option<f64>,
+    /// The conversation the recall is made for, which the caller's context holds already (an
+    /// agent's session): a context block leaves its messages out, and the episodes it quotes
+    /// are strengthened when that conversation goes on to use them.
+    #[serde(default)]
+    pub asked_in: Option<String>,
 }
 
 /// What recall found: `hits` without a budget; `context` with one.

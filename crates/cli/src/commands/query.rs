@@ -118,6 +118,11 @@ pub(crate) struct RecallArgs {
     /// higher leaves more empty.
     #[arg(long, requires = "budget", value_name = "P")]
     min_relevance: Option<f64>,
+    /// The conversation the recall is made for, which the reader holds already (an agent's
+    /// session): the block leaves its messages out, and the episodes it quotes are
+    /// strengthened when that conversation goes on to use them.
+    #[arg(long, value_name = "CONVERSATION")]
+    asked_in: Option<String>,
     /// The answer as one JSON object, as `POST /v1/recall` and the MCP `recall` tool give it:
     /// `hits`, best first (with --budget: the `context` block and the `turns` it quotes), and
     /// the `facts` that bear on the query.
@@ -196,6 +201,7 @@ pub(crate) fn recall(config: &AppConfig, args: &RecallArgs) -> Result<ExitCode> 
         episodes: args.episodes,
         fill: args.fill,
         min_relevance: args.min_relevance,
+        asked_in: args.asked_in.clone(),
     };
     let out = memory.recall(&config.tenant, request).map_err(said)?;
     if args.json {

@@ -5,10 +5,11 @@
 
 - ``update_context`` (called by the agent before each model call) recalls with the user's
   last message and, when something bears on it, adds the block to the context as a system
-  message (as AutoGen's own memories do); nothing is added when nothing bears on it. Then it
-  remembers the user's and the agent's text messages of the context.
-- ``query`` answers the block of what bears on a query as one ``MemoryContent`` (none when
-  nothing does), with the lines it quotes in its metadata.
+  message (as AutoGen's own memories do); nothing is added when nothing bears on it, and
+  nothing of this conversation, which the context holds already. Then it remembers the
+  user's and the agent's text messages of the context.
+- ``query`` answers the block of what bears on a query, this conversation included, as one
+  ``MemoryContent`` (none when nothing does), with the lines it quotes in its metadata.
 - ``add`` remembers a content in the conversation (text, or JSON for a mapping).
 - ``clear`` forgets the conversation; ``close`` remembers the agent's last answer and closes
   the conversation's pending messages into episodes (a session's end).
@@ -67,7 +68,8 @@ class EpimemMemory(Memory):
         asked = next((text for role, text, _ in reversed(said) if role == "user"), "")
         block = None
         if asked:
-            recalled = await acall(self.memory, "recall", asked, budget=self.budget, user=self.user)
+            recalled = await acall(self.memory, "recall", asked, budget=self.budget, user=self.user,
+                                   asked_in=self.conversation)
             block = told(recalled, self.heading)
         await self._remember(said)
         if block is None:

@@ -1,8 +1,8 @@
 """epimem for LangChain (``langchain`` 1.x): a middleware for ``create_agent``.
 
 Before each model call the model is told what memory holds that bears on the user's last
-message, in its system message (nothing is added when nothing does; the block is not kept in
-the agent's state). When the agent's run ends, the run's exchange is remembered: the user's
+message, in its system message (nothing is added when nothing does, and nothing of the run's
+own thread, which the agent's state holds already; the block is not kept in the state). When the agent's run ends, the run's exchange is remembered: the user's
 message and the agent's final answer, each under its LangChain id, so a message is stored once
 however often a run is replayed. Tool calls and their results are not remembered.
 
@@ -50,16 +50,14 @@ class EpimemMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         said = _last_said(request.messages)
         if said:
-            recalled = call(self.memory, "recall", said, budget=self.budget,
-                            user=self._user(request.runtime))
+            recalled = call(self.memory, "recall", said, **self._recall(request.runtime))
             request = self._telling(request, told(recalled, self.heading))
         return handler(request)
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
         said = _last_said(request.messages)
         if said:
-            recalled = await acall(self.memory, "recall", said, budget=self.budget,
-                                   user=self._user(request.runtime))
+            recalled = await acall(self.memory, "recall", said, **self._recall(request.runtime))
             request = self._telling(request, told(recalled, self.heading))
         return await handler(request)
 
@@ -76,6 +74,15 @@ class EpimemMiddleware(AgentMiddleware):
         if messages:
             await acall(self.memory, "remember", messages)
         return None
+
+    def _recall(self, runtime: Runtime[Any]) -> Dict[str, Any]:
+        """How a recall is asked: this user's memory, leaving out the run's thread when it is
+        the conversation (its messages are in the agent's state already; a conversation given
+        by name may span runs the state does not hold)."""
+        asked: Dict[str, Any] = {"budget": self.budget, "user": self._user(runtime)}
+        if _read(self.conversation, runtime) is None:
+            asked["asked_in"] = self._conversation(runtime)
+        return asked
 
     def _telling(self, request: ModelRequest, block: Optional[str]) -> ModelRequest:
         if block is None:

@@ -9,6 +9,9 @@ what bears on it (nothing when nothing does), which LlamaIndex puts in the syste
 then remembers the session's user and assistant messages, in the conversation named by the
 session id; messages LlamaIndex flushes from its short-term memory are remembered too.
 
+The block may quote the session's own earlier lines: LlamaIndex flushes old messages out of
+the model's view into the blocks, so the session is searched whole.
+
 LlamaIndex's messages carry no ids, so each is remembered under one made from its role, its
 text and how many identical messages came before it: a message is stored once however often
 the history is read.
