@@ -10,8 +10,8 @@ use std::{
 use epimem_api::{
     Memory, MemoryError, from_json, parse_messages,
     wire::{
-        EpisodeEditIn, EpisodesQuery, FactsQuery, JobsQuery, MessagesQuery, NextTurnIn,
-        ProjectMemoryIn, ProjectMemoryOut, RecallIn, TimelineQuery, VersionQuery,
+        ConversationsQuery, EpisodeEditIn, EpisodesQuery, FactsQuery, JobsQuery, MessagesQuery,
+        NextTurnIn, ProjectMemoryIn, ProjectMemoryOut, RecallIn, TimelineQuery, VersionQuery,
     },
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
@@ -72,6 +72,10 @@ pub(crate) fn call(
         "get_conversation" => {
             answer(started, memory.conversation(tenant, request.path("conversation")?))
         }
+        "list_conversations" => answer(
+            started,
+            memory.conversation_names(tenant, request.query::<ConversationsQuery>()?),
+        ),
         "list_messages" => {
             let asked: MessagesQuery = request.query()?;
             answer(started, memory.messages(tenant, request.path("conversation")?, asked))

@@ -47,6 +47,14 @@ def check(memory) -> None:
     with pytest.raises(epimem.BadInput):
         memory.messages("c", limit=0)
 
+    memory.remember([{"conversation": name, "role": "user", "content": "x"}
+                     for name in ("notes.ana", "notes.leo", "other")])
+    assert memory.conversations().conversations == ["c", "notes.ana", "notes.leo", "other"]
+    page = memory.conversations(prefix="notes.", limit=1)
+    assert (page.conversations, page.next_after) == (["notes.ana"], "notes.ana")
+    rest = memory.conversations(prefix="notes.", after=page.next_after)
+    assert (rest.conversations, rest.next_after) == (["notes.leo"], None)
+
 
 def test_in_the_embedded_engine(memory):
     check(memory)

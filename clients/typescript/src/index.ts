@@ -23,6 +23,7 @@ export type EpisodeVersionsOut = Schemas["EpisodeVersionsOut"];
 export type DeletedOut = Schemas["DeletedOut"];
 export type FlushedOut = Schemas["FlushedOut"];
 export type ConversationOut = Schemas["ConversationOut"];
+export type ConversationsOut = Schemas["ConversationsOut"];
 export type MessagesOut = Schemas["MessagesOut"];
 export type StoredMessageOut = Schemas["StoredMessageOut"];
 export type TimelineOut = Schemas["TimelineOut"];
@@ -95,6 +96,11 @@ export class Client {
   /** A conversation's state: messages, what is pending, its episodes and jobs. */
   conversation(conversation: string): Promise<ConversationOut> {
     return this.send("GET", `/v1/conversations/${part(conversation)}`);
+  }
+
+  /** The tenant's conversations by name, in name order; pass `next_after` back as `after`. */
+  conversations(options: QueryOf<"list_conversations"> = {}): Promise<ConversationsOut> {
+    return this.send("GET", "/v1/conversations", options);
   }
 
   /**

@@ -39,6 +39,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's conversations by name, in name order: those starting with `prefix`, a page
+         *     at a time.
+         */
+        get: operations["list_conversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conversations/{conversation}": {
         parameters: {
             query?: never;
@@ -474,6 +494,12 @@ export interface components {
              */
             pending: number;
             summary?: null | components["schemas"]["SessionSummaryOut"];
+        };
+        /** @description The tenant's conversations by name, in name order. */
+        ConversationsOut: {
+            conversations: string[];
+            /** @description More remain: ask again with this as `after`. */
+            next_after?: string | null;
         };
         /** @description A point of a forgetting curve. */
         CurvePointOut: {
@@ -1101,6 +1127,40 @@ export interface operations {
                 };
             };
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_conversations: {
+        parameters: {
+            query?: {
+                /** @description Only those whose name starts with this. */
+                prefix?: string;
+                /** @description Only those named after this, in name order (pass `next_after` back for more). */
+                after?: string;
+                /** @description At most this many (default 100, at most 1000). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationsOut"];
+                };
+            };
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

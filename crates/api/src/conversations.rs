@@ -9,10 +9,10 @@ use epimem_store::TakeBack;
 use crate::{
     Batch, MAX_LIMIT, Memory, MemoryError, limit, user,
     wire::{
-        AddedMessageOut, AddedOut, AddedStatus, ConversationOut, DeletedOut, FactOut, FactsOut,
-        FactsQuery, FlushedOut, JobOut, JobsOut, JobsQuery, MessagesOut, MessagesQuery,
-        SessionSummaryOut, StoredMessageOut, TimelineNodeOut, TimelineOut, TimelineQuery,
-        VersionQuery,
+        AddedMessageOut, AddedOut, AddedStatus, ConversationOut, ConversationsOut,
+        ConversationsQuery, DeletedOut, FactOut, FactsOut, FactsQuery, FlushedOut, JobOut, JobsOut,
+        JobsQuery, MessagesOut, MessagesQuery, SessionSummaryOut, StoredMessageOut,
+        TimelineNodeOut, TimelineOut, TimelineQuery, VersionQuery,
     },
 };
 
@@ -92,6 +92,26 @@ impl Memory {
             jobs,
             summary,
         })
+    }
+
+    /// The tenant's conversations by name, in name order: those starting with `prefix`, after
+    /// `after`, at most `limit` (default 100).
+    pub fn conversation_names(
+        &self,
+        tenant: &str,
+        query: ConversationsQuery,
+    ) -> Result<ConversationsOut, MemoryError> {
+        let limit = limit(query.limit, 100)?;
+        let prefix = query.prefix.unwrap_or_default();
+        let mut names: Vec<String> = (self.engine.conversations(tenant)?.into_iter())
+            .map(|key| key.conversation)
+            .filter(|name| name.starts_with(&prefix))
+            .filter(|name| query.after.as_ref().is_none_or(|after| name > after))
+            .collect();
+        names.sort_unstable();
+        let next_after = (names.len() > limit).then(|| names[limit - 1].clone());
+        names.truncate(limit);
+        Ok(ConversationsOut { conversations: names, next_after })
     }
 
     /// A conversation's messages as it holds them, oldest first: the newest `limit` (default

@@ -16,7 +16,7 @@ impl Memory {
 
     /// The conversations of `tenant`, in the order an export writes them.
     pub fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, MemoryError> {
-        Ok(self.engine.store().conversations(tenant)?)
+        Ok(self.engine.conversations(tenant)?)
     }
 
     /// Everything the database holds of one conversation, in one read; `None` if it is gone.

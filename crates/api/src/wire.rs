@@ -24,7 +24,9 @@ mod timeline;
 pub use admin::{KeyOut, KeysOut, StatsOut};
 pub use edits::{EpisodeEditIn, EpisodeVersionOut, EpisodeVersionsOut};
 pub use facts::{FactOut, FactsOut, FactsQuery};
-pub use messages::{MessagesOut, MessagesQuery, StoredMessageOut};
+pub use messages::{
+    ConversationsOut, ConversationsQuery, MessagesOut, MessagesQuery, StoredMessageOut,
+};
 pub use next_turn::{
     DEFAULT_NEXT_TURN_BUDGET, MemoryPartOut, NextTurnIn, NextTurnOut, RecentOut, SummaryOut,
 };

@@ -89,6 +89,7 @@ impl Clone for App {
     ),
     paths(
         routes::add_messages,
+        routes::list_conversations,
         routes::get_conversation,
         routes::list_messages,
         routes::take_back_message,
@@ -158,6 +159,7 @@ fn router(
     );
     let api = Router::new()
         .route("/v1/messages", post(routes::add_messages))
+        .route("/v1/conversations", get(routes::list_conversations))
         .route(
             "/v1/conversations/{conversation}",
             get(routes::get_conversation).delete(routes::delete_conversation),

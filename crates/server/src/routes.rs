@@ -13,11 +13,11 @@ use axum::{
 use epimem_api::{
     Memory, MemoryError, parse_messages,
     wire::{
-        AddedOut, ConversationOut, DeletedOut, EpisodeEditIn, EpisodeOut, EpisodeVersionsOut,
-        EpisodesOut, EpisodesQuery, FactsOut, FactsQuery, FlushedOut, JobsOut, JobsQuery,
-        MessagesOut, MessagesQuery, NextTurnIn, NextTurnOut, ProjectMemoryIn, ProjectMemoryOut,
-        RecallIn, RecallOut, StoredMessageOut, TimelineNodeOut, TimelineOut, TimelineQuery,
-        VersionQuery,
+        AddedOut, ConversationOut, ConversationsOut, ConversationsQuery, DeletedOut, EpisodeEditIn,
+        EpisodeOut, EpisodeVersionsOut, EpisodesOut, EpisodesQuery, FactsOut, FactsQuery,
+        FlushedOut, JobsOut, JobsQuery, MessagesOut, MessagesQuery, NextTurnIn, NextTurnOut,
+        ProjectMemoryIn, ProjectMemoryOut, RecallIn, RecallOut, StoredMessageOut, TimelineNodeOut,
+        TimelineOut, TimelineQuery, VersionQuery,
     },
 };
 
@@ -74,6 +74,19 @@ pub(crate) async fn get_conversation(
     Path(conversation): Path<String>,
 ) -> Result<Json<ConversationOut>, ApiError> {
     Ok(Json(ask(&app, move |memory| memory.conversation(&tenant, &conversation)).await?))
+}
+
+/// The caller's conversations by name, in name order: those starting with `prefix`, a page
+/// at a time.
+#[utoipa::path(get, path = "/v1/conversations", tag = "conversations", params(ConversationsQuery),
+    responses((status = 200, body = ConversationsOut), (status = 400, body = ErrorBody)))]
+pub(crate) async fn list_conversations(
+    State(app): State<App>,
+    Extension(tenant): Extension<Tenant>,
+    query: Result<Query<ConversationsQuery>, QueryRejection>,
+) -> Result<Json<ConversationsOut>, ApiError> {
+    let Query(q) = query?;
+    Ok(Json(ask(&app, move |memory| memory.conversation_names(&tenant, q)).await?))
 }
 
 /// A conversation's messages as it holds them, oldest first: the newest `limit` of those

@@ -117,6 +117,16 @@ class Operations:
         return self._send(Call("get_conversation", "GET", "/v1/conversations/{conversation}",
                                models.ConversationOut, {"conversation": conversation}))
 
+    def conversations(
+        self, *, prefix: Optional[str] = None, after: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> models.ConversationsOut:
+        """The tenant's conversations by name, in name order: those starting with ``prefix``,
+        at most ``limit`` (default 100); pass ``next_after`` back as ``after`` for more."""
+        query = _present(prefix=prefix, after=after, limit=limit)
+        return self._send(Call("list_conversations", "GET", "/v1/conversations",
+                               models.ConversationsOut, query=query))
+
     def messages(
         self, conversation: str, *, limit: Optional[int] = None, before: Optional[int] = None
     ) -> models.MessagesOut:

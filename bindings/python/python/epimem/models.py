@@ -19,6 +19,18 @@ class AddedStatus(Enum):
     conflict = "conflict"
 
 
+class ConversationsOut(BaseModel):
+    """
+    The tenant's conversations by name, in name order.
+    """
+
+    conversations: List[str]
+    next_after: Optional[str] = None
+    """
+    More remain: ask again with this as `after`.
+    """
+
+
 class CurvePointOut(BaseModel):
     """
     A point of a forgetting curve.

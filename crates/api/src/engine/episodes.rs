@@ -85,6 +85,11 @@ impl Engine {
 
     /// Where a conversation's queue stands (its newest message, its watermark), or `None` if
     /// it has no message.
+    /// The conversations of `tenant`, in the order they were first seen.
+    pub(crate) fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, EngineError> {
+        Ok(self.store.conversations(tenant)?)
+    }
+
     /// A conversation's messages, oldest first: the newest `limit` before seq `before`, each
     /// with the episode it closed into. `None` if there is no such conversation.
     pub(crate) fn conversation_messages(

@@ -1,9 +1,32 @@
-//! A conversation's messages read back (`GET /v1/conversations/{conversation}/messages`), and
-//! its newest one taken back (`DELETE …/messages/newest`).
+//! Conversations read back: the tenant's by name (`GET /v1/conversations`), a conversation's
+//! messages (`GET /v1/conversations/{conversation}/messages`), and its newest one taken back
+//! (`DELETE …/messages/newest`).
 
 use epimem_core::{EpisodeId, Message};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+
+/// `GET /v1/conversations`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ConversationsQuery {
+    /// Only those whose name starts with this.
+    pub prefix: Option<String>,
+    /// Only those named after this, in name order (pass `next_after` back for more).
+    pub after: Option<String>,
+    /// At most this many (default 100, at most 1000).
+    pub limit: Option<usize>,
+}
+
+/// The tenant's conversations by name, in name order.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversationsOut {
+    pub conversations: Vec<String>,
+    /// More remain: ask again with this as `after`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_after: Option<String>,
+}
 
 /// `GET /v1/conversations/{conversation}/messages`.
 #[derive(Debug, Default, Deserialize, IntoParams)]
