@@ -18,8 +18,9 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pytest bindings/python/tests -q --ignore=bindings/python/tests/frameworks "$@"
 
 # Each framework adapter in an environment of its own, as `pip install "epimem[<extra>]"`
-# gives it, with the framework's versions pinned in tests/frameworks/<name>.txt. The
-# environment is kept between runs while the pins stay the same; the wheel is put in anew.
+# gives it, with the framework's versions pinned in tests/frameworks/<name>.txt (its tests:
+# tests/frameworks/test_<name>*.py). The environment is kept between runs while the pins
+# stay the same; the wheel is put in anew.
 frameworks=bindings/python/tests/frameworks
 for extra in langchain autogen llama-index openai-agents; do
   name="${extra//-/_}"
@@ -33,5 +34,5 @@ for extra in langchain autogen llama-index openai-agents; do
   "$venv/bin/pip" uninstall --quiet --yes epimem 2>/dev/null || true
   "$venv/bin/pip" install --quiet --disable-pip-version-check "$wheel[$extra]"
   # The frameworks' own deprecation warnings are theirs to fix, not ours to read.
-  "$venv/bin/python" -m pytest "$frameworks/test_$name.py" -q -W ignore::DeprecationWarning "$@"
+  "$venv/bin/python" -m pytest "$frameworks"/test_"$name"*.py -q -W ignore::DeprecationWarning "$@"
 done

@@ -1,5 +1,6 @@
-"""A scripted OpenAI-compatible model on loopback: every chat completion answers "Noted.", and
-every request is kept, so a test reads what a framework sent the model."""
+"""A scripted OpenAI-compatible model on loopback: every chat completion answers "Noted." (or
+calls the tool a test queued), and every request is kept, so a test reads what a framework
+sent the model."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class ScriptedModel:
 
     def __init__(self) -> None:
         self.requests: List[Dict[str, Any]] = []
+        self.tool_calls: List[Dict[str, Any]] = []
         model = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -31,6 +33,8 @@ class ScriptedModel:
                     return
                 if body.get("stream"):
                     self._stream(body)
+                elif model.tool_calls:
+                    self._answer(calling(body, model.tool_calls.pop(0)))
                 else:
                     self._answer(completion(body))
 
@@ -53,6 +57,11 @@ class ScriptedModel:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def tool_call(self, name: str, arguments: Dict[str, Any]) -> None:
+        """The next (non-streamed) completion calls this tool instead of answering."""
+        self.tool_calls.append({"id": f"call_{len(self.requests)}", "type": "function",
+                                "function": {"name": name, "arguments": json.dumps(arguments)}})
 
     def last(self) -> Dict[str, Any]:
         """The newest request's body."""
@@ -91,6 +100,13 @@ def completion(body: Dict[str, Any]) -> Dict[str, Any]:
                      "message": {"role": "assistant", "content": REPLY}}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+def calling(body: Dict[str, Any], call: Dict[str, Any]) -> Dict[str, Any]:
+    answer = completion(body)
+    answer["choices"] = [{"index": 0, "finish_reason": "tool_calls",
+                          "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]
+    return answer
 
 
 def chunks(body: Dict[str, Any]) -> List[Dict[str, Any]]:

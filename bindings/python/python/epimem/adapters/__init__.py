@@ -3,6 +3,8 @@ or ``AsyncClient`` written to its framework's own seam for memory:
 
 - ``epimem.adapters.langchain``: a middleware for LangChain's ``create_agent``
   (``pip install "epimem[langchain]"``);
+- ``epimem.adapters.langgraph``: a ``BaseStore`` for LangGraph's long-term memory
+  (``epimem[langchain]``);
 - ``epimem.adapters.autogen``: AutoGen's ``Memory`` protocol (``epimem[autogen]``);
 - ``epimem.adapters.llama_index``: a memory block for LlamaIndex's ``Memory``
   (``epimem[llama-index]``);
