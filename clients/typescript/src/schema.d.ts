@@ -752,7 +752,9 @@ export interface components {
              */
             id?: string | null;
             /** @description Any JSON object, kept with the message. */
-            metadata?: Record<string, never> | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * @description The project a coding agent works in (its repository's root folder). Also read as
              *     `agent`.
@@ -1024,7 +1026,9 @@ export interface components {
             /** @description The id it was sent with (none when it was sent without one). */
             id?: string | null;
             /** @description What it was sent with (absent when nothing). */
-            metadata?: Record<string, never> | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             role: string;
             /**
              * Format: int64

@@ -28,10 +28,13 @@ test("the packed tarball installs into a fresh project and answers a real server
   try {
     const script = `
       import { Client } from "epimem";
+      import { memoryMiddleware } from "epimem/ai-sdk";
+      import { EpimemSession } from "epimem/openai-agents";
       const memory = new Client(process.argv[1]);
       await memory.remember({ conversation: "c", role: "user", content: "Ana is vegetarian." });
       const block = await memory.recall("Who is vegetarian?", { budget: 200 });
-      console.log(JSON.stringify({ context: block.context, messages: (await memory.stats()).messages }));`;
+      const adapters = [typeof memoryMiddleware, typeof EpimemSession];
+      console.log(JSON.stringify({ context: block.context, messages: (await memory.stats()).messages, adapters }));`;
     const out = execFileSync(process.execPath, ["--input-type=module", "-e", script, server.url], {
       cwd: project,
       encoding: "utf8",
@@ -39,6 +42,7 @@ test("the packed tarball installs into a fresh project and answers a real server
     const answer = JSON.parse(out);
     assert.equal(answer.messages, 1);
     assert.match(answer.context ?? "", /Ana is vegetarian/);
+    assert.deepEqual(answer.adapters, ["function", "function"], "the adapters' subpaths import");
   } finally {
     server.child.kill();
   }

@@ -55,7 +55,7 @@ pub struct MessageIn {
     pub timestamp: Option<String>,
     /// Any JSON object, kept with the message.
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<HashMap<String, serde_json::Value>>)]
     pub metadata: Option<serde_json::Value>,
     /// Idempotency key, unique within the conversation: a message sent again with the same
     /// id is stored once. Without one every request stores a new message.

@@ -63,7 +63,7 @@ pub struct StoredMessageOut {
     pub content: String,
     /// What it was sent with (absent when nothing).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<HashMap<String, serde_json::Value>>)]
     pub metadata: Option<serde_json::Value>,
     /// The episode it closed into; absent while it is in the open tail.
     #[serde(skip_serializing_if = "Option::is_none")]
