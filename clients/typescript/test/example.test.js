@@ -24,6 +24,8 @@ async function twoSessions(example, ...args) {
             EPIMEM_URL: server.url,
             OPENAI_BASE_URL: `http://127.0.0.1:${model.address().port}/v1`,
             OPENAI_MODEL: "scripted",
+            OPENAI_API_KEY: "none",
+            OPENAI_AGENTS_DISABLE_TRACING: "1",
           },
           stdio: ["pipe", "pipe", "inherit"],
         });
@@ -55,4 +57,11 @@ test("the AI SDK example: a second session is told what the first was", async ()
   assert.equal(second[0].role, "system");
   assert.match(second[0].content, /Ana moved to Porto/);
   assert.deepEqual(second.at(-1), { role: "user", content: "Where does my sister live now?" });
+});
+
+test("the OpenAI Agents SDK example: a second session is told what the first was", async () => {
+  const [first, second] = await twoSessions("openai-agents.mjs");
+  assert.deepEqual(first.map((m) => [m.role, m.content]), [["system", "You are terse."], ["user", "My sister Ana moved to Porto last spring."]]);
+  assert.equal(second[0].role, "system");
+  assert.match(second[0].content, /^You are terse\.\n\nWhat you remember of earlier talks:[^]*Ana moved to Porto/);
 });

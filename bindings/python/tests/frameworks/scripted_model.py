@@ -70,8 +70,13 @@ class ScriptedModel:
 
     def system_of_last(self) -> str:
         """What the newest request told the model in system (or developer) messages."""
+        return self.system_of(self.last())
+
+    @staticmethod
+    def system_of(body: Dict[str, Any]) -> str:
+        """What a request told the model in system (or developer) messages."""
         told = []
-        for message in self.last().get("messages", []):
+        for message in body.get("messages", []):
             if message.get("role") in ("system", "developer"):
                 told.append(text_of(message.get("content")))
         return "\n".join(told)

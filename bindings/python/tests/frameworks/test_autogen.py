@@ -16,7 +16,7 @@ from autogen_ext.models.openai import OpenAIChatCompletionClient
 import epimem
 from epimem.adapters.autogen import EpimemMemory
 
-from .conftest import ASKED, NEW_TASK, TOLD, held_in
+from .conftest import ASKED, NEW_TASK, TOLD, held_in, second_session_is_told
 
 MODEL_INFO = {"vision": False, "function_calling": True, "json_output": False,
               "family": "unknown", "structured_output": False,
@@ -96,3 +96,7 @@ def test_each_method_of_the_protocol(serve, tmp_path: pathlib.Path):
             assert (await remembered.query("Where is the offsite?")).results == []
 
     asyncio.run(run())
+
+
+def test_the_docs_example_runs(model, tmp_path):
+    second_session_is_told("autogen_agent.py", model, tmp_path)

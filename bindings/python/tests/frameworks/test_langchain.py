@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 import epimem
 from epimem.adapters.langchain import EpimemMiddleware
 
-from .conftest import ASKED, NEW_TASK, TOLD, held_in
+from .conftest import ASKED, NEW_TASK, TOLD, held_in, second_session_is_told
 
 
 def agent_on(model, memory, **options):
@@ -100,3 +100,7 @@ def test_a_run_without_a_thread_or_conversation_is_refused_by_name(memory, model
         assert "needs a conversation" in str(e)
     else:
         raise AssertionError("a run with no conversation was remembered somewhere")
+
+
+def test_the_docs_example_runs(model, tmp_path):
+    second_session_is_told("langchain_agent.py", model, tmp_path)

@@ -15,6 +15,8 @@ from langchain_openai import ChatOpenAI
 import epimem
 from epimem.adapters.langgraph import EpimemStore
 
+from .conftest import run_example
+
 MAYA = ("memories", "maya")
 
 
@@ -102,3 +104,8 @@ def test_an_agents_tool_reads_the_store(memory, model):
     # The tool's answer went back to the model.
     assert any(m.get("role") == "tool" and "Porto" in str(m.get("content"))
                for m in model.last()["messages"])
+
+
+def test_the_docs_example_runs(tmp_path):
+    printed = run_example("langgraph_store.py", None, str(tmp_path / "store.db"))
+    assert printed == "home Maya lives in Porto.\n"

@@ -16,7 +16,7 @@ from llama_index.llms.openai_like import OpenAILike
 import epimem
 from epimem.adapters.llama_index import EpimemBlock
 
-from .conftest import ASKED, NEW_TASK, TOLD, held_in
+from .conftest import ASKED, NEW_TASK, TOLD, held_in, second_session_is_told
 
 
 def agent_on(model) -> FunctionAgent:
@@ -79,3 +79,7 @@ def test_a_block_without_a_conversation_is_refused_by_name(memory):
         assert "needs a conversation" in str(e)
     else:
         raise AssertionError("a message with no conversation was remembered somewhere")
+
+
+def test_the_docs_example_runs(model, tmp_path):
+    second_session_is_told("llama_index_agent.py", model, tmp_path)

@@ -15,7 +15,7 @@ from openai import AsyncOpenAI
 import epimem
 from epimem.adapters.openai_agents import EpimemSession
 
-from .conftest import ASKED, NEW_TASK, TOLD, held_in
+from .conftest import ASKED, NEW_TASK, TOLD, held_in, second_session_is_told
 
 # Traces would be sent to OpenAI: nothing leaves loopback.
 set_tracing_disabled(True)
@@ -93,3 +93,7 @@ def test_messages_of_other_doors_are_read_as_plain_items(memory):
                      {"conversation": "mixed", "role": "tool", "content": "ls output"}])
     session = EpimemSession(memory, "mixed")
     assert asyncio.run(session.get_items()) == [{"role": "user", "content": "From a hook"}]
+
+
+def test_the_docs_example_runs(model, tmp_path):
+    second_session_is_told("openai_agents_session.py", model, tmp_path)
