@@ -104,3 +104,14 @@ def test_a_run_without_a_thread_or_conversation_is_refused_by_name(memory, model
 
 def test_the_docs_example_runs(model, tmp_path):
     second_session_is_told("langchain_agent.py", model, tmp_path)
+
+
+def test_tenants_never_meet(tmp_path, config, model):
+    db = tmp_path / "tenants.db"
+    with epimem.Memory(db, tenant="acme", config=config) as acme, \
+            epimem.Memory(db, tenant="globex", config=config) as globex:
+        say(agent_on(model, acme, user="maya"), "s1", TOLD)
+        say(agent_on(model, globex, user="maya"), "s2", ASKED)
+        assert model.system_of_last() == "", "another tenant's memory is not read"
+        say(agent_on(model, acme, user="maya"), "s3", ASKED)
+        assert "Ana moved to Porto" in model.system_of_last()
