@@ -27,6 +27,13 @@ impl Memory {
         Ok(self.engine.store().export_conversation(conversation)?)
     }
 
+    /// Takes each message of a conversation already closed into an episode as a lasting fact,
+    /// said as it is (another memory's facts, imported): its text, true from its time, sourced
+    /// by its episode. Taking a conversation again adds nothing. How many facts are new.
+    pub fn take_as_facts(&self, conversation: &ConversationKey) -> Result<usize, MemoryError> {
+        Ok(self.engine.take_as_facts(conversation)?)
+    }
+
     /// The timeline's nodes of `tenant`, as written.
     pub fn export_timeline(&self, tenant: &str) -> Result<Vec<TimelineNode>, MemoryError> {
         Ok(self.engine.store().timeline_export(tenant)?)

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     FormatError, Imported, Message, Notes, Record,
-    records::{elements, with_attachments},
+    records::{elements, not_a, with_attachments},
 };
 
 #[derive(Deserialize)]
@@ -49,7 +49,7 @@ pub(crate) fn read(text: &str) -> Result<Vec<Record>, FormatError> {
         .map(|(place, raw)| Record {
             place,
             read: serde_json::from_str::<Conversation>(raw.get())
-                .map_err(|e| format!("not a Claude conversation: {e}"))
+                .map_err(|e| not_a("a Claude conversation", &e))
                 .map(conversation),
         })
         .collect())

@@ -9,7 +9,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::{FormatError, Imported, Message, Notes, Record, records::placed};
+use crate::{
+    FormatError, Imported, Message, Notes, Record,
+    records::{not_a, placed},
+};
 
 #[derive(Deserialize)]
 struct Memory {
@@ -62,7 +65,7 @@ pub(crate) fn read(text: &str) -> Result<Vec<Record>, FormatError> {
         .map(|(place, raw)| Record {
             place,
             read: serde_json::from_str::<Memory>(raw.get())
-                .map_err(|e| format!("not a mem0 memory: {e}"))
+                .map_err(|e| not_a("a mem0 memory", &e))
                 .and_then(memory),
         })
         .collect())

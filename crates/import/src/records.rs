@@ -130,3 +130,11 @@ pub(crate) fn with_attachments(text: String, names: &[String]) -> String {
     }
     out
 }
+
+/// Why a record is not `what`, without serde's position inside the record (the record's own
+/// place is told beside it).
+pub(crate) fn not_a(what: &str, e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let why = text.rsplit_once(" at line ").map_or(text.as_str(), |(why, _)| why);
+    format!("not {what}: {why}")
+}

@@ -205,15 +205,14 @@ impl Facts for PostgresStore {
 
     fn commit_consolidation(&self, commit: &ConsolidationCommit) -> Result<(), StoreError> {
         self.write(|tx| {
-            let exists: bool = tx
-                .query_one("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)", &[&commit.job.0])?
-                .get(0);
-            if !exists {
-                return Err(StoreError::Conflict(format!(
-                    "consolidation job {} is gone",
-                    commit.job.0
-                ))
-                .into());
+            if let Some(job) = commit.job {
+                let exists: bool = tx
+                    .query_one("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)", &[&job.0])?
+                    .get(0);
+                if !exists {
+                    let gone = format!("consolidation job {} is gone", job.0);
+                    return Err(StoreError::Conflict(gone).into());
+                }
             }
             let conversation = &commit.conversation;
             let id = rows::conversation_id(tx, conversation)?.ok_or_else(|| {
@@ -269,8 +268,8 @@ impl Facts for PostgresStore {
                  WHERE id = $1",
                 &[&id, &int(commit.through_seq)],
             )?;
-            if commit.finished {
-                tx.execute("DELETE FROM jobs WHERE id = $1", &[&commit.job.0])?;
+            if let Some(job) = commit.job.filter(|_| commit.finished) {
+                tx.execute("DELETE FROM jobs WHERE id = $1", &[&job.0])?;
             }
             Ok(())
         })

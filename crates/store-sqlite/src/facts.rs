@@ -242,11 +242,13 @@ impl Facts for SqliteStore {
     fn commit_consolidation(&self, commit: &ConsolidationCommit) -> Result<(), StoreError> {
         self.write(|tx| {
 
-    let exists: bool = tx
-        .query_row("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)", [commit.job.0], |r| r.get(0))
-        .map_err(map_err)?;
-    if !exists {
-        return Err(StoreError::Conflict(format!("consolidation job {} is gone", commit.job.0)));
+    if let Some(job) = commit.job {
+        let exists: bool = tx
+            .query_row("SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?1)", [job.0], |r| r.get(0))
+            .map_err(map_err)?;
+        if !exists {
+            return Err(StoreError::Conflict(format!("consolidation job {} is gone", job.0)));
+        }
     }
     let conversation = &commit.conversation;
     let id = rows::conversation_id(tx, conversation)?
@@ -301,8 +303,8 @@ impl Facts for SqliteStore {
         params![id, commit.through_seq],
     )
     .map_err(map_err)?;
-    if commit.finished {
-        tx.execute("DELETE FROM jobs WHERE id = ?1", [commit.job.0]).map_err(map_err)?;
+    if let Some(job) = commit.job.filter(|_| commit.finished) {
+        tx.execute("DELETE FROM jobs WHERE id = ?1", [job.0]).map_err(map_err)?;
     }
     Ok(())
         })

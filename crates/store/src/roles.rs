@@ -338,7 +338,7 @@ pub trait Facts {
     /// grow) or invalidated (from the given time; a fact is never deleted here), the
     /// conversation consolidated through `through_seq`, and the job retired when `finished`.
     /// Changes to facts of other conversations are refused. Fails with a conflict, changing
-    /// nothing, if the job is gone.
+    /// nothing, if the job is gone. Without a job, the facts are given whole (an import).
     fn commit_consolidation(&self, commit: &ConsolidationCommit) -> Result<(), StoreError>;
 
     /// Facts `scope` may see (its tenant, its conversation if given), newest first (by when

@@ -154,7 +154,9 @@ pub struct StoredFact {
 /// What one step of a consolidation writes, in one transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConsolidationCommit {
-    pub job: JobId,
+    /// The job that asked, retired when `finished`; `None` for facts given whole (an
+    /// import), which no job asked for.
+    pub job: Option<JobId>,
     pub conversation: ConversationKey,
     pub changes: Vec<FactChange>,
     /// Vectors of the facts inserted, by id, made by `fingerprint`.

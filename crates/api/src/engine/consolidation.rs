@@ -56,7 +56,7 @@ impl Engine {
                 // Nothing left, or no model any more: done; what is left waits for a model.
                 let through = if self.chat.is_some() { upto_seq } else { 0 };
                 self.store.commit_consolidation(&ConsolidationCommit {
-                    job: job.id,
+                    job: Some(job.id),
                     conversation: conversation.clone(),
                     changes: Vec::new(),
                     vectors: Vec::new(),
@@ -131,7 +131,7 @@ impl Engine {
             report.facts_changed += changes.len() as u64;
             self.crash.point("consolidate.before_commit");
             self.store.commit_consolidation(&ConsolidationCommit {
-                job: job.id,
+                job: Some(job.id),
                 conversation: conversation.clone(),
                 changes,
                 vectors,
@@ -179,6 +179,50 @@ impl Engine {
             }
         }
         Err(EngineError::Model(format!("{} of {conversation} failed: {last}", stage.as_str())))
+    }
+
+    /// Takes each message of `conversation` already closed into an episode as a lasting fact,
+    /// said as it is (another memory's facts, imported): its text, true from its time, sourced
+    /// by its episode. A message taken before is not taken twice. Returns how many were taken.
+    pub(crate) fn take_as_facts(
+        &self,
+        conversation: &ConversationKey,
+    ) -> Result<usize, EngineError> {
+        let Some(held) = self.store.conversation_messages(conversation, None, usize::MAX)? else {
+            return Err(EngineError::NotFound(format!("conversation {conversation}")));
+        };
+        let closed: Vec<(&Message, &EpisodeId)> =
+            held.iter().filter_map(|(m, e)| e.as_ref().map(|e| (m, e))).collect();
+        let texts: Vec<Option<&str>> =
+            closed.iter().map(|(m, _)| Some(m.content.as_str())).collect();
+        let vectors = self.embed_optional(&texts)?;
+        let facts: Vec<Fact> = closed
+            .iter()
+            .map(|(m, episode)| Fact {
+                id: epimem_core::facts::fact_id(conversation, m.seq, 0),
+                conversation: conversation.clone(),
+                text: m.content.clone(),
+                valid_at: m.timestamp,
+                invalid_at: None,
+                sources: vec![(*episode).clone()],
+                reinforced: 0,
+            })
+            .collect();
+        let vectors =
+            facts.iter().zip(vectors).filter_map(|(f, v)| Some((f.id.clone(), v?))).collect();
+        let scope = epimem_core::Scope::tenant(&conversation.tenant)
+            .with_conversation(Some(conversation.conversation.clone()));
+        let before = self.store.facts(&scope, true, None, None)?.len();
+        self.store.commit_consolidation(&ConsolidationCommit {
+            job: None,
+            conversation: conversation.clone(),
+            changes: facts.into_iter().map(epimem_core::facts::FactChange::Insert).collect(),
+            vectors,
+            fingerprint: self.embedder.as_ref().map(|e| e.fingerprint().to_owned()),
+            through_seq: 0,
+            finished: false,
+        })?;
+        Ok(self.store.facts(&scope, true, None, None)?.len() - before)
     }
 
     /// Unit vectors of the texts given (`None` where there is no text or no embedder).

@@ -4,6 +4,7 @@ pub(crate) mod demo;
 pub(crate) mod edit;
 pub(crate) mod facts;
 pub(crate) mod hook;
+pub(crate) mod import_from;
 pub(crate) mod ingest;
 pub(crate) mod keys;
 pub(crate) mod mcp;

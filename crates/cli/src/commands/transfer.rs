@@ -97,16 +97,43 @@ pub(crate) struct ExportArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "A conversation the database already has is refused (nothing of it is \
-written): forget it first to replace it. Each conversation is imported in one transaction, so \
-an import that stops halfway can be run again once the conversations it wrote are forgotten, \
-or with --skip-existing.")]
+#[command(after_help = "What `epimem export` wrote: a conversation the database already has is \
+refused (nothing of it is written): forget it first to replace it. Each conversation is imported \
+in one transaction, so an import that stops halfway can be run again once the conversations it \
+wrote are forgotten, or with --skip-existing.
+
+Another tool's export (--from): each conversation (each mem0 memory) becomes messages that go \
+through the checks `ingest` makes; a record that fails them is told with its line and left out, \
+and the rest is imported (exit status 3 then). Every message keeps its id from the export, so \
+the same import run again, after a crash or on a newer export, stores nothing twice. A ChatGPT \
+conversation is the branch the user ended on (an edited message's first version is left out); \
+attachments are named in their messages, tools' output kept as tool messages. A mem0 memory \
+becomes a message of its owner's conversation (mem0-<user>) under that user, the memory whole \
+in its metadata, and then a lasting fact sourced by that message's episode.")]
 pub(crate) struct ImportArgs {
-    /// The file `epimem export` wrote, or - for standard input.
+    /// The file `epimem export` (or the tool of --from) wrote, or - for standard input.
     file: PathBuf,
     /// Leave conversations the database already has as they are, instead of stopping.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "from")]
     skip_existing: bool,
+    /// Read another tool's export: chatgpt or claude (the conversations.json of a ChatGPT or
+    /// Claude.ai data export), or mem0 (what its get_all answers).
+    #[arg(long, value_name = "TOOL")]
+    from: Option<super::import_from::ImportSource>,
+    /// With --from chatgpt or claude: whose conversations these are (recall by --user reads
+    /// them).
+    #[arg(long, requires = "from")]
+    user: Option<String>,
+    /// With --from chatgpt or claude: leave the conversations for the worker to close (by
+    /// default they are closed into episodes at the end: they are over).
+    #[arg(long, requires = "from")]
+    leave_open: bool,
+    /// With --from: read and check everything, store nothing.
+    #[arg(long, requires = "from")]
+    dry_run: bool,
+    /// With --from: the report as one JSON object.
+    #[arg(long, requires = "from")]
+    json: bool,
 }
 
 pub(crate) fn migrate(config: &AppConfig) -> Result<ExitCode> {
@@ -221,6 +248,20 @@ fn lines_of(export: ConversationExport) -> Vec<Line> {
 }
 
 pub(crate) fn import(config: &AppConfig, args: &ImportArgs) -> Result<ExitCode> {
+    if let Some(from) = args.from {
+        if args.leave_open && from == super::import_from::ImportSource::Mem0 {
+            bail!("--leave-open: mem0's memories become facts once their conversations are closed");
+        }
+        let asked = super::import_from::Asked {
+            file: &args.file,
+            from,
+            user: args.user.as_deref(),
+            leave_open: args.leave_open,
+            dry_run: args.dry_run,
+            json: args.json,
+        };
+        return super::import_from::import_from(config, &asked);
+    }
     let memory = open_memory(config)?;
     let input: Box<dyn BufRead> = match args.file.to_str() {
         Some("-") => Box::new(std::io::stdin().lock()),

@@ -68,7 +68,7 @@ pub(super) fn commit(
     through: u64,
 ) -> ConsolidationCommit {
     ConsolidationCommit {
-        job,
+        job: Some(job),
         conversation: conv.clone(),
         changes,
         vectors: Vec::new(),
@@ -262,4 +262,30 @@ pub fn a_consolidation_that_read_a_forgotten_episode_writes_nothing_told_from_it
         facts.iter().map(|f| (f.fact.text.as_str(), f.fact.reinforced)).collect();
     told.sort();
     assert_eq!(told, [("From c", 0), ("From c again", 0)], "nothing told from the forgotten");
+}
+
+pub fn facts_given_whole_need_no_job_and_are_written_once(store: &dyn Store) {
+    let conv = key("t", "c");
+    push_n(store, &conv, 2);
+    let source = close(store, &conv, 1, 2, 0.2);
+    let given = ConsolidationCommit {
+        job: None,
+        vectors: vec![(FactId("fact-1".into()), vec![1.0, 0.0])],
+        fingerprint: Some("fp".into()),
+        ..commit(
+            JobId(0),
+            &conv,
+            vec![FactChange::Insert(fact(&conv, 1, "Ana likes tea", &[&source]))],
+            0,
+        )
+    };
+    store.commit_consolidation(&given).unwrap();
+    store.commit_consolidation(&given).unwrap();
+    let held = store.facts(&Scope::tenant("t"), false, None, Some("fp")).unwrap();
+    assert_eq!(held.len(), 1, "given twice, written once");
+    assert_eq!(
+        (held[0].fact.text.as_str(), &held[0].fact.sources),
+        ("Ana likes tea", &vec![source])
+    );
+    assert_eq!(held[0].vector.as_deref(), Some(&[1.0, 0.0][..]));
 }

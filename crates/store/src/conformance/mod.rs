@@ -84,7 +84,8 @@ macro_rules! conformance_tests {
             compacting_keeps_everything_not_forgotten,
             two_users_of_one_tenant_never_meet_and_forget_apart,
             a_conversation_is_read_oldest_first_with_its_episodes,
-            taking_back_removes_the_newest_open_message_only
+            taking_back_removes_the_newest_open_message_only,
+            facts_given_whole_need_no_job_and_are_written_once
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {

@@ -46,7 +46,7 @@ pub fn an_exported_conversation_imports_whole(store: &dyn Store) {
     };
     store
         .commit_consolidation(&ConsolidationCommit {
-            job,
+            job: Some(job),
             conversation: conv.clone(),
             changes: vec![FactChange::Insert(fact)],
             vectors: vec![(FactId("fact-1".into()), vec![1.0, 0.0])],

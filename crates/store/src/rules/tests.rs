@@ -115,7 +115,7 @@ proptest! {
             _ => FactChange::Invalidate { id: facts[*fact].clone(), at: Timestamp(1) },
         }).collect();
         let commit = ConsolidationCommit {
-            job: JobId(1),
+            job: Some(JobId(1)),
             conversation: key(),
             changes,
             vectors: Vec::new(),
