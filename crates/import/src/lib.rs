@@ -9,6 +9,7 @@ mod chatgpt;
 mod claude;
 mod mem0;
 mod records;
+pub mod sample;
 
 pub use records::{Imported, Message, Notes, Place, Record};
 

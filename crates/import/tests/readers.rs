@@ -127,3 +127,16 @@ fn a_file_of_another_kind_is_refused_whole() {
     assert!(e.to_string().contains("neither `results` nor `memories`"), "{e}");
     assert!(read(Source::Claude, "[]").unwrap().is_empty());
 }
+
+#[test]
+fn a_made_up_export_reads_whole() {
+    let text = epimem_import::sample::chatgpt_export(10, 6);
+    let all = imported(read(Source::ChatGpt, &text).unwrap());
+    assert_eq!(all.len(), 10);
+    assert!(all.iter().all(|c| c.messages.len() == 6));
+    assert_eq!(all.iter().map(|c| c.notes.abandoned).sum::<usize>(), 2);
+    assert_eq!(
+        all[3].messages[1].content,
+        "Answer 1 of chat 3: water basil 3 when the soil is dry."
+    );
+}

@@ -12,6 +12,7 @@ mod faults;
 mod forget;
 mod hardening;
 mod hooks;
+mod import_from;
 mod keys;
 mod llm;
 mod mcp;

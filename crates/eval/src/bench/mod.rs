@@ -2,6 +2,7 @@
 //! latency over many episodes, the server under load and the hooks as Claude Code runs them.
 
 pub mod hook;
+pub mod import;
 pub mod recall;
 pub mod serve;
 
@@ -39,6 +40,9 @@ pub enum BenchCommand {
     /// sessions behind it: p50 / p99 per event kind against the 15 ms target. Build with
     /// --release for meaningful numbers.
     Hook(hook::HookBenchArgs),
+    /// A ChatGPT export of many chats (100,000 messages) imported as a user imports it, timed
+    /// whole against a minute. Build with --release for meaningful numbers.
+    Import(import::ImportBenchArgs),
     /// Fills the measured parts of docs/benchmarks.md and docs/experiments/ from the raw results
     /// scripts/benchmarks.sh leaves in target/benchmarks; a part whose run was not made keeps
     /// what the page says.
@@ -79,6 +83,7 @@ pub fn bench(config: &AppConfig, command: &BenchCommand) -> Result<ExitCode> {
         BenchCommand::Recall(args) => recall::bench_recall(config, args),
         BenchCommand::Serve(args) => serve::bench_serve(config, args),
         BenchCommand::Hook(args) => hook::bench_hook(config, args),
+        BenchCommand::Import(args) => import::bench_import(config, args),
         BenchCommand::Page(args) => crate::page::page(args),
     }
 }
