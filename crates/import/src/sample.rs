@@ -25,7 +25,7 @@ fn conversation(c: usize, per_conversation: usize) -> Value {
         } else {
             ("assistant", format!("Answer {n} of chat {c}: water basil {c} when the soil is dry."))
         };
-        if c % 5 == 0 && n == 2 {
+        if c.is_multiple_of(5) && n == 2 {
             // The first version of an edited message, and its answer: left behind.
             let old = format!("c{c}-old");
             mapping
