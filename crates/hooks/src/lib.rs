@@ -9,6 +9,7 @@
 //! spool that the next hook stores first.
 
 mod agent;
+mod backfill;
 mod event;
 mod mcp;
 mod opencode;
@@ -27,6 +28,7 @@ use epimem_app::config::HookConfig;
 use epimem_core::{ConversationKey, Scope, Timestamp};
 
 pub use agent::Agent;
+pub use backfill::{FoundSession, Step, Unreadable, find_sessions};
 pub use event::{EventKind, HookEvent};
 pub use mcp::{
     install_mcp_json, install_mcp_opencode, install_mcp_toml, uninstall_mcp_json,

@@ -39,7 +39,7 @@ pub fn read_replies(path: &Path, offset: u64) -> std::io::Result<(Vec<Reply>, u6
 }
 
 /// The reply an entry holds: an assistant's message of the main thread with some text.
-fn reply(entry: &Value) -> Option<Reply> {
+pub(crate) fn reply(entry: &Value) -> Option<Reply> {
     if entry.get("type")?.as_str()? != "assistant"
         || entry.get("isSidechain").and_then(Value::as_bool) == Some(true)
     {

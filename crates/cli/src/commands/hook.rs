@@ -59,6 +59,11 @@ pub(crate) enum HooksCommand {
     Install(HooksWhere),
     /// Remove exactly the entries `install` added, and nothing else.
     Uninstall(HooksWhere),
+    /// Record the sessions an agent ran before the hooks were installed, as the hooks would
+    /// have: read where the agent keeps them (Claude Code: ~/.claude/projects), each cut into
+    /// its work units. A session already in memory (recorded by the hooks, or by an earlier
+    /// backfill) is left as it is, so backfilling twice adds nothing.
+    Backfill(super::backfill::BackfillArgs),
 }
 
 #[derive(Debug, Args)]
@@ -222,6 +227,7 @@ pub(crate) fn hooks(
     let (place, installing) = match command {
         HooksCommand::Install(place) => (place, true),
         HooksCommand::Uninstall(place) => (place, false),
+        HooksCommand::Backfill(args) => return super::backfill::backfill(config, args),
     };
     let agent = place.agent;
     let files = AgentFiles::of(place)?;

@@ -1,5 +1,6 @@
 //! One module per group of subcommands.
 
+pub(crate) mod backfill;
 pub(crate) mod demo;
 pub(crate) mod edit;
 pub(crate) mod facts;

@@ -165,3 +165,54 @@ fn set_to_hand_the_start_every_agent_starts_with_the_projects_memory() {
         );
     }
 }
+
+/// A session run without the hooks and then backfilled is recorded as the hooks record it:
+/// the same messages and the same work unit. Backfilling a session the hooks recorded adds
+/// nothing.
+fn backfilled_as_the_hooks_record(agent: Agent) {
+    let Some(hooked) = Machine::new() else { return };
+    hooked.install(agent);
+    let (prompt, script) = first_session();
+    hooked.session(agent, prompt, script.clone());
+    hooked.close_sessions();
+
+    let bare = Machine::new().expect("the agents are installed");
+    bare.session(agent, prompt, script);
+    let report = backfill(&bare, agent);
+    assert_eq!(
+        (report["sessions_found"].as_u64(), report["sessions_recorded"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(recorded(&bare), recorded(&hooked), "the same messages, by the same agent");
+    // The same work units, but for how long each session took.
+    let units = |m: &Machine| -> Vec<Value> {
+        let mut units: Vec<Value> =
+            m.episodes().into_iter().map(|e| e["skeleton"].clone()).collect();
+        units
+            .iter_mut()
+            .filter_map(Value::as_object_mut)
+            .for_each(|u| drop(u.remove("duration_seconds")));
+        units
+    };
+    assert_eq!(units(&bare), units(&hooked), "the same work units");
+    assert_eq!(units(&bare).len(), 1);
+
+    let before = recorded(&hooked).len();
+    let again = backfill(&hooked, agent);
+    assert_eq!(
+        (again["sessions_recorded"].as_u64(), again["skipped_already_recorded"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(recorded(&hooked).len(), before, "nothing added to a session the hooks recorded");
+    assert_eq!(backfill(&bare, agent)["sessions_recorded"], 0, "backfilling twice adds nothing");
+}
+
+fn backfill(machine: &Machine, agent: Agent) -> Value {
+    let out = machine.epimem(&["hooks", "backfill", "--agent", agent.name(), "--json"]);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn claude_code_sessions_backfilled_as_the_hooks_record_them() {
+    backfilled_as_the_hooks_record(Agent::Claude);
+}

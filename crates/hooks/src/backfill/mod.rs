@@ -1,0 +1,106 @@
+//! Sessions a coding agent ran before the hooks were there, read from where the agent keeps
+//! them and recorded as the hooks would have: the same prompts, tool actions and replies, made
+//! by the same functions, in the session's order and at its times.
+//!
+//! Each agent's reader turns its files into [`Step`]s; [`messages`] turns those into what the
+//! hooks store. A session the database already holds (the hooks recorded it, or an earlier
+//! backfill did) is left as it is by the caller.
+
+mod claude;
+
+use std::path::{Path, PathBuf};
+
+use epimem_api::MessageInput;
+use epimem_core::{ConversationKey, Timestamp};
+
+use crate::{HookEvent, Reply, Session, agent::Agent, project::project_of};
+
+/// A session found on disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundSession {
+    pub agent: Agent,
+    /// The agent's session id: the conversation's name, as the hooks name it.
+    pub id: String,
+    /// Where it worked (its project is the repository around it).
+    pub cwd: PathBuf,
+    /// The file (or store) it was read from, to name in reports.
+    pub source: PathBuf,
+    pub steps: Vec<Step>,
+}
+
+/// One thing that happened in a session, as a hook event would have told it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The person's prompt.
+    Prompt { text: String, at: Timestamp },
+    /// A tool call and what it returned, as a PostToolUse (or PostToolUseFailure) event.
+    Tool { event: HookEvent, failed: bool, at: Timestamp },
+    /// A reply read from a transcript (Claude Code).
+    Reply(Reply),
+    /// The reply that ended a turn, as its Stop event carries it (the other agents).
+    TurnEnd { event: HookEvent, text: String, at: Timestamp },
+}
+
+/// A session file that could not be read, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unreadable {
+    pub source: PathBuf,
+    pub why: String,
+}
+
+/// Every session `agent` kept under `home` (the user's home folder), oldest first, and the
+/// files that could not be read.
+pub fn find_sessions(agent: Agent, home: &Path) -> (Vec<FoundSession>, Vec<Unreadable>) {
+    match agent {
+        Agent::Claude => claude::sessions(home),
+        other => (
+            Vec::new(),
+            vec![Unreadable {
+                source: home.to_owned(),
+                why: format!("reading {}'s sessions is not supported yet", other.title()),
+            }],
+        ),
+    }
+}
+
+impl FoundSession {
+    /// The repository the session worked in.
+    pub fn project(&self) -> PathBuf {
+        project_of(&self.cwd)
+    }
+
+    /// When it started (its first step's time), if any step has one.
+    pub fn started(&self) -> Option<Timestamp> {
+        self.steps.iter().find_map(Step::at)
+    }
+
+    /// What the hooks would have stored of it, in `tenant`, in order.
+    pub fn messages(&self, tenant: &str, output_chars: usize) -> Vec<MessageInput> {
+        let session = Session {
+            conversation: ConversationKey::new(tenant, self.id.clone()),
+            project: self.project().display().to_string(),
+            agent: self.agent,
+        };
+        let fallback = self.started().unwrap_or(Timestamp(0));
+        self.steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Prompt { text, at } => Some(session.prompt(text, *at)),
+                Step::Tool { event, failed, at } => {
+                    session.action(event, *failed, *at, output_chars)
+                }
+                Step::Reply(reply) => Some(session.reply(reply, fallback)),
+                Step::TurnEnd { event, text, at } => Some(session.final_reply(event, text, *at)),
+            })
+            .collect()
+    }
+}
+
+impl Step {
+    fn at(&self) -> Option<Timestamp> {
+        match self {
+            Step::Prompt { at, .. } | Step::Tool { at, .. } | Step::TurnEnd { at, .. } => Some(*at),
+            Step::Reply(reply) => reply.timestamp,
+        }
+    }
+}
