@@ -233,10 +233,6 @@ impl Machine {
             .unwrap_or_default()
     }
 
-    pub(crate) fn home_dir(&self) -> &Path {
-        &self.home
-    }
-
     pub(crate) fn db(&self) -> &Path {
         &self.db
     }
