@@ -60,9 +60,12 @@ pub(crate) enum HooksCommand {
     /// Remove exactly the entries `install` added, and nothing else.
     Uninstall(HooksWhere),
     /// Record the sessions an agent ran before the hooks were installed, as the hooks would
-    /// have: read where the agent keeps them (Claude Code: ~/.claude/projects), each cut into
-    /// its work units. A session already in memory (recorded by the hooks, or by an earlier
-    /// backfill) is left as it is, so backfilling twice adds nothing.
+    /// have (the same prompts, tool actions and replies, at the sessions' own times), each cut
+    /// into its work units. Read where each agent keeps them: Claude Code's transcripts
+    /// (~/.claude/projects, or $CLAUDE_CONFIG_DIR), Codex's rollouts ($CODEX_HOME/sessions),
+    /// Gemini CLI's session logs (~/.gemini/tmp/*/chats), opencode's database
+    /// ($XDG_DATA_HOME/opencode/opencode.db). A session already in memory (recorded by the
+    /// hooks, or by an earlier backfill) is left as it is, so backfilling twice adds nothing.
     Backfill(super::backfill::BackfillArgs),
 }
 

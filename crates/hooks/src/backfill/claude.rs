@@ -12,8 +12,8 @@ use std::{
 use epimem_core::Timestamp;
 use serde_json::{Value, json};
 
-use super::{FoundSession, Step, Unreadable};
-use crate::{HookEvent, agent::Agent, transcript};
+use super::{FoundSession, Step, Unreadable, tool_event};
+use crate::{agent::Agent, transcript};
 
 /// Claude Code's folder of sessions under `home`.
 fn projects_dir(home: &Path) -> PathBuf {
@@ -140,22 +140,7 @@ fn tool_step(
         _ => String::new(),
     };
     let response = entry.get("toolUseResult").cloned().unwrap_or_else(|| json!(said));
-    let event = HookEvent {
-        session_id: session.to_owned(),
-        transcript_path: None,
-        cwd: Some(cwd.to_owned()),
-        hook_event_name: if failed { "PostToolUseFailure" } else { "PostToolUse" }.to_owned(),
-        prompt: None,
-        tool_name: Some(name),
-        tool_input: Some(input),
-        tool_response: (!failed).then_some(response),
-        tool_use_id: Some(id.to_owned()),
-        error: failed.then_some(said),
-        source: None,
-        turn_id: None,
-        last_assistant_message: None,
-        prompt_response: None,
-    };
+    let event = tool_event(session, cwd, &name, input, Some(id), failed, response, said);
     Some(Step::Tool { event, failed, at })
 }
 

@@ -7,6 +7,9 @@
 //! backfill did) is left as it is by the caller.
 
 mod claude;
+mod codex;
+mod gemini;
+mod opencode;
 
 use std::path::{Path, PathBuf};
 
@@ -53,13 +56,53 @@ pub struct Unreadable {
 pub fn find_sessions(agent: Agent, home: &Path) -> (Vec<FoundSession>, Vec<Unreadable>) {
     match agent {
         Agent::Claude => claude::sessions(home),
-        other => (
-            Vec::new(),
-            vec![Unreadable {
-                source: home.to_owned(),
-                why: format!("reading {}'s sessions is not supported yet", other.title()),
-            }],
-        ),
+        Agent::Codex => codex::sessions(home),
+        Agent::Gemini => gemini::sessions(home),
+        Agent::Opencode => opencode::sessions(home),
+    }
+}
+
+/// A hook event of `session`, named `name`, saying nothing more.
+pub(crate) fn event(session: &str, cwd: &Path, name: &str) -> HookEvent {
+    HookEvent {
+        session_id: session.to_owned(),
+        transcript_path: None,
+        cwd: Some(cwd.to_owned()),
+        hook_event_name: name.to_owned(),
+        prompt: None,
+        tool_name: None,
+        tool_input: None,
+        tool_response: None,
+        tool_use_id: None,
+        error: None,
+        source: None,
+        turn_id: None,
+        last_assistant_message: None,
+        prompt_response: None,
+    }
+}
+
+/// A tool call's event as PostToolUse carries it (PostToolUseFailure, with `error`, when it
+/// failed).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tool_event(
+    session: &str,
+    cwd: &Path,
+    tool: &str,
+    input: serde_json::Value,
+    id: Option<&str>,
+    failed: bool,
+    response: serde_json::Value,
+    error: String,
+) -> HookEvent {
+    let name = if failed { "PostToolUseFailure" } else { "PostToolUse" };
+    HookEvent {
+        tool_name: Some(tool.to_owned()),
+        tool_input: Some(input),
+        tool_use_id: id.map(str::to_owned),
+        tool_response: (!failed).then_some(response),
+        error: failed.then_some(error),
+        ..event(session, cwd, name)
     }
 }
 

@@ -216,3 +216,18 @@ fn backfill(machine: &Machine, agent: Agent) -> Value {
 fn claude_code_sessions_backfilled_as_the_hooks_record_them() {
     backfilled_as_the_hooks_record(Agent::Claude);
 }
+
+#[test]
+fn codex_sessions_backfilled_as_the_hooks_record_them() {
+    backfilled_as_the_hooks_record(Agent::Codex);
+}
+
+#[test]
+fn gemini_sessions_backfilled_as_the_hooks_record_them() {
+    backfilled_as_the_hooks_record(Agent::Gemini);
+}
+
+#[test]
+fn opencode_sessions_backfilled_as_the_hooks_record_them() {
+    backfilled_as_the_hooks_record(Agent::Opencode);
+}
