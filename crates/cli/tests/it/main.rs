@@ -3,6 +3,7 @@
 
 mod agent_recall;
 mod agents;
+mod backfill;
 mod bench_page;
 mod cli;
 mod common;

@@ -138,12 +138,30 @@ impl Machine {
     /// One headless session of `agent` on `prompt`, the model following `script`. Returns
     /// the model requests the session made.
     pub(crate) fn session(&self, agent: Agent, prompt: &str, script: Script) -> Vec<Request> {
+        self.run_session(agent, prompt, script, None)
+    }
+
+    /// A Claude Code session `id` resumed headless with `prompt`.
+    pub(crate) fn resume_claude(&self, id: &str, prompt: &str, script: Script) -> Vec<Request> {
+        self.run_session(Agent::Claude, prompt, script, Some(id))
+    }
+
+    fn run_session(
+        &self,
+        agent: Agent,
+        prompt: &str,
+        script: Script,
+        resume: Option<&str>,
+    ) -> Vec<Request> {
         self.model.clear();
         self.model.script(script);
         let url = self.model.url();
         let mut command = Command::new(self.bin.join(agent.name()));
         match agent {
             Agent::Claude => {
+                if let Some(id) = resume {
+                    command.args(["--resume", id]);
+                }
                 command
                     .args(["-p", prompt, "--allowedTools", "Bash"])
                     .env("ANTHROPIC_BASE_URL", &url)

@@ -231,3 +231,30 @@ fn gemini_sessions_backfilled_as_the_hooks_record_them() {
 fn opencode_sessions_backfilled_as_the_hooks_record_them() {
     backfilled_as_the_hooks_record(Agent::Opencode);
 }
+
+#[test]
+fn a_backfilled_claude_code_session_continued_with_the_hooks_is_not_doubled() {
+    let Some(machine) = Machine::new() else { return };
+    let (prompt, script) = first_session();
+    machine.session(Agent::Claude, prompt, script);
+    assert_eq!(backfill(&machine, Agent::Claude)["sessions_recorded"], 1);
+    let before = recorded(&machine);
+    let session = machine.episodes()[0]["conversation"].as_str().unwrap().to_owned();
+
+    machine.install(Agent::Claude);
+    let (prompt, script) = second_session();
+    machine.resume_claude(&session, prompt, script);
+    machine.close_sessions();
+    let after = recorded(&machine);
+    assert_eq!(&after[..before.len()], &before[..], "what was backfilled stays as it was");
+    let added: Vec<(&str, &str)> =
+        after[before.len()..].iter().map(|(r, c, _)| (r.as_str(), c.as_str())).collect();
+    // The new turn alone: its prompt and its reply (the scripted model, seeing the first
+    // turn's command ran, runs none again).
+    assert_eq!(added.len(), 2, "only the new turn: {added:?}");
+    assert!(added[0].1.contains("Add a test for the rounding"), "{added:?}");
+    assert_eq!(added[1], ("assistant", "Added a test for the cart total on discounted orders."));
+    let conversations: std::collections::BTreeSet<String> =
+        machine.episodes().iter().map(|e| e["conversation"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(conversations.len(), 1, "the resumed session is the same conversation");
+}
