@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::{
-    FormatError, Imported, Message, Notes, Record,
+    FormatError, Imported, IngestLine, Notes, Record,
     records::{elements, epoch_seconds, not_a, with_attachments},
 };
 
@@ -104,7 +104,7 @@ fn conversation(c: Conversation) -> Result<Imported, String> {
         if !attachments.is_empty() {
             metadata["attachments"] = json!(attachments);
         }
-        messages.push(Message {
+        messages.push(IngestLine {
             conversation: name.clone(),
             id: said.id.clone(),
             role,

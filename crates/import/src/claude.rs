@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::{
-    FormatError, Imported, Message, Notes, Record,
+    FormatError, Imported, IngestLine, Notes, Record,
     records::{elements, not_a, with_attachments},
 };
 
@@ -80,7 +80,7 @@ fn conversation(c: Conversation) -> Imported {
         if !attached.is_empty() {
             metadata["attachments"] = json!(attached);
         }
-        messages.push(Message {
+        messages.push(IngestLine {
             conversation: name.clone(),
             id: said.uuid.clone(),
             role: if said.sender == "human" { "user" } else { "assistant" },

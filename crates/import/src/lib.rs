@@ -11,7 +11,7 @@ mod mem0;
 mod records;
 pub mod sample;
 
-pub use records::{Imported, Message, Notes, Place, Record};
+pub use records::{Imported, IngestLine, Notes, Place, Record};
 
 /// Which tool wrote the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

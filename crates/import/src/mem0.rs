@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::{
-    FormatError, Imported, Message, Notes, Record,
+    FormatError, Imported, IngestLine, Notes, Record,
     records::{not_a, placed},
 };
 
@@ -92,7 +92,7 @@ fn memory(m: Memory) -> Result<Imported, String> {
             "created_at": m.created_at, "updated_at": m.updated_at,
         },
     });
-    let message = Message {
+    let message = IngestLine {
         conversation: conversation.clone(),
         id: format!("mem0-{id}"),
         role: "user",

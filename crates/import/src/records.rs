@@ -34,13 +34,13 @@ pub struct Record {
 pub struct Imported {
     pub conversation: String,
     pub title: Option<String>,
-    pub messages: Vec<Message>,
+    pub messages: Vec<IngestLine>,
     pub notes: Notes,
 }
 
 /// A message as `epimem ingest` reads a line: the caller checks it as any other.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Message {
+pub struct IngestLine {
     pub conversation: String,
     /// Its id in the export: importing the file again stores it once.
     pub id: String,
