@@ -34,6 +34,13 @@ impl Memory {
         Ok(self.engine.take_as_facts(conversation)?)
     }
 
+    /// Writes a consistent copy of the whole database (every tenant) to the new file `dest`
+    /// while others go on writing: all that was committed when the copy began. A SQLite
+    /// database only.
+    pub fn backup_to(&self, dest: &std::path::Path) -> Result<(), MemoryError> {
+        Ok(self.engine.store().backup_to(dest)?)
+    }
+
     /// The timeline's nodes of `tenant`, as written.
     pub fn export_timeline(&self, tenant: &str) -> Result<Vec<TimelineNode>, MemoryError> {
         Ok(self.engine.store().timeline_export(tenant)?)

@@ -22,6 +22,7 @@ macro_rules! out {
     }};
 }
 
+pub mod backup;
 pub mod config;
 mod hook_config;
 pub mod index_progress;

@@ -111,6 +111,12 @@ enum Command {
     Export(commands::transfer::ExportArgs),
     /// Read what `export` wrote into this database.
     Import(commands::transfer::ImportArgs),
+    /// Copy the database (every tenant) and its search index to a new file while servers
+    /// write to it: all that was stored when the copy began. SQLite; PostgreSQL is backed up
+    /// with pg_dump (docs/operations.md).
+    Backup(commands::transfer::BackupArgs),
+    /// Put a backup in place of the database (stop every process using it first).
+    Restore(commands::transfer::RestoreArgs),
     /// Build the tenant's search index again from the database, with a progress bar.
     Reindex(commands::reindex::ReindexArgs),
     /// Tell the episodes and the timeline again as this version tells them (after an
@@ -186,6 +192,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compact => commands::transfer::compact(&config),
         Command::Export(args) => commands::transfer::export(&config, &args),
         Command::Import(args) => commands::transfer::import(&config, &args),
+        Command::Backup(args) => commands::transfer::backup(&config, &args),
+        Command::Restore(args) => commands::transfer::restore(&config, &args),
         Command::Reindex(args) => commands::reindex::reindex(&config, &args),
         Command::Retell(args) => commands::retell::retell(&config, &args),
         Command::Config => {

@@ -61,6 +61,14 @@ fn message_vectors(tx: &mut Tx<'_>, id: i64) -> Result<Vec<ExportedVectors>, Fai
 }
 
 impl Transfer for PostgresStore {
+    fn backup_to(&self, _dest: &std::path::Path) -> Result<(), StoreError> {
+        Err(StoreError::Invalid(
+            "a PostgreSQL database is backed up with pg_dump (see docs/operations.md), not by \
+             epimem backup"
+                .into(),
+        ))
+    }
+
     fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
         self.read(|tx| {
             Ok(tx

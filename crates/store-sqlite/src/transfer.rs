@@ -75,6 +75,18 @@ fn message_vectors(conn: &Connection, id: i64) -> Result<Vec<ExportedVectors>, S
 }
 
 impl Transfer for SqliteStore {
+    fn backup_to(&self, dest: &std::path::Path) -> Result<(), StoreError> {
+        if dest.exists() {
+            let exists = format!("{} exists: a backup never writes over a file", dest.display());
+            return Err(StoreError::Conflict(exists));
+        }
+        let path = dest
+            .to_str()
+            .ok_or_else(|| StoreError::Invalid(format!("{} is not UTF-8", dest.display())))?;
+        // One read transaction: a snapshot, while writers go on in the write-ahead log.
+        self.with_conn(|conn| conn.execute("VACUUM INTO ?1", [path]).map(drop).map_err(map_err))
+    }
+
     fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError> {
         self.read(|conn| {
             conn.prepare_cached(

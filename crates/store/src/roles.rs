@@ -356,6 +356,11 @@ pub trait Facts {
 /// What moves a memory between stores: conversations and the timeline, out and in.
 pub trait Transfer {
     /// The conversations of `tenant`, in the order they were first seen.
+    /// Writes a consistent copy of the whole database to the new file `dest` while others go
+    /// on writing: all that was committed when the copy began, nothing after. Only a database
+    /// that is a file can; a PostgreSQL database is backed up with its own tools (`pg_dump`).
+    fn backup_to(&self, dest: &std::path::Path) -> Result<(), StoreError>;
+
     fn conversations(&self, tenant: &str) -> Result<Vec<ConversationKey>, StoreError>;
 
     /// Everything stored of a conversation (see [`ConversationExport`]), read in one snapshot;

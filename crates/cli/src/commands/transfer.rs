@@ -136,6 +136,62 @@ pub(crate) struct ImportArgs {
     json: bool,
 }
 
+#[derive(Debug, Args)]
+#[command(after_help = "The copy is one snapshot of the database, taken in a read transaction: \
+servers and workers go on writing while it is taken, and it holds everything stored before it \
+began. The search index is copied first, beside the copy (DEST.search); it is then at most as \
+new as the database, and catches up when the copy is opened. Restore it with `epimem restore`.")]
+pub(crate) struct BackupArgs {
+    /// The new file to write (never one that exists).
+    dest: PathBuf,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "The backup is copied beside the database and opened (its schema \
+brought up to date) before anything is replaced, so a bad file changes nothing. Stop every \
+server, worker and hook using the database first.")]
+pub(crate) struct RestoreArgs {
+    /// The file `epimem backup` wrote.
+    backup: PathBuf,
+    /// Replace the database if there is one: it is kept beside, renamed
+    /// (<db>.replaced-<time>).
+    #[arg(long)]
+    replace: bool,
+}
+
+pub(crate) fn backup(config: &AppConfig, args: &BackupArgs) -> Result<ExitCode> {
+    let copied = epimem_app::backup::backup(config, &args.dest)?;
+    println!(
+        "backed up {} to {} ({:.1} MB{}) in {:.1} s",
+        config.database()?,
+        copied.database.display(),
+        copied.bytes as f64 / 1e6,
+        if copied.index { ", with its search index" } else { "" },
+        copied.seconds
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn restore(config: &AppConfig, args: &RestoreArgs) -> Result<ExitCode> {
+    let copied = epimem_app::backup::restore(config, &args.backup, args.replace)?;
+    println!(
+        "restored {} from {} ({:.1} MB{}) in {:.1} s",
+        copied.database.display(),
+        args.backup.display(),
+        copied.bytes as f64 / 1e6,
+        if copied.index {
+            ", with its search index"
+        } else {
+            "; its search index is built when first used"
+        },
+        copied.seconds
+    );
+    if let Some(kept) = &copied.kept {
+        println!("the database it replaced is kept as {}", kept.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub(crate) fn migrate(config: &AppConfig) -> Result<ExitCode> {
     let database = config.database()?;
     // Opening a database brings its schema up to date.

@@ -4,6 +4,7 @@
 mod agent_recall;
 mod agents;
 mod backfill;
+mod backup;
 mod bench_page;
 mod cli;
 mod common;

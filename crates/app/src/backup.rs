@@ -1,0 +1,209 @@
+//! Backups of a SQLite database and its search index, taken while a server writes to it, and
+//! put back. The index is copied first and the database second, in one snapshot: the copied
+//! index then holds at most what the copied database holds, and an index behind its database
+//! catches up from the database's change log when it is opened (one caught half-saved is found
+//! damaged when opened, and built again).
+
+use std::{
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail};
+
+use crate::{
+    config::{AppConfig, Database},
+    open_memory, open_store, search_folder,
+};
+
+/// What a backup or a restore did.
+#[derive(Debug)]
+pub struct Copied {
+    /// The database written.
+    pub database: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Whether a search index came with it (else it is built when first used).
+    pub index: bool,
+    pub seconds: f64,
+    /// Where the database a restore replaced was kept, if it replaced one.
+    pub kept: Option<PathBuf>,
+}
+
+fn sqlite(config: &AppConfig, what: &str) -> Result<PathBuf> {
+    match config.database()? {
+        Database::Sqlite(path) => Ok(path),
+        Database::Postgres(_) => bail!(
+            "{what} works on a SQLite database; a PostgreSQL database is backed up with pg_dump \
+             and restored with pg_restore (docs/operations.md)"
+        ),
+    }
+}
+
+/// Writes a consistent copy of the database and its search index to `dest` (and
+/// `dest`'s search folder beside it) while other processes go on writing.
+pub fn backup(config: &AppConfig, dest: &Path) -> Result<Copied> {
+    let started = Instant::now();
+    let db = sqlite(config, "epimem backup")?;
+    let index_to = search_folder(dest);
+    for taken in [dest, index_to.as_path()] {
+        if taken.exists() {
+            bail!("{} exists: a backup never writes over a file; name a new one", taken.display());
+        }
+    }
+    let memory = open_memory(config)?;
+    let index_from = search_folder(&db);
+    let index = index_from.is_dir();
+    if index {
+        copy_folder(&index_from, &index_to).with_context(|| {
+            format!("copying the search index {} to {}", index_from.display(), index_to.display())
+        })?;
+    }
+    if let Err(e) = memory.backup_to(dest) {
+        // Nothing half-made is left behind.
+        std::fs::remove_dir_all(&index_to).ok();
+        std::fs::remove_file(dest).ok();
+        return Err(e)
+            .with_context(|| format!("backing up {} to {}", db.display(), dest.display()));
+    }
+    Ok(Copied {
+        bytes: std::fs::metadata(dest).map(|m| m.len()).unwrap_or(0),
+        database: dest.to_owned(),
+        index,
+        seconds: started.elapsed().as_secs_f64(),
+        kept: None,
+    })
+}
+
+/// Puts the backup `from` in place of the database (which no process may be using). A
+/// database already there is refused, or with `replace` kept beside it, renamed.
+pub fn restore(config: &AppConfig, from: &Path, replace: bool) -> Result<Copied> {
+    let started = Instant::now();
+    let db = sqlite(config, "epimem restore")?;
+    if !from.is_file() {
+        bail!("{} is not a backup file", from.display());
+    }
+    if db.exists() && !replace {
+        bail!(
+            "{} exists: --replace puts the backup in its place and keeps it beside, renamed",
+            db.display()
+        );
+    }
+    // The copy is checked (opened, its schema brought up to date) before anything is replaced.
+    let restoring = with_suffix(&db, ".restoring");
+    remove_database(&restoring)?;
+    std::fs::copy(from, &restoring)
+        .with_context(|| format!("copying {} to {}", from.display(), restoring.display()))?;
+    if let Err(e) = open_store(&Database::Sqlite(restoring.clone())) {
+        remove_database(&restoring)?;
+        return Err(e)
+            .with_context(|| format!("{} is not a database epimem opens", from.display()));
+    }
+    let kept = match db.exists() {
+        true => {
+            let kept = with_suffix(&db, &format!(".replaced-{}", chrono_stamp()));
+            move_database(&db, &kept)?;
+            Some(kept)
+        }
+        false => None,
+    };
+    move_database(&restoring, &db)?;
+    let (index_from, index_to) = (search_folder(from), search_folder(&db));
+    if index_to.exists() {
+        std::fs::remove_dir_all(&index_to)
+            .with_context(|| format!("removing the old search index {}", index_to.display()))?;
+    }
+    let index = index_from.is_dir();
+    if index {
+        copy_folder(&index_from, &index_to)?;
+    }
+    Ok(Copied {
+        bytes: std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0),
+        database: db,
+        index,
+        seconds: started.elapsed().as_secs_f64(),
+        kept,
+    })
+}
+
+/// `path` with `suffix` added to its file name.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// A SQLite database's files: the database, its write-ahead log and its shared memory.
+fn files_of(db: &Path) -> [PathBuf; 3] {
+    [db.to_owned(), with_suffix(db, "-wal"), with_suffix(db, "-shm")]
+}
+
+/// Renames a database with its log and shared memory (and its search index), so that no log
+/// is left to be read into another database.
+fn move_database(from: &Path, to: &Path) -> Result<()> {
+    for (a, b) in files_of(from).iter().zip(files_of(to).iter()) {
+        if a.exists() {
+            std::fs::rename(a, b)
+                .with_context(|| format!("renaming {} to {}", a.display(), b.display()))?;
+        }
+    }
+    let (index_from, index_to) = (search_folder(from), search_folder(to));
+    if index_from.exists() {
+        std::fs::rename(&index_from, &index_to).with_context(|| {
+            format!("renaming {} to {}", index_from.display(), index_to.display())
+        })?;
+    }
+    Ok(())
+}
+
+fn remove_database(db: &Path) -> Result<()> {
+    for file in files_of(db).iter().filter(|f| f.exists()) {
+        std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
+    }
+    let index = search_folder(db);
+    if index.exists() {
+        std::fs::remove_dir_all(&index).with_context(|| format!("removing {}", index.display()))?;
+    }
+    Ok(())
+}
+
+/// The time now, for a file name (UTC, to the second).
+fn chrono_stamp() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    epimem_core::Timestamp(seconds as i64 * 1000).to_rfc3339().replace(':', "")
+}
+
+/// Copies the files of `from` into the new folder `to` (written aside, then renamed in place).
+fn copy_folder(from: &Path, to: &Path) -> Result<()> {
+    let partial = with_suffix(to, ".partial");
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial)?;
+    }
+    copy_tree(from, &partial)?;
+    std::fs::rename(&partial, to)
+        .with_context(|| format!("renaming {} to {}", partial.display(), to.display()))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type()?.is_dir() {
+            copy_tree(&source, &target)?;
+        } else {
+            match std::fs::copy(&source, &target) {
+                Ok(_) => {}
+                // A file the index replaced while it was copied: the copy is behind, and the
+                // index checks itself when opened.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("copying {}", source.display()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
