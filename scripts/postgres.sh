@@ -5,6 +5,7 @@
 #
 #   scripts/postgres.sh start   # unpack (once), initdb (once), start; prints the URL
 #   scripts/postgres.sh url     # the URL of the running server
+#   scripts/postgres.sh bin     # the folder of its programs (psql, pg_dump, pg_restore)
 #   scripts/postgres.sh stop    # stop it (the data stays for the next start)
 #   scripts/postgres.sh wipe    # stop it and delete its data
 #
@@ -110,6 +111,7 @@ case "${1:-}" in
     start) start ;;
     stop) stop ;;
     url) running && echo "$url" || { echo "PostgreSQL is not running: scripts/postgres.sh start" >&2; exit 1; } ;;
+    bin) unpack && echo "$install/bin" ;;
     wipe) stop; rm -rf "$data" ;;
-    *) echo "usage: $0 start|stop|url|wipe" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|url|bin|wipe" >&2; exit 2 ;;
 esac

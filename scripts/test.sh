@@ -23,6 +23,7 @@ fi
 stop() { if [ -n "$started" ]; then scripts/postgres.sh stop; fi; }
 trap stop EXIT
 export EPIMEM_TEST_POSTGRES="$(scripts/postgres.sh url)"
+export EPIMEM_TEST_POSTGRES_BIN="$(scripts/postgres.sh bin)"
 cargo test --workspace "$@"
 scripts/python.sh
 scripts/typescript.sh

@@ -42,6 +42,16 @@ pub fn test_database() -> Option<TestDatabase> {
 }
 
 impl TestDatabase {
+    /// The schema's name.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// The server's URL (its `epimem` database, not this schema).
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
     /// A store on this schema.
     pub fn store(&self) -> PostgresStore {
         PostgresStore::connect(&self.url).expect("connect to the test database")

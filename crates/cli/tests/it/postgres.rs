@@ -446,3 +446,63 @@ fn a_message_stored_by_one_server_is_recalled_by_another_at_once() {
     assert_eq!(gone.status().as_u16(), 200);
     assert_eq!(recall(&first)["nothing_relevant"], true);
 }
+
+/// The recipe of docs/operations.md: a PostgreSQL memory dumped with `pg_dump`, restored with
+/// `pg_restore` into a new database, opens with the same contents and recalls.
+#[test]
+fn a_pg_dump_restored_into_a_new_database_holds_the_same_memory() {
+    let Some(source) = test_database() else { return };
+    let Some(bin) = std::env::var_os("EPIMEM_TEST_POSTGRES_BIN").map(std::path::PathBuf::from)
+    else {
+        assert!(
+            std::env::var_os("EPIMEM_REQUIRE_POSTGRES").is_none(),
+            "EPIMEM_TEST_POSTGRES_BIN is not set"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("talk.jsonl");
+    std::fs::write(
+        &lines,
+        "{\"conversation\": \"trip\", \"role\": \"user\", \"content\": \"We are moving the offsite to Lisbon in June.\"}\n\
+         {\"conversation\": \"trip\", \"role\": \"user\", \"content\": \"Ana is vegetarian, remember it for the dinner.\"}\n",
+    )
+    .unwrap();
+    run_on(&source.url, &["ingest", lines.to_str().unwrap(), "--flush"]);
+    let before = run_on(&source.url, &["stats", "--json"]);
+
+    let run = |program: &str, args: &[&str]| {
+        let out = Command::new(bin.join(program)).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let dump = dir.path().join("epimem.dump");
+    run(
+        "pg_dump",
+        &[
+            "--format=custom",
+            "--schema",
+            source.schema(),
+            "--file",
+            dump.to_str().unwrap(),
+            source.server(),
+        ],
+    );
+    let target = format!("restored_{}_{}", std::process::id(), source.schema().len());
+    run("psql", &[source.server(), "-qc", &format!("DROP DATABASE IF EXISTS {target}")]);
+    run("psql", &[source.server(), "-qc", &format!("CREATE DATABASE {target}")]);
+    let (base, _) = source.server().rsplit_once('/').unwrap();
+    let target_server = format!("{base}/{target}");
+    // A dump of one schema leaves the extension out; a whole database's holds it.
+    run("psql", &[&target_server, "-qc", "CREATE EXTENSION IF NOT EXISTS vector"]);
+    run("pg_restore", &["--dbname", &target_server, dump.to_str().unwrap()]);
+    let restored =
+        format!("{target_server}?options=-c%20search_path%3D{}%2Cpublic", source.schema());
+    assert_eq!(run_on(&restored, &["stats", "--json"]), before);
+    let found = run_on(&restored, &["recall", "Who is vegetarian?", "--budget", "200"]);
+    assert!(found.contains("Ana is vegetarian"), "{found}");
+    run("psql", &[source.server(), "-qc", &format!("DROP DATABASE {target}")]);
+}
