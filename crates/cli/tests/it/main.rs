@@ -31,4 +31,5 @@ mod serve;
 mod tidy;
 mod timeline;
 mod ui;
+mod upgrade;
 mod users;

@@ -1,0 +1,160 @@
+//! Databases that earlier versions of epimem wrote open with this one, migrate, and hold what
+//! they held. Each fixture (`tests/fixtures/upgrade/<commit>/`) was written by that commit's
+//! own binary (`scripts/upgrade-fixture.sh`), with what that binary answered about it: its
+//! counts, episodes, versions, keys and timeline, and a recall.
+
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+};
+
+use serde_json::Value;
+
+use crate::common::{epimem, json_lines};
+
+fn fixtures() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upgrade");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("memory.db").is_file())
+        .collect();
+    found.sort();
+    found
+}
+
+fn said(fixture: &Path, file: &str) -> Option<Value> {
+    let text = std::fs::read_to_string(fixture.join(file)).ok()?;
+    Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}")))
+}
+
+fn now(db: &Path, args: &[&str]) -> Value {
+    json_lines(&epimem(db, args)).remove(0)
+}
+
+fn schema_version(db: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap()
+}
+
+/// The records a listing printed: one object holding them under `key` (this version), or one
+/// a line (earlier ones).
+fn listed(text: &str, key: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .flat_map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v.get(key).and_then(Value::as_array).cloned().unwrap_or(vec![v])
+        })
+        .collect()
+}
+
+/// Episodes as (id, title), in a set.
+fn episodes(text: &str) -> BTreeSet<(String, String)> {
+    listed(text, "episodes")
+        .iter()
+        .map(|e| (e["id"].as_str().unwrap().to_owned(), e["title"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+fn opens_and_holds_what_it_held(fixture: &Path) {
+    let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    std::fs::copy(fixture.join("memory.db"), &db).unwrap();
+    let written_at = schema_version(&db);
+
+    // Every count the earlier version told is the same now.
+    let before = said(fixture, "stats.json").unwrap();
+    let stats = now(&db, &["stats", "--json"]);
+    for (field, value) in before.as_object().unwrap() {
+        if value.is_number() && stats.get(field).is_some() {
+            assert_eq!(&stats[field], value, "{name}: stats.{field}");
+        }
+    }
+    assert!(schema_version(&db) >= written_at, "{name}: migrated");
+    let today = epimem(&db, &["episodes", "--json", "--limit", "100"]);
+    assert_eq!(
+        episodes(&String::from_utf8(today.stdout).unwrap()),
+        episodes(&std::fs::read_to_string(fixture.join("episodes.json")).unwrap()),
+        "{name}: the episodes, by id and title"
+    );
+    if let Some(shown) = said(fixture, "versions.json") {
+        let id = shown["id"].as_str().unwrap();
+        let today = now(&db, &["show", id, "--json"]);
+        assert_eq!(today["title"], shown["title"], "{name}: the corrected title");
+        assert_eq!(today["versions"], shown["versions"], "{name}: its earlier versions");
+    }
+    if let Ok(keys) = std::fs::read_to_string(fixture.join("keys.json")) {
+        let named = |text: &str| -> BTreeSet<String> {
+            listed(text, "keys").iter().map(|k| format!("{} {}", k["id"], k["name"])).collect()
+        };
+        let today = epimem(&db, &["keys", "list", "--json"]);
+        assert_eq!(
+            named(&String::from_utf8(today.stdout).unwrap()),
+            named(&keys),
+            "{name}: the keys"
+        );
+    }
+    if let Some(timeline) = said(fixture, "timeline.json") {
+        let ids = |v: &Value| -> BTreeSet<String> {
+            v["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n["id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let today = ids(&now(&db, &["timeline", "--json"]));
+        assert!(today.is_superset(&ids(&timeline)), "{name}: the timeline's nodes");
+    }
+    // Recall answers as it did (its index built from the database on the way).
+    let asked = ["recall", "Who is vegetarian?", "--budget", "300", "--json"];
+    let then = said(fixture, "recall.json").unwrap();
+    assert!(then["context"].as_str().unwrap().contains("Ana is vegetarian"), "{name}: {then}");
+    let today = now(&db, &asked);
+    assert!(
+        today["context"].as_str().unwrap_or_default().contains("Ana is vegetarian"),
+        "{name}: {today}"
+    );
+    // The pending conversation closes as any other.
+    let flushed = epimem(&db, &["flush"]);
+    assert!(flushed.status.success(), "{name}: {}", String::from_utf8_lossy(&flushed.stderr));
+    assert_eq!(now(&db, &["stats", "--json"])["pending_messages"], 0, "{name}");
+}
+
+#[test]
+fn every_earlier_database_opens_and_holds_what_it_held() {
+    let found = fixtures();
+    assert!(!found.is_empty(), "the upgrade fixtures are missing");
+    for fixture in found {
+        opens_and_holds_what_it_held(&fixture);
+    }
+}
+
+#[test]
+fn a_database_from_a_newer_version_is_refused_and_left_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    std::fs::copy(fixtures()[0].join("memory.db"), &db).unwrap();
+    rusqlite::Connection::open(&db).unwrap().pragma_update(None, "user_version", 999).unwrap();
+    let tables = |db: &Path| -> Vec<String> {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        let mut rows = conn.prepare("SELECT sql FROM sqlite_master ORDER BY name").unwrap();
+        rows.query_map([], |r| r.get::<_, Option<String>>(0)).unwrap().flatten().flatten().collect()
+    };
+    let before = (tables(&db), ids_of(&db));
+    let out = epimem(&db, &["stats"]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("newer than this epimem understands"), "{said}");
+    assert_eq!(schema_version(&db), 999, "not migrated");
+    assert!((tables(&db), ids_of(&db)) == before, "no table and no message changed");
+}
+
+fn ids_of(db: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut rows = conn.prepare("SELECT key || content FROM messages ORDER BY key").unwrap();
+    rows.query_map([], |r| r.get(0)).unwrap().flatten().collect()
+}
