@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     FormatError, Imported, IngestLine, Notes, Record,
-    records::{elements, epoch_seconds, not_a, with_attachments},
+    records::{each, elements, epoch_seconds, with_attachments},
 };
 
 #[derive(Deserialize)]
@@ -57,15 +57,7 @@ struct Author {
 
 pub(crate) fn read(text: &str) -> Result<Vec<Record>, FormatError> {
     let what = "a ChatGPT export's conversations.json";
-    Ok(elements(text, what)?
-        .into_iter()
-        .map(|(place, raw)| Record {
-            place,
-            read: serde_json::from_str::<Conversation>(raw.get())
-                .map_err(|e| not_a("a ChatGPT conversation", &e))
-                .and_then(conversation),
-        })
-        .collect())
+    Ok(each(elements(text, what)?, "a ChatGPT conversation", conversation))
 }
 
 fn conversation(c: Conversation) -> Result<Imported, String> {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     FormatError, Imported, IngestLine, Notes, Record,
-    records::{elements, not_a, with_attachments},
+    records::{each, elements, with_attachments},
 };
 
 #[derive(Deserialize)]
@@ -44,15 +44,7 @@ struct Said {
 
 pub(crate) fn read(text: &str) -> Result<Vec<Record>, FormatError> {
     let what = "a Claude.ai export's conversations.json";
-    Ok(elements(text, what)?
-        .into_iter()
-        .map(|(place, raw)| Record {
-            place,
-            read: serde_json::from_str::<Conversation>(raw.get())
-                .map_err(|e| not_a("a Claude conversation", &e))
-                .map(conversation),
-        })
-        .collect())
+    Ok(each(elements(text, what)?, "a Claude conversation", |c| Ok(conversation(c))))
 }
 
 fn conversation(c: Conversation) -> Imported {

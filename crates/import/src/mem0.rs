@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     FormatError, Imported, IngestLine, Notes, Record,
-    records::{not_a, placed},
+    records::{each, placed},
 };
 
 #[derive(Deserialize)]
@@ -60,15 +60,7 @@ pub(crate) fn read(text: &str) -> Result<Vec<Record>, FormatError> {
             inner.results
         }
     };
-    Ok(placed(text, items)
-        .into_iter()
-        .map(|(place, raw)| Record {
-            place,
-            read: serde_json::from_str::<Memory>(raw.get())
-                .map_err(|e| not_a("a mem0 memory", &e))
-                .and_then(memory),
-        })
-        .collect())
+    Ok(each(placed(text, items), "a mem0 memory", memory))
 }
 
 fn memory(m: Memory) -> Result<Imported, String> {

@@ -131,9 +131,24 @@ pub(crate) fn with_attachments(text: String, names: &[String]) -> String {
     out
 }
 
+/// Each placed element read as a `T` (or told why it is not `what`), then by `read`.
+pub(crate) fn each<T: serde::de::DeserializeOwned>(
+    placed: Vec<(Place, &RawValue)>,
+    what: &str,
+    read: impl Fn(T) -> Result<Imported, String>,
+) -> Vec<Record> {
+    placed
+        .into_iter()
+        .map(|(place, raw)| Record {
+            place,
+            read: serde_json::from_str::<T>(raw.get()).map_err(|e| not_a(what, &e)).and_then(&read),
+        })
+        .collect()
+}
+
 /// Why a record is not `what`, without serde's position inside the record (the record's own
 /// place is told beside it).
-pub(crate) fn not_a(what: &str, e: &serde_json::Error) -> String {
+fn not_a(what: &str, e: &serde_json::Error) -> String {
     let text = e.to_string();
     let why = text.rsplit_once(" at line ").map_or(text.as_str(), |(why, _)| why);
     format!("not {what}: {why}")
