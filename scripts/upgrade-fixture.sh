@@ -32,12 +32,39 @@ unset EPIMEM_TENANT EPIMEM_CONFIG EPIMEM_LLM_URL EPIMEM_LLM_MODEL EPIMEM_DB
 run() { "$bin" --db "$db" "$@"; }
 has() { "$bin" --help | grep -q "^  $1 "; }
 run ingest "$fixtures/sample.jsonl" --flush >/dev/null
-if has keys; then run keys create --name ops >/dev/null; run keys list --json >"$out/keys.json"; fi
+# The oldest episode is corrected: by the command where there is one, else over HTTP (an
+# episode could be corrected before the command came).
+first="$(run episodes --json --limit 100 | python3 -c '
+import json, sys
+episodes = [e for line in sys.stdin if line.strip() for e in json.loads(line).get("episodes", [json.loads(line)])]
+print(min(episodes, key=lambda e: e["start"])["id"])')"
 if has edit; then
-    first="$(run episodes --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["episodes"][-1]["id"])')"
     run edit "$first" --title "Lisbon offsite, corrected" >/dev/null
     run show "$first" --json >"$out/versions.json"
+elif "$bin" serve --help >/dev/null 2>&1; then
+    python3 - "$bin" "$db" "$first" "$out/versions.json" <<'PY'
+import json, subprocess, sys, urllib.request
+binary, db, episode, out = sys.argv[1:]
+server = subprocess.Popen([binary, "--db", db, "serve", "--listen", "127.0.0.1:0"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+try:
+    base = server.stdout.readline().strip().rsplit(" ", 1)[-1]
+    patch = urllib.request.Request(f"{base}/v1/episodes/{episode}", method="PATCH",
+                                   data=json.dumps({"title": "Lisbon offsite, corrected"}).encode(),
+                                   headers={"content-type": "application/json"})
+    try:
+        urllib.request.urlopen(patch).read()
+        shown = urllib.request.urlopen(f"{base}/v1/episodes/{episode}").read()
+        open(out, "wb").write(shown)
+    except urllib.error.HTTPError:
+        pass  # this version could not correct an episode
+finally:
+    server.terminate()
+    server.wait()
+PY
 fi
+# A key last: once one exists, the server wants it.
+if has keys; then run keys create --name ops >/dev/null; run keys list --json >"$out/keys.json"; fi
 # Past days roll up into the timeline (where this version has one).
 run tick >/dev/null
 if has timeline; then run timeline --json >"$out/timeline.json"; fi
