@@ -5,6 +5,11 @@
 #
 #   scripts/upgrade-fixture.sh COMMIT
 #
+# With EPIMEM_FIXTURE_POSTGRES (a server's URL, as scripts/postgres.sh start prints it) the same
+# sample is written to a schema of its own there too, and dumped as postgres.sql (pg_dump's
+# plain SQL, from scripts/postgres.sh bin), with what that version answered about it
+# (postgres-stats.json, postgres-episodes.json).
+#
 # Builds COMMIT from its own sources (target/upgrade) and writes
 # crates/cli/tests/fixtures/upgrade/<commit>/: memory.db, and stats.json, episodes.json,
 # recall.json (and, where that version has them, keys.json, versions.json, timeline.json).
@@ -77,5 +82,18 @@ python3 - "$db" "$out/memory.db" <<'PY'
 import sqlite3, sys
 sqlite3.connect(sys.argv[1]).execute("VACUUM INTO ?", (sys.argv[2],))
 PY
+if [ -n "${EPIMEM_FIXTURE_POSTGRES:-}" ] && "$bin" --help | grep -q postgres; then
+    pg="$(scripts/postgres.sh bin)"
+    schema="fixture_$commit"
+    "$pg/psql" "$EPIMEM_FIXTURE_POSTGRES" -qc "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema"
+    db="$EPIMEM_FIXTURE_POSTGRES?options=-c%20search_path%3D$schema%2Cpublic"
+    run ingest "$fixtures/sample.jsonl" --flush >/dev/null
+    run tick >/dev/null
+    run ingest "$fixtures/pending.jsonl" >/dev/null
+    run stats --json >"$out/postgres-stats.json"
+    run episodes --json --limit 100 >"$out/postgres-episodes.json"
+    "$pg/pg_dump" --schema="$schema" --no-owner --no-privileges "$EPIMEM_FIXTURE_POSTGRES" >"$out/postgres.sql"
+    "$pg/psql" "$EPIMEM_FIXTURE_POSTGRES" -qc "DROP SCHEMA $schema CASCADE"
+fi
 echo "$commit $(git log -1 --format=%cs "$commit")" >"$out/commit.txt"
 echo "wrote $out" >&2

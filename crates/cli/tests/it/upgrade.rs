@@ -161,3 +161,62 @@ fn ids_of(db: &Path) -> Vec<String> {
     let mut rows = conn.prepare("SELECT key || content FROM messages ORDER BY key").unwrap();
     rows.query_map([], |r| r.get(0)).unwrap().flatten().collect()
 }
+
+/// The PostgreSQL dumps earlier commits' binaries wrote (`postgres.sql`), loaded into a schema
+/// of their own, open with this version and hold what those versions said they held.
+#[test]
+fn every_earlier_postgres_dump_opens_and_holds_what_it_held() {
+    let dumps: Vec<PathBuf> =
+        fixtures().into_iter().filter(|f| f.join("postgres.sql").is_file()).collect();
+    assert!(!dumps.is_empty(), "no PostgreSQL upgrade fixture");
+    for fixture in dumps {
+        let Some(db) = epimem_store_postgres::test_support::test_database() else { return };
+        let Some(bin) = std::env::var_os("EPIMEM_TEST_POSTGRES_BIN").map(PathBuf::from) else {
+            assert!(
+                std::env::var_os("EPIMEM_REQUIRE_POSTGRES").is_none(),
+                "EPIMEM_TEST_POSTGRES_BIN is not set"
+            );
+            return;
+        };
+        let name = fixture.file_name().unwrap().to_string_lossy().into_owned();
+        // The dump names its own schema: it is loaded into this test's.
+        let dumped = std::fs::read_to_string(fixture.join("postgres.sql")).unwrap();
+        let own = format!("fixture_{name}");
+        let sql: String = dumped
+            .lines()
+            .filter(|l| *l != format!("CREATE SCHEMA {own};"))
+            .map(|l| l.replace(&own, db.schema()) + "\n")
+            .collect();
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), sql).unwrap();
+        let loaded = std::process::Command::new(bin.join("psql"))
+            .args(["-q", "-v", "ON_ERROR_STOP=1", "-f"])
+            .arg(file.path())
+            .arg(db.server())
+            .output()
+            .unwrap();
+        assert!(loaded.status.success(), "{name}: {}", String::from_utf8_lossy(&loaded.stderr));
+
+        let run = |args: &[&str]| crate::common::run_on(&db.url, args);
+        let then: Value = serde_json::from_str(
+            &std::fs::read_to_string(fixture.join("postgres-stats.json")).unwrap(),
+        )
+        .unwrap();
+        let stats: Value = serde_json::from_str(&run(&["stats", "--json"])).unwrap();
+        for (field, value) in then.as_object().unwrap() {
+            if value.is_number() && stats.get(field).is_some() {
+                assert_eq!(&stats[field], value, "{name}: stats.{field}");
+            }
+        }
+        assert_eq!(
+            episodes(&run(&["episodes", "--json", "--limit", "100"])),
+            episodes(&std::fs::read_to_string(fixture.join("postgres-episodes.json")).unwrap()),
+            "{name}: the episodes, by id and title"
+        );
+        let found = run(&["recall", "Who is vegetarian?", "--budget", "300"]);
+        assert!(found.contains("Ana is vegetarian"), "{name}: {found}");
+        run(&["flush"]);
+        let stats: Value = serde_json::from_str(&run(&["stats", "--json"])).unwrap();
+        assert_eq!(stats["pending_messages"], 0, "{name}");
+    }
+}
