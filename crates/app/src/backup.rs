@@ -1,8 +1,7 @@
-//! Backups of a SQLite database and its search index, taken while a server writes to it, and
-//! put back. The index is copied first and the database second, in one snapshot: the copied
-//! index then holds at most what the copied database holds, and an index behind its database
-//! catches up from the database's change log when it is opened (one caught half-saved is found
-//! damaged when opened, and built again).
+//! Backups of a SQLite database, taken while a server writes to it, and put back. The search
+//! index is not copied: it is derived, and a copy taken while a server saves it was found to
+//! answer from a state that matched neither save. A restored database builds its index on
+//! first use, from the database itself.
 
 use std::{
     path::{Path, PathBuf},
@@ -23,8 +22,6 @@ pub struct Copied {
     pub database: PathBuf,
     /// Its size in bytes.
     pub bytes: u64,
-    /// Whether a search index came with it (else it is built when first used).
-    pub index: bool,
     pub seconds: f64,
     /// Where the database a restore replaced was kept, if it replaced one.
     pub kept: Option<PathBuf>,
@@ -40,28 +37,16 @@ fn sqlite(config: &AppConfig, what: &str) -> Result<PathBuf> {
     }
 }
 
-/// Writes a consistent copy of the database and its search index to `dest` (and
-/// `dest`'s search folder beside it) while other processes go on writing.
+/// Writes a consistent copy of the database to `dest` while other processes go on writing.
 pub fn backup(config: &AppConfig, dest: &Path) -> Result<Copied> {
     let started = Instant::now();
     let db = sqlite(config, "epimem backup")?;
-    let index_to = search_folder(dest);
-    for taken in [dest, index_to.as_path()] {
-        if taken.exists() {
-            bail!("{} exists: a backup never writes over a file; name a new one", taken.display());
-        }
+    if dest.exists() {
+        bail!("{} exists: a backup never writes over a file; name a new one", dest.display());
     }
     let memory = open_memory(config)?;
-    let index_from = search_folder(&db);
-    let index = index_from.is_dir();
-    if index {
-        copy_folder(&index_from, &index_to).with_context(|| {
-            format!("copying the search index {} to {}", index_from.display(), index_to.display())
-        })?;
-    }
     if let Err(e) = memory.backup_to(dest) {
         // Nothing half-made is left behind.
-        std::fs::remove_dir_all(&index_to).ok();
         std::fs::remove_file(dest).ok();
         return Err(e)
             .with_context(|| format!("backing up {} to {}", db.display(), dest.display()));
@@ -69,7 +54,6 @@ pub fn backup(config: &AppConfig, dest: &Path) -> Result<Copied> {
     Ok(Copied {
         bytes: std::fs::metadata(dest).map(|m| m.len()).unwrap_or(0),
         database: dest.to_owned(),
-        index,
         seconds: started.elapsed().as_secs_f64(),
         kept: None,
     })
@@ -108,19 +92,9 @@ pub fn restore(config: &AppConfig, from: &Path, replace: bool) -> Result<Copied>
         false => None,
     };
     move_database(&restoring, &db)?;
-    let (index_from, index_to) = (search_folder(from), search_folder(&db));
-    if index_to.exists() {
-        std::fs::remove_dir_all(&index_to)
-            .with_context(|| format!("removing the old search index {}", index_to.display()))?;
-    }
-    let index = index_from.is_dir();
-    if index {
-        copy_folder(&index_from, &index_to)?;
-    }
     Ok(Copied {
         bytes: std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0),
         database: db,
-        index,
         seconds: started.elapsed().as_secs_f64(),
         kept,
     })
@@ -173,37 +147,4 @@ fn chrono_stamp() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     epimem_core::Timestamp(seconds as i64 * 1000).to_rfc3339().replace(':', "")
-}
-
-/// Copies the files of `from` into the new folder `to` (written aside, then renamed in place).
-fn copy_folder(from: &Path, to: &Path) -> Result<()> {
-    let partial = with_suffix(to, ".partial");
-    if partial.exists() {
-        std::fs::remove_dir_all(&partial)?;
-    }
-    copy_tree(from, &partial)?;
-    std::fs::rename(&partial, to)
-        .with_context(|| format!("renaming {} to {}", partial.display(), to.display()))
-}
-
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
-        let entry = entry?;
-        let (source, target) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type()?.is_dir() {
-            copy_tree(&source, &target)?;
-        } else {
-            match std::fs::copy(&source, &target) {
-                Ok(_) => {}
-                // A file the index replaced while it was copied: the copy is behind, and the
-                // index checks itself when opened.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("copying {}", source.display()));
-                }
-            }
-        }
-    }
-    Ok(())
 }

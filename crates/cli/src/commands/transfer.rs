@@ -139,8 +139,8 @@ pub(crate) struct ImportArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "The copy is one snapshot of the database, taken in a read transaction: \
 servers and workers go on writing while it is taken, and it holds everything stored before it \
-began. The search index is copied first, beside the copy (DEST.search); it is then at most as \
-new as the database, and catches up when the copy is opened. Restore it with `epimem restore`.")]
+began. The search index is not copied: it is derived, and built from the database when the \
+restored copy is first used. Restore it with `epimem restore`.")]
 pub(crate) struct BackupArgs {
     /// The new file to write (never one that exists).
     dest: PathBuf,
@@ -162,11 +162,10 @@ pub(crate) struct RestoreArgs {
 pub(crate) fn backup(config: &AppConfig, args: &BackupArgs) -> Result<ExitCode> {
     let copied = epimem_app::backup::backup(config, &args.dest)?;
     println!(
-        "backed up {} to {} ({:.1} MB{}) in {:.1} s",
+        "backed up {} to {} ({:.1} MB) in {:.1} s",
         config.database()?,
         copied.database.display(),
         copied.bytes as f64 / 1e6,
-        if copied.index { ", with its search index" } else { "" },
         copied.seconds
     );
     Ok(ExitCode::SUCCESS)
@@ -175,15 +174,10 @@ pub(crate) fn backup(config: &AppConfig, args: &BackupArgs) -> Result<ExitCode> 
 pub(crate) fn restore(config: &AppConfig, args: &RestoreArgs) -> Result<ExitCode> {
     let copied = epimem_app::backup::restore(config, &args.backup, args.replace)?;
     println!(
-        "restored {} from {} ({:.1} MB{}) in {:.1} s",
+        "restored {} from {} ({:.1} MB) in {:.1} s; its search index is built when first used",
         copied.database.display(),
         args.backup.display(),
         copied.bytes as f64 / 1e6,
-        if copied.index {
-            ", with its search index"
-        } else {
-            "; its search index is built when first used"
-        },
         copied.seconds
     );
     if let Some(kept) = &copied.kept {

@@ -1,5 +1,6 @@
-//! `epimem backup` while a server takes messages, and `epimem restore`: every message the
-//! server acknowledged before the backup began is in the restored database, which serves.
+//! `epimem backup` while servers take messages (ours, and `bench serve`'s load), and `epimem
+//! restore`: every message acknowledged before the backup began is in the restored database,
+//! which serves and recalls them.
 
 use std::{
     path::Path,
@@ -56,6 +57,15 @@ fn a_backup_under_load_holds_everything_acknowledged_before_it_and_serves() {
             })
         })
         .collect();
+    // `bench serve` loads the same database through a server of its own meanwhile; its three
+    // seconds of load are under way when the backup is taken.
+    let bench = crate::common::epimem_command(&db)
+        .args(["bench", "serve", "--db", db.to_str().unwrap(), "--seconds", "3", "--batch", "20"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1_500));
     while acknowledged.lock().unwrap().len() < 2_000 {
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -69,6 +79,8 @@ fn a_backup_under_load_holds_everything_acknowledged_before_it_and_serves() {
     for writer in writers {
         writer.join().unwrap();
     }
+    let benched = bench.wait_with_output().unwrap();
+    assert!(benched.status.success(), "{}", String::from_utf8_lossy(&benched.stderr));
     let written = acknowledged.lock().unwrap().len();
     assert!(written > before.len(), "the server kept writing while the backup was taken");
     drop(server);
