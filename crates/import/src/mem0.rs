@@ -60,7 +60,14 @@ pub(crate) fn read(text: &str) -> Result<Vec<Record>, FormatError> {
             inner.results
         }
     };
-    Ok(each(placed(text, items), "a mem0 memory", memory))
+    let mut records = each(placed(text, items), "a mem0 memory", memory);
+    // mem0 lists memories newest first; a conversation's time only moves forward, so they are
+    // stored oldest first (a record that could not be read keeps its place ahead of them).
+    records.sort_by_key(|r| match &r.read {
+        Ok(read) => (1, read.messages.first().and_then(|m| millis(m.timestamp.as_deref()))),
+        Err(_) => (0, None),
+    });
+    Ok(records)
 }
 
 fn memory(m: Memory) -> Result<Imported, String> {
@@ -95,4 +102,9 @@ fn memory(m: Memory) -> Result<Imported, String> {
         metadata,
     };
     Ok(Imported { conversation, title: None, messages: vec![message], notes: Notes::default() })
+}
+
+/// A time as milliseconds since the epoch, whatever its offset.
+fn millis(time: Option<&str>) -> Option<i64> {
+    chrono::DateTime::parse_from_rfc3339(time?).ok().map(|t| t.timestamp_millis())
 }

@@ -96,6 +96,15 @@ fn mem0_memories_go_to_their_owners() {
     assert_eq!(peanuts.metadata["mem0"]["metadata"]["source"], "onboarding");
     assert_eq!(peanuts.metadata["mem0"]["categories"][0], "health");
     assert_eq!(all[2].messages[0].metadata["mem0"]["agent_id"], "scheduler");
+    // Listed newest first (as mem0 lists them), they are read oldest first.
+    let newest_first = r#"{"results": [
+        {"id": "b", "memory": "Moved to Oslo", "user_id": "cy", "created_at": "2024-09-01T10:00:00+02:00"},
+        {"id": "a", "memory": "Lives in Bergen", "user_id": "cy", "created_at": "2024-01-01T10:00:00Z"}]}"#;
+    let in_order: Vec<String> = imported(read(Source::Mem0, newest_first).unwrap())
+        .iter()
+        .map(|c| c.messages[0].content.clone())
+        .collect();
+    assert_eq!(in_order, ["Lives in Bergen", "Moved to Oslo"]);
     // A bare array reads the same.
     let bare = format!("[{}]", r#"{"id": 9, "memory": "Likes jazz", "user_id": "cy"}"#);
     assert_eq!(imported(read(Source::Mem0, &bare).unwrap())[0].messages[0].id, "mem0-9");
