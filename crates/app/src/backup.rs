@@ -85,7 +85,7 @@ pub fn restore(config: &AppConfig, from: &Path, replace: bool) -> Result<Copied>
     }
     let kept = match db.exists() {
         true => {
-            let kept = with_suffix(&db, &format!(".replaced-{}", chrono_stamp()));
+            let kept = with_suffix(&db, &format!(".replaced-{}", stamp_now()));
             move_database(&db, &kept)?;
             Some(kept)
         }
@@ -142,7 +142,7 @@ fn remove_database(db: &Path) -> Result<()> {
 }
 
 /// The time now, for a file name (UTC, to the second).
-fn chrono_stamp() -> String {
+fn stamp_now() -> String {
     let seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -48,14 +48,7 @@ pub(crate) fn reply(entry: &Value) -> Option<Reply> {
     let content = entry.get("message")?.get("content")?;
     let text = match content {
         Value::String(text) => text.trim().to_owned(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n\n"),
+        Value::Array(blocks) => text_blocks(blocks, "\n\n"),
         _ => return None,
     };
     if text.is_empty() {
@@ -71,6 +64,19 @@ pub(crate) fn reply(entry: &Value) -> Option<Reply> {
         .and_then(Value::as_str)
         .and_then(|t| Timestamp::parse_rfc3339(t).ok());
     Some(Reply { key: format!("reply:{key}"), timestamp, text })
+}
+
+/// The text blocks of a message's content, trimmed, the empty ones left out, joined by
+/// `separator`.
+pub(crate) fn text_blocks(blocks: &[Value], separator: &str) -> String {
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join(separator)
 }
 
 #[cfg(test)]

@@ -97,7 +97,9 @@ pub(crate) fn backfill(config: &AppConfig, args: &BackfillArgs) -> Result<ExitCo
         report.work_units +=
             memory.flush_now(&scope).with_context(|| what(session))?.episodes_closed;
         // A hook of the same session, if it goes on, reads the transcript from here on.
-        if let Ok(len) = std::fs::metadata(&session.source).map(|m| m.len()) {
+        if args.agent.reads_transcript()
+            && let Ok(len) = std::fs::metadata(&session.source).map(|m| m.len())
+        {
             hooks.set_cursor(&session.id, len).ok();
         }
     }

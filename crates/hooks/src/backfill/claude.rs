@@ -100,7 +100,7 @@ fn session(file: &Path, text: &str) -> Result<Option<FoundSession>, String> {
                             })
                             .collect();
                         if results.is_empty() {
-                            let text = text_blocks(blocks);
+                            let text = transcript::text_blocks(blocks, "\n");
                             if !text.is_empty() {
                                 steps.push(Step::Prompt { text, at });
                             }
@@ -136,21 +136,13 @@ fn tool_step(
     let failed = result.get("is_error").and_then(Value::as_bool) == Some(true);
     let said = match result.get("content") {
         Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(blocks)) => text_blocks(blocks),
+        Some(Value::Array(blocks)) => transcript::text_blocks(blocks, "\n"),
         _ => String::new(),
     };
-    let response = entry.get("toolUseResult").cloned().unwrap_or_else(|| json!(said));
-    let event = tool_event(session, cwd, &name, input, Some(id), failed, response, said);
+    let outcome = match failed {
+        true => Err(said),
+        false => Ok(entry.get("toolUseResult").cloned().unwrap_or_else(|| json!(said))),
+    };
+    let event = tool_event(session, cwd, &name, input, Some(id), outcome);
     Some(Step::Tool { event, failed, at })
-}
-
-fn text_blocks(blocks: &[Value]) -> String {
-    blocks
-        .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
 }

@@ -135,9 +135,7 @@ fn item_step(id: &str, cwd: &Path, item: &Value, at: Timestamp) -> Option<Step> 
                 "Bash",
                 json!({"command": command}),
                 item.get("id").and_then(Value::as_str),
-                failed,
-                json!(output),
-                output.to_owned(),
+                if failed { Err(output.to_owned()) } else { Ok(json!(output)) },
             );
             Some(Step::Tool { event, failed, at })
         }

@@ -135,9 +135,7 @@ fn tool_step(id: &str, cwd: &Path, call: &Value, at: Option<Timestamp>) -> Resul
         call.get("name").and_then(Value::as_str).unwrap_or_default(),
         call.get("args").cloned().unwrap_or(Value::Null),
         call.get("id").and_then(Value::as_str),
-        failed,
-        response,
-        shown,
+        if failed { Err(shown) } else { Ok(response) },
     );
     Ok(Step::Tool { event, failed, at })
 }

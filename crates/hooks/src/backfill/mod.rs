@@ -82,26 +82,27 @@ pub(crate) fn event(session: &str, cwd: &Path, name: &str) -> HookEvent {
     }
 }
 
-/// A tool call's event as PostToolUse carries it (PostToolUseFailure, with `error`, when it
-/// failed).
-#[allow(clippy::too_many_arguments)]
+/// A tool call's event as PostToolUse carries it with the tool's response, or as
+/// PostToolUseFailure with its error.
 pub(crate) fn tool_event(
     session: &str,
     cwd: &Path,
     tool: &str,
     input: serde_json::Value,
     id: Option<&str>,
-    failed: bool,
-    response: serde_json::Value,
-    error: String,
+    outcome: Result<serde_json::Value, String>,
 ) -> HookEvent {
-    let name = if failed { "PostToolUseFailure" } else { "PostToolUse" };
+    let name = if outcome.is_ok() { "PostToolUse" } else { "PostToolUseFailure" };
+    let (tool_response, error) = match outcome {
+        Ok(response) => (Some(response), None),
+        Err(error) => (None, Some(error)),
+    };
     HookEvent {
         tool_name: Some(tool.to_owned()),
         tool_input: Some(input),
         tool_use_id: id.map(str::to_owned),
-        tool_response: (!failed).then_some(response),
-        error: failed.then_some(error),
+        tool_response,
+        error,
         ..event(session, cwd, name)
     }
 }

@@ -135,17 +135,14 @@ fn tool_step(id: &str, cwd: &Path, part: &Value) -> Option<Step> {
     let exit = state.pointer("/metadata/exit").and_then(Value::as_i64);
     let failed = status == "error" || exit.is_some_and(|e| e != 0);
     let ended = state.pointer("/time/end").and_then(Value::as_i64)?;
-    let mut event = tool_event(
+    // The plugin always sends PostToolUse: a failure is read from the response.
+    let event = tool_event(
         id,
         cwd,
         part.get("tool").and_then(Value::as_str).unwrap_or_default(),
         state.get("input").cloned().unwrap_or(Value::Null),
         part.get("callID").and_then(Value::as_str),
-        false,
-        json!({"output": output, "is_error": failed}),
-        String::new(),
+        Ok(json!({"output": output, "is_error": failed})),
     );
-    // The plugin always sends PostToolUse: a failure is read from the response.
-    event.hook_event_name = "PostToolUse".into();
     Some(Step::Tool { event, failed, at: Timestamp(ended) })
 }
