@@ -207,7 +207,7 @@ impl Hook<'_> {
                 }
             }
             EventKind::PostToolUse | EventKind::PostToolUseFailure => {
-                let failed = kind == EventKind::PostToolUseFailure || reports_failure(event);
+                let failed = tool_failed(self.agent, event);
                 messages.extend(session.action(event, failed, received, self.config.output_chars));
             }
             EventKind::Stop if !self.agent.reads_transcript() => {
@@ -300,6 +300,12 @@ impl Hook<'_> {
             }
         }
     }
+}
+
+/// Whether a tool event of `agent` says the tool failed: its failure event, or a response that
+/// says so although the tool returned.
+pub(crate) fn tool_failed(agent: Agent, event: &HookEvent) -> bool {
+    event.kind(agent) == Some(EventKind::PostToolUseFailure) || reports_failure(event)
 }
 
 /// Whether a tool's response says it failed although the tool returned.

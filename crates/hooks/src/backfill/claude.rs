@@ -144,5 +144,5 @@ fn tool_step(
         false => Ok(entry.get("toolUseResult").cloned().unwrap_or_else(|| json!(said))),
     };
     let event = tool_event(session, cwd, &name, input, Some(id), outcome);
-    Some(Step::Tool { event, failed, at })
+    Some(Step::Tool { event, at })
 }

@@ -127,17 +127,17 @@ fn item_step(id: &str, cwd: &Path, item: &Value, at: Timestamp) -> Option<Step> 
                 other => other.join(" "),
             };
             let output = item.get("aggregated_output").and_then(Value::as_str).unwrap_or("");
-            let failed = item.get("exit_code").and_then(Value::as_i64).is_some_and(|c| c != 0)
-                || item.get("status").and_then(Value::as_str) == Some("failed");
             let event = tool_event(
                 id,
                 cwd,
                 "Bash",
                 json!({"command": command}),
                 item.get("id").and_then(Value::as_str),
-                if failed { Err(output.to_owned()) } else { Ok(json!(output)) },
+                // Codex has no failure event: a failed command is a PostToolUse whose output
+                // says so, as its hook sends it.
+                Ok(json!(output)),
             );
-            Some(Step::Tool { event, failed, at })
+            Some(Step::Tool { event, at })
         }
         _ => None,
     }

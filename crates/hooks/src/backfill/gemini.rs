@@ -118,7 +118,6 @@ fn user_text(message: &Value) -> String {
 
 fn tool_step(id: &str, cwd: &Path, call: &Value, at: Option<Timestamp>) -> Result<Step, String> {
     let at = time(call.get("timestamp")).or(at).ok_or("a tool call without a time")?;
-    let failed = call.get("status").and_then(Value::as_str) == Some("error");
     let shown = call.get("resultDisplay").and_then(Value::as_str).unwrap_or("").to_owned();
     let llm: Vec<String> = call
         .get("result")
@@ -135,9 +134,10 @@ fn tool_step(id: &str, cwd: &Path, call: &Value, at: Option<Timestamp>) -> Resul
         call.get("name").and_then(Value::as_str).unwrap_or_default(),
         call.get("args").cloned().unwrap_or(Value::Null),
         call.get("id").and_then(Value::as_str),
-        if failed { Err(shown) } else { Ok(response) },
+        // AfterTool carries what the tool showed, failed or not.
+        Ok(response),
     );
-    Ok(Step::Tool { event, failed, at })
+    Ok(Step::Tool { event, at })
 }
 
 fn stop_event(id: &str, cwd: &Path) -> HookEvent {

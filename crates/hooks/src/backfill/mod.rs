@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use epimem_api::MessageInput;
 use epimem_core::{ConversationKey, Timestamp};
 
-use crate::{HookEvent, Reply, Session, agent::Agent, project::project_of};
+use crate::{HookEvent, Reply, Session, agent::Agent, project::project_of, tool_failed};
 
 /// A session found on disk.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,8 +36,9 @@ pub struct FoundSession {
 pub enum Step {
     /// The person's prompt.
     Prompt { text: String, at: Timestamp },
-    /// A tool call and what it returned, as a PostToolUse (or PostToolUseFailure) event.
-    Tool { event: HookEvent, failed: bool, at: Timestamp },
+    /// A tool call and what it returned, as the agent's hook event tells it; whether it failed
+    /// is read from the event as the hooks read it.
+    Tool { event: HookEvent, at: Timestamp },
     /// A reply read from a transcript (Claude Code).
     Reply(Reply),
     /// The reply that ended a turn, as its Stop event carries it (the other agents).
@@ -130,8 +131,8 @@ impl FoundSession {
             .iter()
             .filter_map(|step| match step {
                 Step::Prompt { text, at } => Some(session.prompt(text, *at)),
-                Step::Tool { event, failed, at } => {
-                    session.action(event, *failed, *at, output_chars)
+                Step::Tool { event, at } => {
+                    session.action(event, tool_failed(self.agent, event), *at, output_chars)
                 }
                 Step::Reply(reply) => Some(session.reply(reply, fallback)),
                 Step::TurnEnd { event, text, at } => Some(session.final_reply(event, text, *at)),

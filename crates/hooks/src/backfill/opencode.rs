@@ -144,5 +144,5 @@ fn tool_step(id: &str, cwd: &Path, part: &Value) -> Option<Step> {
         part.get("callID").and_then(Value::as_str),
         Ok(json!({"output": output, "is_error": failed})),
     );
-    Some(Step::Tool { event, failed, at: Timestamp(ended) })
+    Some(Step::Tool { event, at: Timestamp(ended) })
 }
