@@ -5,14 +5,14 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, streamText, wrapLanguageModel } from "ai";
 
 import { memoryMiddleware } from "../dist/ai-sdk.js";
 import { Client } from "../dist/index.js";
-import { here, scriptedModel, serve } from "./server.js";
+import { here, serverAndModel, systemOf } from "./server.js";
 
 /** What `conversation` holds, oldest first, once closed into episodes: [role, content]. */
 async function heldIn(memory, conversation) {
@@ -24,22 +24,11 @@ async function heldIn(memory, conversation) {
   return held;
 }
 
-/** The system messages of a request the model was sent. */
-const systemOf = (request) => request.body.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n");
 
-let epimem;
-let model;
-before(async () => {
-  epimem = await serve();
-  model = scriptedModel();
-  await new Promise((resolve) => model.server.listen(0, "127.0.0.1", resolve));
-});
-after(() => {
-  epimem.child.kill();
-  model.server.close();
-});
+const running = serverAndModel();
 
 test("a second session is told what the first said, and a new task nothing", async () => {
+  const { epimem, model } = running;
   const memory = new Client(epimem.url);
   const provider = createOpenAICompatible({ name: "scripted", baseURL: `http://127.0.0.1:${model.server.address().port}/v1` });
   const session = (conversation) =>
@@ -69,6 +58,7 @@ test("a second session is told what the first said, and a new task nothing", asy
 });
 
 test("a streamed answer is remembered whole", async () => {
+  const { epimem, model } = running;
   const memory = new Client(epimem.url);
   const provider = createOpenAICompatible({ name: "scripted", baseURL: `http://127.0.0.1:${model.server.address().port}/v1` });
   const streamed = streamText({

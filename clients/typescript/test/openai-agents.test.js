@@ -5,40 +5,30 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled } from "@openai/agents";
 import OpenAI from "openai";
 
 import { Client, EpimemError } from "../dist/index.js";
 import { EpimemSession } from "../dist/openai-agents.js";
-import { here, scriptedModel, serve } from "./server.js";
+import { here, serverAndModel, systemOf } from "./server.js";
 
 // Traces would be sent to OpenAI: nothing leaves loopback.
 setTracingDisabled(true);
 
-let epimem;
-let model;
-before(async () => {
-  epimem = await serve();
-  model = scriptedModel();
-  await new Promise((resolve) => model.server.listen(0, "127.0.0.1", resolve));
-});
-after(() => {
-  epimem.child.kill();
-  model.server.close();
-});
+const running = serverAndModel();
 
-const systemOf = (request) => request.body.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n");
 
 async function say(session, text) {
-  const client = new OpenAI({ baseURL: `http://127.0.0.1:${model.server.address().port}/v1`, apiKey: "none", maxRetries: 0 });
+  const client = new OpenAI({ baseURL: `http://127.0.0.1:${running.model.server.address().port}/v1`, apiKey: "none", maxRetries: 0 });
   const agent = new Agent({ name: "assistant", instructions: "You are terse.", model: new OpenAIChatCompletionsModel(client, "scripted") });
   const result = await run(agent, text, { session, callModelInputFilter: session.inputFilter });
   return result.finalOutput;
 }
 
 test("a second session is told what the first said, and a new task nothing", async () => {
+  const { epimem, model } = running;
   const memory = new Client(epimem.url);
   assert.equal(await say(new EpimemSession(memory, "s1", { user: "maya" }), "My sister Ana moved to Porto last spring."), "Noted.");
   assert.equal(systemOf(model.requests.at(-1)), "You are terse.", "nothing is told while memory is empty");
@@ -59,6 +49,7 @@ test("a second session is told what the first said, and a new task nothing", asy
 });
 
 test("each method of the session", async () => {
+  const { epimem } = running;
   const memory = new Client(epimem.url);
   const session = new EpimemSession(memory, "items", { user: "maya" });
   assert.equal(await session.getSessionId(), "items");

@@ -6,6 +6,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 
 /** The client's folder. */
@@ -72,3 +73,25 @@ export function scriptedModel() {
   });
   return { server, requests };
 }
+
+/**
+ * A real server and a scripted model for one file's tests, started before them and stopped
+ * after: `epimem` and `model` are set once they run.
+ */
+export function serverAndModel() {
+  const running = {};
+  before(async () => {
+    running.epimem = await serve();
+    running.model = scriptedModel();
+    await new Promise((resolve) => running.model.server.listen(0, "127.0.0.1", resolve));
+  });
+  after(() => {
+    running.epimem.child.kill();
+    running.model.server.close();
+  });
+  return running;
+}
+
+/** What a request the model was sent said in its system messages. */
+export const systemOf = (request) =>
+  request.body.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n");
