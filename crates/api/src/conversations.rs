@@ -20,30 +20,40 @@ impl Memory {
     /// Stores the messages durably and queues their segmentation for a worker; the answer
     /// says where each message is and how each conversation touched stands.
     pub fn remember(&self, mut batch: Batch) -> Result<AddedOut, MemoryError> {
-        let messages = std::mem::take(&mut batch.messages);
-        let touched: BTreeSet<ConversationKey> =
-            messages.iter().map(|m| m.conversation.clone()).collect();
-        let sent: Vec<(String, Option<String>)> = messages
-            .iter()
-            .map(|m| {
-                let id = m.key.strip_prefix("id:").map(str::to_owned);
-                (m.conversation.conversation.clone(), id)
+        let tenant = batch.messages.first().map_or("", |m| m.conversation.tenant.as_str());
+        let span = crate::traces::memory("create_memory", "remember", tenant);
+        span.record("gen_ai.memory.record.count", batch.messages.len() as i64);
+        crate::traces::within(span, |_| {
+            let messages = std::mem::take(&mut batch.messages);
+            let touched: BTreeSet<ConversationKey> =
+                messages.iter().map(|m| m.conversation.clone()).collect();
+            let sent: Vec<(String, Option<String>)> = messages
+                .iter()
+                .map(|m| {
+                    let id = m.key.strip_prefix("id:").map(str::to_owned);
+                    (m.conversation.conversation.clone(), id)
+                })
+                .collect();
+            let report = self.engine.enqueue(messages).map_err(|e| batch.refusal(e))?;
+            let placed =
+                report.messages.iter().zip(sent).map(|(m, (conversation, id))| AddedMessageOut {
+                    conversation,
+                    id,
+                    seq: m.seq,
+                    new: m.new,
+                    status: AddedStatus::of(m),
+                });
+            let conversations = touched
+                .into_iter()
+                .map(|key| self.conversation_state(&key, false))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(AddedOut {
+                inserted: report.inserted,
+                duplicates: report.duplicates,
+                conflicts: report.conflicts,
+                messages: placed.collect(),
+                conversations,
             })
-            .collect();
-        let report = self.engine.enqueue(messages).map_err(|e| batch.refusal(e))?;
-        let placed = report.messages.iter().zip(sent).map(|(m, (conversation, id))| {
-            AddedMessageOut { conversation, id, seq: m.seq, new: m.new, status: AddedStatus::of(m) }
-        });
-        let conversations = touched
-            .into_iter()
-            .map(|key| self.conversation_state(&key, false))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(AddedOut {
-            inserted: report.inserted,
-            duplicates: report.duplicates,
-            conflicts: report.conflicts,
-            messages: placed.collect(),
-            conversations,
         })
     }
 
@@ -54,7 +64,11 @@ impl Memory {
         tenant: &str,
         conversation: &str,
     ) -> Result<ConversationOut, MemoryError> {
-        self.conversation_state(&ConversationKey::new(tenant, conversation), true)
+        let span = crate::traces::reading("conversation", tenant);
+        span.record("gen_ai.conversation.id", conversation);
+        crate::traces::within(span, |_| {
+            self.conversation_state(&ConversationKey::new(tenant, conversation), true)
+        })
     }
 
     fn conversation_state(
@@ -123,18 +137,22 @@ impl Memory {
         conversation: &str,
         query: MessagesQuery,
     ) -> Result<MessagesOut, MemoryError> {
-        let limit = limit(query.limit, 100)?;
-        let key = ConversationKey::new(tenant, conversation);
-        let read = self.engine.conversation_messages(&key, query.before, limit)?;
-        let read = read.ok_or_else(|| not_found(conversation))?;
-        let next_before = match read.first() {
-            Some((oldest, _)) if read.len() == limit && oldest.seq > 1 => Some(oldest.seq),
-            _ => None,
-        };
-        Ok(MessagesOut {
-            conversation: conversation.to_owned(),
-            messages: read.iter().map(|(m, e)| StoredMessageOut::new(m, e.as_ref())).collect(),
-            next_before,
+        let span = crate::traces::reading("messages", tenant);
+        span.record("gen_ai.conversation.id", conversation);
+        crate::traces::within(span, |_| {
+            let limit = limit(query.limit, 100)?;
+            let key = ConversationKey::new(tenant, conversation);
+            let read = self.engine.conversation_messages(&key, query.before, limit)?;
+            let read = read.ok_or_else(|| not_found(conversation))?;
+            let next_before = match read.first() {
+                Some((oldest, _)) if read.len() == limit && oldest.seq > 1 => Some(oldest.seq),
+                _ => None,
+            };
+            Ok(MessagesOut {
+                conversation: conversation.to_owned(),
+                messages: read.iter().map(|(m, e)| StoredMessageOut::new(m, e.as_ref())).collect(),
+                next_before,
+            })
         })
     }
 
@@ -147,35 +165,44 @@ impl Memory {
         tenant: &str,
         conversation: &str,
     ) -> Result<StoredMessageOut, MemoryError> {
-        let key = ConversationKey::new(tenant, conversation);
-        match self.engine.take_back_newest(&key)? {
-            TakeBack::Taken(message) => Ok(StoredMessageOut::new(&message, None)),
-            TakeBack::Nothing => {
-                Err(MemoryError::not_found(format!("a message in conversation {conversation:?}")))
-            }
-            TakeBack::Closed(Some(episode)) => Err(MemoryError::conflict(format!(
-                "the newest message of conversation {conversation:?} is in episode {episode}: \
+        let span = crate::traces::memory("delete_memory", "take_back", tenant);
+        span.record("gen_ai.conversation.id", conversation);
+        crate::traces::within(span, |_| {
+            let key = ConversationKey::new(tenant, conversation);
+            match self.engine.take_back_newest(&key)? {
+                TakeBack::Taken(message) => Ok(StoredMessageOut::new(&message, None)),
+                TakeBack::Nothing => Err(MemoryError::not_found(format!(
+                    "a message in conversation {conversation:?}"
+                ))),
+                TakeBack::Closed(Some(episode)) => Err(MemoryError::conflict(format!(
+                    "the newest message of conversation {conversation:?} is in episode {episode}: \
                  only a message not yet in an episode can be taken back"
-            ))),
-            TakeBack::Closed(None) => Err(MemoryError::conflict(format!(
-                "the newest message of conversation {conversation:?} is being closed into an \
+                ))),
+                TakeBack::Closed(None) => Err(MemoryError::conflict(format!(
+                    "the newest message of conversation {conversation:?} is being closed into an \
                  episode: only a message not yet in an episode can be taken back"
-            ))),
-        }
+                ))),
+            }
+        })
     }
 
     /// Closes everything pending in a conversation into episodes now (the end of a session);
     /// not found if it has no message.
     pub fn flush(&self, tenant: &str, conversation: &str) -> Result<FlushedOut, MemoryError> {
-        self.conversation_state(&ConversationKey::new(tenant, conversation), false)?;
-        let scope = Scope::tenant(tenant).with_conversation(Some(conversation.to_owned()));
-        Ok(self.engine.flush(&scope)?.into())
+        let span = crate::traces::memory("create_memory", "flush", tenant);
+        span.record("gen_ai.conversation.id", conversation);
+        crate::traces::within(span, |_| {
+            self.conversation_state(&ConversationKey::new(tenant, conversation), false)?;
+            let scope = Scope::tenant(tenant).with_conversation(Some(conversation.to_owned()));
+            Ok(self.engine.flush(&scope)?.into())
+        })
     }
 
     /// Closes everything pending in every conversation of the tenant into episodes now (the
     /// end of an import).
     pub fn flush_tenant(&self, tenant: &str) -> Result<FlushedOut, MemoryError> {
-        Ok(self.engine.flush(&Scope::tenant(tenant))?.into())
+        let span = crate::traces::memory("create_memory", "flush", tenant);
+        crate::traces::within(span, |_| Ok(self.engine.flush(&Scope::tenant(tenant))?.into()))
     }
 
     /// Forgets a conversation: its messages, episodes, vectors and pending work, from every
@@ -185,22 +212,32 @@ impl Memory {
         tenant: &str,
         conversation: &str,
     ) -> Result<DeletedOut, MemoryError> {
-        let key = ConversationKey::new(tenant, conversation);
-        let episodes = self.engine.delete_conversation(&key)?;
-        Ok(DeletedOut { episodes: episodes as u64 })
+        let span = crate::traces::memory("delete_memory", "forget_conversation", tenant);
+        span.record("gen_ai.conversation.id", conversation);
+        crate::traces::within(span, |_| {
+            let key = ConversationKey::new(tenant, conversation);
+            let episodes = self.engine.delete_conversation(&key)?;
+            Ok(DeletedOut { episodes: episodes as u64 })
+        })
     }
 
     /// Forgets everything one person said: every conversation whose messages carry `user`, from
     /// every file and index; the tenant's timeline is told again without them.
     pub fn forget_user(&self, tenant: &str, user: &str) -> Result<DeletedOut, MemoryError> {
-        let episodes = self.engine.delete_user(tenant, user)?;
-        Ok(DeletedOut { episodes: episodes as u64 })
+        let span = crate::traces::memory("delete_memory", "forget_user", tenant);
+        crate::traces::within(span, |_| {
+            let episodes = self.engine.delete_user(tenant, user)?;
+            Ok(DeletedOut { episodes: episodes as u64 })
+        })
     }
 
     /// Forgets everything the tenant remembers, from every file and index. Its API keys stay.
     pub fn forget_tenant(&self, tenant: &str) -> Result<DeletedOut, MemoryError> {
-        let episodes = self.engine.delete_tenant(tenant)?;
-        Ok(DeletedOut { episodes: episodes as u64 })
+        let span = crate::traces::memory("delete_memory_store", "forget_tenant", tenant);
+        crate::traces::within(span, |_| {
+            let episodes = self.engine.delete_tenant(tenant)?;
+            Ok(DeletedOut { episodes: episodes as u64 })
+        })
     }
 
     /// The tenant's jobs not yet done: queued, running, retrying or parked.
@@ -212,24 +249,33 @@ impl Memory {
 
     /// Facts distilled from the tenant's episodes, newest first (by when they became true).
     pub fn facts(&self, tenant: &str, query: FactsQuery) -> Result<FactsOut, MemoryError> {
-        let limit = limit(query.limit, 100)?;
-        let scope = Scope { user: user(query.user)?, ..Scope::tenant(tenant) }
-            .with_conversation(query.conversation);
-        let facts = self.engine.facts(&scope, query.all, Some(limit))?;
-        Ok(FactsOut { facts: facts.iter().map(FactOut::from).collect() })
+        let span = crate::traces::reading("facts", tenant);
+        crate::traces::within(span, |_| {
+            let limit = limit(query.limit, 100)?;
+            let scope = Scope { user: user(query.user)?, ..Scope::tenant(tenant) }
+                .with_conversation(query.conversation);
+            let facts = self.engine.facts(&scope, query.all, Some(limit))?;
+            Ok(FactsOut { facts: facts.iter().map(FactOut::from).collect() })
+        })
     }
 
     /// The top of the tenant's timeline (or, given a `user`, of theirs): the periods rolled
     /// up whose parent is not, oldest first.
     pub fn timeline(&self, tenant: &str, query: TimelineQuery) -> Result<TimelineOut, MemoryError> {
-        let nodes = match user(query.user)? {
-            None => self.engine.timeline_top(tenant)?,
-            Some(user) => {
-                let mut told = self.engine.user_timeline(tenant, &user)?;
-                top_nodes(told.keys().copied()).iter().filter_map(|id| told.remove(id)).collect()
-            }
-        };
-        Ok(TimelineOut { nodes: nodes.iter().map(TimelineNodeOut::from).collect() })
+        let span = crate::traces::reading("timeline", tenant);
+        crate::traces::within(span, |_| {
+            let nodes = match user(query.user)? {
+                None => self.engine.timeline_top(tenant)?,
+                Some(user) => {
+                    let mut told = self.engine.user_timeline(tenant, &user)?;
+                    top_nodes(told.keys().copied())
+                        .iter()
+                        .filter_map(|id| told.remove(id))
+                        .collect()
+                }
+            };
+            Ok(TimelineOut { nodes: nodes.iter().map(TimelineNodeOut::from).collect() })
+        })
     }
 
     /// One node of the tenant's timeline (its newest version, or `version`), with its

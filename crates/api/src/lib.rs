@@ -14,6 +14,7 @@ mod episodes;
 mod error;
 mod messages;
 mod recall;
+mod traces;
 mod transfer;
 mod upkeep;
 pub mod wire;

@@ -59,6 +59,8 @@ pub struct AppConfig {
     pub server: ServerSettings,
     #[serde(default)]
     pub llm: LlmConfig,
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
     /// Where to crash, in a fault-injection test (`EPIMEM_CRASH_AT`; a build of the tests'
     /// only: see `epimem_api::CRASH_POINTS`).
     #[serde(skip)]
@@ -69,6 +71,15 @@ pub struct AppConfig {
     /// how strong a memory is now.
     #[serde(skip)]
     pub fixed_clock: Option<epimem_core::Timestamp>,
+}
+
+/// Traces. Where they go is OpenTelemetry's standard variables' (`OTEL_EXPORTER_OTLP_ENDPOINT`
+/// and the others), read at the entry point; this file only says what they may hold.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetryConfig {
+    /// Keep the query's and the messages' text on spans.
+    pub capture_content: bool,
 }
 
 /// `epimem serve`.

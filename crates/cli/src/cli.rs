@@ -166,6 +166,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return commands::hook::hook(AppConfig::load(&overrides), args, HookEntry::Subcommand);
     }
     let config = AppConfig::load(&overrides)?;
+    let tracing = epimem_telemetry::Settings::from_vars(
+        |name| std::env::var(name).ok(),
+        config.telemetry.capture_content,
+    )?;
+    // Held to the end of the command: dropping it sends what is still buffered.
+    let _telemetry = epimem_telemetry::start(&tracing, "epimem")?;
     match cli.command {
         Command::Hook(_) => unreachable!("handled above"),
         Command::Hooks(command) => {

@@ -16,11 +16,13 @@ mod models;
 mod static_model;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+mod traced;
 
 pub use bert::BertEmbedder;
 pub use hash::HashEmbedder;
 pub use models::{EmbedderName, ModelFiles, load_embedder};
 pub use static_model::StaticEmbedder;
+pub use traced::Traced;
 
 /// Turns texts into unit-length vectors.
 pub trait Embedder: Send + Sync {
@@ -32,19 +34,27 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
 }
 
-impl<E: Embedder + ?Sized> Embedder for std::sync::Arc<E> {
-    fn fingerprint(&self) -> &str {
-        (**self).fingerprint()
-    }
+macro_rules! embedder_behind {
+    ($pointer:ident) => {
+        impl<E: Embedder + ?Sized> Embedder for $pointer<E> {
+            fn fingerprint(&self) -> &str {
+                (**self).fingerprint()
+            }
 
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
+            fn dim(&self) -> usize {
+                (**self).dim()
+            }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        (**self).embed(texts)
-    }
+            fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+                (**self).embed(texts)
+            }
+        }
+    };
 }
+
+use std::sync::Arc;
+embedder_behind!(Arc);
+embedder_behind!(Box);
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -23,6 +23,17 @@ impl LlmError {
         }
     }
 
+    /// A low-cardinality name for the failure (OpenTelemetry's `error.type`): `timeout`,
+    /// `unreachable`, `malformed`, or the HTTP status.
+    pub fn error_type(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Self::Unreachable { .. } => "unreachable".into(),
+            Self::Timeout { .. } => "timeout".into(),
+            Self::Status { status, .. } => status.to_string().into(),
+            Self::Malformed(_) => "malformed".into(),
+        }
+    }
+
     /// Whether asking again may succeed: timeouts, lost connections, rate limits, server
     /// errors and replies cut short.
     pub(crate) fn is_transient(&self) -> bool {

@@ -138,6 +138,74 @@ impl OpenAiChat {
 
 impl ChatModel for OpenAiChat {
     fn complete(&self, stage: LlmStage, prompt: &ChatPrompt) -> ChatResult {
+        let span = self.span(stage, prompt);
+        let result = span.in_scope(|| self.ask(stage, prompt));
+        if !span.is_disabled() {
+            span.record("gen_ai.usage.input_tokens", result.usage.prompt_tokens as i64);
+            span.record("gen_ai.usage.output_tokens", result.usage.completion_tokens as i64);
+            span.record("epimem.llm.calls", result.usage.calls as i64);
+            match &result.answer {
+                Ok(answer) => {
+                    let output = json!([{"role": "assistant",
+                        "parts": [{"type": "text", "content": answer}]}]);
+                    span.record("gen_ai.output.messages", output.to_string());
+                }
+                Err(e) => {
+                    span.record("error.type", e.error_type().as_ref());
+                    span.record("otel.status_code", "error");
+                }
+            }
+        }
+        result
+    }
+
+    fn model_for(&self, stage: LlmStage) -> &str {
+        self.config.model_for(stage)
+    }
+}
+
+impl OpenAiChat {
+    /// A GenAI `chat` span for one logical call (its retries included), if traced; the
+    /// prompt's text is on it as the conventions' opt-in attributes, which leave the process
+    /// only when content is captured.
+    fn span(&self, stage: LlmStage, prompt: &ChatPrompt) -> tracing::Span {
+        if tracing::Span::current().is_none() {
+            return tracing::Span::none();
+        }
+        let model = self.config.model_for(stage);
+        let server = self.endpoint.parse::<ureq::http::Uri>().ok();
+        let span = tracing::info_span!(
+            "chat",
+            otel.name = %format_args!("chat {model}"),
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = "openai",
+            gen_ai.request.model = model,
+            gen_ai.request.temperature = 0.0,
+            gen_ai.output.type = "json",
+            server.address = server.as_ref().and_then(|u| u.host()),
+            server.port = server.as_ref().and_then(|u| u.port_u16()).map(i64::from),
+            epimem.llm.stage = stage.as_str(),
+            epimem.llm.calls = tracing::field::Empty,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            gen_ai.system_instructions = tracing::field::Empty,
+            gen_ai.input.messages = tracing::field::Empty,
+            gen_ai.output.messages = tracing::field::Empty,
+        );
+        if !span.is_disabled() {
+            let system = json!([{"type": "text", "content": prompt.system}]);
+            let input =
+                json!([{"role": "user", "parts": [{"type": "text", "content": prompt.user}]}]);
+            span.record("gen_ai.system_instructions", system.to_string());
+            span.record("gen_ai.input.messages", input.to_string());
+        }
+        span
+    }
+
+    fn ask(&self, stage: LlmStage, prompt: &ChatPrompt) -> ChatResult {
         let model = self.config.model_for(stage);
         let mut usage = LlmUsage::default();
         let mut retries = 0;
@@ -171,10 +239,6 @@ impl ChatModel for OpenAiChat {
             std::thread::sleep(wait);
             retries += 1;
         }
-    }
-
-    fn model_for(&self, stage: LlmStage) -> &str {
-        self.config.model_for(stage)
     }
 }
 

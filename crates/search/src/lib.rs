@@ -14,6 +14,7 @@ pub mod conformance;
 mod names;
 mod seen;
 mod tail;
+mod traced;
 
 pub use names::{HeldNames, read_names};
 pub use seen::Seen;
@@ -21,6 +22,7 @@ pub use tail::{
     BM25_B, BM25_K1, HeldWords, LineWords, TailLine, TailScores, TailWords, add_tail,
     proper_nouns_beyond, score_tail,
 };
+pub use traced::Traced;
 
 use std::fmt;
 

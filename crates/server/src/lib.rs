@@ -11,6 +11,7 @@ mod project;
 mod readiness;
 mod routes;
 mod stdio;
+mod traces;
 mod ui;
 
 use std::{
@@ -217,6 +218,7 @@ fn router(
         // Every route, public ones too: no cross-site page, no rebinding name without keys.
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard::guard))
         .layer(axum::middleware::from_fn_with_state(app.clone(), metrics::track))
+        .layer(axum::middleware::from_fn(traces::trace))
         .layer(axum::middleware::from_fn(error::json_errors))
         .with_state(app)
 }

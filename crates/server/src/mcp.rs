@@ -16,12 +16,13 @@ use rmcp::{
     handler::server::{tool::ToolRouter, wrapper::Parameters},
     model::{CallToolResult, Content, Implementation, ServerCapabilities, ServerInfo},
     service::RequestContext,
-    tool, tool_handler, tool_router,
+    tool, tool_router,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{App, auth::Tenant, error::ApiError, routes::ask};
+use tracing::Instrument as _;
 
 /// The context budget of a recall that names none: room for the gist of a few episodes.
 const DEFAULT_BUDGET: usize = 1000;
@@ -367,8 +368,48 @@ impl MemoryTools {
     }
 }
 
-#[tool_handler]
+// Written out rather than by `#[tool_handler]`, for a span around each call.
 impl ServerHandler for MemoryTools {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let tool = request.name.clone();
+        // OpenTelemetry's MCP server conventions: the method and the tool it calls.
+        let span = tracing::info_span!(
+            "mcp",
+            otel.name = %format_args!("tools/call {tool}"),
+            otel.kind = "server",
+            otel.status_code = tracing::field::Empty,
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %tool,
+        );
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let result = self.tool_router.call(call).instrument(span.clone()).await;
+        if result.as_ref().is_err() {
+            span.record("otel.status_code", "error");
+        }
+        result
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, McpError> {
+        Ok(rmcp::model::ListToolsResult {
+            tools: self.tool_router.list_all(),
+            meta: None,
+            next_cursor: None,
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
     fn get_info(&self) -> ServerInfo {
         ServerInfo {
             instructions: Some(

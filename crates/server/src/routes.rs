@@ -33,7 +33,9 @@ pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce(&Memory) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let memory = app.memory.clone();
-    tokio::task::spawn_blocking(move || f(&memory))
+    // The blocking pool's thread carries on the request's trace.
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| f(&memory)))
         .await
         .map_err(|e| ApiError::internal(format!("the request's worker thread failed: {e}")))?
 }

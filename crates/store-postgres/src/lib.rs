@@ -147,12 +147,20 @@ impl PostgresStore {
     }
 
     /// Runs `f` in a read-only transaction: one snapshot.
-    fn read<T>(&self, f: impl FnMut(&mut Tx<'_>) -> Result<T, Failure>) -> Result<T, StoreError> {
+    fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnMut(&mut Tx<'_>) -> Result<T, Failure>,
+    {
+        let _span = epimem_store::trace::span::<F>("postgresql").entered();
         connection::run(&mut *self.connection()?, Access::Read, f)
     }
 
     /// Runs `f` in a serializable write transaction, again if a conflict aborts it.
-    fn write<T>(&self, f: impl FnMut(&mut Tx<'_>) -> Result<T, Failure>) -> Result<T, StoreError> {
+    fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnMut(&mut Tx<'_>) -> Result<T, Failure>,
+    {
+        let _span = epimem_store::trace::span::<F>("postgresql").entered();
         // A write that went through says the server has space again (one that changed
         // nothing may not have needed any, which is close enough for a readiness check).
         let written =

@@ -104,7 +104,16 @@ impl SqliteStore {
         )
     }
 
-    pub(crate) fn with_conn<T>(
+    /// Runs `f` on the writer's connection (a span for the store method it serves).
+    pub(crate) fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(&mut Connection) -> Result<T, StoreError>,
+    {
+        let _span = epimem_store::trace::span::<F>("sqlite").entered();
+        self.locked(f)
+    }
+
+    fn locked<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
@@ -115,13 +124,14 @@ impl SqliteStore {
     }
 
     /// Runs `f` in a read transaction, beside the writer when the database is a file.
-    fn read<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(&Connection) -> Result<T, StoreError>,
+    {
+        let _span = epimem_store::trace::span::<F>("sqlite").entered();
         match &self.readers {
             Some(readers) => readers.read(f),
-            None => self.with_conn(|conn| {
+            None => self.locked(|conn| {
                 let tx = conn.transaction().map_err(map_err)?;
                 f(&tx)
             }),
@@ -143,11 +153,12 @@ impl SqliteStore {
     }
 
     /// Runs `f` in a write transaction, committed only if `f` succeeds.
-    fn write<T>(
-        &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        let written = self.with_conn(|conn| {
+    fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        F: FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    {
+        let _span = epimem_store::trace::span::<F>("sqlite").entered();
+        let written = self.locked(|conn| {
             let before = conn.total_changes();
             let tx =
                 conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(map_err)?;

@@ -11,6 +11,7 @@ pub mod encoding;
 mod error;
 mod roles;
 pub mod rules;
+pub mod trace;
 mod transfer;
 mod types;
 

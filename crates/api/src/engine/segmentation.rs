@@ -96,13 +96,27 @@ impl Engine {
             self.store.claim_job_of(&self.runner.worker, self.clock.now(), lease, of)?
         {
             self.crash.point("job.claimed");
-            let done = self.run_job(&job)?;
-            // What this process closed is searchable once its job is done, not at the next
-            // refresh (a client that sees the episode listed may recall it at once).
-            if done.episodes_closed > 0 || done.memories_reviewed > 0 {
-                self.index_after_write(&job.kind.conversation().tenant)?;
+            let span = crate::traces::job(&job);
+            let done = span.in_scope(|| {
+                let done = self.run_job(&job)?;
+                // What this process closed is searchable once its job is done, not at the next
+                // refresh (a client that sees the episode listed may recall it at once).
+                if done.episodes_closed > 0 || done.memories_reviewed > 0 {
+                    self.index_after_write(&job.kind.conversation().tenant)?;
+                }
+                Ok::<_, EngineError>(done)
+            });
+            match &done {
+                Ok(done) => {
+                    let records = done.episodes_closed + done.memories_reviewed;
+                    span.record("gen_ai.memory.record.count", records as i64);
+                }
+                Err(e) => {
+                    span.record("error.type", e.kind().code());
+                    span.record("otel.status_code", "error");
+                }
             }
-            report.add(done);
+            report.add(done?);
         }
         Ok(report)
     }

@@ -1,0 +1,37 @@
+//! A span per request (OpenTelemetry's HTTP server conventions), continuing the caller's trace
+//! when it sends W3C trace context. The use case's spans nest under it.
+
+use axum::{
+    extract::{MatchedPath, Request},
+    middleware::Next,
+    response::Response,
+};
+use tracing::{Instrument as _, field::Empty};
+
+/// Runs the request in its span and records the status it was answered with.
+pub(crate) async fn trace(request: Request, next: Next) -> Response {
+    let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
+    let method = request.method().as_str().to_owned();
+    let span = tracing::info_span!(
+        "http",
+        otel.name = %format_args!(
+            "{method}{}{}",
+            if route.is_some() { " " } else { "" },
+            route.as_deref().unwrap_or("")
+        ),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        http.request.method = %method,
+        http.route = route.as_deref(),
+        http.response.status_code = Empty,
+        url.scheme = "http",
+    );
+    epimem_telemetry::continue_trace(&span, request.headers());
+    let response = next.run(request).instrument(span.clone()).await;
+    let status = response.status();
+    span.record("http.response.status_code", i64::from(status.as_u16()));
+    if status.is_server_error() {
+        span.record("otel.status_code", "error");
+    }
+    response
+}
