@@ -30,6 +30,7 @@ mod segmentation;
 mod serve;
 mod tidy;
 mod timeline;
+mod traces;
 mod ui;
 mod upgrade;
 mod users;

@@ -166,6 +166,20 @@ impl Server {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
+
+    /// SIGTERM, and how the process ended (within 10 s).
+    pub(crate) fn stop(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "still running after SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for Server {
@@ -390,16 +404,7 @@ fn serve_refuses_an_address_beyond_loopback_without_keys() {
 fn sigterm_stops_the_server_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = Server::start(&dir.path().join("e.db"), FAST_WORKER);
-    let pid = server.child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = server.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "still running after SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = server.stop();
     assert!(status.success(), "{status}");
 }
 
