@@ -1,7 +1,7 @@
 //! Backups of a SQLite database, taken while a server writes to it, and put back. The search
-//! index is not copied: it is derived, and a copy taken while a server saves it was found to
-//! answer from a state that matched neither save. A restored database builds its index on
-//! first use, from the database itself.
+//! index of the copy is built from the copy itself, so that it matches it exactly: a copy of
+//! the live index's files, taken while a server saves them, was found to answer from a state
+//! that matched neither save.
 
 use std::{
     path::{Path, PathBuf},
@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::{
     config::{AppConfig, Database},
-    open_memory, open_store, search_folder,
+    open_at, open_memory, open_store, search_folder,
 };
 
 /// What a backup or a restore did.
@@ -25,6 +25,9 @@ pub struct Copied {
     pub seconds: f64,
     /// Where the database a restore replaced was kept, if it replaced one.
     pub kept: Option<PathBuf>,
+    /// Whether the search index came with it (a backup made before backups held one has
+    /// none: it is built on first use).
+    pub with_index: bool,
 }
 
 fn sqlite(config: &AppConfig, what: &str) -> Result<PathBuf> {
@@ -37,17 +40,29 @@ fn sqlite(config: &AppConfig, what: &str) -> Result<PathBuf> {
     }
 }
 
-/// Writes a consistent copy of the database to `dest` while other processes go on writing.
-pub fn backup(config: &AppConfig, dest: &Path) -> Result<Copied> {
+/// Writes a consistent copy of the database to `dest` while other processes go on writing,
+/// and beside it (`dest.search`) the search index of that copy; `progress` hears how far the
+/// index's build is (a tenant, changes done, changes in all).
+pub fn backup(
+    config: &AppConfig,
+    dest: &Path,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<Copied> {
     let started = Instant::now();
     let db = sqlite(config, "epimem backup")?;
-    if dest.exists() {
-        bail!("{} exists: a backup never writes over a file; name a new one", dest.display());
+    for path in [dest.to_owned(), search_folder(dest)] {
+        if path.exists() {
+            bail!("{} exists: a backup never writes over a file; name a new one", path.display());
+        }
     }
     let memory = open_memory(config)?;
-    if let Err(e) = memory.backup_to(dest) {
+    let copied = memory
+        .backup_to(dest)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| index_copy(config, dest, progress));
+    if let Err(e) = copied {
         // Nothing half-made is left behind.
-        std::fs::remove_file(dest).ok();
+        remove_database(dest).ok();
         return Err(e)
             .with_context(|| format!("backing up {} to {}", db.display(), dest.display()));
     }
@@ -56,7 +71,23 @@ pub fn backup(config: &AppConfig, dest: &Path) -> Result<Copied> {
         database: dest.to_owned(),
         seconds: started.elapsed().as_secs_f64(),
         kept: None,
+        with_index: true,
     })
+}
+
+/// Builds the search index of every tenant of the copy at `dest`, from the copy: the vectors
+/// are the database's, so no model runs again.
+fn index_copy(
+    config: &AppConfig,
+    dest: &Path,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<()> {
+    let copy = open_at(config, dest, true)?;
+    for tenant in copy.tenants()? {
+        copy.reindex(&tenant, &mut |done, total| progress(&tenant, done, total))
+            .with_context(|| format!("building the search index of tenant {tenant}"))?;
+    }
+    Ok(())
 }
 
 /// Puts the backup `from` in place of the database (which no process may be using). A
@@ -78,6 +109,12 @@ pub fn restore(config: &AppConfig, from: &Path, replace: bool) -> Result<Copied>
     remove_database(&restoring)?;
     std::fs::copy(from, &restoring)
         .with_context(|| format!("copying {} to {}", from.display(), restoring.display()))?;
+    // The backup's index comes along; without one (an older backup) it is built on first use.
+    let index = search_folder(from);
+    let with_index = index.is_dir();
+    if with_index {
+        copy_folder(&index, &search_folder(&restoring))?;
+    }
     if let Err(e) = open_store(&Database::Sqlite(restoring.clone())) {
         remove_database(&restoring)?;
         return Err(e)
@@ -97,6 +134,7 @@ pub fn restore(config: &AppConfig, from: &Path, replace: bool) -> Result<Copied>
         database: db,
         seconds: started.elapsed().as_secs_f64(),
         kept,
+        with_index,
     })
 }
 
@@ -126,6 +164,22 @@ fn move_database(from: &Path, to: &Path) -> Result<()> {
         std::fs::rename(&index_from, &index_to).with_context(|| {
             format!("renaming {} to {}", index_from.display(), index_to.display())
         })?;
+    }
+    Ok(())
+}
+
+/// Copies the folder `from` and everything in it to `to`, which must not exist.
+fn copy_folder(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_folder(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("copying {}", entry.path().display()))?;
+        }
     }
     Ok(())
 }

@@ -33,10 +33,12 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// A [`Store`](epimem_store::Store) in one SQLite file.
 #[derive(Debug)]
 pub struct SqliteStore {
+    /// Connections that read the file beside the writer; `None` in memory. Declared first so
+    /// they close first: the last connection to close checkpoints the write-ahead log and
+    /// removes it, which a read-only one cannot.
+    readers: Option<readers::Readers>,
     /// The one connection that writes (and reads, for a database in memory).
     conn: Mutex<Connection>,
-    /// Connections that read the file beside it; `None` in memory.
-    readers: Option<readers::Readers>,
     /// Whether writes fail for lack of space.
     space: epimem_store::SpaceWatch,
 }

@@ -16,7 +16,7 @@ use epimem_core::{
 use epimem_store::{
     ConversationExport, ExportedFact, ExportedReview, ExportedVectors, ExportedVersion,
 };
-use indicatif::ProgressBar;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::config::AppConfig;
@@ -139,8 +139,9 @@ pub(crate) struct ImportArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "The copy is one snapshot of the database, taken in a read transaction: \
 servers and workers go on writing while it is taken, and it holds everything stored before it \
-began. The search index is not copied: it is derived, and built from the database when the \
-restored copy is first used. Restore it with `epimem restore`.")]
+began. Beside it (DEST.search) goes the search index of that copy, built from the copy (the \
+live index's files change while a server saves them), so a restored copy answers at once. \
+Restore it with `epimem restore`.")]
 pub(crate) struct BackupArgs {
     /// The new file to write (never one that exists).
     dest: PathBuf,
@@ -160,7 +161,18 @@ pub(crate) struct RestoreArgs {
 }
 
 pub(crate) fn backup(config: &AppConfig, args: &BackupArgs) -> Result<ExitCode> {
-    let copied = epimem_app::backup::backup(config, &args.dest)?;
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} indexing {msg} [{bar:30}] {pos}/{len} ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let copied = epimem_app::backup::backup(config, &args.dest, &mut |tenant, done, total| {
+        bar.set_message(tenant.to_owned());
+        bar.set_length(total);
+        bar.set_position(done);
+    })?;
+    bar.finish_and_clear();
     println!(
         "backed up {} to {} ({:.1} MB) in {:.1} s",
         config.database()?,
@@ -174,11 +186,16 @@ pub(crate) fn backup(config: &AppConfig, args: &BackupArgs) -> Result<ExitCode> 
 pub(crate) fn restore(config: &AppConfig, args: &RestoreArgs) -> Result<ExitCode> {
     let copied = epimem_app::backup::restore(config, &args.backup, args.replace)?;
     println!(
-        "restored {} from {} ({:.1} MB) in {:.1} s; its search index is built when first used",
+        "restored {} from {} ({:.1} MB) in {:.1} s; {}",
         copied.database.display(),
         args.backup.display(),
         copied.bytes as f64 / 1e6,
-        copied.seconds
+        copied.seconds,
+        if copied.with_index {
+            "its search index came with it"
+        } else {
+            "its search index is built when first used"
+        }
     );
     if let Some(kept) = &copied.kept {
         println!("the database it replaced is kept as {}", kept.display());

@@ -1,6 +1,6 @@
 //! `epimem backup` while servers take messages (ours, and `bench serve`'s load), and `epimem
 //! restore`: every message acknowledged before the backup began is in the restored database,
-//! which serves and recalls them.
+//! which comes with the search index of the copy, serves and recalls them.
 
 use std::{
     path::Path,
@@ -85,9 +85,17 @@ fn a_backup_under_load_holds_everything_acknowledged_before_it_and_serves() {
     assert!(written > before.len(), "the server kept writing while the backup was taken");
     drop(server);
 
+    // Beside the copy, the search index built from it; it comes along with a restore.
+    let held = |folder: &str| {
+        std::fs::read_dir(dir.path().join(folder)).is_ok_and(|mut d| d.next().is_some())
+    };
+    assert!(held("backup.db.search"), "the backup's index");
+    assert!(!dir.path().join("backup.db-wal").exists(), "the backup is one file and its index");
     let restored = dir.path().join("restored.db");
     let out = epimem(&restored, &["restore", backup.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("search index came with it"));
+    assert!(held("restored.db.search"), "the restored index");
     let held = ids_in(&restored);
     let missing: Vec<&String> = before.iter().filter(|id| !held.contains(*id)).collect();
     assert!(
