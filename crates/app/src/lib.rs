@@ -37,7 +37,7 @@ use anyhow::{Context, Result, bail};
 use epimem_api::{Engine, Freshness};
 use epimem_api::{IndexTask, Memory};
 use epimem_core::TokenCounter;
-use epimem_search::{Search, Traced};
+use epimem_search::{Search, TracedSearch};
 use epimem_search_local::LocalSearch;
 use epimem_store_postgres::{PostgresSearch, PostgresStore};
 use epimem_store_sqlite::SqliteStore;
@@ -196,8 +196,8 @@ fn searching(config: &AppConfig, database: &Database) -> Result<(Engine, SearchI
             }
         };
     let boxed: Box<dyn Search> = match &search {
-        SearchIndex::Local(s) => Box::new(Traced::new(s.clone(), "local")),
-        SearchIndex::Database(s) => Box::new(Traced::new(s.clone(), "postgresql")),
+        SearchIndex::Local(s) => Box::new(TracedSearch::new(s.clone(), "local")),
+        SearchIndex::Database(s) => Box::new(TracedSearch::new(s.clone(), "postgresql")),
     };
     let mut engine = Engine::new(store, boxed, engine_config, config.clock(), worker)
         .with_repair_log(crate::index_progress::repair_log());
@@ -205,7 +205,7 @@ fn searching(config: &AppConfig, database: &Database) -> Result<(Engine, SearchI
         engine = engine.with_crash_at(at.clone());
     }
     if let Some(embedder) = embedder {
-        engine = engine.with_embedder(Box::new(epimem_embed::Traced::new(embedder)));
+        engine = engine.with_embedder(Box::new(epimem_embed::TracedEmbedder::new(embedder)));
     }
     if let Some(chat) = config.chat_model()? {
         engine = engine.with_chat_model(chat);

@@ -1,6 +1,6 @@
 //! `epimem`: every command.
 
-use std::{path::PathBuf, process::ExitCode};
+use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::{Parser, Subcommand};
 
@@ -171,7 +171,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         config.telemetry.capture_content,
     )?;
     // Held to the end of the command: dropping it sends what is still buffered.
-    let _telemetry = epimem_telemetry::start(&tracing, "epimem")?;
+    let _telemetry = epimem_telemetry::start(&tracing, "epimem", Duration::from_secs(5))?;
     match cli.command {
         Command::Hook(_) => unreachable!("handled above"),
         Command::Hooks(command) => {

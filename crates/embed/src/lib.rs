@@ -22,7 +22,7 @@ pub use bert::BertEmbedder;
 pub use hash::HashEmbedder;
 pub use models::{EmbedderName, ModelFiles, load_embedder};
 pub use static_model::StaticEmbedder;
-pub use traced::Traced;
+pub use traced::TracedEmbedder;
 
 /// Turns texts into unit-length vectors.
 pub trait Embedder: Send + Sync {

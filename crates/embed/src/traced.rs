@@ -4,7 +4,7 @@ use crate::{EmbedError, Embedder};
 
 /// `E` with a GenAI `embeddings` span for each call made within a traced operation.
 #[derive(Debug)]
-pub struct Traced<E> {
+pub struct TracedEmbedder<E> {
     inner: E,
     /// The model's family (`model2vec`, `bert`, `hash`) and name (`potion-base-8M`), from its
     /// fingerprint.
@@ -12,7 +12,7 @@ pub struct Traced<E> {
     model: String,
 }
 
-impl<E: Embedder> Traced<E> {
+impl<E: Embedder> TracedEmbedder<E> {
     pub fn new(inner: E) -> Self {
         let mut parts = inner.fingerprint().split(':');
         let family = parts.next().unwrap_or_default().to_owned();
@@ -21,7 +21,7 @@ impl<E: Embedder> Traced<E> {
     }
 }
 
-impl<E: Embedder> Embedder for Traced<E> {
+impl<E: Embedder> Embedder for TracedEmbedder<E> {
     fn fingerprint(&self) -> &str {
         self.inner.fingerprint()
     }

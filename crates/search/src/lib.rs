@@ -22,7 +22,7 @@ pub use tail::{
     BM25_B, BM25_K1, HeldWords, LineWords, TailLine, TailScores, TailWords, add_tail,
     proper_nouns_beyond, score_tail,
 };
-pub use traced::Traced;
+pub use traced::TracedSearch;
 
 use std::fmt;
 

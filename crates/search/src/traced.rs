@@ -7,13 +7,13 @@ use crate::{EpisodeQuery, Search, SearchError, TailLine, TurnQuery, Update, Word
 /// `S` with a span for each query (a GenAI retrieval, from the data source `episodes` or
 /// `lines`) and each update. A call outside a traced operation opens none.
 #[derive(Debug)]
-pub struct Traced<S> {
+pub struct TracedSearch<S> {
     inner: S,
     /// What the index is (`local`, `postgresql`): `epimem.index` on every span.
     kind: &'static str,
 }
 
-impl<S> Traced<S> {
+impl<S> TracedSearch<S> {
     pub fn new(inner: S, kind: &'static str) -> Self {
         Self { inner, kind }
     }
@@ -43,7 +43,7 @@ impl<S> Traced<S> {
     }
 }
 
-impl<S: Search> Search for Traced<S> {
+impl<S: Search> Search for TracedSearch<S> {
     fn generation(&self, tenant: &str) -> Result<u64, SearchError> {
         self.inner.generation(tenant)
     }

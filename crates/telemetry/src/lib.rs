@@ -105,23 +105,29 @@ impl Settings {
     }
 }
 
-/// Traces being sent. Dropping it sends what is still buffered (waiting a few seconds at most
-/// for the collector) and stops.
+/// Traces being sent. Dropping it sends what is still buffered, waiting for the collector no
+/// longer than [`start`] was told, and stops.
 #[derive(Debug)]
 pub struct Telemetry {
     provider: SdkTracerProvider,
+    wait: Duration,
 }
 
 impl Drop for Telemetry {
     fn drop(&mut self) {
         // A collector that is down must not hold the process: what it did not take is lost.
-        let _ = self.provider.shutdown_with_timeout(Duration::from_secs(5));
+        let _ = self.provider.shutdown_with_timeout(self.wait);
     }
 }
 
 /// Starts sending traces as `settings` ask (nothing when they are not enabled). `service` names
-/// the process when `OTEL_SERVICE_NAME` does not.
-pub fn start(settings: &Settings, service: &str) -> Result<Option<Telemetry>, TelemetryError> {
+/// the process when `OTEL_SERVICE_NAME` does not; at the end, what is buffered is sent within
+/// `wait` or dropped (a coding agent's hook cannot wait long).
+pub fn start(
+    settings: &Settings,
+    service: &str,
+    wait: Duration,
+) -> Result<Option<Telemetry>, TelemetryError> {
     if !settings.enabled {
         return Ok(None);
     }
@@ -152,7 +158,7 @@ pub fn start(settings: &Settings, service: &str) -> Result<Option<Telemetry>, Te
         .with_filter(Targets::new().with_target("epimem", tracing::Level::INFO));
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
         .map_err(|_| TelemetryError::AlreadyInstalled)?;
-    Ok(Some(Telemetry { provider }))
+    Ok(Some(Telemetry { provider, wait }))
 }
 
 /// Makes `span` (a request's) a child of the caller's trace when the request carries W3C

@@ -117,6 +117,24 @@ pub(crate) fn hook(
     };
     let dir = hook_dir(&config);
     let logged = std::fs::metadata(dir.log_path()).map_or(0, |m| m.len());
+    // Traces cannot fail a hook either: a setting they refuse is logged, and at the end the
+    // collector gets a moment, not more, for what is buffered.
+    let _telemetry = epimem_telemetry::Settings::from_vars(
+        |name| std::env::var(name).ok(),
+        config.telemetry.capture_content,
+    )
+    .and_then(|settings| epimem_telemetry::start(&settings, "epimem", HOOK_TRACE_WAIT))
+    .unwrap_or_else(|e| {
+        dir.log(received, &format!("traces are not sent: {e}"));
+        None
+    });
+    let span = tracing::info_span!(
+        "hook",
+        otel.name = %format_args!("hook {}", args.agent.name()),
+        otel.kind = "internal",
+        epimem.hook.agent = args.agent.name(),
+    );
+    let _entered = span.enter();
     let server = config.hooks.server_url.as_deref().map(|url| ServerRecall {
         url,
         tenant: &config.tenant,
@@ -146,6 +164,9 @@ pub(crate) fn hook(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// How long a hook's end waits for the collector to take its spans.
+const HOOK_TRACE_WAIT: Duration = Duration::from_millis(500);
 
 /// The hooks' folder: configured, else beside a SQLite database, else in the data directory.
 pub(crate) fn hook_dir(config: &AppConfig) -> HookDir {

@@ -300,3 +300,37 @@ fn a_collector_protocol_it_cannot_speak_is_refused_by_name() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_coding_agents_hook_is_a_trace_without_the_prompt() {
+    let Some(receiver) = Receiver::start() else { return };
+    let claude = crate::hooks::Claude::new("");
+    let event = json!({"session_id": "s1", "transcript_path": claude.dir.path().join("s1.jsonl"),
+        "cwd": claude.project, "hook_event_name": "UserPromptSubmit",
+        "prompt": "Fix the flaky quokka test in the billing module"});
+    let mut hook = Command::new(env!("CARGO_BIN_EXE_epimem-hook"));
+    hook.args(["--agent", "claude"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50");
+    let (out, _) = claude.hook_with(hook, &claude.db, &event.to_string());
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spans = receiver.spans_until(|spans| !spans.named("hook claude").is_empty());
+    let root = spans.one("hook claude");
+    assert_eq!(
+        (root["parent_span_id"].as_str(), root["attributes"]["epimem.hook.agent"].as_str()),
+        (Some(""), Some("claude"))
+    );
+    let below = spans.below(root);
+    assert!(
+        below.iter().any(|s| s["attributes"]["db.system.name"] == "sqlite"),
+        "{:?}",
+        spans.names()
+    );
+    for span in &spans.0 {
+        assert!(!span.to_string().contains("quokka"), "the prompt on a span: {span:#}");
+    }
+}
