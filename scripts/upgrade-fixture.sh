@@ -12,7 +12,8 @@
 #
 # Builds COMMIT from its own sources (target/upgrade) and writes
 # crates/cli/tests/fixtures/upgrade/<commit>/: memory.db, and stats.json, episodes.json,
-# recall.json (and, where that version has them, keys.json, versions.json, timeline.json).
+# recall.json (and, where that version has them, keys.json, versions.json, timeline.json,
+# facts.json: a version that keeps facts runs with a scripted model, below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 commit="$(git rev-parse --short=7 "$1")"
@@ -34,8 +35,57 @@ trap 'rm -rf "$work"' EXIT
 db="$work/memory.db"
 export EPIMEM_EMBEDDER=hash
 unset EPIMEM_TENANT EPIMEM_CONFIG EPIMEM_LLM_URL EPIMEM_LLM_MODEL EPIMEM_DB
-run() { "$bin" --db "$db" "$@"; }
 has() { "$bin" --help | grep -q "^  $1 "; }
+config=()
+# A version that keeps facts is run with a scripted language model (a stub on loopback): it
+# turns down every prompt but the facts' (so episodes are cut as without a model), answers
+# those with one fact per call, and refuses the boat conversation's, whose job is then parked
+# (one attempt allowed).
+if has facts; then
+    python3 - "$work/model.port" <<'PY' &
+import http.server, json, re, sys
+
+class Model(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        system, user = (m["content"] for m in body["messages"])
+        if not system.startswith("You keep a list of lasting facts") or "zephyrsail" in user:
+            self.send_response(400)
+            self.end_headers()
+            self.wfile.write(b'{"error": {"message": "not scripted"}}')
+            return
+        title = re.search(r"^e1: (.*?)(?: \u2014 |$)", user, re.M).group(1)
+        fact = {"action": "new", "fact_id": "", "text": f"Maya recalls: {title}", "episode_ids": ["e1"]}
+        answer = {"choices": [{"message": {"content": json.dumps({"actions": [fact]})}}],
+                  "usage": {"prompt_tokens": 100, "completion_tokens": 20}}
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(json.dumps(answer).encode())
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Model)
+open(sys.argv[1], "w").write(str(server.server_address[1]))
+server.serve_forever()
+PY
+    model=$!
+    trap 'kill $model 2>/dev/null; rm -rf "$work"' EXIT
+    while [ ! -s "$work/model.port" ]; do sleep 0.1; done
+    cat >"$work/epimem.toml" <<TOML
+[llm]
+url = "http://127.0.0.1:$(cat "$work/model.port")/v1"
+model = "scripted"
+max_retries = 0
+[consolidation]
+every_episodes = 1
+[jobs]
+max_attempts = 1
+TOML
+    config=(--config "$work/epimem.toml")
+fi
+run() { "$bin" --db "$db" "${config[@]}" "$@"; }
 run ingest "$fixtures/sample.jsonl" --flush >/dev/null
 # The oldest episode is corrected: by the command where there is one, else over HTTP (an
 # episode could be corrected before the command came).
@@ -77,6 +127,7 @@ run ingest "$fixtures/pending.jsonl" >/dev/null
 run stats --json >"$out/stats.json"
 run episodes --json --limit 100 >"$out/episodes.json"
 run recall "Who is vegetarian?" --budget 300 --json >"$out/recall.json"
+if has facts; then run facts --json >"$out/facts.json"; fi
 # One file: the log folded in, the index left out (it is derived, and rebuilt or caught up).
 python3 - "$db" "$out/memory.db" <<'PY'
 import sqlite3, sys
@@ -92,6 +143,7 @@ if [ -n "${EPIMEM_FIXTURE_POSTGRES:-}" ] && "$bin" --help | grep -q postgres; th
     run ingest "$fixtures/pending.jsonl" >/dev/null
     run stats --json >"$out/postgres-stats.json"
     run episodes --json --limit 100 >"$out/postgres-episodes.json"
+    if has facts; then run facts --json >"$out/postgres-facts.json"; fi
     "$pg/pg_dump" --schema="$schema" --no-owner --no-privileges "$EPIMEM_FIXTURE_POSTGRES" >"$out/postgres.sql"
     "$pg/psql" "$EPIMEM_FIXTURE_POSTGRES" -qc "DROP SCHEMA $schema CASCADE"
 fi

@@ -1,7 +1,8 @@
 //! Databases that earlier versions of epimem wrote open with this one, migrate, and hold what
 //! they held. Each fixture (`tests/fixtures/upgrade/<commit>/`) was written by that commit's
 //! own binary (`scripts/upgrade-fixture.sh`), with what that binary answered about it: its
-//! counts, episodes, versions, keys and timeline, and a recall.
+//! counts (parked jobs among them), episodes, versions, keys, timeline and facts, and a
+//! recall.
 
 use std::{
     collections::BTreeSet,
@@ -47,6 +48,14 @@ fn listed(text: &str, key: &str) -> Vec<Value> {
             let v: Value = serde_json::from_str(l).unwrap();
             v.get(key).and_then(Value::as_array).cloned().unwrap_or(vec![v])
         })
+        .collect()
+}
+
+/// Facts as (id, text), in a set.
+fn facts_of(text: &str) -> BTreeSet<(String, String)> {
+    listed(text, "facts")
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap().to_owned(), f["text"].as_str().unwrap().to_owned()))
         .collect()
 }
 
@@ -111,6 +120,12 @@ fn opens_and_holds_what_it_held(fixture: &Path) {
         let today = ids(&String::from_utf8(today.stdout).unwrap());
         assert!(today.is_superset(&ids(&timeline)), "{name}: the timeline's nodes");
         assert!(!today.is_empty(), "{name}: a timeline");
+    }
+    if let Ok(facts) = std::fs::read_to_string(fixture.join("facts.json")) {
+        let facts = facts_of(&facts);
+        assert!(!facts.is_empty(), "{name}: the fixture holds facts");
+        let today = epimem(&db, &["facts", "--json"]);
+        assert_eq!(facts_of(&String::from_utf8(today.stdout).unwrap()), facts, "{name}: facts");
     }
     // Recall answers as it did (its index built from the database on the way).
     let asked = ["recall", "Who is vegetarian?", "--budget", "300", "--json"];
@@ -213,6 +228,9 @@ fn every_earlier_postgres_dump_opens_and_holds_what_it_held() {
             episodes(&std::fs::read_to_string(fixture.join("postgres-episodes.json")).unwrap()),
             "{name}: the episodes, by id and title"
         );
+        if let Ok(facts) = std::fs::read_to_string(fixture.join("postgres-facts.json")) {
+            assert_eq!(facts_of(&run(&["facts", "--json"])), facts_of(&facts), "{name}: facts");
+        }
         let found = run(&["recall", "Who is vegetarian?", "--budget", "300"]);
         assert!(found.contains("Ana is vegetarian"), "{name}: {found}");
         run(&["flush"]);
