@@ -171,7 +171,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         config.telemetry.capture_content,
     )?;
     // Held to the end of the command: dropping it sends what is still buffered.
-    let _telemetry = epimem_telemetry::start(&tracing, "epimem", Duration::from_secs(5))?;
+    let told = Box::new(|what: &str| eprintln!("epimem: {what}"));
+    let _telemetry = epimem_telemetry::start(&tracing, "epimem", Duration::from_secs(5), told)?;
     match cli.command {
         Command::Hook(_) => unreachable!("handled above"),
         Command::Hooks(command) => {

@@ -21,6 +21,7 @@ use opentelemetry_sdk::{
 use tracing_subscriber::{Layer as _, filter::Targets, layer::SubscriberExt as _};
 
 pub use content::CONTENT_ATTRIBUTES;
+pub use http_client::Report;
 
 /// What traces are sent where: read once by the entry point from the process's environment
 /// (`OTEL_EXPORTER_OTLP_ENDPOINT` and the other standard variables) and its configuration.
@@ -122,11 +123,13 @@ impl Drop for Telemetry {
 
 /// Starts sending traces as `settings` ask (nothing when they are not enabled). `service` names
 /// the process when `OTEL_SERVICE_NAME` does not; at the end, what is buffered is sent within
-/// `wait` or dropped (a coding agent's hook cannot wait long).
+/// `wait` or dropped (a coding agent's hook cannot wait long). The first failure to send is
+/// told to `report`.
 pub fn start(
     settings: &Settings,
     service: &str,
     wait: Duration,
+    report: Report,
 ) -> Result<Option<Telemetry>, TelemetryError> {
     if !settings.enabled {
         return Ok(None);
@@ -134,7 +137,7 @@ pub fn start(
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
-        .with_http_client(http_client::UreqClient::new())
+        .with_http_client(http_client::UreqClient::new(report))
         .with_timeout(Duration::from_secs(5))
         .build()
         .map_err(|e| TelemetryError::Exporter(e.to_string()))?;

@@ -123,7 +123,11 @@ pub(crate) fn hook(
         |name| std::env::var(name).ok(),
         config.telemetry.capture_content,
     )
-    .and_then(|settings| epimem_telemetry::start(&settings, "epimem", HOOK_TRACE_WAIT))
+    .and_then(|settings| {
+        let log = dir.clone();
+        let told = Box::new(move |what: &str| log.log(epimem_app::now(), what));
+        epimem_telemetry::start(&settings, "epimem", HOOK_TRACE_WAIT, told)
+    })
     .unwrap_or_else(|e| {
         dir.log(received, &format!("traces are not sent: {e}"));
         None

@@ -334,3 +334,23 @@ fn a_coding_agents_hook_is_a_trace_without_the_prompt() {
         assert!(!span.to_string().contains("quokka"), "the prompt on a span: {span:#}");
     }
 }
+
+#[test]
+fn a_collector_that_cannot_be_reached_is_told_once_and_the_command_still_answers() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    crate::common::ingest_lines(
+        &db,
+        "{\"conversation\": \"c\", \"role\": \"user\", \"content\": \"hello\"}\n",
+    );
+    let out = crate::common::epimem_command(&db)
+        .args(["recall", "hello"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{closed}"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let told = format!("epimem: traces could not be sent to http://{closed}/v1/traces");
+    assert_eq!(stderr.matches(&told).count(), 1, "{stderr}");
+}
