@@ -376,8 +376,15 @@ impl ServerHandler for MemoryTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let tool = request.name.clone();
+        // Over HTTP, under the request that carries the call (over stdio, a trace of its own).
+        let request_span = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::traces::RequestSpan>())
+            .and_then(|span| span.0.id());
         // OpenTelemetry's MCP server conventions: the method and the tool it calls.
         let span = tracing::info_span!(
+            parent: request_span,
             "mcp",
             otel.name = %format_args!("tools/call {tool}"),
             otel.kind = "server",

@@ -8,6 +8,10 @@ use axum::{
 };
 use tracing::{Instrument as _, field::Empty};
 
+/// The span of the HTTP request a handler serves.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestSpan(pub(crate) tracing::Span);
+
 /// Runs the request in its span and records the status it was answered with.
 pub(crate) async fn trace(request: Request, next: Next) -> Response {
     let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
@@ -27,6 +31,9 @@ pub(crate) async fn trace(request: Request, next: Next) -> Response {
         url.scheme = "http",
     );
     epimem_telemetry::continue_trace(&span, request.headers());
+    // An MCP tool call runs on a task of the MCP library's: it finds its request's span here.
+    let mut request = request;
+    request.extensions_mut().insert(RequestSpan(span.clone()));
     let response = next.run(request).instrument(span.clone()).await;
     let status = response.status();
     span.record("http.response.status_code", i64::from(status.as_u16()));

@@ -354,3 +354,26 @@ fn a_collector_that_cannot_be_reached_is_told_once_and_the_command_still_answers
     let told = format!("epimem: traces could not be sent to http://{closed}/v1/traces");
     assert_eq!(stderr.matches(&told).count(), 1, "{stderr}");
 }
+
+#[test]
+fn an_mcp_tool_call_over_http_is_a_span_under_its_request() {
+    let Some(receiver) = Receiver::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "50"),
+    ];
+    let mut server = Server::start_with_env(&dir.path().join("m.db"), "", &env);
+    let said = crate::mcp::call_over_http(&server, "recall", json!({"query": ASKED}));
+    assert!(said.is_ok(), "{said:?}");
+    assert!(server.stop().success());
+    let parent_of = |spans: &Spans| {
+        let tool = spans.named("tools/call recall").pop()?;
+        spans.0.iter().find(|s| s["span_id"] == tool["parent_span_id"]).cloned()
+    };
+    let spans = receiver.spans_until(|spans| parent_of(spans).is_some());
+    let tool = spans.one("tools/call recall");
+    assert_eq!(tool["attributes"]["gen_ai.tool.name"], "recall");
+    assert_eq!(parent_of(&spans).unwrap()["name"], "POST /mcp");
+    spans.child(tool, "search_memory");
+}
