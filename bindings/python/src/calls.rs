@@ -61,6 +61,16 @@ pub(crate) fn call(
     operation: &str,
     request: &[u8],
 ) -> Result<(String, Duration), MemoryError> {
+    // The door's span: the use case's nests under it.
+    // Its target names epimem (the library is `_native`): only epimem's spans are sent.
+    let span = tracing::info_span!(
+        target: "epimem::python",
+        "python",
+        otel.name = %format_args!("python {operation}"),
+        otel.kind = "internal",
+        epimem.operation = operation,
+    );
+    let _entered = span.enter();
     let request: Request = from_json(request)?;
     // Read before each call to `memory`; `answer` reads the clock again before it writes.
     let started = Instant::now();

@@ -7,6 +7,7 @@
 //! `epimem.Client` answer alike by construction, and the Python types serve both.
 
 mod calls;
+mod traces;
 
 use std::{
     path::PathBuf,
@@ -114,6 +115,7 @@ impl Drop for Native {
 
 fn open(overrides: &Overrides, background: bool) -> anyhow::Result<Native> {
     let config = AppConfig::load(overrides)?;
+    traces::start_once(&config)?;
     let database = config.database()?;
     // The index is opened and caught up by the first recall and before each one after, as a
     // command's is (not after every write, as a server's is): opening costs nothing a program
@@ -142,9 +144,16 @@ fn report() -> epimem_api::Report {
     })
 }
 
+/// Sends the traces still buffered, if any are sent (the package calls it at exit).
+#[pyfunction]
+fn flush_traces(py: Python<'_>) {
+    py.detach(traces::finish);
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Native>()?;
+    m.add_function(wrap_pyfunction!(flush_traces, m)?)?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;
     Ok(())
 }

@@ -114,10 +114,18 @@ pub struct Telemetry {
     wait: Duration,
 }
 
-impl Drop for Telemetry {
-    fn drop(&mut self) {
+impl Telemetry {
+    /// Sends what is buffered and stops (for a process that never drops it: a host's). Spans
+    /// that end after it are not sent.
+    pub fn finish(&self) {
         // A collector that is down must not hold the process: what it did not take is lost.
         let _ = self.provider.shutdown_with_timeout(self.wait);
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 

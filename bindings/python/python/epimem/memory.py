@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 from typing import Optional, Union
@@ -9,6 +10,10 @@ from typing import Optional, Union
 from . import _native
 from ._operations import Call, Operations, T
 from .errors import error_for
+
+# With a collector configured (OTEL_EXPORTER_OTLP_ENDPOINT), the first Memory starts sending
+# traces; what is still buffered goes at exit.
+atexit.register(_native.flush_traces)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
