@@ -16,11 +16,11 @@ const MAX_ANSWER: u64 = 4 << 20;
 
 /// Where the first failure to send is told (once: a collector that is down would otherwise
 /// be told of at every batch).
-pub type Report = Box<dyn Fn(&str) + Send + Sync>;
+pub type FailureReport = Box<dyn Fn(&str) + Send + Sync>;
 
 pub(crate) struct UreqClient {
     agent: ureq::Agent,
-    report: Report,
+    report: FailureReport,
     told: AtomicBool,
 }
 
@@ -31,7 +31,7 @@ impl fmt::Debug for UreqClient {
 }
 
 impl UreqClient {
-    pub(crate) fn new(report: Report) -> Self {
+    pub(crate) fn new(report: FailureReport) -> Self {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(5)))

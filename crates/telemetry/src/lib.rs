@@ -21,7 +21,7 @@ use opentelemetry_sdk::{
 use tracing_subscriber::{Layer as _, filter::Targets, layer::SubscriberExt as _};
 
 pub use content::CONTENT_ATTRIBUTES;
-pub use http_client::Report;
+pub use http_client::FailureReport;
 
 /// What traces are sent where: read once by the entry point from the process's environment
 /// (`OTEL_EXPORTER_OTLP_ENDPOINT` and the other standard variables) and its configuration.
@@ -137,7 +137,7 @@ pub fn start(
     settings: &Settings,
     service: &str,
     wait: Duration,
-    report: Report,
+    report: FailureReport,
 ) -> Result<Option<Telemetry>, TelemetryError> {
     if !settings.enabled {
         return Ok(None);
