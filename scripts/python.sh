@@ -14,7 +14,10 @@ PATH="$PWD/$tools/bin:$PATH" bindings/python/generate-models.sh --check
 venv=target/python/test-venv
 rm -rf "$venv"
 python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check "$wheel" "pytest>=8"
+# The OpenTelemetry API, for the tests of traces that join a caller's (the package does not
+# need it).
+"$venv/bin/pip" install --quiet --disable-pip-version-check "$wheel" "pytest>=8" \
+    "opentelemetry-api==1.45.2"
 "$venv/bin/python" -m pytest bindings/python/tests -q --ignore=bindings/python/tests/frameworks "$@"
 
 # Each framework adapter in an environment of its own, as `pip install "epimem[<extra>]"`

@@ -53,6 +53,13 @@ impl Request {
     }
 }
 
+/// The trace context (W3C) of the Python code that calls, if it has one.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Caller<'a> {
+    pub(crate) traceparent: Option<&'a str>,
+    pub(crate) tracestate: Option<&'a str>,
+}
+
 /// Runs `operation` on `memory` in `tenant`: its answer, and how long the engine took (the
 /// call to [`Memory`] alone, without reading the request or writing the answer).
 pub(crate) fn call(
@@ -60,6 +67,7 @@ pub(crate) fn call(
     tenant: &str,
     operation: &str,
     request: &[u8],
+    caller: Caller<'_>,
 ) -> Result<(String, Duration), MemoryError> {
     // The door's span: the use case's nests under it.
     // Its target names epimem (the library is `_native`): only epimem's spans are sent.
@@ -70,6 +78,7 @@ pub(crate) fn call(
         otel.kind = "internal",
         epimem.operation = operation,
     );
+    epimem_telemetry::continue_trace_from(&span, caller.traceparent, caller.tracestate);
     let _entered = span.enter();
     let request: Request = from_json(request)?;
     // Read before each call to `memory`; `answer` reads the clock again before it writes.

@@ -73,20 +73,25 @@ impl Native {
             .map_err(|e| NativeError::new_err(("unavailable", format!("{e:#}"))))
     }
 
-    /// Asks `operation` with `params` (a JSON object); answers with JSON.
-    fn call(&self, py: Python<'_>, operation: &str, params: &str) -> PyResult<String> {
-        self.timed_call(py, operation, params).map(|(answer, _)| answer)
+    /// Asks `operation` with `params` (a JSON object); answers with JSON. `traceparent` and
+    /// `tracestate` are the caller's trace context (W3C), which the call's trace joins.
+    #[pyo3(signature = (operation, params, traceparent=None, tracestate=None))]
+    fn call(
+        &self,
+        py: Python<'_>,
+        operation: &str,
+        params: &str,
+        traceparent: Option<&str>,
+        tracestate: Option<&str>,
+    ) -> PyResult<String> {
+        let caller = calls::Caller { traceparent, tracestate };
+        self.called(py, operation, params, caller).map(|(answer, _)| answer)
     }
 
     /// [`Native::call`], with the seconds the engine took (for the benchmark: what the binding
     /// adds is the rest).
     fn timed_call(&self, py: Python<'_>, operation: &str, params: &str) -> PyResult<(String, f64)> {
-        if self.closed.load(Ordering::Acquire) {
-            return Err(NativeError::new_err(("unavailable", "this Memory is closed")));
-        }
-        py.detach(|| calls::call(&self.memory, &self.tenant, operation, params.as_bytes()))
-            .map(|(answer, took)| (answer, took.as_secs_f64()))
-            .map_err(|e| NativeError::new_err((e.code(), e.message().to_owned())))
+        self.called(py, operation, params, calls::Caller::default())
     }
 
     /// Stops the background worker (its current run finishes first). Calls after it fail.
@@ -102,6 +107,25 @@ impl Native {
     #[getter]
     fn tenant(&self) -> &str {
         &self.tenant
+    }
+}
+
+impl Native {
+    fn called(
+        &self,
+        py: Python<'_>,
+        operation: &str,
+        params: &str,
+        caller: calls::Caller<'_>,
+    ) -> PyResult<(String, f64)> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(NativeError::new_err(("unavailable", "this Memory is closed")));
+        }
+        let asked =
+            || calls::call(&self.memory, &self.tenant, operation, params.as_bytes(), caller);
+        py.detach(asked)
+            .map(|(answer, took)| (answer, took.as_secs_f64()))
+            .map_err(|e| NativeError::new_err((e.code(), e.message().to_owned())))
     }
 }
 

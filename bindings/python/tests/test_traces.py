@@ -71,3 +71,61 @@ def test_an_embedded_memory_sends_its_calls_as_traces_without_what_was_said(
     for span in spans:
         for word in ("Biscuit", "zebra", "sofa", "chew"):
             assert word not in json.dumps(span), f"{word!r} on {span}"
+
+
+CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c"
+CALLER_SPAN = "b7ad6b7169203331"
+
+
+def spans_until(spans: list, name: str) -> dict:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = [s for s in spans if s["name"] == name]
+        if found:
+            return found[0]
+        time.sleep(0.05)
+    pytest.fail(f"no span {name!r} in {[s['name'] for s in spans]}")
+
+
+def test_an_embedded_memory_joins_the_callers_trace(receiver, tmp_path: pathlib.Path) -> None:
+    pytest.importorskip("opentelemetry")
+    endpoint, spans = receiver
+    program = textwrap.dedent(f"""
+        import epimem
+        from opentelemetry import trace
+        from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+        caller = SpanContext(int({CALLER_TRACE!r}, 16), int({CALLER_SPAN!r}, 16),
+                             is_remote=True, trace_flags=TraceFlags(1))
+        with epimem.Memory({str(tmp_path / "m.db")!r}, background=False) as memory:
+            with trace.use_span(NonRecordingSpan(caller)):
+                memory.recall({ASKED!r})
+            memory.stats()
+    """)
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_BSP_SCHEDULE_DELAY": "50"}
+    ran = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    joined = spans_until(spans, "python recall")
+    assert (joined["trace_id"], joined["parent_span_id"]) == (CALLER_TRACE, CALLER_SPAN)
+    # Outside the caller's span, a call is a trace of its own.
+    alone = spans_until(spans, "python get_stats")
+    assert alone["parent_span_id"] == "" and alone["trace_id"] != CALLER_TRACE
+
+
+def test_a_clients_call_joins_the_callers_trace_on_the_server(
+        receiver, serve, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = pytest.importorskip("opentelemetry.trace")
+    endpoint, spans = receiver
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+    server = serve(tmp_path / "served.db")
+    caller = trace.SpanContext(int(CALLER_TRACE, 16), int(CALLER_SPAN, 16), is_remote=True,
+                               trace_flags=trace.TraceFlags(1))
+    import epimem
+
+    with epimem.Client(server.url) as client:
+        with trace.use_span(trace.NonRecordingSpan(caller)):
+            client.recall(ASKED)
+    server.stop()
+    request = spans_until(spans, "POST /v1/recall")
+    assert (request["trace_id"], request["parent_span_id"]) == (CALLER_TRACE, CALLER_SPAN)

@@ -176,15 +176,23 @@ pub fn start(
 /// trace context (`traceparent`, `tracestate`): an agent's trace then holds what its memory
 /// did.
 pub fn continue_trace(span: &tracing::Span, headers: &http::HeaderMap) {
+    let field = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    continue_trace_from(span, field("traceparent"), field("tracestate"));
+}
+
+/// [`continue_trace`] from the two W3C fields as a caller hands them over (a Python program,
+/// from its own OpenTelemetry context).
+pub fn continue_trace_from(span: &tracing::Span, traceparent: Option<&str>, state: Option<&str>) {
     use opentelemetry::propagation::TextMapPropagator as _;
     use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-    if span.is_disabled() || !headers.contains_key("traceparent") {
-        return;
+    let Some(traceparent) = traceparent.filter(|_| !span.is_disabled()) else { return };
+    let mut fields = std::collections::HashMap::from([("traceparent".into(), traceparent.into())]);
+    if let Some(state) = state {
+        fields.insert("tracestate".to_owned(), state.to_owned());
     }
     let propagator = opentelemetry_sdk::propagation::TraceContextPropagator::new();
-    let caller = propagator.extract(&opentelemetry_http::HeaderExtractor(headers));
-    // A malformed header leaves the request a trace of its own.
-    let _ = span.set_parent(caller);
+    // A malformed field leaves the call a trace of its own.
+    let _ = span.set_parent(propagator.extract(&fields));
 }
 
 #[cfg(test)]

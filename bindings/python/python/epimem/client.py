@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 import httpx
 
 from ._operations import Call, Operations, T
+from ._trace_context import trace_context
 from .errors import error_for
 
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -37,6 +38,10 @@ class _Http:
         out: Dict[str, Any] = {"method": call.method, "url": call.url(), "params": query}
         if call.body is not None:
             out["json"] = call.body
+        # The server's trace of the call joins the caller's.
+        caller = trace_context()
+        if caller:
+            out["headers"] = caller
         return out
 
     def wait(self, attempt: int, response: Optional[httpx.Response]) -> Optional[float]:

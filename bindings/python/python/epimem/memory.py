@@ -9,6 +9,7 @@ from typing import Optional, Union
 
 from . import _native
 from ._operations import Call, Operations, T
+from ._trace_context import trace_context
 from .errors import error_for
 
 # With a collector configured (OTEL_EXPORTER_OTLP_ENDPOINT), the first Memory starts sending
@@ -52,7 +53,9 @@ class Memory(Operations):
 
     def _send(self, call: Call[T]) -> T:
         try:
-            answer = self._native.call(call.operation, json.dumps(call.request()))
+            caller = trace_context()
+            answer = self._native.call(call.operation, json.dumps(call.request()),
+                                       caller.get("traceparent"), caller.get("tracestate"))
         except _native.NativeError as e:
             raise error_for(*e.args) from None
         return call.answer.model_validate_json(answer)
