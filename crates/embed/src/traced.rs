@@ -16,7 +16,12 @@ impl<E: Embedder> TracedEmbedder<E> {
     pub fn new(inner: E) -> Self {
         let mut parts = inner.fingerprint().split(':');
         let family = parts.next().unwrap_or_default().to_owned();
-        let model = parts.next().filter(|m| !m.is_empty()).unwrap_or(&family).to_owned();
+        let model = match parts.next().filter(|m| !m.is_empty()) {
+            // The hashed embedder's second field is its version: no model has a name.
+            Some(version) if family == "hash" => format!("hash-{version}"),
+            Some(model) => model.to_owned(),
+            None => family.clone(),
+        };
         Self { inner, family, model }
     }
 }
@@ -46,5 +51,17 @@ impl<E: Embedder> Embedder for TracedEmbedder<E> {
             epimem.texts = texts.len() as i64,
         );
         span.in_scope(|| self.inner.embed(texts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TracedEmbedder;
+    use crate::HashEmbedder;
+
+    #[test]
+    fn a_span_names_the_model_by_its_fingerprint() {
+        let traced = TracedEmbedder::new(HashEmbedder::new(64));
+        assert_eq!((traced.family.as_str(), traced.model.as_str()), ("hash", "hash-v1"));
     }
 }
