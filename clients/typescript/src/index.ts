@@ -63,6 +63,12 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Attempts after the first on 429, a 5xx status or no connection (default 3). */
   retries?: number;
+  /**
+   * Headers to add to each request, asked for at each call: the caller's trace context, for
+   * one, which the server's trace of the call then joins (with `@opentelemetry/api`:
+   * `() => { const c = {}; propagation.inject(context.active(), c); return c; }`).
+   */
+  headers?: () => Record<string, string>;
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -71,6 +77,7 @@ type Query = Record<string, string | number | boolean | undefined>;
 export class Client {
   readonly baseUrl: string;
   private readonly headers: Record<string, string>;
+  private readonly extraHeaders?: () => Record<string, string>;
   private readonly timeoutMs: number;
   private readonly retries: number;
 
@@ -78,6 +85,7 @@ export class Client {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.headers = { "content-type": "application/json" };
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
+    this.extraHeaders = options.headers;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.retries = options.retries ?? 3;
   }
@@ -194,13 +202,14 @@ export class Client {
     for (const [key, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
+    const headers = { ...this.extraHeaders?.(), ...this.headers };
     for (let attempt = 0; ; attempt++) {
       let response: Response | undefined;
       let failure: unknown;
       try {
         response = await fetch(url, {
           method,
-          headers: this.headers,
+          headers,
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(this.timeoutMs),
         });

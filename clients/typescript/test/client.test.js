@@ -1,8 +1,9 @@
 // The client against a real `epimem serve` on loopback (EPIMEM_BIN, else the debug build).
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 
 import { Client, EpimemError } from "../dist/index.js";
@@ -91,4 +92,49 @@ test("the types are what the server's OpenAPI document gives", () => {
     env: { ...process.env, EPIMEM_BIN: bin },
     stdio: "inherit",
   });
+});
+
+test("a caller's trace context goes with each call, and the server's trace joins it", async (t) => {
+  const python = process.env.EPIMEM_TEST_OTLP;
+  if (!python) {
+    assert.ok(!process.env.EPIMEM_REQUIRE_OTLP, "EPIMEM_REQUIRE_OTLP is set but EPIMEM_TEST_OTLP is not");
+    t.skip("no OTLP receiver (EPIMEM_TEST_OTLP; scripts/otel-receiver.sh)");
+    return;
+  }
+  // oteltest's receiver (PyPI), as the Rust and Python tests use it.
+  const receiver = spawn(python, [join(here, "../../crates/cli/tests/otel/receive.py")], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  t.after(() => receiver.kill());
+  const spans = [];
+  const port = await new Promise((resolve) => {
+    createInterface({ input: receiver.stdout }).on("line", (line) => {
+      const said = JSON.parse(line);
+      if (said.port) resolve(said.port);
+      else spans.push(said);
+    });
+  });
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${port}`;
+  process.env.OTEL_BSP_SCHEDULE_DELAY = "50";
+  let served;
+  try {
+    served = await serve();
+  } finally {
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_BSP_SCHEDULE_DELAY;
+  }
+  const trace = "0af7651916cd43dd8448eb211c80319c";
+  const caller = "b7ad6b7169203331";
+  const client = new Client(served.url, { headers: () => ({ traceparent: `00-${trace}-${caller}-01` }) });
+  await client.recall("what did Biscuit chew");
+  const exited = new Promise((resolve) => served.child.once("exit", resolve));
+  served.child.kill("SIGTERM");
+  await exited;
+  const deadline = Date.now() + 30_000;
+  let request;
+  while (!(request = spans.find((s) => s.name === "POST /v1/recall")) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.ok(request, `no request span in ${spans.map((s) => s.name)}`);
+  assert.deepEqual([request.trace_id, request.parent_span_id], [trace, caller]);
 });
