@@ -16,8 +16,7 @@ pub(crate) fn start_once(config: &AppConfig) -> anyhow::Result<()> {
     if traces.is_some() {
         return Ok(());
     }
-    let vars = |name: &str| std::env::var(name).ok();
-    let settings = Settings::from_vars(vars, config.telemetry.capture_content)?;
+    let settings = Settings::from_env(config.telemetry.capture_content)?;
     let told = Box::new(|what: &str| eprintln!("epimem: {what}"));
     let started = match epimem_telemetry::start(&settings, "epimem", Duration::from_secs(5), told) {
         Ok(started) => started,

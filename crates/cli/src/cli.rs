@@ -166,10 +166,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return commands::hook::hook(AppConfig::load(&overrides), args, HookEntry::Subcommand);
     }
     let config = AppConfig::load(&overrides)?;
-    let tracing = epimem_telemetry::Settings::from_vars(
-        |name| std::env::var(name).ok(),
-        config.telemetry.capture_content,
-    )?;
+    let tracing = epimem_telemetry::Settings::from_env(config.telemetry.capture_content)?;
     // Held to the end of the command: dropping it sends what is still buffered.
     let told = Box::new(|what: &str| eprintln!("epimem: {what}"));
     let _telemetry = epimem_telemetry::start(&tracing, "epimem", Duration::from_secs(5), told)?;

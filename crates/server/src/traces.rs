@@ -13,26 +13,31 @@ use tracing::{Instrument as _, field::Empty};
 pub(crate) struct RequestSpan(pub(crate) tracing::Span);
 
 /// Runs the request in its span and records the status it was answered with.
-pub(crate) async fn trace(request: Request, next: Next) -> Response {
-    let route = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
-    let method = request.method().as_str().to_owned();
-    let span = tracing::info_span!(
-        "http",
-        otel.name = %format_args!(
-            "{method}{}{}",
-            if route.is_some() { " " } else { "" },
-            route.as_deref().unwrap_or("")
-        ),
-        otel.kind = "server",
-        otel.status_code = Empty,
-        http.request.method = %method,
-        http.route = route.as_deref(),
-        http.response.status_code = Empty,
-        url.scheme = "http",
-    );
+pub(crate) async fn trace(mut request: Request, next: Next) -> Response {
+    // Fields are read only when the span is recorded: without traces, nothing is allocated.
+    let span = {
+        let route = request.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
+        let method = request.method().as_str();
+        tracing::info_span!(
+            "http",
+            otel.name = %format_args!(
+                "{method}{}{}",
+                if route.is_some() { " " } else { "" },
+                route.unwrap_or("")
+            ),
+            otel.kind = "server",
+            otel.status_code = Empty,
+            http.request.method = method,
+            http.route = route,
+            http.response.status_code = Empty,
+            url.scheme = "http",
+        )
+    };
+    if span.is_disabled() {
+        return next.run(request).await;
+    }
     epimem_telemetry::continue_trace(&span, request.headers());
     // An MCP tool call runs on a task of the MCP library's: it finds its request's span here.
-    let mut request = request;
     request.extensions_mut().insert(RequestSpan(span.clone()));
     let response = next.run(request).instrument(span.clone()).await;
     let status = response.status();

@@ -63,6 +63,12 @@ impl TelemetryError {
 }
 
 impl Settings {
+    /// The settings this process's environment asks for, with `capture_content` from the
+    /// configuration file.
+    pub fn from_env(capture_content: bool) -> Result<Self, TelemetryError> {
+        Self::from_vars(|name| std::env::var(name).ok(), capture_content)
+    }
+
     /// The settings the variables given by `var` ask for (`std::env::var` in a process),
     /// with `capture_content` from the configuration file.
     pub fn from_vars(

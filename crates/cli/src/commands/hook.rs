@@ -119,19 +119,16 @@ pub(crate) fn hook(
     let logged = std::fs::metadata(dir.log_path()).map_or(0, |m| m.len());
     // Traces cannot fail a hook either: a setting they refuse is logged, and at the end the
     // collector gets a moment, not more, for what is buffered.
-    let _telemetry = epimem_telemetry::Settings::from_vars(
-        |name| std::env::var(name).ok(),
-        config.telemetry.capture_content,
-    )
-    .and_then(|settings| {
-        let log = dir.clone();
-        let told = Box::new(move |what: &str| log.log(epimem_app::now(), what));
-        epimem_telemetry::start(&settings, "epimem", HOOK_TRACE_WAIT, told)
-    })
-    .unwrap_or_else(|e| {
-        dir.log(received, &format!("traces are not sent: {e}"));
-        None
-    });
+    let _telemetry = epimem_telemetry::Settings::from_env(config.telemetry.capture_content)
+        .and_then(|settings| {
+            let log = dir.clone();
+            let told = Box::new(move |what: &str| log.log(epimem_app::now(), what));
+            epimem_telemetry::start(&settings, "epimem", HOOK_TRACE_WAIT, told)
+        })
+        .unwrap_or_else(|e| {
+            dir.log(received, &format!("traces are not sent: {e}"));
+            None
+        });
     let span = tracing::info_span!(
         "hook",
         otel.name = %format_args!("hook {}", args.agent.name()),
